@@ -1,0 +1,3 @@
+module github.com/cairndb/cairn
+
+go 1.26

@@ -1,0 +1,246 @@
+package vector
+
+import (
+	"context"
+	"fmt"
+	"sync"
+)
+
+// blockSlots is the number of vectors in one arena block. Blocks are
+// allocated whole and never move, so a slice returned by Get stays valid
+// while the arena grows, and a scan can hand whole blocks (768 KiB at 768
+// dimensions) to the kernels and to worker goroutines.
+const blockSlots = 256
+
+// MemStore is an in-memory [Store]. Vectors live in an arena of fixed-size
+// blocks of contiguous float32s (no per-vector allocation, no map of
+// slices); ids map to dense slots, and the slot of a deleted vector is
+// reused by the next Put. Under Cosine, vectors are normalised once on the
+// way in.
+//
+// MemStore is safe for concurrent use: any number of goroutines may read
+// (Get, Len, ForEach, ViewBlocks) while others write (Put, PutBatch,
+// Delete); writes are serialised by a lock.
+type MemStore struct {
+	dim    int
+	metric Metric
+
+	mu     sync.RWMutex
+	blocks [][]float32   // each blockSlots*dim long
+	ids    []ID          // id of each slot ever allocated
+	live   []bool        // whether each slot holds a vector
+	slot   map[ID]uint32 // id → slot of live vectors
+	free   []uint32      // slots to reuse, most recently freed last
+	closed bool
+}
+
+// NewMemStore returns an empty store of vectors of dimension dim under
+// metric m. It returns an error wrapping [ErrInvalidOptions] if dim is not
+// positive or m is not a valid metric.
+func NewMemStore(dim int, m Metric) (*MemStore, error) {
+	if dim <= 0 {
+		return nil, fmt.Errorf("%w: dimension %d must be positive", ErrInvalidOptions, dim)
+	}
+	if !m.Valid() {
+		return nil, fmt.Errorf("%w: invalid metric %v", ErrInvalidOptions, m)
+	}
+	return &MemStore{dim: dim, metric: m, slot: make(map[ID]uint32)}, nil
+}
+
+// Dim returns the dimension of the store's vectors.
+func (s *MemStore) Dim() int { return s.dim }
+
+// Metric returns the metric the store prepares vectors for.
+func (s *MemStore) Metric() Metric { return s.metric }
+
+// Len returns the number of stored vectors.
+func (s *MemStore) Len() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return len(s.slot)
+}
+
+// Get returns the stored vector of id; see [Store.Get].
+func (s *MemStore) Get(id ID) (Vector, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return nil, ErrClosed
+	}
+	sl, ok := s.slot[id]
+	if !ok {
+		return nil, fmt.Errorf("%w: id %d", ErrNotFound, id)
+	}
+	return s.row(sl), nil
+}
+
+func (s *MemStore) row(sl uint32) Vector {
+	b := s.blocks[sl/blockSlots]
+	off := int(sl%blockSlots) * s.dim
+	return b[off : off+s.dim : off+s.dim]
+}
+
+// Put stores a copy of v under id; see [Store.Put].
+func (s *MemStore) Put(ctx context.Context, id ID, v Vector) error {
+	if err := Check(v, s.dim, s.metric); err != nil {
+		return fmt.Errorf("put %d: %w", id, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	if _, ok := s.slot[id]; ok {
+		return fmt.Errorf("put %d: %w", id, ErrDuplicateID)
+	}
+	s.insertLocked(id, v)
+	return nil
+}
+
+// PutBatch stores copies of vs under ids, all or nothing; see
+// [BatchPutter]. It returns an error wrapping [ErrInvalidOptions] if the two
+// slices differ in length, and [ErrDuplicateID] if an id is repeated in ids
+// or already stored.
+func (s *MemStore) PutBatch(ctx context.Context, ids []ID, vs []Vector) error {
+	if len(ids) != len(vs) {
+		return fmt.Errorf("put batch: %w: %d ids for %d vectors", ErrInvalidOptions, len(ids), len(vs))
+	}
+	seen := make(map[ID]struct{}, len(ids))
+	for i, v := range vs {
+		if err := Check(v, s.dim, s.metric); err != nil {
+			return fmt.Errorf("put batch: item %d (id %d): %w", i, ids[i], err)
+		}
+		if _, dup := seen[ids[i]]; dup {
+			return fmt.Errorf("put batch: item %d (id %d): %w (repeated in batch)", i, ids[i], ErrDuplicateID)
+		}
+		seen[ids[i]] = struct{}{}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	for i, id := range ids {
+		if _, ok := s.slot[id]; ok {
+			return fmt.Errorf("put batch: item %d (id %d): %w", i, id, ErrDuplicateID)
+		}
+	}
+	for i, id := range ids {
+		s.insertLocked(id, vs[i])
+	}
+	return nil
+}
+
+// insertLocked writes a validated vector into a free slot.
+func (s *MemStore) insertLocked(id ID, v Vector) {
+	var sl uint32
+	if n := len(s.free); n > 0 {
+		sl = s.free[n-1]
+		s.free = s.free[:n-1]
+		s.ids[sl] = id
+		s.live[sl] = true
+	} else {
+		sl = uint32(len(s.ids))
+		if int(sl)/blockSlots == len(s.blocks) {
+			s.blocks = append(s.blocks, make([]float32, blockSlots*s.dim))
+		}
+		s.ids = append(s.ids, id)
+		s.live = append(s.live, true)
+	}
+	dst := s.row(sl)
+	copy(dst, v)
+	if s.metric == Cosine {
+		normalize(dst)
+	}
+	s.slot[id] = sl
+}
+
+// Delete removes id; its slot is reused by a later Put. See [Store.Delete].
+func (s *MemStore) Delete(ctx context.Context, id ID) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return ErrClosed
+	}
+	sl, ok := s.slot[id]
+	if !ok {
+		return fmt.Errorf("delete %d: %w", id, ErrNotFound)
+	}
+	delete(s.slot, id)
+	s.live[sl] = false
+	s.free = append(s.free, sl)
+	return nil
+}
+
+// ForEach calls fn for every stored vector; see [Store.ForEach]. It works
+// on a snapshot of the ids taken when it starts, so fn may call Get; a
+// vector deleted after the snapshot is skipped.
+func (s *MemStore) ForEach(fn func(ID, Vector) error) error {
+	type entry struct {
+		id ID
+		sl uint32
+	}
+	s.mu.RLock()
+	if s.closed {
+		s.mu.RUnlock()
+		return ErrClosed
+	}
+	snap := make([]entry, 0, len(s.slot))
+	for sl, live := range s.live {
+		if live {
+			snap = append(snap, entry{s.ids[sl], uint32(sl)})
+		}
+	}
+	s.mu.RUnlock()
+	for _, e := range snap {
+		s.mu.RLock()
+		ok := !s.closed && s.live[e.sl] && s.ids[e.sl] == e.id
+		var v Vector
+		if ok {
+			v = s.row(e.sl)
+		}
+		s.mu.RUnlock()
+		if !ok {
+			continue
+		}
+		if err := fn(e.id, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ViewBlocks calls fn with the blocks of the arena under the store's read
+// lock; see [BlockViewer]. fn must not call the store's methods.
+func (s *MemStore) ViewBlocks(fn func([]Block) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	n := len(s.ids)
+	blocks := make([]Block, 0, len(s.blocks))
+	for b := 0; b*blockSlots < n; b++ {
+		lo, hi := b*blockSlots, min((b+1)*blockSlots, n)
+		blocks = append(blocks, Block{
+			IDs:  s.ids[lo:hi:hi],
+			Live: s.live[lo:hi:hi],
+			Data: s.blocks[b][: (hi-lo)*s.dim : (hi-lo)*s.dim],
+		})
+	}
+	return fn(blocks)
+}
+
+// Close releases the arena. Later calls return [ErrClosed]; Close itself is
+// idempotent.
+func (s *MemStore) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	s.blocks, s.ids, s.live, s.free = nil, nil, nil, nil
+	s.slot = map[ID]uint32{}
+	return nil
+}

@@ -1,0 +1,103 @@
+package vector
+
+import (
+	"fmt"
+	"math"
+)
+
+// Vector is a dense embedding. Functions that accept a Vector from a caller
+// never keep it: stores copy what they are given.
+type Vector = []float32
+
+// ID is the numeric key of a stored vector. Every uint64 value is valid at
+// this layer; the memory store at the module root maps the user's string ids
+// to IDs, so applications rarely see them.
+type ID uint64
+
+// Result is one hit of a search: the id and its distance to the query under
+// the index's [Metric]. Smaller distances are closer for every metric.
+type Result struct {
+	ID       ID
+	Distance float32
+}
+
+// Less reports whether r ranks before o: a smaller distance, or an equal
+// distance and a smaller id. It is the one ordering of results in cairn.
+func (r Result) Less(o Result) bool {
+	if r.Distance != o.Distance {
+		return r.Distance < o.Distance
+	}
+	return r.ID < o.ID
+}
+
+// Check validates v for a collection of dimension dim under metric m: the
+// length must be dim, every component finite, and under Cosine the norm must
+// be non-zero. It returns an error wrapping [ErrDimensionMismatch],
+// [ErrNonFinite] or [ErrZeroVector].
+func Check(v Vector, dim int, m Metric) error {
+	if len(v) != dim {
+		return fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
+	}
+	var sum float64
+	for i, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
+		}
+		sum += f * f
+	}
+	if m == Cosine && sum == 0 {
+		return ErrZeroVector
+	}
+	if math.IsInf(sum, 0) {
+		// Finite components whose squares overflow float32 arithmetic in the
+		// kernels would turn distances into Inf or NaN.
+		return fmt.Errorf("%w: squared norm overflows", ErrNonFinite)
+	}
+	return nil
+}
+
+// Prepare validates v with [Check] and returns the form in which it is
+// stored and compared: a copy, normalised to unit length under Cosine.
+// Indexes and stores call it once on the way in, for stored vectors and for
+// queries alike, so that the hot loops only ever compute dot products or
+// squared distances.
+func Prepare(v Vector, dim int, m Metric) (Vector, error) {
+	if err := Check(v, dim, m); err != nil {
+		return nil, err
+	}
+	out := make(Vector, len(v))
+	copy(out, v)
+	if m == Cosine {
+		normalize(out)
+	}
+	return out, nil
+}
+
+// PrepareInto is [Prepare] writing into dst, which must have length dim.
+func PrepareInto(dst, v Vector, dim int, m Metric) error {
+	if err := Check(v, dim, m); err != nil {
+		return err
+	}
+	copy(dst, v)
+	if m == Cosine {
+		normalize(dst)
+	}
+	return nil
+}
+
+// normalize scales v to unit length in float64, so that the result is as
+// close to unit norm as float32 allows.
+func normalize(v Vector) {
+	var sum float64
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	if sum == 0 {
+		return
+	}
+	inv := 1 / math.Sqrt(sum)
+	for i, x := range v {
+		v[i] = float32(float64(x) * inv)
+	}
+}
