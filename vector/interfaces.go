@@ -87,6 +87,18 @@ type BatchAdder interface {
 	AddBatch(ctx context.Context, ids []ID, vs []Vector) error
 }
 
+// Tracker is an optional [Index] capability for owners that write to the
+// store themselves (to put a vector and its payload in one transaction, or
+// to load a store that already holds vectors): Track indexes vectors already
+// in the store, and Untrack removes ids from the index but leaves them in the
+// store. Track returns an error wrapping [ErrNotFound] for an id the store
+// lacks and [ErrDuplicateID] for one already indexed; Untrack returns
+// [ErrNotFound] for an id not indexed.
+type Tracker interface {
+	Track(ctx context.Context, ids []ID) error
+	Untrack(ctx context.Context, ids []ID) error
+}
+
 // SearchOptions are per-call options common to every index. Options that
 // only one index understands (such as HNSW's ef) live on that index's own
 // search options type, which embeds this one.
