@@ -93,7 +93,9 @@ type BatchAdder interface {
 // in the store, and Untrack removes ids from the index but leaves them in the
 // store. Track returns an error wrapping [ErrNotFound] for an id the store
 // lacks and [ErrDuplicateID] for one already indexed; Untrack returns
-// [ErrNotFound] for an id not indexed.
+// [ErrNotFound] for an id not indexed. An index that keeps no state of its
+// own (package flat) does not implement Tracker: every vector in its store is
+// searchable, so writing to the store is all it takes.
 type Tracker interface {
 	Track(ctx context.Context, ids []ID) error
 	Untrack(ctx context.Context, ids []ID) error

@@ -24,6 +24,9 @@ func (t *TopK) Reset(k int) {
 	t.h = t.h[:0]
 }
 
+// K returns the bound: the most results t keeps.
+func (t *TopK) K() int { return t.k }
+
 // Len returns the number of results held, at most k.
 func (t *TopK) Len() int { return len(t.h) }
 
