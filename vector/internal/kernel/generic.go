@@ -59,18 +59,18 @@ func L2Generic(a, b []float32) float32 {
 	return ((s0 + s1) + (s2 + s3)) + ((s4 + s5) + (s6 + s7))
 }
 
-// DotBatchGeneric applies Dot to q and each row.
+// DotBatchGeneric applies DotGeneric to q and each row.
 func DotBatchGeneric(q, rows, out []float32) {
 	d := len(q)
 	for i := range out {
-		out[i] = Dot(q, rows[i*d:(i+1)*d])
+		out[i] = DotGeneric(q, rows[i*d:(i+1)*d])
 	}
 }
 
-// L2BatchGeneric applies L2 to q and each row.
+// L2BatchGeneric applies L2Generic to q and each row.
 func L2BatchGeneric(q, rows, out []float32) {
 	d := len(q)
 	for i := range out {
-		out[i] = L2(q, rows[i*d:(i+1)*d])
+		out[i] = L2Generic(q, rows[i*d:(i+1)*d])
 	}
 }

@@ -3,11 +3,20 @@
 // package vector may import it; everything else reaches the kernels through
 // vector's exported functions.
 //
-// All functions assume equal lengths (len(rows) == len(q)*len(out) for the
-// batch forms); the callers in package vector check.
+// The layout follows the standard library's internal/bytealg: generic.go is
+// the real portable code, used on every CPU and under the purego build tag;
+// kernel_amd64.go and kernel_amd64.s add AVX-512 and AVX2+FMA versions on
+// amd64, and kernel_amd64.go's init stores the fastest available ones in the
+// dispatch variables below.
+//
+// All functions assume equal lengths (len(b) == len(a), and
+// len(rows) == len(q)*len(out) for the batch forms); the callers in package
+// vector check. The results are float32 sums in an order that differs
+// between implementations, so they agree to rounding, not bit for bit.
 package kernel
 
-// The selected kernels. They are set once, in init, and never change after.
+// The selected kernels. They are set once, in init, and never change after;
+// reading them concurrently is safe.
 var (
 	// Dot returns the inner product of a and b.
 	Dot = DotGeneric
@@ -17,6 +26,33 @@ var (
 	DotBatch = DotBatchGeneric
 	// L2Batch writes the squared distance of q to each row of rows into out.
 	L2Batch = L2BatchGeneric
-	// Name names the selected kernel family.
+	// Name names the selected kernel family: "avx512", "avx2" or "generic".
 	Name = "generic"
 )
+
+// Impl is one family of kernels. Its functions have the contracts of the
+// dispatch variables of the same names. An Impl is immutable and safe for
+// concurrent use.
+type Impl struct {
+	Name     string
+	Dot      func(a, b []float32) float32
+	L2       func(a, b []float32) float32
+	DotBatch func(q, rows, out []float32)
+	L2Batch  func(q, rows, out []float32)
+}
+
+// Generic is the portable implementation, available on every CPU.
+var Generic = Impl{
+	Name:     "generic",
+	Dot:      DotGeneric,
+	L2:       L2Generic,
+	DotBatch: DotBatchGeneric,
+	L2Batch:  L2BatchGeneric,
+}
+
+// Impls returns every implementation this CPU can run, fastest first, the
+// portable one last. Tests and benchmarks use it to cover every kernel, not
+// only the selected one. The caller may modify the returned slice.
+func Impls() []Impl {
+	return append(nativeImpls(), Generic)
+}

@@ -1,0 +1,101 @@
+//go:build amd64 && !purego
+
+package kernel
+
+import "golang.org/x/sys/cpu"
+
+// x/sys/cpu reports a feature only when the OS also saves its registers.
+var (
+	hasAVX512 = cpu.X86.HasAVX512F
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+)
+
+var avx512 = Impl{
+	Name:     "avx512",
+	Dot:      dotAVX512,
+	L2:       l2AVX512,
+	DotBatch: dotBatchAVX512,
+	L2Batch:  l2BatchAVX512,
+}
+
+var avx2 = Impl{
+	Name:     "avx2",
+	Dot:      dotAVX2,
+	L2:       l2AVX2,
+	DotBatch: dotBatchAVX2,
+	L2Batch:  l2BatchAVX2,
+}
+
+func nativeImpls() []Impl {
+	var s []Impl
+	if hasAVX512 {
+		s = append(s, avx512)
+	}
+	if hasAVX2 {
+		s = append(s, avx2)
+	}
+	return s
+}
+
+func init() {
+	if s := nativeImpls(); len(s) > 0 {
+		use(s[0])
+	}
+}
+
+func use(k Impl) {
+	Dot, L2, DotBatch, L2Batch, Name = k.Dot, k.L2, k.DotBatch, k.L2Batch, k.Name
+}
+
+// The assembly kernels. The single forms read len(a) elements of both
+// slices; the four-row forms compute out[j] = f(q, r[j*n:(j+1)*n]) for
+// j < 4, reading n elements of q and 4*n of r.
+
+//go:noescape
+func dotAVX512(a, b []float32) float32
+
+//go:noescape
+func l2AVX512(a, b []float32) float32
+
+//go:noescape
+func dot4AVX512(q, r *float32, n int, out *[4]float32)
+
+//go:noescape
+func l2x4AVX512(q, r *float32, n int, out *[4]float32)
+
+//go:noescape
+func dotAVX2(a, b []float32) float32
+
+//go:noescape
+func l2AVX2(a, b []float32) float32
+
+//go:noescape
+func dot4AVX2(q, r *float32, n int, out *[4]float32)
+
+//go:noescape
+func l2x4AVX2(q, r *float32, n int, out *[4]float32)
+
+// batch4 runs a four-row kernel over the rows four at a time and the
+// single-row kernel over the last len(out)%4.
+func batch4(q, rows, out []float32,
+	four func(q, r *float32, n int, out *[4]float32),
+	one func(a, b []float32) float32) {
+	d := len(q)
+	if d == 0 {
+		clear(out)
+		return
+	}
+	rows = rows[:d*len(out)]
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		four(&q[0], &rows[i*d], d, (*[4]float32)(out[i:i+4]))
+	}
+	for ; i < len(out); i++ {
+		out[i] = one(q, rows[i*d:(i+1)*d])
+	}
+}
+
+func dotBatchAVX512(q, rows, out []float32) { batch4(q, rows, out, dot4AVX512, dotAVX512) }
+func l2BatchAVX512(q, rows, out []float32)  { batch4(q, rows, out, l2x4AVX512, l2AVX512) }
+func dotBatchAVX2(q, rows, out []float32)   { batch4(q, rows, out, dot4AVX2, dotAVX2) }
+func l2BatchAVX2(q, rows, out []float32)    { batch4(q, rows, out, l2x4AVX2, l2AVX2) }
