@@ -1,0 +1,164 @@
+package vector_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/viterin/vek/vek32"
+	"gonum.org/v1/gonum/blas/blas32"
+
+	"github.com/cairndb/cairn/vector/internal/kernel"
+)
+
+// The kernel benchmarks compare, in one run, each of our kernels on this
+// CPU (kernel.Impls: avx512, avx2, generic) with vek, gonum and a plain
+// one-accumulator Go loop, at the dimensions of small, medium and large
+// embedding models. The vectors are small enough to stay in L1/L2 cache,
+// so these measure arithmetic throughput, not memory bandwidth; SetBytes
+// counts both inputs so the GB/s column reads as bytes consumed.
+//
+//	go test -run '^$' -bench 'Dot|L2' -benchtime=20000x ./vector/
+
+var benchDims = []int{96, 768, 1536}
+
+// sink keeps the compiler from discarding the benchmarked calls.
+var sink float32
+
+type pairFunc struct {
+	name string
+	f    func(a, b []float32) float32
+}
+
+func loopDot(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		s += a[i] * b[i]
+	}
+	return s
+}
+
+func loopL2(a, b []float32) float32 {
+	var s float32
+	for i := range a {
+		d := a[i] - b[i]
+		s += d * d
+	}
+	return s
+}
+
+func gonumDot(a, b []float32) float32 {
+	return blas32.Dot(blas32.Vector{N: len(a), Inc: 1, Data: a}, blas32.Vector{N: len(b), Inc: 1, Data: b})
+}
+
+func benchPair(b *testing.B, fs []pairFunc) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for _, dim := range benchDims {
+		x := make([]float32, dim)
+		y := make([]float32, dim)
+		for i := range x {
+			x[i], y[i] = r.Float32(), r.Float32()
+		}
+		for _, f := range fs {
+			b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, f.name), func(b *testing.B) {
+				b.SetBytes(int64(2 * 4 * dim))
+				b.ReportAllocs()
+				var s float32
+				for b.Loop() {
+					s += f.f(x, y)
+				}
+				sink = s
+			})
+		}
+	}
+}
+
+func BenchmarkDot(b *testing.B) {
+	var fs []pairFunc
+	for _, k := range kernel.Impls() {
+		fs = append(fs, pairFunc{k.Name, k.Dot})
+	}
+	fs = append(fs,
+		pairFunc{"vek", vek32.Dot},
+		pairFunc{"gonum", gonumDot}, // blas32.Dot: gonum's SSE assembly (f32.DotUnitary)
+		pairFunc{"loop", loopDot},
+	)
+	benchPair(b, fs)
+}
+
+// BenchmarkL2 has no gonum entry: blas32 offers no distance, and the
+// float32 distance in gonum (internal/asm/f32.L2DistanceUnitary) is
+// internal. vek has no squared distance either; vek32.Distance is the
+// Euclidean distance, the same loop plus one square root.
+func BenchmarkL2(b *testing.B) {
+	var fs []pairFunc
+	for _, k := range kernel.Impls() {
+		fs = append(fs, pairFunc{k.Name, k.L2})
+	}
+	fs = append(fs,
+		pairFunc{"vek", vek32.Distance},
+		pairFunc{"loop", loopL2},
+	)
+	benchPair(b, fs)
+}
+
+type batchFunc struct {
+	name string
+	f    func(q, rows, out []float32)
+}
+
+// singleBatch turns a single-pair kernel into a batch one, row by row.
+func singleBatch(f func(a, b []float32) float32) func(q, rows, out []float32) {
+	return func(q, rows, out []float32) {
+		d := len(q)
+		for i := range out {
+			out[i] = f(q, rows[i*d:(i+1)*d])
+		}
+	}
+}
+
+// benchBatch measures one query against a block of 256 rows of 768
+// floats (768 KiB, in L2 cache), the unit of flat's exact scan. impl=X is
+// the batch kernel, impl=X-single the same family's single kernel called
+// row by row, to show what sharing q across four rows buys.
+func benchBatch(b *testing.B, fs []batchFunc) {
+	const dim, rows = 768, 256
+	r := rand.New(rand.NewPCG(9, 10))
+	q := make([]float32, dim)
+	m := make([]float32, dim*rows)
+	for i := range q {
+		q[i] = r.Float32()
+	}
+	for i := range m {
+		m[i] = r.Float32()
+	}
+	out := make([]float32, rows)
+	for _, f := range fs {
+		b.Run(fmt.Sprintf("dim=%d/rows=%d/impl=%s", dim, rows, f.name), func(b *testing.B) {
+			b.SetBytes(int64(4 * dim * rows))
+			b.ReportAllocs()
+			for b.Loop() {
+				f.f(q, m, out)
+			}
+			sink = out[0]
+		})
+	}
+}
+
+func BenchmarkDotBatch(b *testing.B) {
+	var fs []batchFunc
+	for _, k := range kernel.Impls() {
+		fs = append(fs, batchFunc{k.Name, k.DotBatch}, batchFunc{k.Name + "-single", singleBatch(k.Dot)})
+	}
+	fs = append(fs, batchFunc{"vek", singleBatch(vek32.Dot)})
+	benchBatch(b, fs)
+}
+
+func BenchmarkL2Batch(b *testing.B) {
+	var fs []batchFunc
+	for _, k := range kernel.Impls() {
+		fs = append(fs, batchFunc{k.Name, k.L2Batch}, batchFunc{k.Name + "-single", singleBatch(k.L2)})
+	}
+	fs = append(fs, batchFunc{"vek", singleBatch(vek32.Distance)})
+	benchBatch(b, fs)
+}
