@@ -1,0 +1,159 @@
+// Package lint holds tests that guard the shape of the module: the package
+// graph of STYLE.md, checked with `go list`.
+package lint
+
+import (
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/cairndb/cairn"
+
+// rule says what a package may import: other packages of this module
+// (their transitive closure must stay inside this list too) and third-party
+// import path prefixes. The standard library is always allowed.
+type rule struct {
+	cairn []string
+	third []string
+}
+
+// graph is the package graph of STYLE.md. A package missing from it fails
+// the test: a new package must be given its place here.
+var graph = map[string]rule{
+	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
+	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
+	"flat":                   {cairn: []string{"vector"}},
+	"hnsw":                   {cairn: []string{"vector"}},
+	"sqlitestore":            {cairn: []string{"vector"}, third: []string{"modernc.org/sqlite"}},
+	"recall":                 {cairn: []string{"vector"}},
+	"internal/vectortest":    {cairn: []string{"vector"}},
+	"internal/lint":          {},
+	"internal/baseline":      {cairn: []string{"vector"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek"}},
+	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore"}},
+	"cmd/vecbench": {
+		cairn: []string{"recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector"},
+		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
+	},
+}
+
+type pkg struct {
+	path     string
+	standard bool
+	imports  []string
+}
+
+func listPackages(t *testing.T) map[string]pkg {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}|{{.Standard}}|{{join .Imports \",\"}}", module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkg{}
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
+		f := strings.SplitN(line, "|", 3)
+		if len(f) != 3 {
+			t.Fatalf("unexpected go list line %q", line)
+		}
+		p := pkg{path: f[0], standard: f[1] == "true"}
+		if f[2] != "" {
+			p.imports = strings.Split(f[2], ",")
+		}
+		pkgs[p.path] = p
+	}
+	return pkgs
+}
+
+func rel(path string) (string, bool) {
+	if path == module {
+		return "", true
+	}
+	r, ok := strings.CutPrefix(path, module+"/")
+	return r, ok
+}
+
+// closure returns the packages of ours that name may reach: its allowed
+// imports and theirs, transitively.
+func closure(name string) map[string]bool {
+	out := map[string]bool{}
+	var add func(string)
+	add = func(n string) {
+		for _, d := range graph[n].cairn {
+			if !out[d] {
+				out[d] = true
+				add(d)
+			}
+		}
+	}
+	add(name)
+	return out
+}
+
+// violations lists every import in pkgs that breaks the package graph.
+func violations(pkgs map[string]pkg) []string {
+	var bad []string
+	for path, p := range pkgs {
+		name, ours := rel(path)
+		if !ours {
+			continue
+		}
+		r, known := graph[name]
+		if !known {
+			bad = append(bad, "package "+path+" is not in the package graph of internal/lint")
+			continue
+		}
+		allowed := closure(name)
+		for _, imp := range p.imports {
+			dep, isOurs := rel(imp)
+			switch {
+			case isOurs && !allowed[dep]:
+				bad = append(bad, path+" imports "+imp)
+			case !isOurs && !pkgs[imp].standard &&
+				!slices.ContainsFunc(r.third, func(prefix string) bool { return strings.HasPrefix(imp, prefix) }):
+				bad = append(bad, path+" imports third-party "+imp)
+			}
+		}
+	}
+	slices.Sort(bad)
+	return bad
+}
+
+// TestPackageGraph fails when a package of the module imports what the
+// package graph does not allow. Checking each package's direct imports
+// against the closure of its rule covers indirect dependencies too.
+func TestPackageGraph(t *testing.T) {
+	pkgs := listPackages(t)
+	ours := 0
+	for path := range pkgs {
+		if _, ok := rel(path); ok {
+			ours++
+		}
+	}
+	if ours < 3 {
+		t.Fatalf("go list found only %d packages of the module", ours)
+	}
+	for _, v := range violations(pkgs) {
+		t.Error(v)
+	}
+}
+
+// TestViolationsDetected checks the checker itself on a made-up graph.
+func TestViolationsDetected(t *testing.T) {
+	pkgs := map[string]pkg{
+		module + "/flat":   {path: module + "/flat", imports: []string{module + "/vector", module + "/hnsw", "fmt"}},
+		module + "/vector": {path: module + "/vector", imports: []string{"github.com/viterin/vek", "golang.org/x/sys/cpu"}},
+		module + "/extra":  {path: module + "/extra"},
+		"fmt":              {path: "fmt", standard: true},
+	}
+	got := violations(pkgs)
+	want := []string{
+		module + "/flat imports " + module + "/hnsw",
+		module + "/vector imports third-party github.com/viterin/vek",
+		"package " + module + "/extra is not in the package graph of internal/lint",
+	}
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Fatalf("violations = %q\nwant %q", got, want)
+	}
+}

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs every check CI runs: formatting, vet, the whole test suite under the
+# race detector, and a quick vecbench smoke run. Needs only Go 1.26 (and a C
+# compiler for the race detector's runtime); modules come from the proxy.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+echo "== gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	echo "gofmt would change:"; echo "$unformatted"; exit 1
+fi
+
+echo "== go vet"
+go vet ./...
+
+echo "== go test -race"
+go test -race -count=1 -timeout 15m ./...
+
+echo "== go test (purego kernels)"
+go test -count=1 -tags purego ./vector/... ./flat/...
+
+echo "== vecbench --quick"
+go run ./cmd/vecbench --quick --quiet > /dev/null
+echo "vecbench --quick: ok"
