@@ -1,0 +1,537 @@
+package hnsw
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// node is a dense internal slot number of the graph. It is a type of its own
+// so that it cannot be mixed up with the external [vector.ID].
+type node uint32
+
+// freeLevel marks a slot that holds no node (never used, deleted, or
+// reserved by an insert in progress).
+const freeLevel = 0xFF
+
+// Index is a Hierarchical Navigable Small World graph over the vectors of a
+// [vector.Store]; it implements [vector.Index], [vector.BatchAdder],
+// [vector.Tracker], [io.WriterTo] and [io.ReaderFrom].
+//
+// Index is safe for concurrent use: searches and inserts run in parallel
+// with each other, while Delete, Untrack, WriteTo and ReadFrom wait for
+// them and run alone.
+type Index struct {
+	store  vector.Store
+	dim    int
+	metric vector.Metric
+	dist   func(a, b vector.Vector) float32
+	opts   Options
+	m, m0  int // Mmax (upper layers) and Mmax0 (layer 0)
+	// stride0 and strideU are the lengths of one neighbour list on layer 0
+	// and on an upper layer: a count followed by Mmax0 or Mmax links.
+	stride0, strideU int
+
+	// mu guards the shape of the per-slot arrays below. Searches and
+	// inserts hold it for reading; growing the arrays, deleting and
+	// encoding hold it for writing, so they never overlap a search.
+	mu sync.RWMutex
+
+	// Per-slot state, all of length capacity. A node's vector, level and
+	// upper lists are written once by its insert before the node is linked
+	// anywhere (so readers that reach it through an atomic link load see
+	// them); neighbour lists are written with atomic stores under the
+	// node's lock and read with atomic loads.
+	links0 []uint32    // capacity × stride0
+	upper  [][]uint32  // per node: level × strideU, for layers 1..level
+	vecs   [][]float32 // the store's slice for the node's vector
+	level  []uint8     // top layer of the node, freeLevel if none
+	locks  []sync.Mutex
+	ids    []vector.ID // external id of each node
+
+	// idMu guards byID, free, next and live.
+	idMu sync.Mutex
+	byID map[vector.ID]node
+	free []node // free slots below next, reused most recent first
+	next node   // slots ever handed out
+	live int
+
+	// ep is the entry point: 0 when the graph is empty, otherwise
+	// (top level + 1) << 32 | node. epMu serialises inserts that raise the
+	// top level, as hnswlib's global lock does.
+	ep   atomic.Uint64
+	epMu sync.Mutex
+
+	rngMu sync.Mutex
+	rng   *rand.Rand
+
+	scratch sync.Pool // *scratch
+}
+
+// scratch is the per-search working memory, pooled so that a search does
+// not allocate: the visited set, the two heaps, and buffers.
+type scratch struct {
+	vis   visited
+	cands minHeap
+	res   maxHeap
+	w     []cand // the result of a layer search, sorted ascending
+	ent   []cand // entry points of the next layer
+	sel   []cand // selected neighbours
+	keep  []cand // merged links of a new node
+	nb    []cand // candidates when pruning a neighbour's list
+	q     []float32
+}
+
+// New returns an empty index over s, which it writes through to on Add and
+// Delete. o may be nil for the defaults; invalid options give an error
+// wrapping [vector.ErrInvalidOptions]. The store may already hold vectors:
+// index them with [Index.Track], or load a saved graph with
+// [Index.ReadFrom].
+func New(s vector.Store, o *Options) (*Index, error) {
+	if s == nil {
+		return nil, fmt.Errorf("hnsw: %w: nil store", vector.ErrInvalidOptions)
+	}
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	m := s.Metric()
+	if !m.Valid() || s.Dim() <= 0 {
+		return nil, fmt.Errorf("hnsw: %w: store has metric %v and dimension %d", vector.ErrInvalidOptions, m, s.Dim())
+	}
+	opts := o.withDefaults()
+	ix := &Index{
+		store:   s,
+		dim:     s.Dim(),
+		metric:  m,
+		dist:    m.DistanceFunc(),
+		opts:    opts,
+		m:       opts.M,
+		m0:      2 * opts.M,
+		stride0: 1 + 2*opts.M,
+		strideU: 1 + opts.M,
+		byID:    make(map[vector.ID]node),
+		rng:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
+	}
+	ix.scratch.New = func() any { return new(scratch) }
+	return ix, nil
+}
+
+// Options returns the options in effect, defaults filled in (Progress
+// included).
+func (ix *Index) Options() Options { return ix.opts }
+
+// Len returns the number of indexed vectors.
+func (ix *Index) Len() int {
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	return ix.live
+}
+
+// capacity returns the number of slots the arrays hold; mu must be held.
+func (ix *Index) capacity() int { return len(ix.level) }
+
+// growLocked makes room for at least want slots; mu must be held for
+// writing. Arrays double, so n inserts cost O(n) copying in all.
+func (ix *Index) growLocked(want int) {
+	c := ix.capacity()
+	if want <= c {
+		return
+	}
+	nc := max(want, 2*c, 256)
+	links0 := make([]uint32, nc*ix.stride0)
+	copy(links0, ix.links0)
+	ix.links0 = links0
+	upper := make([][]uint32, nc)
+	copy(upper, ix.upper)
+	ix.upper = upper
+	vecs := make([][]float32, nc)
+	copy(vecs, ix.vecs)
+	ix.vecs = vecs
+	level := make([]uint8, nc)
+	copy(level, ix.level)
+	for i := c; i < nc; i++ {
+		level[i] = freeLevel
+	}
+	ix.level = level
+	ids := make([]vector.ID, nc)
+	copy(ids, ix.ids)
+	ix.ids = ids
+	// No lock is held while mu is held for writing, so fresh mutexes
+	// replace the old ones.
+	ix.locks = make([]sync.Mutex, nc)
+}
+
+// reserve assigns slots to ids (none of which may be indexed), growing the
+// arrays if needed, and returns with mu held for reading. On error it
+// returns without holding mu.
+func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
+	for {
+		ix.mu.RLock()
+		ix.idMu.Lock()
+		for i, id := range ids {
+			if _, ok := ix.byID[id]; ok {
+				ix.idMu.Unlock()
+				ix.mu.RUnlock()
+				return nil, fmt.Errorf("item %d (id %d): %w", i, id, vector.ErrDuplicateID)
+			}
+		}
+		need := int(ix.next) + max(0, len(ids)-len(ix.free))
+		if need > math.MaxUint32-1 {
+			ix.idMu.Unlock()
+			ix.mu.RUnlock()
+			return nil, fmt.Errorf("%w: index full", vector.ErrInvalidOptions)
+		}
+		if need <= ix.capacity() {
+			slots := make([]node, len(ids))
+			for i, id := range ids {
+				var s node
+				if n := len(ix.free); n > 0 {
+					s = ix.free[n-1]
+					ix.free = ix.free[:n-1]
+				} else {
+					s = ix.next
+					ix.next++
+				}
+				slots[i] = s
+				ix.byID[id] = s
+				ix.ids[s] = id
+			}
+			ix.idMu.Unlock()
+			return slots, nil
+		}
+		ix.idMu.Unlock()
+		ix.mu.RUnlock()
+		ix.mu.Lock()
+		ix.growLocked(need)
+		ix.mu.Unlock()
+	}
+}
+
+// release undoes reserve for slots that were never linked; mu is held.
+func (ix *Index) release(ids []vector.ID, slots []node) {
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	for i, s := range slots {
+		delete(ix.byID, ids[i])
+		ix.ids[s] = 0
+		ix.vecs[s] = nil
+		ix.free = append(ix.free, s)
+	}
+}
+
+// randomLevel draws a node's top layer, ⌊−ln(U)·mL⌋ (paper, Algorithm 1).
+func (ix *Index) randomLevel() int {
+	ix.rngMu.Lock()
+	u := 1 - ix.rng.Float64() // in (0, 1]
+	ix.rngMu.Unlock()
+	l := -math.Log(u) * ix.opts.LevelMult
+	if l >= maxLevel {
+		return maxLevel
+	}
+	return int(l)
+}
+
+// Add stores v under id in the store and links it into the graph. It
+// returns an error wrapping [vector.ErrDuplicateID] if id is present and the
+// validation errors of [vector.Check]; on error nothing changes.
+func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	if err := vector.Check(v, ix.dim, ix.metric); err != nil {
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	ids := []vector.ID{id}
+	slots, err := ix.reserve(ids)
+	if err != nil {
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	defer ix.mu.RUnlock()
+	if err := ix.store.Put(ctx, id, v); err != nil {
+		ix.release(ids, slots)
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	sv, err := ix.store.Get(id)
+	if err != nil {
+		ix.release(ids, slots)
+		_ = ix.store.Delete(ctx, id)
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	ix.idMu.Lock()
+	ix.vecs[slots[0]] = sv
+	ix.idMu.Unlock()
+	sc := ix.getScratch()
+	ix.insert(sc, slots[0], sv, ix.randomLevel())
+	ix.scratch.Put(sc)
+	ix.idMu.Lock()
+	ix.live++
+	ix.idMu.Unlock()
+	return nil
+}
+
+// AddBatch stores and indexes many vectors, inserting with
+// [Options.Workers] goroutines. Validation is all or nothing: if any vector
+// is invalid, any id is repeated or already present, nothing is added. If
+// ctx is cancelled midway, the vectors linked so far stay indexed and
+// stored, the others are removed from the store again, and ctx's error is
+// returned.
+func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vector) error {
+	if len(ids) != len(vs) {
+		return fmt.Errorf("hnsw: add batch: %w: %d ids for %d vectors", vector.ErrInvalidOptions, len(ids), len(vs))
+	}
+	seen := make(map[vector.ID]struct{}, len(ids))
+	for i, v := range vs {
+		if err := vector.Check(v, ix.dim, ix.metric); err != nil {
+			return fmt.Errorf("hnsw: add batch: item %d (id %d): %w", i, ids[i], err)
+		}
+		if _, dup := seen[ids[i]]; dup {
+			return fmt.Errorf("hnsw: add batch: item %d (id %d): %w (repeated in batch)", i, ids[i], vector.ErrDuplicateID)
+		}
+		seen[ids[i]] = struct{}{}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: add batch: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slots, err := ix.reserve(ids)
+	if err != nil {
+		return fmt.Errorf("hnsw: add batch: %w", err)
+	}
+	defer ix.mu.RUnlock()
+	if err := ix.putAll(ctx, ids, vs); err != nil {
+		ix.release(ids, slots)
+		return fmt.Errorf("hnsw: add batch: %w", err)
+	}
+	if err := ix.link(ctx, ids, slots, true); err != nil {
+		return fmt.Errorf("hnsw: add batch: %w", err)
+	}
+	return nil
+}
+
+// putAll writes vs to the store, all or nothing.
+func (ix *Index) putAll(ctx context.Context, ids []vector.ID, vs []vector.Vector) error {
+	if bp, ok := ix.store.(vector.BatchPutter); ok {
+		return bp.PutBatch(ctx, ids, vs)
+	}
+	for i, id := range ids {
+		if err := ix.store.Put(ctx, id, vs[i]); err != nil {
+			for _, done := range ids[:i] {
+				_ = ix.store.Delete(context.WithoutCancel(ctx), done)
+			}
+			return fmt.Errorf("item %d (id %d): %w", i, id, err)
+		}
+	}
+	return nil
+}
+
+// Track indexes vectors already in the store, with [Options.Workers]
+// goroutines; see [vector.Tracker]. It returns an error wrapping
+// [vector.ErrNotFound] if the store lacks an id and [vector.ErrDuplicateID]
+// if an id is already indexed or repeated, and then indexes nothing. If ctx
+// is cancelled midway, the vectors linked so far stay indexed.
+func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
+	seen := make(map[vector.ID]struct{}, len(ids))
+	for i, id := range ids {
+		if _, dup := seen[id]; dup {
+			return fmt.Errorf("hnsw: track: item %d (id %d): %w (repeated)", i, id, vector.ErrDuplicateID)
+		}
+		seen[id] = struct{}{}
+		if _, err := ix.store.Get(id); err != nil {
+			return fmt.Errorf("hnsw: track: item %d (id %d): %w", i, id, err)
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: track: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	slots, err := ix.reserve(ids)
+	if err != nil {
+		return fmt.Errorf("hnsw: track: %w", err)
+	}
+	defer ix.mu.RUnlock()
+	if err := ix.link(ctx, ids, slots, false); err != nil {
+		return fmt.Errorf("hnsw: track: %w", err)
+	}
+	return nil
+}
+
+// link inserts the reserved slots in parallel. mu is held for reading. On
+// cancellation the slots not yet linked are released (and, if owned, their
+// vectors deleted from the store).
+func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned bool) error {
+	vecs := make([][]float32, len(ids))
+	for i, id := range ids {
+		v, err := ix.store.Get(id)
+		if err != nil {
+			ix.release(ids, slots)
+			if owned {
+				for _, id := range ids {
+					_ = ix.store.Delete(context.WithoutCancel(ctx), id)
+				}
+			}
+			return fmt.Errorf("item %d (id %d): %w", i, id, err)
+		}
+		vecs[i] = v
+	}
+	ix.idMu.Lock()
+	for i, s := range slots {
+		ix.vecs[s] = vecs[i]
+	}
+	ix.idMu.Unlock()
+	levels := make([]int, len(ids))
+	for i := range levels {
+		levels[i] = ix.randomLevel()
+	}
+	workers := min(ix.opts.Workers, len(ids))
+	var (
+		nextItem atomic.Int64
+		linked   = make([]bool, len(ids))
+		progMu   sync.Mutex
+		done     int
+		wg       sync.WaitGroup
+	)
+	report := func(n int) {
+		if ix.opts.Progress == nil {
+			return
+		}
+		progMu.Lock()
+		done += n
+		ix.opts.Progress(done, len(ids))
+		progMu.Unlock()
+	}
+	const chunk = 256 // inserts between checks of ctx and progress reports
+	for range workers {
+		wg.Go(func() {
+			sc := ix.getScratch()
+			defer ix.scratch.Put(sc)
+			count := 0
+			for {
+				i := int(nextItem.Add(1) - 1)
+				if i >= len(ids) {
+					break
+				}
+				if count%chunk == 0 && ctx.Err() != nil {
+					break
+				}
+				ix.insert(sc, slots[i], vecs[i], levels[i])
+				linked[i] = true
+				count++
+				if count%chunk == 0 {
+					report(chunk)
+				}
+			}
+			report(count % chunk)
+		})
+	}
+	wg.Wait()
+	var restIDs []vector.ID
+	var restSlots []node
+	n := 0
+	for i, ok := range linked {
+		if ok {
+			n++
+		} else {
+			restIDs = append(restIDs, ids[i])
+			restSlots = append(restSlots, slots[i])
+		}
+	}
+	ix.idMu.Lock()
+	ix.live += n
+	ix.idMu.Unlock()
+	if len(restIDs) > 0 {
+		ix.release(restIDs, restSlots)
+		if owned {
+			for _, id := range restIDs {
+				_ = ix.store.Delete(context.WithoutCancel(ctx), id)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Delete removes id from the graph, reconnecting its neighbours, then from
+// the store; its slot is reused by a later insert. It returns an error
+// wrapping [vector.ErrNotFound] if id is not indexed. It waits for running
+// searches and inserts and blocks new ones while it runs, and costs O(n·M)
+// for the scan that finds the links pointing at the node, plus the repair.
+func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: delete %d: %w", id, err)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	s, ok := ix.byID[id]
+	if !ok {
+		return fmt.Errorf("hnsw: delete %d: %w", id, vector.ErrNotFound)
+	}
+	if err := ix.store.Delete(ctx, id); err != nil {
+		return fmt.Errorf("hnsw: delete %d: %w", id, err)
+	}
+	ix.unlinkLocked(s)
+	return nil
+}
+
+// Untrack removes ids from the graph but leaves them in the store; see
+// [vector.Tracker]. It returns an error wrapping [vector.ErrNotFound],
+// and removes nothing, if an id is not indexed.
+func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("hnsw: untrack: %w", err)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	slots := make([]node, len(ids))
+	seen := make(map[vector.ID]struct{}, len(ids))
+	for i, id := range ids {
+		s, ok := ix.byID[id]
+		if _, dup := seen[id]; !ok || dup {
+			return fmt.Errorf("hnsw: untrack: item %d (id %d): %w", i, id, vector.ErrNotFound)
+		}
+		seen[id] = struct{}{}
+		slots[i] = s
+	}
+	for _, s := range slots {
+		ix.unlinkLocked(s)
+	}
+	return nil
+}
+
+// Update replaces the vector of id: a Delete then an Add under the same id.
+// It returns an error wrapping [vector.ErrNotFound] if id is not indexed,
+// and the validation errors of [vector.Check], in which case nothing
+// changes.
+func (ix *Index) Update(ctx context.Context, id vector.ID, v vector.Vector) error {
+	if err := vector.Check(v, ix.dim, ix.metric); err != nil {
+		return fmt.Errorf("hnsw: update %d: %w", id, err)
+	}
+	if err := ix.Delete(ctx, id); err != nil {
+		return err
+	}
+	return ix.Add(context.WithoutCancel(ctx), id, v)
+}
+
+func (ix *Index) getScratch() *scratch { return ix.scratch.Get().(*scratch) }
+
+// entry returns the entry point and its level; ok is false if the graph is
+// empty.
+func (ix *Index) entry() (n node, top int, ok bool) {
+	e := ix.ep.Load()
+	if e == 0 {
+		return 0, 0, false
+	}
+	return node(uint32(e)), int(e>>32) - 1, true
+}
+
+func packEntry(n node, top int) uint64 { return uint64(top+1)<<32 | uint64(n) }

@@ -1,0 +1,54 @@
+package hnsw
+
+// insert links node s, whose vector v (ix.vecs[s]) and external id are
+// already in place, into the graph with top layer lvl (paper, Algorithm 1).
+// mu is held for reading.
+func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
+	if lvl > 0 {
+		ix.upper[s] = make([]uint32, lvl*ix.strideU)
+	} else {
+		ix.upper[s] = nil
+	}
+	ix.list(s, 0)[0] = 0
+	ix.level[s] = uint8(lvl)
+
+	ep, top, ok := ix.entry()
+	if !ok || lvl > top {
+		// This insert may raise the top level: serialise it with the
+		// others that may, and look again.
+		ix.epMu.Lock()
+		defer ix.epMu.Unlock()
+		ep, top, ok = ix.entry()
+		if !ok {
+			ix.ep.Store(packEntry(s, lvl))
+			return
+		}
+		if lvl > top {
+			defer ix.ep.Store(packEntry(s, lvl))
+		}
+	}
+
+	cur := cand{ix.dist(v, ix.vecs[ep]), ep}
+	for lc := top; lc > lvl; lc-- {
+		cur = ix.greedy(v, cur, lc)
+	}
+	sc.ent = append(sc.ent[:0], cur)
+	for lc := min(top, lvl); lc >= 0; lc-- {
+		ix.searchLayer(sc, v, sc.ent, ix.opts.EfConstruction, lc, nil, nil)
+		w := sc.w
+		// Another insert may have made s reachable already; never link
+		// s to itself.
+		for i, c := range w {
+			if c.node == s {
+				w = append(w[:i], w[i+1:]...)
+				break
+			}
+		}
+		sc.sel = ix.selectNeighbors(w, ix.m, sc.sel)
+		ix.setLinks(sc, s, lc, sc.sel)
+		for _, c := range sc.sel {
+			ix.addLink(sc, c.node, s, c.dist, lc)
+		}
+		sc.ent = append(sc.ent[:0], w...)
+	}
+}

@@ -1,0 +1,213 @@
+package hnsw
+
+import (
+	"slices"
+	"sync/atomic"
+)
+
+// list returns node n's neighbour list on layer lc: element 0 is the count,
+// the links follow. Elements are read with atomic loads (or under the
+// node's lock) and written with atomic stores under the node's lock.
+func (ix *Index) list(n node, lc int) []uint32 {
+	if lc == 0 {
+		b := int(n) * ix.stride0
+		return ix.links0[b : b+ix.stride0 : b+ix.stride0]
+	}
+	b := (lc - 1) * ix.strideU
+	return ix.upper[n][b : b+ix.strideU : b+ix.strideU]
+}
+
+// maxLinks is Mmax0 on layer 0 and Mmax above.
+func (ix *Index) maxLinks(lc int) int {
+	if lc == 0 {
+		return ix.m0
+	}
+	return ix.m
+}
+
+// storeList writes the links of cs into l, count last, so that a reader
+// never sees a count covering links not yet written.
+func storeList(l []uint32, cs []cand) {
+	for i, c := range cs {
+		atomic.StoreUint32(&l[1+i], uint32(c.node))
+	}
+	atomic.StoreUint32(&l[0], uint32(len(cs)))
+}
+
+// sortCands sorts candidates by ascending distance, ties by node.
+func sortCands(cs []cand) {
+	slices.SortFunc(cs, func(a, b cand) int {
+		switch {
+		case a.dist < b.dist:
+			return -1
+		case a.dist > b.dist:
+			return 1
+		}
+		return int(a.node) - int(b.node)
+	})
+}
+
+// selectNeighbors is the paper's neighbour-selection heuristic (Algorithm
+// 4, hnswlib's getNeighborsByHeuristic2): from candidates sorted by
+// ascending distance to the base node, keep a candidate only if it is
+// closer to the base than to every neighbour already kept, until m are
+// kept. Fewer than m candidates are all kept. It appends to out[:0].
+//
+// The rule prefers neighbours in different directions over a cluster of
+// near-duplicates, which keeps the graph navigable across clusters.
+func (ix *Index) selectNeighbors(cs []cand, m int, out []cand) []cand {
+	out = out[:0]
+	if len(cs) <= m {
+		return append(out, cs...)
+	}
+	for _, c := range cs {
+		if len(out) >= m {
+			break
+		}
+		vc := ix.vecs[c.node]
+		good := true
+		for _, r := range out {
+			if ix.dist(vc, ix.vecs[r.node]) < c.dist {
+				good = false
+				break
+			}
+		}
+		if good {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// setLinks makes sel the links of the new node s on layer lc. Another
+// insert may already have linked to s from above and added itself to s's
+// list; those links are merged in, pruned with the heuristic if too many.
+func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
+	ix.locks[s].Lock()
+	defer ix.locks[s].Unlock()
+	l := ix.list(s, lc)
+	cnt := int(l[0])
+	if cnt == 0 {
+		storeList(l, sel)
+		return
+	}
+	nb := append(sc.nb[:0], sel...)
+	vs := ix.vecs[s]
+	for _, x := range l[1 : 1+cnt] {
+		n := node(x)
+		if !slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
+			nb = append(nb, cand{ix.dist(vs, ix.vecs[n]), n})
+		}
+	}
+	sortCands(nb)
+	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
+	storeList(l, sc.keep)
+	sc.nb = nb
+}
+
+// addLink adds the link n → s on layer lc, where d is their distance (the
+// paper's back-connection). A full list is pruned back to Mmax with the
+// heuristic over its links and s.
+func (ix *Index) addLink(sc *scratch, n, s node, d float32, lc int) {
+	ix.locks[n].Lock()
+	defer ix.locks[n].Unlock()
+	l := ix.list(n, lc)
+	cnt := int(l[0])
+	for _, x := range l[1 : 1+cnt] {
+		if node(x) == s {
+			return
+		}
+	}
+	maxM := ix.maxLinks(lc)
+	if cnt < maxM {
+		atomic.StoreUint32(&l[1+cnt], uint32(s))
+		atomic.StoreUint32(&l[0], uint32(cnt+1))
+		return
+	}
+	vn := ix.vecs[n]
+	nb := append(sc.nb[:0], cand{d, s})
+	for _, x := range l[1 : 1+cnt] {
+		nb = append(nb, cand{ix.dist(vn, ix.vecs[x]), node(x)})
+	}
+	sortCands(nb)
+	sc.keep = ix.selectNeighbors(nb, maxM, sc.keep)
+	storeList(l, sc.keep)
+	sc.nb = nb
+}
+
+// unlinkLocked removes node s from the graph: every
+// node linking to it on some layer is reconnected with the heuristic over
+// its remaining links and s's links, then s's slot is freed. mu is held for
+// writing, so plain reads and writes are safe.
+func (ix *Index) unlinkLocked(s node) {
+	top := int(ix.level[s])
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	for u := node(0); u < ix.next; u++ {
+		lu := ix.level[u]
+		if lu == freeLevel || u == s {
+			continue
+		}
+		for lc := 0; lc <= min(int(lu), top); lc++ {
+			l := ix.list(u, lc)
+			cnt := int(l[0])
+			if !slices.Contains(l[1:1+cnt], uint32(s)) {
+				continue
+			}
+			ix.repair(sc, u, s, lc)
+		}
+	}
+	for lc := 0; lc <= top; lc++ {
+		ix.list(s, lc)[0] = 0
+	}
+	ix.level[s] = freeLevel
+	ix.upper[s] = nil
+	ix.idMu.Lock()
+	ix.vecs[s] = nil
+	delete(ix.byID, ix.ids[s])
+	ix.ids[s] = 0
+	ix.free = append(ix.free, s)
+	ix.live--
+	ix.idMu.Unlock()
+
+	if n, _, ok := ix.entry(); ok && n == s {
+		best, bestLevel := node(0), -1
+		for u := node(0); u < ix.next; u++ {
+			if lu := ix.level[u]; lu != freeLevel && int(lu) > bestLevel {
+				best, bestLevel = u, int(lu)
+			}
+		}
+		if bestLevel < 0 {
+			ix.ep.Store(0)
+		} else {
+			ix.ep.Store(packEntry(best, bestLevel))
+		}
+	}
+}
+
+// repair replaces the link u → s on layer lc: u's new links are chosen with
+// the heuristic from its other links and s's links (hnswlib's
+// repairConnectionsForUpdate, FreshDiskANN's delete consolidation).
+func (ix *Index) repair(sc *scratch, u, s node, lc int) {
+	lu := ix.list(u, lc)
+	ls := ix.list(s, lc)
+	vu := ix.vecs[u]
+	nb := sc.nb[:0]
+	add := func(x uint32) {
+		n := node(x)
+		if n == u || n == s || slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
+			return
+		}
+		nb = append(nb, cand{ix.dist(vu, ix.vecs[n]), n})
+	}
+	for _, x := range lu[1 : 1+lu[0]] {
+		add(x)
+	}
+	for _, x := range ls[1 : 1+ls[0]] {
+		add(x)
+	}
+	sortCands(nb)
+	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
+	storeList(lu, sc.keep)
+	sc.nb = nb
+}

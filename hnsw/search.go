@@ -1,0 +1,208 @@
+package hnsw
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// ExactFilterMax is the largest allow-list ([*vector.IDSet]) that a search
+// scores exactly, one distance per allowed id, instead of walking the
+// graph. Walking the graph with a selective filter visits many nodes whose
+// ids are then filtered out (about ef/p nodes for a filter keeping a
+// fraction p), so below some size the exact scan is both faster and exact.
+// The crossover was measured with BenchmarkFilter (clustered data, M=16,
+// ef=64): see the package documentation.
+const ExactFilterMax = 2048
+
+// checkEvery is the number of nodes a search expands between checks of its
+// context.
+const checkEvery = 256
+
+// greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
+// move to the neighbour closest to q while one is closer than cur.
+func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
+	for changed := true; changed; {
+		changed = false
+		l := ix.list(cur.node, lc)
+		cnt := int(atomic.LoadUint32(&l[0]))
+		for i := 1; i <= cnt; i++ {
+			n := node(atomic.LoadUint32(&l[i]))
+			if d := ix.dist(q, ix.vecs[n]); d < cur.dist {
+				cur = cand{d, n}
+				changed = true
+			}
+		}
+	}
+	return cur
+}
+
+// searchLayer is the beam search of the paper (Algorithm 2), the one search
+// routine of the index: inserts call it with ef = EfConstruction and no
+// filter, queries with ef = max(EfSearch, k) on layer 0. It leaves in sc.w
+// the (up to) ef nodes closest to q that the filter allows, sorted by
+// ascending distance, starting from the entry points ent.
+//
+// A filter does not prune the walk: nodes it rejects are still expanded,
+// they only stay out of the results, so a search keeps going until ef
+// allowed nodes are found (or the graph is exhausted). done, if non-nil,
+// is polled every checkEvery expansions; when it is closed the search stops
+// and returns what it has.
+func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, filter vector.Filter, done <-chan struct{}) {
+	sc.vis.reset(ix.capacity())
+	cands := sc.cands[:0]
+	res := sc.res[:0]
+	for _, e := range ent {
+		if sc.vis.visit(e.node) {
+			continue
+		}
+		cands.push(e)
+		if filter == nil || filter.Allow(ix.ids[e.node]) {
+			res.push(e)
+			if len(res) > ef {
+				res.pop()
+			}
+		}
+	}
+	lower := float32(math.Inf(1))
+	if len(res) >= ef {
+		lower = res[0].dist
+	}
+	for steps := 1; len(cands) > 0; steps++ {
+		c := cands[0]
+		if c.dist > lower && (len(res) >= ef || filter == nil) {
+			break
+		}
+		cands.pop()
+		if done != nil && steps%checkEvery == 0 {
+			select {
+			case <-done:
+				cands = cands[:0]
+				continue
+			default:
+			}
+		}
+		l := ix.list(c.node, lc)
+		cnt := int(atomic.LoadUint32(&l[0]))
+		for i := 1; i <= cnt; i++ {
+			n := node(atomic.LoadUint32(&l[i]))
+			if sc.vis.visit(n) {
+				continue
+			}
+			d := ix.dist(q, ix.vecs[n])
+			if len(res) < ef || d < lower {
+				cands.push(cand{d, n})
+				if filter == nil || filter.Allow(ix.ids[n]) {
+					res.push(cand{d, n})
+					if len(res) > ef {
+						res.pop()
+					}
+					if len(res) >= ef {
+						lower = res[0].dist
+					}
+				}
+			}
+		}
+	}
+	w := sc.w[:0]
+	for len(res) > 0 {
+		w = append(w, res.pop())
+	}
+	for i, j := 0, len(w)-1; i < j; i, j = i+1, j-1 {
+		w[i], w[j] = w[j], w[i]
+	}
+	sc.cands, sc.res, sc.w = cands, res, w
+}
+
+// Search returns up to k stored vectors nearest to q, closest first (ties
+// by ascending id), searching with [Options.EfSearch]; see [vector.Index].
+// It is [Index.SearchWith] with the common options only.
+func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vector.SearchOptions) ([]vector.Result, error) {
+	var o SearchOptions
+	if opts != nil {
+		o.SearchOptions = *opts
+	}
+	return ix.SearchWith(ctx, q, k, &o)
+}
+
+// SearchWith is Search with HNSW's options: o.Ef overrides EfSearch for this
+// query. o may be nil. It returns an error wrapping [vector.ErrInvalidK] for
+// k <= 0, [vector.ErrInvalidOptions] for an Ef out of range, the
+// validation errors of [vector.Check] for q, and ctx's error if ctx is done
+// before or during the search.
+//
+// With a filter, the walk goes on through nodes the filter rejects, so k
+// results come back whenever k allowed vectors are reachable; an
+// [*vector.IDSet] of at most [ExactFilterMax] ids is scored exactly instead.
+func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *SearchOptions) ([]vector.Result, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("hnsw: search: %w: k = %d", vector.ErrInvalidK, k)
+	}
+	var so SearchOptions
+	if o != nil {
+		so = *o
+	}
+	if so.Ef < 0 || so.Ef > MaxEf {
+		return nil, fmt.Errorf("hnsw: search: %w: Ef = %d, want 0..%d", vector.ErrInvalidOptions, so.Ef, MaxEf)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hnsw: search: %w", err)
+	}
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	if cap(sc.q) < ix.dim {
+		sc.q = make([]float32, ix.dim)
+	}
+	qv := sc.q[:ix.dim]
+	if err := vector.PrepareInto(qv, q, ix.dim, ix.metric); err != nil {
+		return nil, fmt.Errorf("hnsw: search: %w", err)
+	}
+	ef := so.Ef
+	if ef == 0 {
+		ef = ix.opts.EfSearch
+	}
+	ef = max(ef, k)
+
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if set, ok := so.Filter.(*vector.IDSet); ok && set.Len() <= ExactFilterMax {
+		return ix.searchExact(qv, k, set), nil
+	}
+	ep, top, ok := ix.entry()
+	if !ok {
+		return []vector.Result{}, nil
+	}
+	cur := cand{ix.dist(qv, ix.vecs[ep]), ep}
+	for lc := top; lc > 0; lc-- {
+		cur = ix.greedy(qv, cur, lc)
+	}
+	sc.ent = append(sc.ent[:0], cur)
+	ix.searchLayer(sc, qv, sc.ent, ef, 0, so.Filter, ctx.Done())
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hnsw: search: %w", err)
+	}
+	// Rank by the one ordering of results, distance then id, before
+	// cutting to k, so that ties at the boundary resolve by id.
+	t := vector.NewTopK(k)
+	for _, c := range sc.w {
+		t.Push(ix.ids[c.node], c.dist)
+	}
+	return t.Results(), nil
+}
+
+// searchExact scores the indexed ids of set one by one. mu is held.
+func (ix *Index) searchExact(q []float32, k int, set *vector.IDSet) []vector.Result {
+	t := vector.NewTopK(k)
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	set.All(func(id vector.ID) bool {
+		if s, ok := ix.byID[id]; ok && ix.vecs[s] != nil {
+			t.Push(id, ix.dist(q, ix.vecs[s]))
+		}
+		return true
+	})
+	return t.Results()
+}

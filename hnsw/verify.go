@@ -1,0 +1,92 @@
+package hnsw
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Verify checks the structure of the graph and returns every problem found
+// (up to a hundred), wrapped in one error that wraps [vector.ErrCorrupt]:
+// degree bounds, no self-links, no links to free slots or to nodes below
+// the layer, no duplicate links, the id map and the slots agreeing, the
+// entry point on the top level. It waits for running searches and inserts
+// and blocks new ones while it runs, like Delete. Tests run it after every
+// change; it costs O(n·M).
+func (ix *Index) Verify() error {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	var errs []error
+	bad := func(format string, args ...any) {
+		if len(errs) < 100 {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	live, top := 0, -1
+	for s := node(0); s < ix.next; s++ {
+		lv := ix.level[s]
+		if lv == freeLevel {
+			if ix.vecs[s] != nil {
+				bad("free slot %d holds a vector", s)
+			}
+			continue
+		}
+		live++
+		top = max(top, int(lv))
+		if got, ok := ix.byID[ix.ids[s]]; !ok || got != s {
+			bad("slot %d (id %d) missing from the id map", s, ix.ids[s])
+		}
+		if len(ix.vecs[s]) != ix.dim {
+			bad("slot %d has a vector of length %d", s, len(ix.vecs[s]))
+		}
+		if len(ix.upper[s]) != int(lv)*ix.strideU {
+			bad("slot %d at level %d has %d upper entries", s, lv, len(ix.upper[s]))
+			continue
+		}
+		for lc := 0; lc <= int(lv); lc++ {
+			l := ix.list(s, lc)
+			cnt := int(l[0])
+			if cnt > ix.maxLinks(lc) {
+				bad("slot %d layer %d has %d links, max %d", s, lc, cnt, ix.maxLinks(lc))
+				continue
+			}
+			seen := make(map[uint32]bool, cnt)
+			for _, x := range l[1 : 1+cnt] {
+				n := node(x)
+				switch {
+				case n == s:
+					bad("slot %d layer %d links to itself", s, lc)
+				case n >= ix.next || ix.level[n] == freeLevel:
+					bad("slot %d layer %d links to free slot %d", s, lc, n)
+				case int(ix.level[n]) < lc:
+					bad("slot %d layer %d links to slot %d of level %d", s, lc, n, ix.level[n])
+				case seen[x]:
+					bad("slot %d layer %d links twice to %d", s, lc, n)
+				}
+				seen[x] = true
+			}
+		}
+	}
+	if live != ix.live || live != len(ix.byID) {
+		bad("%d live slots, count %d, id map %d", live, ix.live, len(ix.byID))
+	}
+	if len(ix.free)+live != int(ix.next) {
+		bad("%d free + %d live slots != %d used", len(ix.free), live, ix.next)
+	}
+	ep, epTop, ok := ix.entry()
+	switch {
+	case !ok && live > 0:
+		bad("no entry point in a graph of %d nodes", live)
+	case ok && live == 0:
+		bad("entry point %d in an empty graph", ep)
+	case ok && (ep >= ix.next || ix.level[ep] == freeLevel):
+		bad("entry point %d is a free slot", ep)
+	case ok && (int(ix.level[ep]) != epTop || epTop != top):
+		bad("entry point %d at level %d (recorded %d), top level %d", ep, ix.level[ep], epTop, top)
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("hnsw: verify: %w: %w", vector.ErrCorrupt, errors.Join(errs...))
+}
