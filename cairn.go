@@ -1,0 +1,245 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Options configure a [DB]. A nil *Options means the zero Options.
+type Options struct {
+	// Embedder turns text into embeddings for items added without an
+	// embedding and for [Collection.QueryText]. Without one, those calls
+	// return [ErrNoEmbedder].
+	Embedder Embedder
+}
+
+// DB is a memory store: a set of named [Collection]s of items, held in
+// memory and, when opened with [Open], persisted in one SQLite file.
+//
+// A DB and its collections are safe for concurrent use by multiple
+// goroutines.
+type DB struct {
+	emb     Embedder
+	persist persister // nil for an in-memory DB
+
+	mu     sync.RWMutex
+	colls  map[string]*Collection
+	closed bool
+}
+
+// persister is the durable side of a DB: where collections and their items
+// are created, loaded and dropped. The in-memory DB has none.
+type persister interface {
+	create(ctx context.Context, name string, cfg CollectionConfig) (backend, error)
+	load(ctx context.Context, name string) (backend, CollectionConfig, error)
+	names(ctx context.Context) ([]string, error)
+	drop(ctx context.Context, name string) error
+	close() error
+}
+
+// OpenMemory returns an empty store held in memory only: everything is
+// lost on Close. It has the same API as a store opened with [Open], which
+// makes it the store for tests and short-lived programs.
+func OpenMemory(o *Options) *DB {
+	db := &DB{colls: make(map[string]*Collection)}
+	if o != nil {
+		db.emb = o.Embedder
+	}
+	return db
+}
+
+// CollectionInfo describes a collection, as listed by [DB.Collections].
+type CollectionInfo struct {
+	Name   string
+	Config CollectionConfig
+	Count  int
+}
+
+// CreateCollection creates the collection name with the given
+// configuration and returns it. It returns an error wrapping
+// [vector.ErrDuplicateID] if the name is taken and
+// [vector.ErrInvalidOptions] if the name is empty or cfg is invalid (see
+// [CollectionConfig.Validate]).
+func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
+	if name == "" {
+		return nil, fmt.Errorf("cairn: create collection: %w: empty name", vector.ErrInvalidOptions)
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, vector.ErrClosed
+	}
+	if err := db.loadLocked(ctx, name); err == nil {
+		return nil, fmt.Errorf("cairn: create collection %q: %w: collection exists", name, vector.ErrDuplicateID)
+	} else if !isNotFound(err) {
+		return nil, err
+	}
+	var (
+		be  backend
+		err error
+	)
+	if db.persist != nil {
+		be, err = db.persist.create(ctx, name, cfg)
+	} else {
+		be, err = newMemBackend(cfg)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
+	}
+	c, err := newCollection(ctx, db, name, cfg, be)
+	if err != nil {
+		be.close()
+		if db.persist != nil {
+			db.persist.drop(context.WithoutCancel(ctx), name)
+		}
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
+	}
+	db.colls[name] = c
+	return c, nil
+}
+
+// Collection returns the collection name, or an error wrapping
+// [vector.ErrNotFound]. A persistent collection is loaded from the file on
+// first use (its index rebuilt if no up-to-date one was saved), which can
+// take a while for a large collection; later calls return the same value.
+func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) {
+	db.mu.RLock()
+	c, ok := db.colls[name]
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
+		return nil, vector.ErrClosed
+	}
+	if ok {
+		return c, nil
+	}
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, vector.ErrClosed
+	}
+	if err := db.loadLocked(ctx, name); err != nil {
+		return nil, err
+	}
+	return db.colls[name], nil
+}
+
+// loadLocked makes sure the collection name is in db.colls, loading it from
+// the file if need be. It returns an error wrapping vector.ErrNotFound if
+// there is no such collection.
+func (db *DB) loadLocked(ctx context.Context, name string) error {
+	if _, ok := db.colls[name]; ok {
+		return nil
+	}
+	if db.persist == nil {
+		return fmt.Errorf("cairn: collection %q: %w", name, vector.ErrNotFound)
+	}
+	be, cfg, err := db.persist.load(ctx, name)
+	if err != nil {
+		return fmt.Errorf("cairn: collection %q: %w", name, err)
+	}
+	c, err := newCollection(ctx, db, name, cfg, be)
+	if err != nil {
+		be.close()
+		return fmt.Errorf("cairn: collection %q: %w", name, err)
+	}
+	db.colls[name] = c
+	return nil
+}
+
+// Collections lists every collection, sorted by name. For a persistent
+// store this loads every collection.
+func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil, vector.ErrClosed
+	}
+	if db.persist != nil {
+		names, err := db.persist.names(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: list collections: %w", err)
+		}
+		for _, n := range names {
+			if err := db.loadLocked(ctx, n); err != nil {
+				return nil, err
+			}
+		}
+	}
+	out := make([]CollectionInfo, 0, len(db.colls))
+	for name, c := range db.colls {
+		out = append(out, CollectionInfo{Name: name, Config: c.cfg, Count: c.Count()})
+	}
+	slices.SortFunc(out, func(a, b CollectionInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// DeleteCollection removes the collection name and all its items, or
+// returns an error wrapping [vector.ErrNotFound]. Handles to it return
+// [vector.ErrNotFound] from then on.
+func (db *DB) DeleteCollection(ctx context.Context, name string) error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return vector.ErrClosed
+	}
+	c, ok := db.colls[name]
+	if !ok && db.persist == nil {
+		return fmt.Errorf("cairn: delete collection %q: %w", name, vector.ErrNotFound)
+	}
+	if db.persist != nil {
+		if err := db.persist.drop(ctx, name); err != nil {
+			return fmt.Errorf("cairn: delete collection %q: %w", name, err)
+		}
+	}
+	if ok {
+		c.shut(errDropped, false)
+		delete(db.colls, name)
+	}
+	return nil
+}
+
+// Close saves what needs saving (the search graphs of persistent HNSW
+// collections, so that the next Open need not rebuild them), releases
+// memory and closes the file. Every later call on the DB or its
+// collections returns [vector.ErrClosed]. Close is idempotent.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	if db.closed {
+		return nil
+	}
+	db.closed = true
+	var first error
+	for _, c := range db.colls {
+		if err := c.shut(vector.ErrClosed, true); err != nil && first == nil {
+			first = err
+		}
+	}
+	db.colls = nil
+	if db.persist != nil {
+		if err := db.persist.close(); err != nil && first == nil {
+			first = fmt.Errorf("cairn: close: %w", err)
+		}
+	}
+	return first
+}
+
+func isNotFound(err error) bool { return errors.Is(err, vector.ErrNotFound) }

@@ -1,0 +1,587 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Item is one thing remembered: the caller's id, its embedding, and
+// optional text and metadata.
+//
+// Metadata values must be strings, booleans or numbers (any Go integer or
+// float type; they are stored, compared and returned as float64, so
+// integers beyond 2⁵³ lose precision). Other types, and NaN or infinite
+// numbers, are rejected with an error wrapping [vector.ErrInvalidOptions].
+type Item struct {
+	// ID is the caller's identifier, unique in the collection. Required.
+	ID string
+	// Embedding is the item's vector. If it is empty and Text is not, the
+	// store's Embedder computes it from Text. Items returned by
+	// [Collection.Get] carry the stored form: unit length under Cosine.
+	Embedding []float32
+	// Text is the remembered text, returned with the item.
+	Text string
+	// Metadata holds attributes that queries can filter on.
+	Metadata map[string]any
+}
+
+// Result is one hit of a query.
+type Result struct {
+	ID       string
+	Text     string
+	Metadata map[string]any
+	// Distance is the metric's distance from the query (smaller is
+	// closer): 1 − cos for Cosine, the negated inner product for Dot, the
+	// squared Euclidean distance for L2.
+	Distance float64
+	// Similarity is larger for closer items: the cosine similarity, in
+	// [−1, 1], for Cosine (whatever the lengths of the vectors given); the
+	// raw inner product for Dot; 1 / (1 + ‖q − v‖), in (0, 1], for L2.
+	Similarity float64
+}
+
+// QueryOptions refine a query. A nil *QueryOptions means the zero value.
+type QueryOptions struct {
+	// Filter, if non-nil, restricts results to items whose metadata it
+	// matches. It is applied during the search, so a query returns k
+	// results whenever k items match.
+	Filter *Filter
+	// MinSimilarity, if non-nil, drops results whose Similarity is below
+	// it (so fewer than k may come back). Set it with new(0.8).
+	MinSimilarity *float64
+}
+
+// Collection is a named set of items of one dimension and metric, with its
+// search index. Get one from [DB.CreateCollection] or [DB.Collection].
+//
+// A Collection is safe for concurrent use by multiple goroutines: queries
+// and reads run in parallel with each other, and each write (a whole
+// batch) runs alone.
+type Collection struct {
+	db   *DB
+	name string
+	cfg  CollectionConfig
+	be   backend
+	st   vector.Store
+
+	mu    sync.RWMutex
+	idx   vector.Index
+	kind  IndexKind // the index in use: Flat or HNSW
+	dirty bool      // the graph changed since it was loaded or saved
+	keys  map[string]vector.ID
+	recs  map[vector.ID]*record
+	next  vector.ID
+	err   error // set once the collection is closed or deleted
+}
+
+// record is the payload of an item, kept in memory so that filters and
+// results need no storage round trip.
+type record struct {
+	key  string
+	text string
+	md   map[string]any
+}
+
+var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
+
+// newCollection loads the rows of be and builds the index.
+func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
+	c := &Collection{
+		db: db, name: name, cfg: cfg, be: be, st: be.store(),
+		keys: make(map[string]vector.ID),
+		recs: make(map[vector.ID]*record),
+		next: 1,
+	}
+	var ids []vector.ID
+	err := be.load(ctx, func(r row) error {
+		if _, dup := c.keys[r.key]; dup || r.key == "" {
+			return fmt.Errorf("%w: item %d has a missing or repeated key %q", vector.ErrCorrupt, r.id, r.key)
+		}
+		c.keys[r.key] = r.id
+		c.recs[r.id] = &record{key: r.key, text: r.text, md: r.md}
+		c.next = max(c.next, r.id+1)
+		ids = append(ids, r.id)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	kind := cfg.initialKind(len(ids))
+	idx, err := newIndex(kind, cfg, c.st)
+	if err != nil {
+		return nil, err
+	}
+	if g, ok := idx.(graph); ok && len(ids) > 0 {
+		if err := be.loadGraph(ctx, g); err != nil {
+			// No saved graph, or a stale or damaged one: rebuild from
+			// the items, which are the source of truth.
+			if idx, err = newIndex(kind, cfg, c.st); err != nil {
+				return nil, err
+			}
+			if err := track(ctx, idx, ids); err != nil {
+				return nil, err
+			}
+			c.dirty = true
+		}
+	} else if err := track(ctx, idx, ids); err != nil {
+		return nil, err
+	}
+	c.idx, c.kind = idx, kind
+	return c, nil
+}
+
+// track tells idx about ids already in its store; an index without
+// [vector.Tracker] (flat) searches the store directly and needs no telling.
+func track(ctx context.Context, idx vector.Index, ids []vector.ID) error {
+	if tr, ok := idx.(vector.Tracker); ok && len(ids) > 0 {
+		return tr.Track(ctx, ids)
+	}
+	return nil
+}
+
+func untrack(ctx context.Context, idx vector.Index, ids []vector.ID) error {
+	if tr, ok := idx.(vector.Tracker); ok && len(ids) > 0 {
+		return tr.Untrack(ctx, ids)
+	}
+	return nil
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Config returns the collection's configuration, defaults filled in.
+func (c *Collection) Config() CollectionConfig { return c.cfg }
+
+// Count returns the number of items in the collection (0 once it is closed
+// or deleted).
+func (c *Collection) Count() int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return len(c.keys)
+}
+
+// Add stores items, all or nothing. It returns an error wrapping
+// [vector.ErrDuplicateID] if an id is already in the collection or repeated
+// in items, [vector.ErrEmptyID] for an empty id, the errors of
+// [vector.Check] for a bad embedding ([vector.ErrDimensionMismatch],
+// [vector.ErrNonFinite], [vector.ErrZeroVector]), [vector.ErrInvalidOptions]
+// for bad metadata, and [ErrNoEmbedder] for an item given only as text
+// when the store has no embedder. On error nothing is stored.
+//
+// Items without an embedding are embedded from their text, all in one call
+// to the embedder, before the collection is locked.
+func (c *Collection) Add(ctx context.Context, items ...Item) error {
+	return c.write(ctx, "add", items, false)
+}
+
+// Upsert stores items, replacing (embedding, text and metadata) those whose
+// ids are already in the collection, all or nothing. It returns the errors
+// of [Collection.Add] except [vector.ErrDuplicateID] for a stored id (an id
+// repeated within items is still an error).
+func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
+	return c.write(ctx, "upsert", items, true)
+}
+
+func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
+	rows, err := c.prepare(ctx, op, items, replace)
+	if err != nil || len(rows) == 0 {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cairn: %s: %w", op, err)
+	}
+	var existing []vector.ID
+	fresh := 0
+	for i := range rows {
+		if id, ok := c.keys[rows[i].key]; ok {
+			if !replace {
+				return fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
+			}
+			rows[i].id = id
+			existing = append(existing, id)
+		} else {
+			rows[i].id = c.next + vector.ID(fresh)
+			fresh++
+		}
+	}
+	// The store is written first (it validates every vector, all or
+	// nothing), then the index is told; a failure at either step undoes
+	// the steps before it.
+	if len(existing) == 0 {
+		if err := c.be.insert(ctx, rows); err != nil {
+			return c.explain(op, rows, err)
+		}
+	} else {
+		if err := untrack(ctx, c.idx, existing); err != nil {
+			return fmt.Errorf("cairn: %s: %w", op, err)
+		}
+		if err := c.be.upsert(ctx, rows); err != nil {
+			if terr := track(context.WithoutCancel(ctx), c.idx, existing); terr != nil {
+				return fmt.Errorf("cairn: %s: %w (and restoring the index: %v)", op, err, terr)
+			}
+			return c.explain(op, rows, err)
+		}
+	}
+	ids := make([]vector.ID, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].id
+	}
+	// The rows are stored: finish even if ctx is cancelled now.
+	if err := track(context.WithoutCancel(ctx), c.idx, ids); err != nil {
+		if len(existing) == 0 {
+			c.be.remove(context.WithoutCancel(ctx), ids)
+		}
+		return fmt.Errorf("cairn: %s: indexing: %w", op, err)
+	}
+	c.next += vector.ID(fresh)
+	for _, r := range rows {
+		c.keys[r.key] = r.id
+		c.recs[r.id] = &record{key: r.key, text: r.text, md: r.md}
+	}
+	c.dirty = true
+	c.maybeSwitch(ctx)
+	return nil
+}
+
+// prepare validates items and turns them into rows (ids not yet assigned),
+// embedding the ones given only as text. Upserts check every vector here,
+// before anything is taken out of the index; for Add the store's own
+// all-or-nothing validation is enough.
+func (c *Collection) prepare(ctx context.Context, op string, items []Item, check bool) ([]row, error) {
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	rows := make([]row, len(items))
+	seen := make(map[string]struct{}, len(items))
+	var toEmbed []int
+	for i, it := range items {
+		if it.ID == "" {
+			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
+		}
+		if _, dup := seen[it.ID]; dup {
+			return nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
+		}
+		seen[it.ID] = struct{}{}
+		md, err := normalizeMetadata(it.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, md: md}
+		if len(it.Embedding) == 0 && it.Text != "" {
+			toEmbed = append(toEmbed, i)
+		}
+	}
+	if len(toEmbed) > 0 {
+		texts := make([]string, len(toEmbed))
+		for j, i := range toEmbed {
+			texts[j] = items[i].Text
+		}
+		vs, err := c.embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, items[toEmbed[0]].ID, err)
+		}
+		for j, i := range toEmbed {
+			rows[i].vec = vs[j]
+		}
+	}
+	if check {
+		for _, r := range rows {
+			if err := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); err != nil {
+				return nil, fmt.Errorf("cairn: %s %q: %w", op, r.key, err)
+			}
+		}
+	}
+	return rows, nil
+}
+
+// explain turns a store's error about a batch into one that names the
+// caller's id rather than the internal number.
+func (c *Collection) explain(op string, rows []row, err error) error {
+	for _, r := range rows {
+		if cerr := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); cerr != nil {
+			return fmt.Errorf("cairn: %s %q: %w", op, r.key, cerr)
+		}
+	}
+	return fmt.Errorf("cairn: %s: %w", op, err)
+}
+
+// embed calls the store's embedder and checks it returned one vector per
+// text.
+func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if c.db.emb == nil {
+		return nil, ErrNoEmbedder
+	}
+	vs, err := c.db.emb.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("embedding: embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	return vs, nil
+}
+
+// usable returns the error every call returns once the collection is
+// closed or deleted.
+func (c *Collection) usable() error {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.err
+}
+
+// Get returns the items with the given ids, in order, or an error wrapping
+// [vector.ErrNotFound] naming the first id not in the collection.
+func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	out := make([]Item, len(ids))
+	for i, key := range ids {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("cairn: get: %w", err)
+			}
+		}
+		id, ok := c.keys[key]
+		if !ok {
+			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
+		}
+		v, err := c.st.Get(id)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
+		}
+		r := c.recs[id]
+		out[i] = Item{ID: key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
+	}
+	return out, nil
+}
+
+// Delete removes the items with the given ids, all or nothing: it returns
+// an error wrapping [vector.ErrNotFound] if any id is not in the collection.
+func (c *Collection) Delete(ctx context.Context, ids ...string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
+	}
+	nums := make([]vector.ID, 0, len(ids))
+	seen := make(map[vector.ID]struct{}, len(ids))
+	for _, key := range ids {
+		id, ok := c.keys[key]
+		if !ok {
+			return fmt.Errorf("cairn: delete %q: %w", key, vector.ErrNotFound)
+		}
+		if _, dup := seen[id]; !dup {
+			seen[id] = struct{}{}
+			nums = append(nums, id)
+		}
+	}
+	return c.removeLocked(ctx, nums)
+}
+
+// DeleteWhere removes every item that f matches and returns how many it
+// removed. A nil or malformed filter is an error wrapping
+// [vector.ErrInvalidOptions] (to empty a collection, delete the collection
+// or use And(), which matches everything).
+func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
+	m, err := f.compile()
+	if err != nil {
+		return 0, fmt.Errorf("cairn: delete where: %w", err)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return 0, c.err
+	}
+	var nums []vector.ID
+	for id, r := range c.recs {
+		if m(r.md) {
+			nums = append(nums, id)
+		}
+	}
+	if err := c.removeLocked(ctx, nums); err != nil {
+		return 0, err
+	}
+	return len(nums), nil
+}
+
+// removeLocked deletes ids (all present) from the index, then the store;
+// if the store fails, the index is restored.
+func (c *Collection) removeLocked(ctx context.Context, ids []vector.ID) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("cairn: delete: %w", err)
+	}
+	if err := untrack(ctx, c.idx, ids); err != nil {
+		return fmt.Errorf("cairn: delete: %w", err)
+	}
+	if err := c.be.remove(ctx, ids); err != nil {
+		if terr := track(context.WithoutCancel(ctx), c.idx, ids); terr != nil {
+			return fmt.Errorf("cairn: delete: %w (and restoring the index: %v)", err, terr)
+		}
+		return fmt.Errorf("cairn: delete: %w", err)
+	}
+	for _, id := range ids {
+		delete(c.keys, c.recs[id].key)
+		delete(c.recs, id)
+	}
+	c.dirty = true
+	return nil
+}
+
+// Query returns up to k items nearest to embedding, closest first (ties by
+// insertion order). Fewer than k come back only if fewer than k items match
+// the filter or pass MinSimilarity. It returns an error wrapping
+// [vector.ErrInvalidK] for k ≤ 0, [vector.ErrInvalidOptions] for a
+// malformed filter, and the errors of [vector.Check] for a bad embedding.
+func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *QueryOptions) ([]Result, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("cairn: query: %w: %d", vector.ErrInvalidK, k)
+	}
+	var opts QueryOptions
+	if o != nil {
+		opts = *o
+	}
+	var match matcher
+	if opts.Filter != nil {
+		m, err := opts.Filter.compile()
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		match = m
+	}
+	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
+		return nil, fmt.Errorf("cairn: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var so *vector.SearchOptions
+	if match != nil {
+		set, all := c.evaluate(match)
+		if set.Len() == 0 {
+			if err := vector.Check(embedding, c.cfg.Dim, c.cfg.Metric); err != nil {
+				return nil, fmt.Errorf("cairn: query: %w", err)
+			}
+			return []Result{}, nil
+		}
+		if !all {
+			so = &vector.SearchOptions{Filter: set}
+		}
+	}
+	hits, err := c.idx.Search(ctx, embedding, k, so)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		sim := similarity(c.cfg.Metric, h.Distance)
+		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
+			break // similarity falls as distance grows
+		}
+		r := c.recs[h.ID]
+		out = append(out, Result{ID: r.key, Text: r.text, Metadata: cloneMetadata(r.md), Distance: float64(h.Distance), Similarity: sim})
+	}
+	return out, nil
+}
+
+// QueryText is [Collection.Query] for a text, embedded with the store's
+// Embedder; without one it returns [ErrNoEmbedder].
+func (c *Collection) QueryText(ctx context.Context, text string, k int, o *QueryOptions) ([]Result, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("cairn: query: %w: %d", vector.ErrInvalidK, k)
+	}
+	if err := c.usable(); err != nil {
+		return nil, err
+	}
+	vs, err := c.embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
+	}
+	return c.Query(ctx, vs[0], k, o)
+}
+
+// evaluate returns the ids whose metadata m matches, and whether that is
+// every item.
+func (c *Collection) evaluate(m matcher) (*vector.IDSet, bool) {
+	set := vector.NewIDSet()
+	for id, r := range c.recs {
+		if m(r.md) {
+			set.Add(id)
+		}
+	}
+	return set, set.Len() == len(c.recs)
+}
+
+// similarity converts a distance under m into the documented similarity.
+func similarity(m vector.Metric, d float32) float64 {
+	switch m {
+	case vector.Cosine:
+		return min(max(1-float64(d), -1), 1)
+	case vector.Dot:
+		return -float64(d)
+	}
+	return 1 / (1 + math.Sqrt(max(float64(d), 0)))
+}
+
+// maybeSwitch moves an Auto collection from exact search to HNSW once it
+// reaches its threshold. It runs under the write lock, after a successful
+// write; if the build fails or ctx ends, the collection stays exact and
+// the next write tries again.
+func (c *Collection) maybeSwitch(ctx context.Context) {
+	if c.cfg.Index != Auto || c.kind != Flat || len(c.keys) < c.cfg.AutoThreshold {
+		return
+	}
+	idx, err := newIndex(HNSW, c.cfg, c.st)
+	if err != nil {
+		return
+	}
+	ids := make([]vector.ID, 0, len(c.recs))
+	for id := range c.recs {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	if err := track(ctx, idx, ids); err != nil {
+		return
+	}
+	c.idx, c.kind, c.dirty = idx, HNSW, true
+}
+
+// shut closes the collection with err as the error of every later call,
+// first saving its graph if save is set and it changed.
+func (c *Collection) shut(err error, save bool) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return nil
+	}
+	var first error
+	if g, ok := c.idx.(graph); ok && save && c.dirty {
+		if serr := c.be.saveGraph(context.Background(), g); serr != nil {
+			first = fmt.Errorf("cairn: saving index of %q: %w", c.name, serr)
+		}
+	}
+	if cerr := c.be.close(); cerr != nil && first == nil && !errors.Is(cerr, vector.ErrClosed) {
+		first = fmt.Errorf("cairn: closing %q: %w", c.name, cerr)
+	}
+	c.err = err
+	c.keys, c.recs, c.idx = map[string]vector.ID{}, map[vector.ID]*record{}, nil
+	return first
+}

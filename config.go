@@ -1,0 +1,115 @@
+package cairn
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/flat"
+	"github.com/cairndb/cairn/vector"
+)
+
+// IndexKind selects how a collection is searched.
+type IndexKind uint8
+
+const (
+	// Auto searches exactly (as Flat) while the collection holds fewer
+	// than its AutoThreshold items, and builds an HNSW graph once it
+	// reaches that size: below it an exact scan is about as fast and never
+	// misses. The graph is built by the write that crosses the threshold,
+	// and kept if the collection shrinks again. Auto is the default.
+	Auto IndexKind = iota
+	// Flat always searches exactly: every query scores every item (in
+	// parallel, with SIMD kernels). Writes cost nothing beyond storing.
+	Flat
+	// HNSW searches approximately with a hierarchical navigable small
+	// world graph (package hnsw): far faster than Flat on large
+	// collections, at a small loss of recall tuned by its options.
+	HNSW
+)
+
+// DefaultAutoThreshold is the collection size at which an [Auto] index
+// switches from exact search to HNSW.
+//
+// TODO(lead): set from measurement; 20,000 is a placeholder.
+const DefaultAutoThreshold = 20000
+
+// String returns "auto", "flat" or "hnsw".
+func (k IndexKind) String() string {
+	switch k {
+	case Auto:
+		return "auto"
+	case Flat:
+		return "flat"
+	case HNSW:
+		return "hnsw"
+	}
+	return fmt.Sprintf("IndexKind(%d)", uint8(k))
+}
+
+// CollectionConfig is the configuration of a collection, fixed when it is
+// created and stored with it.
+type CollectionConfig struct {
+	// Dim is the dimension of every embedding. Required.
+	Dim int
+	// Metric measures distance. Default vector.Cosine.
+	Metric vector.Metric
+	// Index selects exact or approximate search. Default Auto.
+	Index IndexKind
+	// AutoThreshold is the size at which an Auto index switches to HNSW.
+	// Default DefaultAutoThreshold.
+	AutoThreshold int
+}
+
+func (c CollectionConfig) withDefaults() CollectionConfig {
+	if c.Metric == 0 {
+		c.Metric = vector.Cosine
+	}
+	if c.AutoThreshold == 0 {
+		c.AutoThreshold = DefaultAutoThreshold
+	}
+	return c
+}
+
+// Validate reports every problem with c (after defaults are applied to
+// zero fields), as an error wrapping [vector.ErrInvalidOptions].
+func (c CollectionConfig) Validate() error {
+	c = c.withDefaults()
+	var errs []error
+	if c.Dim <= 0 {
+		errs = append(errs, fmt.Errorf("dimension %d must be positive", c.Dim))
+	}
+	if !c.Metric.Valid() {
+		errs = append(errs, fmt.Errorf("invalid metric %v", c.Metric))
+	}
+	if c.Index > HNSW {
+		errs = append(errs, fmt.Errorf("invalid index kind %v", c.Index))
+	}
+	if c.AutoThreshold < 0 {
+		errs = append(errs, fmt.Errorf("auto threshold %d must not be negative", c.AutoThreshold))
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: %w", vector.ErrInvalidOptions, errors.Join(errs...))
+}
+
+// newIndex returns the index of kind over s: Flat or HNSW, never Auto.
+func newIndex(kind IndexKind, cfg CollectionConfig, s vector.Store) (vector.Index, error) {
+	switch kind {
+	case Flat:
+		return flat.New(s), nil
+	}
+	return nil, fmt.Errorf("%w: index kind %v not available", vector.ErrInvalidOptions, kind)
+}
+
+// initialKind is the index a collection of n items starts with.
+func (c CollectionConfig) initialKind(n int) IndexKind {
+	switch c.Index {
+	case Flat, HNSW:
+		return c.Index
+	}
+	if n >= c.AutoThreshold {
+		return HNSW
+	}
+	return Flat
+}

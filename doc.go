@@ -1,0 +1,55 @@
+// Package cairn is an embedded vector memory store for Go programs and
+// agents: remember items (an id, an embedding, text and metadata) in named
+// collections, and recall the ones most similar to a query, filtered by
+// metadata. It runs in your process, keeps its data in one SQLite file (or
+// only in memory), and needs no cgo.
+//
+//	db, err := cairn.Open(ctx, "memory.db", &cairn.Options{Embedder: emb})
+//	notes, err := db.CreateCollection(ctx, "notes", cairn.CollectionConfig{Dim: 768})
+//	err = notes.Add(ctx, cairn.Item{ID: "n1", Text: "the user likes Go", Metadata: map[string]any{"topic": "go"}})
+//	hits, err := notes.QueryText(ctx, "what language?", 5, &cairn.QueryOptions{Filter: cairn.Eq("topic", "go")})
+//
+// # Model
+//
+// A [DB] holds [Collection]s by name. Each collection has a fixed
+// dimension, a [vector.Metric] (Cosine by default) and an index choice:
+// [Flat] (exact), [HNSW] (approximate, fast on large collections) or
+// [Auto] (exact while small, HNSW from [DefaultAutoThreshold] items on).
+// Items are identified by the caller's string ids; the numeric ids of the
+// layers below never show.
+//
+// Metadata values are strings, numbers and booleans. [Filter]s ([Eq], [Ne],
+// [In], [Lt], [Lte], [Gt], [Gte], [And], [Or], [Not]) are evaluated over
+// the collection's metadata, held in memory, and the matching ids are
+// handed to the index as an allow-list, so a filtered query still returns
+// k results whenever k items match: small allow-lists are searched
+// exactly, large ones by filtered graph search.
+//
+// An [Embedder] turns text into vectors, so items can be added and queried
+// by text; [OpenAI] is one for any OpenAI-compatible /embeddings endpoint
+// (OpenAI, Ollama, llama.cpp, vLLM).
+//
+// # Errors
+//
+// Bad input is reported with the sentinel errors of package vector,
+// wrapped with context, and changes nothing: [vector.ErrDimensionMismatch],
+// [vector.ErrNonFinite], [vector.ErrZeroVector], [vector.ErrEmptyID],
+// [vector.ErrDuplicateID], [vector.ErrNotFound] (unknown item or
+// collection), [vector.ErrInvalidK], [vector.ErrInvalidOptions] (malformed
+// filter, bad metadata or configuration) and [vector.ErrClosed]. Text
+// calls without an embedder return [ErrNoEmbedder].
+//
+// # Concurrency
+//
+// A DB and its collections are safe for concurrent use by many
+// goroutines. Within a collection, queries and reads run in parallel and
+// each write batch runs alone; different collections do not block each
+// other.
+//
+// # Persistence
+//
+// [Open] keeps everything in one SQLite file: each write is one
+// transaction, durable when the call returns. The items are the source of
+// truth; HNSW graphs are saved by [DB.Close] and rebuilt from the items
+// when missing or stale. [OpenMemory] has the same API and keeps nothing.
+package cairn

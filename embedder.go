@@ -1,0 +1,26 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+)
+
+// ErrNoEmbedder is returned when a call needs text turned into a vector (an
+// [Item] without an embedding, or [Collection.QueryText]) and the store was
+// opened without an [Embedder].
+var ErrNoEmbedder = errors.New("cairn: no embedder configured (set Options.Embedder)")
+
+// Embedder turns texts into embeddings, one vector per text, in order.
+// Implementations must be safe for concurrent use: a store calls Embed from
+// whichever goroutine adds or queries by text. Embed should honour ctx.
+type Embedder interface {
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+// EmbedderFunc adapts an ordinary function to an [Embedder].
+type EmbedderFunc func(ctx context.Context, texts []string) ([][]float32, error)
+
+// Embed returns f(ctx, texts).
+func (f EmbedderFunc) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+	return f(ctx, texts)
+}

@@ -1,0 +1,282 @@
+package cairn
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Filter is a condition on an item's metadata, built with [Eq], [Ne], [In],
+// [Lt], [Lte], [Gt], [Gte], [And], [Or] and [Not]. A nil *Filter in
+// [QueryOptions] means no condition.
+//
+// Values compare after the normalisation that metadata goes through: every
+// Go number type is a float64, so Eq("n", 3) matches an item stored with
+// int 3 or float64 3.0, while a string never equals a number. A condition
+// on a key that an item lacks is false, except through [Ne] and [Not].
+//
+// Constructors never fail; a malformed filter (an empty key, a value of an
+// unsupported type, a range bound that is not a number, a nil operand) is
+// reported by the call that uses it, with an error wrapping
+// [vector.ErrInvalidOptions]. A Filter is immutable and safe to share
+// between goroutines.
+type Filter struct {
+	op   filterOp
+	key  string
+	vals []any
+	subs []*Filter
+}
+
+type filterOp uint8
+
+const (
+	opEq filterOp = iota + 1
+	opNe
+	opIn
+	opLt
+	opLte
+	opGt
+	opGte
+	opAnd
+	opOr
+	opNot
+)
+
+var opNames = [...]string{opEq: "=", opNe: "!=", opIn: "in", opLt: "<", opLte: "<=", opGt: ">", opGte: ">=", opAnd: "and", opOr: "or", opNot: "not"}
+
+// Eq matches items whose metadata value under key equals value.
+func Eq(key string, value any) *Filter { return &Filter{op: opEq, key: key, vals: []any{value}} }
+
+// Ne matches items whose metadata value under key differs from value,
+// including items that have no value under key: it is Not(Eq(key, value)).
+func Ne(key string, value any) *Filter { return &Filter{op: opNe, key: key, vals: []any{value}} }
+
+// In matches items whose metadata value under key equals one of values. With
+// no values it matches nothing.
+func In(key string, values ...any) *Filter {
+	return &Filter{op: opIn, key: key, vals: append([]any(nil), values...)}
+}
+
+// Lt matches items whose numeric metadata value under key is less than v.
+func Lt(key string, v any) *Filter { return &Filter{op: opLt, key: key, vals: []any{v}} }
+
+// Lte matches items whose numeric metadata value under key is at most v.
+func Lte(key string, v any) *Filter { return &Filter{op: opLte, key: key, vals: []any{v}} }
+
+// Gt matches items whose numeric metadata value under key is greater than v.
+func Gt(key string, v any) *Filter { return &Filter{op: opGt, key: key, vals: []any{v}} }
+
+// Gte matches items whose numeric metadata value under key is at least v.
+func Gte(key string, v any) *Filter { return &Filter{op: opGte, key: key, vals: []any{v}} }
+
+// And matches items that every filter matches; with none it matches all.
+func And(filters ...*Filter) *Filter {
+	return &Filter{op: opAnd, subs: append([]*Filter(nil), filters...)}
+}
+
+// Or matches items that at least one filter matches; with none it matches
+// nothing.
+func Or(filters ...*Filter) *Filter {
+	return &Filter{op: opOr, subs: append([]*Filter(nil), filters...)}
+}
+
+// Not matches items that f does not match.
+func Not(f *Filter) *Filter { return &Filter{op: opNot, subs: []*Filter{f}} }
+
+// String returns the filter in a readable form, such as
+// (topic = "go" and year >= 2020).
+func (f *Filter) String() string {
+	if f == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	f.write(&b)
+	return b.String()
+}
+
+func (f *Filter) write(b *strings.Builder) {
+	if f == nil {
+		b.WriteString("<nil>")
+		return
+	}
+	name := "?"
+	if int(f.op) < len(opNames) && opNames[f.op] != "" {
+		name = opNames[f.op]
+	}
+	switch f.op {
+	case opAnd, opOr:
+		if len(f.subs) == 0 {
+			b.WriteString(name + "()")
+			return
+		}
+		b.WriteByte('(')
+		for i, s := range f.subs {
+			if i > 0 {
+				b.WriteString(" " + name + " ")
+			}
+			s.write(b)
+		}
+		b.WriteByte(')')
+	case opNot:
+		b.WriteString("not ")
+		for _, s := range f.subs {
+			s.write(b)
+		}
+	case opIn:
+		b.WriteString(f.key + " in [")
+		for i, v := range f.vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			writeValue(b, v)
+		}
+		b.WriteByte(']')
+	default:
+		b.WriteString(f.key + " " + name + " ")
+		for _, v := range f.vals {
+			writeValue(b, v)
+		}
+	}
+}
+
+func writeValue(b *strings.Builder, v any) {
+	if s, ok := v.(string); ok {
+		b.WriteString(strconv.Quote(s))
+		return
+	}
+	fmt.Fprint(b, v)
+}
+
+// matcher is a compiled filter: it reports whether an item's normalised
+// metadata satisfies the condition.
+type matcher func(md map[string]any) bool
+
+// compile validates f and turns it into a matcher. The error wraps
+// [vector.ErrInvalidOptions] and names the offending condition.
+func (f *Filter) compile() (matcher, error) {
+	if f == nil {
+		return nil, fmt.Errorf("%w: nil filter", vector.ErrInvalidOptions)
+	}
+	switch f.op {
+	case opEq, opNe:
+		if err := f.checkKey(); err != nil {
+			return nil, err
+		}
+		want, err := f.value(0)
+		if err != nil {
+			return nil, err
+		}
+		key := f.key
+		if f.op == opEq {
+			return func(md map[string]any) bool { v, ok := md[key]; return ok && v == want }, nil
+		}
+		return func(md map[string]any) bool { v, ok := md[key]; return !ok || v != want }, nil
+	case opIn:
+		if err := f.checkKey(); err != nil {
+			return nil, err
+		}
+		set := make(map[any]struct{}, len(f.vals))
+		for i := range f.vals {
+			v, err := f.value(i)
+			if err != nil {
+				return nil, err
+			}
+			set[v] = struct{}{}
+		}
+		key := f.key
+		return func(md map[string]any) bool {
+			v, ok := md[key]
+			if !ok {
+				return false
+			}
+			_, in := set[v]
+			return in
+		}, nil
+	case opLt, opLte, opGt, opGte:
+		if err := f.checkKey(); err != nil {
+			return nil, err
+		}
+		v, err := f.value(0)
+		if err != nil {
+			return nil, err
+		}
+		bound, ok := v.(float64)
+		if !ok {
+			return nil, fmt.Errorf("%w: filter %s: range bound must be a number, got %T", vector.ErrInvalidOptions, f, f.vals[0])
+		}
+		key, op := f.key, f.op
+		return func(md map[string]any) bool {
+			x, ok := md[key].(float64)
+			if !ok {
+				return false
+			}
+			switch op {
+			case opLt:
+				return x < bound
+			case opLte:
+				return x <= bound
+			case opGt:
+				return x > bound
+			default:
+				return x >= bound
+			}
+		}, nil
+	case opAnd, opOr:
+		subs := make([]matcher, len(f.subs))
+		for i, s := range f.subs {
+			m, err := s.compile()
+			if err != nil {
+				return nil, err
+			}
+			subs[i] = m
+		}
+		if f.op == opAnd {
+			return func(md map[string]any) bool {
+				for _, m := range subs {
+					if !m(md) {
+						return false
+					}
+				}
+				return true
+			}, nil
+		}
+		return func(md map[string]any) bool {
+			for _, m := range subs {
+				if m(md) {
+					return true
+				}
+			}
+			return false
+		}, nil
+	case opNot:
+		if len(f.subs) != 1 {
+			return nil, fmt.Errorf("%w: not takes one filter", vector.ErrInvalidOptions)
+		}
+		m, err := f.subs[0].compile()
+		if err != nil {
+			return nil, err
+		}
+		return func(md map[string]any) bool { return !m(md) }, nil
+	}
+	return nil, fmt.Errorf("%w: zero Filter (build filters with Eq, In, And, ...)", vector.ErrInvalidOptions)
+}
+
+func (f *Filter) checkKey() error {
+	if f.key == "" {
+		return fmt.Errorf("%w: filter %s: empty key", vector.ErrInvalidOptions, f)
+	}
+	if len(f.vals) == 0 && f.op != opIn {
+		return fmt.Errorf("%w: filter %s: no value", vector.ErrInvalidOptions, f)
+	}
+	return nil
+}
+
+func (f *Filter) value(i int) (any, error) {
+	v, err := normalizeValue(f.vals[i])
+	if err != nil {
+		return nil, fmt.Errorf("filter %s: %w", f, err)
+	}
+	return v, nil
+}
