@@ -3,6 +3,7 @@ package vector_test
 import (
 	"math"
 	"math/rand/v2"
+	"sync"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -213,4 +214,41 @@ func TestKernelSelected(t *testing.T) {
 	if got := vector.SquaredL2(a, b); got != 9+49+9 {
 		t.Errorf("SquaredL2 = %v, want 67", got)
 	}
+}
+
+// TestKernelsConcurrent runs every kernel from several goroutines at once
+// (under -race in CI): they share nothing but their read-only inputs and
+// must give the same bits as when run alone.
+func TestKernelsConcurrent(t *testing.T) {
+	const dim, rows = 769, 9
+	r := rand.New(rand.NewPCG(11, 12))
+	q := padded(dim, 1, uniform(r, 1))
+	m := padded(dim*rows, 2, uniform(r, 1))
+	impls := kernel.Impls()
+	want := make([][]float32, len(impls))
+	for i, k := range impls {
+		w := make([]float32, rows)
+		k.DotBatch(q, m, w)
+		want[i] = append(w, k.Dot(q, m[:dim]), k.L2(q, m[:dim]))
+	}
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			out := make([]float32, rows)
+			for range 50 {
+				for i, k := range impls {
+					k.DotBatch(q, m, out)
+					got := append(out, k.Dot(q, m[:dim]), k.L2(q, m[:dim]))
+					for j := range got {
+						if math.Float32bits(got[j]) != math.Float32bits(want[i][j]) {
+							t.Errorf("%s: concurrent result %d = %v, alone %v", k.Name, j, got[j], want[i][j])
+							return
+						}
+					}
+					out = got[:rows]
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

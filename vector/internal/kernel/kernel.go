@@ -1,18 +1,3 @@
-// Package kernel holds cairn's distance kernels: a portable Go version of
-// each, and native versions selected once at start-up by CPU feature. Only
-// package vector may import it; everything else reaches the kernels through
-// vector's exported functions.
-//
-// The layout follows the standard library's internal/bytealg: generic.go is
-// the real portable code, used on every CPU and under the purego build tag;
-// kernel_amd64.go and kernel_amd64.s add AVX-512 and AVX2+FMA versions on
-// amd64, and kernel_amd64.go's init stores the fastest available ones in the
-// dispatch variables below.
-//
-// All functions assume equal lengths (len(b) == len(a), and
-// len(rows) == len(q)*len(out) for the batch forms); the callers in package
-// vector check. The results are float32 sums in an order that differs
-// between implementations, so they agree to rounding, not bit for bit.
 package kernel
 
 // The selected kernels. They are set once, in init, and never change after;
