@@ -7,18 +7,46 @@
 //
 // [Uniform] and [Clustered] generate the two synthetic families,
 // deterministically for a seed: a base to index and queries drawn
-// independently from the same distribution. Ids in an index built from a
-// [Dataset] are positions in its Base.
+// independently from the same distribution. Every chunk of 256 vectors has
+// its own random stream, so generation uses every core, the first n vectors
+// of a larger set are the vectors of a smaller one, and the base does not
+// depend on the number of queries. Ids in an index built from a [Dataset]
+// are positions in its Base.
 //
 // # Ground truth
 //
 // [GroundTruth] computes the exact k nearest neighbours in float64, on every
-// core. It imports nothing but package vector's types: the ground truth must
-// not share code with the indexes it judges, so it does not call the
-// distance kernels or package flat. [At] scores one answer against it.
+// core, holding tiles of base vectors in cache while the queries stream
+// past. It imports nothing but package vector's types: the ground truth must
+// not share code with the indexes it judges, so it calls neither the SIMD
+// kernels nor package flat. Exact float64 ties are broken by position and
+// there is no tolerance for near-ties: an index is credited only with the
+// true top k. [CachedGroundTruth] keeps the top 100 beside the data as an
+// .ivecs file, checks it before reuse, and recomputes it when it does not
+// fit. [At] scores one answer.
+//
+// # Measurement
+//
+// [Build] adds a data set's base to an index and measures time and memory;
+// [Measure] runs its queries and reports recall@1, @k and @100, the
+// latency distribution of one query at a time on one goroutine after a
+// warm-up (median, p95, p99, mean), and queries per second on one goroutine
+// and on all cores. Latency percentiles are indexed as in the hnswlib
+// harness of ../shared/peers, so the two can be compared figure by figure.
+//
+// # Files
+//
+// [FvecsReader], [IvecsReader] and [BvecsReader] stream TEXMEX files;
+// [ReadFvecs], [ReadIvecs], [ReadBvecs] and [ReadNpy] read whole files, and
+// the Write functions write them. Truncated files, dimensions that change
+// from one record to the next or are out of range, and malformed .npy
+// headers give errors wrapping [vector.ErrCorrupt]; no input makes a reader
+// panic or allocate far beyond the input's size. [WriteFile] writes
+// atomically.
 //
 // # Concurrency
 //
 // The functions of this package are safe to call concurrently; a [Dataset]
-// is read-only once made.
+// is read-only once made. The streaming readers are not safe for concurrent
+// use.
 package recall

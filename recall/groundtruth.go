@@ -38,6 +38,11 @@ const gtTile = 64
 // [vector.ErrDimensionMismatch] if a vector's length is not ds.Dim. If k
 // exceeds len(ds.Base), every row holds all len(ds.Base) positions.
 func GroundTruth(ctx context.Context, ds *Dataset, k int) ([][]int32, error) {
+	return groundTruth(ctx, ds, k, nil)
+}
+
+// groundTruth is GroundTruth reporting progress, in tiles of base vectors.
+func groundTruth(ctx context.Context, ds *Dataset, k int, progress func(done, total int)) ([][]int32, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("recall: ground truth: %w", vector.ErrInvalidK)
 	}
@@ -78,6 +83,17 @@ func GroundTruth(ctx context.Context, ds *Dataset, k int) ([][]int32, error) {
 		next <- t
 	}
 	close(next)
+	var progMu sync.Mutex
+	tilesDone := 0
+	tileDone := func() {
+		if progress == nil {
+			return
+		}
+		progMu.Lock()
+		tilesDone++
+		progress(tilesDone, tiles)
+		progMu.Unlock()
+	}
 	heaps := make([][]heap64, workers)
 	errs := make([]error, workers)
 	var wg sync.WaitGroup
@@ -88,7 +104,7 @@ func GroundTruth(ctx context.Context, ds *Dataset, k int) ([][]int32, error) {
 		}
 		heaps[w] = hs
 		wg.Go(func() {
-			errs[w] = gtWorker(ctx, ds, qs, qnorm, hs, next)
+			errs[w] = gtWorker(ctx, ds, qs, qnorm, hs, next, tileDone)
 		})
 	}
 	wg.Wait()
@@ -115,7 +131,7 @@ func GroundTruth(ctx context.Context, ds *Dataset, k int) ([][]int32, error) {
 
 // gtWorker scores every query against the tiles of base vectors it takes
 // from next, keeping each query's k best in hs.
-func gtWorker(ctx context.Context, ds *Dataset, qs, qnorm []float64, hs []heap64, next <-chan int) error {
+func gtWorker(ctx context.Context, ds *Dataset, qs, qnorm []float64, hs []heap64, next <-chan int, tileDone func()) error {
 	dim := ds.Dim
 	tile := make([]float64, gtTile*dim)
 	tnorm := make([]float64, gtTile)
@@ -151,6 +167,7 @@ func gtWorker(ctx context.Context, ds *Dataset, qs, qnorm []float64, hs []heap64
 				}
 			}
 		}
+		tileDone()
 	}
 	return nil
 }

@@ -1,0 +1,313 @@
+package recall
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// MemoryReporter is an optional capability of an index: its own account of
+// the bytes it holds. [Build] prefers it to a heap measurement.
+type MemoryReporter interface {
+	MemoryBytes() int64
+}
+
+// BuildStats is what [Build] measured.
+type BuildStats struct {
+	// N is the number of vectors added.
+	N int
+	// Time is the wall time of the adds.
+	Time time.Duration
+	// Bytes is the index's own report ([MemoryReporter]) if it has one,
+	// else the growth of the live Go heap across the build (measured after
+	// a garbage collection on each side), which includes the store's copy
+	// of the vectors, as hnswlib's resident-memory figure does.
+	Bytes int64
+}
+
+// Build adds vs to idx under the ids 0..len(vs)-1 (positions, as ground
+// truth expects) and measures the time and memory it takes. An index with
+// [vector.BatchAdder] gets the vectors in batches (about fifty, so progress
+// can be reported and ctx observed between them); otherwise one Add per
+// vector. progress, if non-nil, is called with the number added so far.
+// On error (ctx's included) the index holds a prefix of vs.
+func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress func(done, total int)) (BuildStats, error) {
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	n := len(vs)
+	ids := make([]vector.ID, n)
+	for i := range ids {
+		ids[i] = vector.ID(i)
+	}
+	start := time.Now()
+	if ba, ok := idx.(vector.BatchAdder); ok {
+		step := max(1000, (n+49)/50)
+		for lo := 0; lo < n; lo += step {
+			if err := ctx.Err(); err != nil {
+				return BuildStats{}, fmt.Errorf("recall: build: %w", err)
+			}
+			hi := min(lo+step, n)
+			if err := ba.AddBatch(ctx, ids[lo:hi], vs[lo:hi]); err != nil {
+				return BuildStats{}, fmt.Errorf("recall: build: %w", err)
+			}
+			if progress != nil {
+				progress(hi, n)
+			}
+		}
+	} else {
+		every := max(1, n/100)
+		for i, v := range vs {
+			if i%256 == 0 {
+				if err := ctx.Err(); err != nil {
+					return BuildStats{}, fmt.Errorf("recall: build: %w", err)
+				}
+			}
+			if err := idx.Add(ctx, ids[i], v); err != nil {
+				return BuildStats{}, fmt.Errorf("recall: build: %w", err)
+			}
+			if progress != nil && ((i+1)%every == 0 || i+1 == n) {
+				progress(i+1, n)
+			}
+		}
+	}
+	st := BuildStats{N: n, Time: time.Since(start)}
+	if mr, ok := idx.(MemoryReporter); ok {
+		st.Bytes = mr.MemoryBytes()
+	} else {
+		var after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		st.Bytes = int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	}
+	return st, nil
+}
+
+// SearchFunc is one k-nearest-neighbour query; [Measure] times it. Wrap a
+// concrete index's own search to measure it with its knobs, for example an
+// HNSW index at a given ef.
+type SearchFunc func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error)
+
+// MeasureOptions tune [Measure]. The zero value of each field means its
+// default.
+type MeasureOptions struct {
+	// K is the number of results asked of each query. Default 10.
+	K int
+	// Warmup is the number of queries run, untimed, before the timed pass.
+	// Default 50 (as the hnswlib harness in ../shared/peers); never more
+	// than there are queries. Negative means none.
+	Warmup int
+	// Threads is the number of goroutines of the throughput pass. Default
+	// runtime.GOMAXPROCS(0); negative skips the pass.
+	Threads int
+	// Recall100 asks for an extra, untimed pass at k = 100 when K is
+	// smaller, to report recall@100.
+	Recall100 bool
+	// Search is the query to measure. Default: the index's Search with nil
+	// options.
+	Search SearchFunc
+	// Progress, if non-nil, is called after each query of every pass with
+	// the number done and the total over all passes.
+	Progress func(done, total int)
+}
+
+// Latency summarises the wall times of single queries.
+type Latency struct {
+	P50, P95, P99, Mean, Max time.Duration
+}
+
+// QueryStats is what [Measure] measured.
+type QueryStats struct {
+	// Queries is the number of queries in each pass; K the results asked.
+	Queries, K int
+	// Recall maps k to the mean recall@k over the queries, for k = 1, K,
+	// and 100 when measured (MeasureOptions.Recall100 or K >= 100). Ks
+	// above the depth of the ground truth are left out.
+	Recall map[int]float64
+	// Latency is the distribution of one query at a time on one goroutine,
+	// after the warm-up.
+	Latency Latency
+	// QPS is queries per second on one goroutine: Queries divided by the
+	// sum of the single-query times.
+	QPS float64
+	// QPSParallel is queries per second with Threads goroutines taking
+	// queries from a shared counter; 0 if the pass was skipped.
+	QPSParallel float64
+	// Threads is the number of goroutines of the parallel pass.
+	Threads int
+}
+
+// Measure runs every query of ds against idx and reports recall against
+// truth (from [GroundTruth]; row i belongs to query i), the latency of one
+// query at a time on one goroutine after a warm-up, and throughput on one
+// goroutine and on Threads. The ids idx returns must be positions in
+// ds.Base, as [Build] adds them. It returns ctx's error if ctx is done,
+// and the first search error otherwise.
+func Measure(ctx context.Context, idx vector.Index, ds *Dataset, truth [][]int32, o *MeasureOptions) (QueryStats, error) {
+	var opt MeasureOptions
+	if o != nil {
+		opt = *o
+	}
+	if opt.K == 0 {
+		opt.K = 10
+	}
+	if opt.K < 0 {
+		return QueryStats{}, fmt.Errorf("recall: measure: %w: K = %d", vector.ErrInvalidK, opt.K)
+	}
+	nq := len(ds.Queries)
+	if len(truth) != nq {
+		return QueryStats{}, fmt.Errorf("recall: measure: %w: %d ground-truth rows for %d queries", vector.ErrInvalidOptions, len(truth), nq)
+	}
+	if opt.Warmup == 0 {
+		opt.Warmup = 50
+	}
+	opt.Warmup = min(max(opt.Warmup, 0), nq)
+	if opt.Threads == 0 {
+		opt.Threads = runtime.GOMAXPROCS(0)
+	}
+	search := opt.Search
+	if search == nil {
+		search = func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+			return idx.Search(ctx, q, k, nil)
+		}
+	}
+	depth := math.MaxInt
+	for _, row := range truth {
+		depth = min(depth, len(row))
+	}
+	extra := opt.Recall100 && opt.K < 100 && depth >= 100
+	total := opt.Warmup + nq
+	if opt.Threads > 0 {
+		total += nq
+	}
+	if extra {
+		total += nq
+	}
+	done := 0
+	tick := func() {
+		done++
+		if opt.Progress != nil {
+			opt.Progress(done, total)
+		}
+	}
+	st := QueryStats{Queries: nq, K: opt.K, Recall: map[int]float64{}}
+	if nq == 0 {
+		return st, nil
+	}
+
+	for _, q := range ds.Queries[:opt.Warmup] {
+		if _, err := search(ctx, q, opt.K); err != nil {
+			return st, fmt.Errorf("recall: measure: warm-up: %w", err)
+		}
+		tick()
+	}
+
+	// The timed pass: one goroutine pinned to its thread, one query at a
+	// time. Scoring happens after the clock stops.
+	lat := make([]time.Duration, nq)
+	var sum1, sumK float64
+	runtime.LockOSThread()
+	for i, q := range ds.Queries {
+		t0 := time.Now()
+		res, err := search(ctx, q, opt.K)
+		lat[i] = time.Since(t0)
+		if err != nil {
+			runtime.UnlockOSThread()
+			return st, fmt.Errorf("recall: measure: query %d: %w", i, err)
+		}
+		sum1 += At(res, truth[i], 1)
+		sumK += At(res, truth[i], opt.K)
+		tick()
+	}
+	runtime.UnlockOSThread()
+	st.Recall[1] = sum1 / float64(nq)
+	if opt.K <= depth {
+		st.Recall[opt.K] = sumK / float64(nq)
+	}
+	st.Latency = summarise(lat)
+	var busy time.Duration
+	for _, d := range lat {
+		busy += d
+	}
+	st.QPS = float64(nq) / busy.Seconds()
+
+	if opt.Threads > 0 {
+		st.Threads = opt.Threads
+		qps, err := throughput(ctx, ds.Queries, opt.K, opt.Threads, search)
+		if err != nil {
+			return st, err
+		}
+		st.QPSParallel = qps
+		// Progress is reported once for the whole pass, so that the
+		// callback does not contend with the goroutines being timed.
+		done += nq - 1
+		tick()
+	}
+
+	if extra {
+		var s float64
+		for i, q := range ds.Queries {
+			res, err := search(ctx, q, 100)
+			if err != nil {
+				return st, fmt.Errorf("recall: measure: query %d at k=100: %w", i, err)
+			}
+			s += At(res, truth[i], 100)
+			tick()
+		}
+		st.Recall[100] = s / float64(nq)
+	}
+	return st, nil
+}
+
+// throughput runs every query once on threads goroutines that share a
+// counter, and returns queries per second of wall time.
+func throughput(ctx context.Context, qs []vector.Vector, k, threads int, search SearchFunc) (float64, error) {
+	var next atomic.Int64
+	var firstErr error
+	var errOnce sync.Once
+	var wg sync.WaitGroup
+	start := time.Now()
+	for range threads {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(qs) {
+					return
+				}
+				if _, err := search(ctx, qs[i], k); err != nil {
+					errOnce.Do(func() { firstErr = fmt.Errorf("recall: measure: parallel query %d: %w", i, err) })
+					next.Store(int64(len(qs)))
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	if firstErr != nil {
+		return 0, firstErr
+	}
+	return float64(len(qs)) / elapsed.Seconds(), nil
+}
+
+// summarise returns the percentiles of lat, indexed as the hnswlib harness
+// of ../shared/peers indexes them (the element at ⌊n·p⌋ of the sorted
+// times), so the two report the same statistic.
+func summarise(lat []time.Duration) Latency {
+	s := slices.Clone(lat)
+	slices.Sort(s)
+	n := len(s)
+	at := func(p float64) time.Duration { return s[min(int(float64(n)*p), n-1)] }
+	var sum time.Duration
+	for _, d := range s {
+		sum += d
+	}
+	return Latency{P50: s[n/2], P95: at(0.95), P99: at(0.99), Mean: sum / time.Duration(n), Max: s[n-1]}
+}
