@@ -17,6 +17,12 @@ import (
 func (ix *Index) Verify() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
+	return ix.verifyLocked()
+}
+
+// verifyLocked is Verify with mu held for writing. It never panics, whatever
+// the arrays hold, so it also checks decoded graphs.
+func (ix *Index) verifyLocked() error {
 	var errs []error
 	bad := func(format string, args ...any) {
 		if len(errs) < 100 {

@@ -1,0 +1,325 @@
+package hnsw
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"math"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// The encoding of a graph (all integers little-endian):
+//
+//	header   magic "cairnHNS" (8 bytes), format version (uint32),
+//	         body length (uint64)
+//	body     dim (uint32), metric (uint8), M, EfConstruction, EfSearch
+//	         (uint32 each), LevelMult (float64 bits), Seed (uint64),
+//	         slots used (uint32), live nodes (uint32),
+//	         entry node (uint32), entry level + 1 (uint8; 0 if empty),
+//	         then per slot: level (uint8, 0xFF for a free slot) and, for a
+//	         node, its id (uint64) and for each layer 0..level a count
+//	         (uint32) followed by that many slot numbers (uint32)
+//	trailer  CRC-32C of header and body (uint32)
+//
+// Vectors are not encoded: they live in the store, and ReadFrom resolves
+// every id against it.
+const (
+	magic         = "cairnHNS"
+	formatVersion = 1
+	headerLen     = 8 + 4 + 8
+)
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// ErrStoreMismatch is returned (wrapped) by [Index.ReadFrom] when a graph is
+// intact but does not describe the store it is loaded over: an id the store
+// lacks, or a different number of vectors, dimension or metric. It wraps
+// [vector.ErrCorrupt]; the usual remedy is to rebuild the graph with
+// [Index.Track] and save it again.
+var ErrStoreMismatch = fmt.Errorf("hnsw: graph does not match its store: %w", vector.ErrCorrupt)
+
+// WriteTo writes the graph (not the vectors) to w in the versioned,
+// checksummed format that [Index.ReadFrom] reads. It waits for running
+// searches and inserts and blocks new ones while it runs.
+func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	ix.mu.Lock()
+	body := ix.encodeLocked()
+	ix.mu.Unlock()
+	var hdr [headerLen]byte
+	copy(hdr[:], magic)
+	binary.LittleEndian.PutUint32(hdr[8:], formatVersion)
+	binary.LittleEndian.PutUint64(hdr[12:], uint64(len(body)))
+	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body)
+	body = binary.LittleEndian.AppendUint32(body, crc)
+	n, err := w.Write(hdr[:])
+	if err != nil {
+		return int64(n), fmt.Errorf("hnsw: write: %w", err)
+	}
+	m, err := w.Write(body)
+	if err != nil {
+		return int64(n + m), fmt.Errorf("hnsw: write: %w", err)
+	}
+	return int64(n + m), nil
+}
+
+func (ix *Index) encodeLocked() []byte {
+	le := binary.LittleEndian
+	b := make([]byte, 0, 64+int(ix.next)*(13+4*ix.stride0))
+	b = le.AppendUint32(b, uint32(ix.dim))
+	b = append(b, byte(ix.metric))
+	b = le.AppendUint32(b, uint32(ix.opts.M))
+	b = le.AppendUint32(b, uint32(ix.opts.EfConstruction))
+	b = le.AppendUint32(b, uint32(ix.opts.EfSearch))
+	b = le.AppendUint64(b, math.Float64bits(ix.opts.LevelMult))
+	b = le.AppendUint64(b, ix.opts.Seed)
+	b = le.AppendUint32(b, uint32(ix.next))
+	b = le.AppendUint32(b, uint32(ix.live))
+	ep, top, ok := ix.entry()
+	if ok {
+		b = le.AppendUint32(b, uint32(ep))
+		b = append(b, byte(top+1))
+	} else {
+		b = le.AppendUint32(b, 0)
+		b = append(b, 0)
+	}
+	for s := node(0); s < ix.next; s++ {
+		lv := ix.level[s]
+		b = append(b, lv)
+		if lv == freeLevel {
+			continue
+		}
+		b = le.AppendUint64(b, uint64(ix.ids[s]))
+		for lc := 0; lc <= int(lv); lc++ {
+			l := ix.list(s, lc)
+			for _, x := range l[:1+l[0]] {
+				b = le.AppendUint32(b, x)
+			}
+		}
+	}
+	return b
+}
+
+// decoder reads little-endian values from a byte slice; the first read past
+// the end sets err and every later read returns zero.
+type decoder struct {
+	b   []byte
+	err error
+}
+
+func (d *decoder) take(n int) []byte {
+	if d.err != nil || len(d.b) < n {
+		if d.err == nil {
+			d.err = errors.New("truncated body")
+		}
+		return nil
+	}
+	p := d.b[:n]
+	d.b = d.b[n:]
+	return p
+}
+
+func (d *decoder) u8() uint8 {
+	if p := d.take(1); p != nil {
+		return p[0]
+	}
+	return 0
+}
+
+func (d *decoder) u32() uint32 {
+	if p := d.take(4); p != nil {
+		return binary.LittleEndian.Uint32(p)
+	}
+	return 0
+}
+
+func (d *decoder) u64() uint64 {
+	if p := d.take(8); p != nil {
+		return binary.LittleEndian.Uint64(p)
+	}
+	return 0
+}
+
+// ReadFrom replaces the graph with one read from r, written by
+// [Index.WriteTo], and checks it against the store: the same ids, as many
+// vectors, the same dimension and metric. The graph's shaping options (M,
+// EfConstruction, LevelMult, Seed) and EfSearch come from the stream; Workers
+// and Progress stay. A truncated or damaged stream gives an error wrapping
+// [vector.ErrCorrupt], a newer format [vector.ErrUnsupportedVersion], a
+// graph that does not match the store [ErrStoreMismatch]; on error the index
+// is unchanged. ReadFrom reads exactly the bytes WriteTo wrote. It waits for
+// running searches and inserts and blocks new ones while it installs the
+// graph.
+func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
+	var hdr [headerLen]byte
+	n, err := io.ReadFull(r, hdr[:])
+	read := int64(n)
+	if err != nil {
+		return read, fmt.Errorf("hnsw: read header: %w: %w", vector.ErrCorrupt, err)
+	}
+	if string(hdr[:8]) != magic {
+		return read, fmt.Errorf("hnsw: read: %w: bad magic %q", vector.ErrCorrupt, hdr[:8])
+	}
+	switch v := binary.LittleEndian.Uint32(hdr[8:]); {
+	case v == 0:
+		return read, fmt.Errorf("hnsw: read: %w: format version 0", vector.ErrCorrupt)
+	case v > formatVersion:
+		return read, fmt.Errorf("hnsw: read: %w: format version %d, this build reads up to %d", vector.ErrUnsupportedVersion, v, formatVersion)
+	}
+	bodyLen := binary.LittleEndian.Uint64(hdr[12:])
+	if bodyLen > math.MaxInt64-4 {
+		return read, fmt.Errorf("hnsw: read: %w: body length %d", vector.ErrCorrupt, bodyLen)
+	}
+	// Copy rather than allocate bodyLen up front: a damaged length must not
+	// cost more memory than the stream holds.
+	var buf bytes.Buffer
+	m, err := io.CopyN(&buf, r, int64(bodyLen)+4)
+	read += m
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF
+		}
+		return read, fmt.Errorf("hnsw: read body: %w: %w", vector.ErrCorrupt, err)
+	}
+	all := buf.Bytes()
+	body, sum := all[:bodyLen], binary.LittleEndian.Uint32(all[bodyLen:])
+	if crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body); crc != sum {
+		return read, fmt.Errorf("hnsw: read: %w: checksum %08x, want %08x", vector.ErrCorrupt, crc, sum)
+	}
+	g, err := ix.decode(body)
+	if err != nil {
+		return read, fmt.Errorf("hnsw: read: %w", err)
+	}
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ix.installLocked(g)
+	return read, nil
+}
+
+// decode builds a graph from a checksummed body and checks it, and checks
+// it against the store.
+func (ix *Index) decode(body []byte) (*Index, error) {
+	d := &decoder{b: body}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", vector.ErrCorrupt, fmt.Sprintf(format, args...))
+	}
+	dim := int(d.u32())
+	metric := vector.Metric(d.u8())
+	o := Options{
+		M:              int(d.u32()),
+		EfConstruction: int(d.u32()),
+		EfSearch:       int(d.u32()),
+		LevelMult:      math.Float64frombits(d.u64()),
+		Seed:           d.u64(),
+		Workers:        ix.opts.Workers,
+		Progress:       ix.opts.Progress,
+	}
+	next := d.u32()
+	live := d.u32()
+	ep := node(d.u32())
+	epTop := int(d.u8()) - 1
+	if d.err != nil {
+		return nil, corrupt("%v", d.err)
+	}
+	if err := o.Validate(); err != nil || o.M == 0 || o.EfConstruction == 0 || o.EfSearch == 0 || o.LevelMult == 0 || o.Seed == 0 {
+		return nil, corrupt("options %+v", o)
+	}
+	if dim != ix.dim || metric != ix.metric {
+		return nil, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
+	}
+	// Each slot takes at least one byte, so this bounds the allocation by
+	// the size of the stream.
+	if uint64(next) > uint64(len(d.b)) || live > next {
+		return nil, corrupt("%d slots, %d live, in %d bytes", next, live, len(d.b))
+	}
+	g, err := New(ix.store, &o)
+	if err != nil {
+		return nil, corrupt("%v", err)
+	}
+	g.growLocked(int(next))
+	g.next = node(next)
+	for s := node(0); s < g.next; s++ {
+		lv := d.u8()
+		g.level[s] = lv
+		if lv == freeLevel {
+			g.free = append(g.free, s)
+			continue
+		}
+		if lv > maxLevel {
+			return nil, corrupt("slot %d at level %d", s, lv)
+		}
+		id := vector.ID(d.u64())
+		if _, dup := g.byID[id]; dup {
+			return nil, corrupt("id %d at slots %d and %d", id, g.byID[id], s)
+		}
+		g.byID[id] = s
+		g.ids[s] = id
+		g.live++
+		if lv > 0 {
+			g.upper[s] = make([]uint32, int(lv)*g.strideU)
+		}
+		for lc := 0; lc <= int(lv); lc++ {
+			cnt := d.u32()
+			if int64(cnt) > int64(g.maxLinks(lc)) {
+				return nil, corrupt("slot %d layer %d has %d links", s, lc, cnt)
+			}
+			l := g.list(s, lc)
+			l[0] = cnt
+			for i := range int(cnt) {
+				l[1+i] = d.u32()
+			}
+		}
+		if d.err != nil {
+			return nil, corrupt("%v", d.err)
+		}
+	}
+	if len(d.b) != 0 {
+		return nil, corrupt("%d bytes after the last slot", len(d.b))
+	}
+	if int(live) != g.live {
+		return nil, corrupt("%d live nodes recorded, %d found", live, g.live)
+	}
+	if epTop >= 0 {
+		if ep >= g.next {
+			return nil, corrupt("entry point %d of %d slots", ep, g.next)
+		}
+		g.ep.Store(packEntry(ep, epTop))
+	}
+	// Resolve the vectors before the structural check, which looks at
+	// them.
+	if n := ix.store.Len(); n != g.live {
+		return nil, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
+	}
+	for s := node(0); s < g.next; s++ {
+		if g.level[s] == freeLevel {
+			continue
+		}
+		v, err := ix.store.Get(g.ids[s])
+		if err != nil {
+			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.ids[s], err)
+		}
+		g.vecs[s] = v
+	}
+	if err := g.verifyLocked(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// installLocked moves the state of the decoded graph g into ix; mu is held
+// for writing.
+func (ix *Index) installLocked(g *Index) {
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	ix.opts = g.opts
+	ix.m, ix.m0, ix.stride0, ix.strideU = g.m, g.m0, g.stride0, g.strideU
+	ix.links0, ix.upper, ix.vecs, ix.level, ix.locks, ix.ids = g.links0, g.upper, g.vecs, g.level, g.locks, g.ids
+	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
+	ix.ep.Store(g.ep.Load())
+	ix.rngMu.Lock()
+	ix.rng = g.rng
+	ix.rngMu.Unlock()
+}
