@@ -5,7 +5,9 @@
 // Register use. SI, DI: the two inputs of the single forms; SI: q and
 // R8..R11: the four rows of the four-row forms; CX: elements left.
 // Accumulators start at Z0/Y0; a run of independent accumulators hides the
-// four-cycle latency of a fused multiply-add.
+// four-cycle latency of a fused multiply-add. Only Z0..Z15 are used, so
+// VZEROUPPER leaves no dirty upper state behind. These are ABI0 functions:
+// the wrappers Go calls them through restore X15 (used here as Y15) and R14.
 
 // ---------------------------------------------------------------- AVX-512
 
@@ -278,18 +280,18 @@ l2x4512_32:
 	VSUBPS      (R9), Z8, Z11
 	VSUBPS      (R10), Z8, Z12
 	VSUBPS      (R11), Z8, Z13
-	VSUBPS      64(R8), Z9, Z14
-	VSUBPS      64(R9), Z9, Z15
-	VSUBPS      64(R10), Z9, Z16
-	VSUBPS      64(R11), Z9, Z17
 	VFMADD231PS Z10, Z10, Z0
 	VFMADD231PS Z11, Z11, Z1
 	VFMADD231PS Z12, Z12, Z2
 	VFMADD231PS Z13, Z13, Z3
-	VFMADD231PS Z14, Z14, Z4
-	VFMADD231PS Z15, Z15, Z5
-	VFMADD231PS Z16, Z16, Z6
-	VFMADD231PS Z17, Z17, Z7
+	VSUBPS      64(R8), Z9, Z10
+	VSUBPS      64(R9), Z9, Z11
+	VSUBPS      64(R10), Z9, Z12
+	VSUBPS      64(R11), Z9, Z13
+	VFMADD231PS Z10, Z10, Z4
+	VFMADD231PS Z11, Z11, Z5
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z7
 	ADDQ        $128, SI
 	ADDQ        $128, R8
 	ADDQ        $128, R9
