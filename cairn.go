@@ -57,7 +57,8 @@ func OpenMemory(o *Options) *DB {
 type CollectionInfo struct {
 	Name   string
 	Config CollectionConfig
-	Count  int
+	Count  int       // number of items
+	Index  IndexKind // the index in use: Flat or HNSW
 }
 
 // CreateCollection creates the collection name with the given
@@ -176,8 +177,8 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 		}
 	}
 	out := make([]CollectionInfo, 0, len(db.colls))
-	for name, c := range db.colls {
-		out = append(out, CollectionInfo{Name: name, Config: c.cfg, Count: c.Count()})
+	for _, c := range db.colls {
+		out = append(out, c.Info())
 	}
 	slices.SortFunc(out, func(a, b CollectionInfo) int {
 		if a.Name < b.Name {

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -55,6 +56,10 @@ type QueryOptions struct {
 	// MinSimilarity, if non-nil, drops results whose Similarity is below
 	// it (so fewer than k may come back). Set it with new(0.8).
 	MinSimilarity *float64
+	// Ef, if positive, is the HNSW beam width for this query (default
+	// the collection's HNSW.EfSearch): larger is slower and finds more of
+	// the true nearest. Exact search ignores it.
+	Ef int
 }
 
 // Collection is a named set of items of one dimension and metric, with its
@@ -157,6 +162,14 @@ func (c *Collection) Name() string { return c.name }
 
 // Config returns the collection's configuration, defaults filled in.
 func (c *Collection) Config() CollectionConfig { return c.cfg }
+
+// Info describes the collection: its name, configuration, size and the
+// index in use (Flat or HNSW; an Auto collection reports which).
+func (c *Collection) Info() CollectionInfo {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return CollectionInfo{Name: c.name, Config: c.cfg, Count: len(c.keys), Index: c.kind}
+}
 
 // Count returns the number of items in the collection (0 once it is closed
 // or deleted).
@@ -465,6 +478,9 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		}
 		match = m
 	}
+	if opts.Ef < 0 || opts.Ef > hnsw.MaxEf {
+		return nil, fmt.Errorf("cairn: query: %w: Ef = %d, want 0..%d", vector.ErrInvalidOptions, opts.Ef, hnsw.MaxEf)
+	}
 	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
 		return nil, fmt.Errorf("cairn: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
 	}
@@ -486,7 +502,19 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 			so = &vector.SearchOptions{Filter: set}
 		}
 	}
-	hits, err := c.idx.Search(ctx, embedding, k, so)
+	var (
+		hits []vector.Result
+		err  error
+	)
+	if h, ok := c.idx.(*hnsw.Index); ok && opts.Ef != 0 {
+		ho := &hnsw.SearchOptions{Ef: opts.Ef}
+		if so != nil {
+			ho.SearchOptions = *so
+		}
+		hits, err = h.SearchWith(ctx, embedding, k, ho)
+	} else {
+		hits, err = c.idx.Search(ctx, embedding, k, so)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
 	}

@@ -18,20 +18,24 @@ import (
 type opener struct {
 	name string
 	open func(t *testing.T, o *cairn.Options) *cairn.DB
+	kind cairn.IndexKind // set by forEachDB
 }
 
 var openers = []opener{
-	{"memory", func(t *testing.T, o *cairn.Options) *cairn.DB {
+	{name: "memory", open: func(t *testing.T, o *cairn.Options) *cairn.DB {
 		db := cairn.OpenMemory(o)
 		t.Cleanup(func() { db.Close() })
 		return db
 	}},
 }
 
-// forEachDB runs fn as a subtest over every kind of DB.
+// forEachDB runs fn as a subtest over every kind of DB and index.
 func forEachDB(t *testing.T, fn func(t *testing.T, op opener)) {
 	for _, op := range openers {
-		t.Run(op.name, func(t *testing.T) { fn(t, op) })
+		for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW} {
+			op.kind = kind
+			t.Run(op.name+"/"+kind.String(), func(t *testing.T) { fn(t, op) })
+		}
 	}
 }
 
@@ -64,7 +68,7 @@ func TestAddGetQuery(t *testing.T) {
 	forEachDB(t, func(t *testing.T, op opener) {
 		ctx := context.Background()
 		db := op.open(t, nil)
-		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 2})
 		err := c.Add(ctx,
 			cairn.Item{ID: "east", Embedding: []float32{2, 0}, Text: "e", Metadata: map[string]any{"n": 1, "tag": "x"}},
 			cairn.Item{ID: "north", Embedding: []float32{0, 3}, Text: "n"},
@@ -194,7 +198,7 @@ func TestUpsert(t *testing.T) {
 	forEachDB(t, func(t *testing.T, op opener) {
 		ctx := context.Background()
 		db := op.open(t, nil)
-		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2})
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 2, Metric: vector.L2})
 		if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{0, 0}, Text: "old", Metadata: map[string]any{"v": 1}}); err != nil {
 			t.Fatal(err)
 		}
@@ -236,7 +240,7 @@ func TestDelete(t *testing.T) {
 	forEachDB(t, func(t *testing.T, op opener) {
 		ctx := context.Background()
 		db := op.open(t, nil)
-		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 2})
 		for i := range 10 {
 			err := c.Add(ctx, cairn.Item{ID: fmt.Sprint(i), Embedding: []float32{1, float32(i)}, Metadata: map[string]any{"i": i, "even": i%2 == 0}})
 			if err != nil {
@@ -440,7 +444,7 @@ func TestBadInput(t *testing.T) {
 	forEachDB(t, func(t *testing.T, op opener) {
 		ctx := context.Background()
 		db := op.open(t, nil)
-		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3})
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 3})
 		stored := []cairn.Item{
 			{ID: "a", Embedding: []float32{1, 0, 0}, Text: "A", Metadata: map[string]any{"k": "v"}},
 			{ID: "b", Embedding: []float32{0, 1, 0}, Text: "B"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/cairndb/cairn/flat"
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -58,6 +59,10 @@ type CollectionConfig struct {
 	// AutoThreshold is the size at which an Auto index switches to HNSW.
 	// Default DefaultAutoThreshold.
 	AutoThreshold int
+	// HNSW tunes the graph of an HNSW index, and of an Auto index once it
+	// has switched; zero fields take package hnsw's defaults. Its Workers
+	// and Progress fields apply to this process only and are not stored.
+	HNSW hnsw.Options
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {
@@ -87,6 +92,9 @@ func (c CollectionConfig) Validate() error {
 	if c.AutoThreshold < 0 {
 		errs = append(errs, fmt.Errorf("auto threshold %d must not be negative", c.AutoThreshold))
 	}
+	if err := c.HNSW.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	if len(errs) == 0 {
 		return nil
 	}
@@ -98,6 +106,8 @@ func newIndex(kind IndexKind, cfg CollectionConfig, s vector.Store) (vector.Inde
 	switch kind {
 	case Flat:
 		return flat.New(s), nil
+	case HNSW:
+		return hnsw.New(s, &cfg.HNSW)
 	}
 	return nil, fmt.Errorf("%w: index kind %v not available", vector.ErrInvalidOptions, kind)
 }

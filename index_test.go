@@ -1,0 +1,103 @@
+package cairn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestAutoSwitches checks that an Auto collection searches exactly below
+// its threshold and with HNSW from it on, and answers the same way across
+// the switch.
+func TestAutoSwitches(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	const dim, threshold = 8, 200
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: dim, AutoThreshold: threshold, HNSW: hnsw.Options{M: 8}})
+	r := rand.New(rand.NewPCG(3, 4))
+	add := func(lo, hi int) {
+		t.Helper()
+		items := make([]cairn.Item, 0, hi-lo)
+		for i := lo; i < hi; i++ {
+			items = append(items, cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, dim)})
+		}
+		if err := c.Add(ctx, items...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0, threshold-1)
+	if got := c.Info().Index; got != cairn.Flat {
+		t.Fatalf("below threshold: index %v, want flat", got)
+	}
+	q := randVec(r, dim)
+	before, err := c.Query(ctx, q, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	add(threshold-1, threshold)
+	info := c.Info()
+	if info.Index != cairn.HNSW || info.Config.Index != cairn.Auto || info.Count != threshold {
+		t.Fatalf("at threshold: %+v", info)
+	}
+	after, err := c.Query(ctx, q, 5, &cairn.QueryOptions{Ef: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The new item may enter the top 5; the others must still be found.
+	found := map[string]bool{}
+	for _, r := range after {
+		found[r.ID] = true
+	}
+	for _, r := range before {
+		if !found[r.ID] && !found[fmt.Sprint(threshold-1)] {
+			t.Errorf("after the switch, %s is missing from %v", r.ID, ids(after))
+		}
+	}
+	// Deleting below the threshold keeps the graph.
+	if err := c.Delete(ctx, "0", "1", "2"); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Info().Index; got != cairn.HNSW {
+		t.Errorf("after shrinking: index %v, want hnsw kept", got)
+	}
+}
+
+func TestIndexKinds(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW, cairn.Auto} {
+		c := mustCollection(t, db, kind.String(), cairn.CollectionConfig{Dim: 4, Index: kind})
+		if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 2, 3, 4}}, cairn.Item{ID: "b", Embedding: []float32{4, 3, 2, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		want := kind
+		if kind == cairn.Auto {
+			want = cairn.Flat
+		}
+		if got := c.Info().Index; got != want {
+			t.Errorf("%v: index in use %v, want %v", kind, got, want)
+		}
+		res, err := c.Query(ctx, []float32{4, 3, 2, 0}, 1, &cairn.QueryOptions{Ef: 10})
+		if err != nil || len(res) != 1 || res[0].ID != "b" {
+			t.Errorf("%v: query = %v, %v", kind, res, err)
+		}
+		if _, err := c.Query(ctx, []float32{4, 3, 2, 0}, 1, &cairn.QueryOptions{Ef: -1}); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("%v: Ef = -1: %v", kind, err)
+		}
+	}
+	_, err := db.CreateCollection(ctx, "bad", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW, HNSW: hnsw.Options{M: 1}})
+	if !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("M = 1: %v", err)
+	}
+	if _, err := db.CreateCollection(ctx, "bad", cairn.CollectionConfig{Dim: 4, Index: 7}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("index kind 7: %v", err)
+	}
+}
