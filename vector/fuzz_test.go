@@ -56,14 +56,14 @@ func fuzzVectors(data []byte) (a, b []float32, ok bool) {
 var fuzzSeeds = [][]byte{
 	{},
 	{0, 0, 0, 0x80, 0x3f, 0, 0, 0, 0x40}, // a = [1], b = [2]
-	append([]byte{16 | 1 | 2<<2}, seq(2*2*19)...),
-	append([]byte{3}, seq(2*4*17)...),
+	append([]byte{16 | 1 | 2<<2}, fuzzSeq(2*2*19)...),
+	append([]byte{3}, fuzzSeq(2*4*17)...),
 	{5, 0xff, 0xff, 0x7f, 0x7f, 0, 0, 0x80, 0x3f},              // max float32 × 1
 	{0, 1, 0, 0, 0, 0, 0, 0, 0x7f},                             // subnormal × 1.7e38
 	{16, 0x00, 0x7f, 0x00, 0x81, 0x00, 0x7f, 0x00, 0x7f, 0, 0}, // 127 − 127
 }
 
-func seq(n int) []byte {
+func fuzzSeq(n int) []byte {
 	p := make([]byte, n)
 	for i := range p {
 		p[i] = byte(i*37 + 11)

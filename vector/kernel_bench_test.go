@@ -22,8 +22,8 @@ import (
 
 var benchDims = []int{96, 768, 1536}
 
-// sink keeps the compiler from discarding the benchmarked calls.
-var sink float32
+// kernelSink keeps the compiler from discarding the benchmarked calls.
+var kernelSink float32
 
 type pairFunc struct {
 	name string
@@ -67,7 +67,7 @@ func benchPair(b *testing.B, fs []pairFunc) {
 				for b.Loop() {
 					s += f.f(x, y)
 				}
-				sink = s
+				kernelSink = s
 			})
 		}
 	}
@@ -140,7 +140,7 @@ func benchBatch(b *testing.B, fs []batchFunc) {
 			for b.Loop() {
 				f.f(q, m, out)
 			}
-			sink = out[0]
+			kernelSink = out[0]
 		})
 	}
 }

@@ -15,7 +15,7 @@ import (
 // 64-element steps of the SIMD loops, and common embedding sizes.
 var kernelLengths = []int{0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 767, 768, 769, 1536}
 
-// gamma returns γₖ = k·u/(1−k·u) for float32's unit roundoff u = 2⁻²⁴.
+// gammaF32 returns γₖ = k·u/(1−k·u) for float32's unit roundoff u = 2⁻²⁴.
 //
 // Tolerance. A float32 sum of n products, each rounded once (or not at all
 // under a fused multiply-add), added in any order, is within
@@ -27,7 +27,7 @@ var kernelLengths = []int{0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 
 // Σ|terms|, not to the result, because cancellation can make the relative
 // error of a dot product arbitrarily large; it is also the tolerance the
 // fuzz targets use. Exactness is checked separately, on small integers.
-func gamma(k int) float64 {
+func gammaF32(k int) float64 {
 	const u = 0x1p-24
 	return float64(k) * u / (1 - float64(k)*u)
 }
@@ -52,14 +52,14 @@ func refL2(a, b []float32) float64 {
 	return s
 }
 
-// tiny is an absolute slack for products that underflow below float32's
+// underflowSlack is an absolute slack for products that underflow below float32's
 // smallest normal; random data in the tests never comes near it.
-const tiny = 0x1p-126
+const underflowSlack = 0x1p-126
 
 func checkDot(t *testing.T, name string, got float32, a, b []float32) {
 	t.Helper()
 	want, abs := refDot(a, b)
-	tol := gamma(len(a))*abs + float64(len(a))*tiny
+	tol := gammaF32(len(a))*abs + float64(len(a))*underflowSlack
 	if d := math.Abs(float64(got) - want); !(d <= tol) {
 		t.Errorf("%s: Dot(n=%d) = %v, want %v ± %.3g (off by %.3g)", name, len(a), got, want, tol, d)
 	}
@@ -68,16 +68,16 @@ func checkDot(t *testing.T, name string, got float32, a, b []float32) {
 func checkL2(t *testing.T, name string, got float32, a, b []float32) {
 	t.Helper()
 	want := refL2(a, b)
-	tol := gamma(len(a)+2)*want + float64(len(a))*tiny
+	tol := gammaF32(len(a)+2)*want + float64(len(a))*underflowSlack
 	if d := math.Abs(float64(got) - want); !(d <= tol) {
 		t.Errorf("%s: L2(n=%d) = %v, want %v ± %.3g (off by %.3g)", name, len(a), got, want, tol, d)
 	}
 }
 
-// padded returns a slice of n values from gen at element offset off of a
+// nanPadded returns a slice of n values from gen at element offset off of a
 // fresh buffer whose other elements are NaN: a kernel that reads one
 // element before or after its slice returns NaN.
-func padded(n, off int, gen func() float32) []float32 {
+func nanPadded(n, off int, gen func() float32) []float32 {
 	buf := make([]float32, off+n+32)
 	for i := range buf {
 		buf[i] = float32(math.NaN())
@@ -89,7 +89,7 @@ func padded(n, off int, gen func() float32) []float32 {
 	return s
 }
 
-func uniform(r *rand.Rand, scale float32) func() float32 {
+func uniformGen(r *rand.Rand, scale float32) func() float32 {
 	return func() float32 { return (2*r.Float32() - 1) * scale }
 }
 
@@ -106,8 +106,8 @@ func TestKernelsAgainstReference(t *testing.T) {
 		for _, n := range kernelLengths {
 			for off := range 4 {
 				for _, scale := range []float32{1, 1e-3, 1e17} {
-					a := padded(n, off, uniform(r, scale))
-					b := padded(n, 3-off, uniform(r, scale))
+					a := nanPadded(n, off, uniformGen(r, scale))
+					b := nanPadded(n, 3-off, uniformGen(r, scale))
 					checkDot(t, k.Name, k.Dot(a, b), a, b)
 					checkL2(t, k.Name, k.L2(a, b), a, b)
 				}
@@ -121,8 +121,8 @@ func TestKernelsExactOnIntegers(t *testing.T) {
 	for _, k := range kernel.Impls() {
 		for _, n := range kernelLengths {
 			for off := range 4 {
-				a := padded(n, off, smallInts(r))
-				b := padded(n, (off+1)%4, smallInts(r))
+				a := nanPadded(n, off, smallInts(r))
+				b := nanPadded(n, (off+1)%4, smallInts(r))
 				dot, _ := refDot(a, b)
 				if got := k.Dot(a, b); float64(got) != dot {
 					t.Errorf("%s: Dot(n=%d, off=%d) = %v, want exactly %v", k.Name, n, off, got, dot)
@@ -169,15 +169,15 @@ func TestKernelBatch(t *testing.T) {
 		for _, dim := range kernelLengths {
 			for _, rows := range []int{0, 1, 3, 4, 5, 8, 9} {
 				for _, ints := range []bool{false, true} {
-					gen := uniform(r, 1)
+					gen := uniformGen(r, 1)
 					if ints {
 						gen = smallInts(r)
 					}
 					off := (dim + rows) % 4
-					q := padded(dim, off, gen)
-					m := padded(dim*rows, 3-off, gen)
-					dots := padded(rows, off, func() float32 { return float32(math.NaN()) })
-					l2s := padded(rows, 3-off, func() float32 { return float32(math.NaN()) })
+					q := nanPadded(dim, off, gen)
+					m := nanPadded(dim*rows, 3-off, gen)
+					dots := nanPadded(rows, off, func() float32 { return float32(math.NaN()) })
+					l2s := nanPadded(rows, 3-off, func() float32 { return float32(math.NaN()) })
 					k.DotBatch(q, m, dots)
 					k.L2Batch(q, m, l2s)
 					for i := range rows {
@@ -222,8 +222,8 @@ func TestKernelSelected(t *testing.T) {
 func TestKernelsConcurrent(t *testing.T) {
 	const dim, rows = 769, 9
 	r := rand.New(rand.NewPCG(11, 12))
-	q := padded(dim, 1, uniform(r, 1))
-	m := padded(dim*rows, 2, uniform(r, 1))
+	q := nanPadded(dim, 1, uniformGen(r, 1))
+	m := nanPadded(dim*rows, 2, uniformGen(r, 1))
 	impls := kernel.Impls()
 	want := make([][]float32, len(impls))
 	for i, k := range impls {
