@@ -1,0 +1,338 @@
+package sqlitestore
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/cairndb/cairn/vector"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+type opKind uint8
+
+const (
+	opPut opKind = iota
+	opUpsert
+	opDelete
+)
+
+// request is one validated write waiting for the committer.
+type request struct {
+	ctx   context.Context
+	c     *Collection
+	kind  opKind
+	items []Item      // opPut, opUpsert
+	blobs [][]byte    // encoded vectors of items
+	ids   []vector.ID // opDelete
+	err   error
+	done  chan error
+}
+
+// submit validates a write in the caller's goroutine (so that validation
+// and encoding run in parallel across callers), queues it for the
+// committer and waits for its group's commit.
+func (c *Collection) submit(ctx context.Context, kind opKind, items []Item, ids []vector.ID) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &request{ctx: ctx, c: c, kind: kind, items: items, ids: ids, done: make(chan error, 1)}
+	var err error
+	if kind == opDelete {
+		err = checkIDs(ids)
+	} else {
+		r.blobs, err = c.encode(items)
+	}
+	if err != nil {
+		return err
+	}
+	if len(items) == 0 && len(ids) == 0 {
+		return c.closedErr()
+	}
+	db := c.db
+	db.mu.RLock()
+	if db.closed {
+		db.mu.RUnlock()
+		return vector.ErrClosed
+	}
+	db.reqs <- r // the committer keeps draining until Close holds mu
+	db.mu.RUnlock()
+	return <-r.done
+}
+
+func (c *Collection) closedErr() error {
+	c.db.mu.RLock()
+	defer c.db.mu.RUnlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.db.closed || c.dropped {
+		return vector.ErrClosed
+	}
+	return nil
+}
+
+func checkIDs(ids []vector.ID) error {
+	if len(ids) <= 1 {
+		return nil
+	}
+	seen := make(map[vector.ID]struct{}, len(ids))
+	for i, id := range ids {
+		if _, dup := seen[id]; dup {
+			return fmt.Errorf("item %d (id %d): %w (repeated)", i, id, vector.ErrInvalidOptions)
+		}
+		seen[id] = struct{}{}
+	}
+	return nil
+}
+
+// encode validates items and returns their vectors in on-disk form, all
+// slices of one allocation.
+func (c *Collection) encode(items []Item) ([][]byte, error) {
+	var ids map[vector.ID]struct{}
+	var keys map[string]struct{}
+	if len(items) > 1 {
+		ids = make(map[vector.ID]struct{}, len(items))
+		keys = make(map[string]struct{})
+	}
+	for i := range items {
+		it := &items[i]
+		if err := vector.Check(it.Vector, c.dim, c.metric); err != nil {
+			return nil, fmt.Errorf("item %d (id %d): %w", i, it.ID, err)
+		}
+		if err := checkJSON(it.Metadata); err != nil {
+			return nil, fmt.Errorf("item %d (id %d): %w: metadata %w", i, it.ID, vector.ErrInvalidOptions, err)
+		}
+		if ids != nil {
+			if _, dup := ids[it.ID]; dup {
+				return nil, fmt.Errorf("item %d (id %d): %w (repeated in batch)", i, it.ID, vector.ErrDuplicateID)
+			}
+			ids[it.ID] = struct{}{}
+			if it.Key != "" {
+				if _, dup := keys[it.Key]; dup {
+					return nil, fmt.Errorf("item %d (key %q): %w (key repeated in batch)", i, it.Key, vector.ErrDuplicateID)
+				}
+				keys[it.Key] = struct{}{}
+			}
+		}
+	}
+	size := 4 * c.dim
+	buf := make([]byte, 0, size*len(items))
+	blobs := make([][]byte, len(items))
+	for i := range items {
+		buf = appendVector(buf, items[i].Vector)
+		blobs[i] = buf[i*size : (i+1)*size : (i+1)*size]
+	}
+	return blobs, nil
+}
+
+// run is the committer: it takes the first pending request, gathers every
+// other request already queued (up to MaxGroup) and commits them together.
+// A lone writer therefore never waits for company, and many writers share
+// each fsync.
+func (db *DB) run() {
+	defer close(db.done)
+	group := make([]*request, 0, db.opts.MaxGroup)
+	for {
+		select {
+		case r := <-db.reqs:
+			group = append(group[:0], r)
+		gather:
+			for len(group) < db.opts.MaxGroup {
+				select {
+				case r := <-db.reqs:
+					group = append(group, r)
+				default:
+					break gather
+				}
+			}
+			db.commit(group)
+		case <-db.quit:
+			// Close holds mu: nothing more can be queued.
+			for {
+				group = group[:0]
+				for len(group) < db.opts.MaxGroup {
+					select {
+					case r := <-db.reqs:
+						group = append(group, r)
+						continue
+					default:
+					}
+					break
+				}
+				if len(group) == 0 {
+					return
+				}
+				db.commit(group)
+			}
+		}
+	}
+}
+
+// commit writes a group of requests in one transaction, then applies the
+// ones that succeeded to the arenas and answers every caller.
+func (db *DB) commit(group []*request) {
+	db.connMu.Lock()
+	defer db.connMu.Unlock()
+	ctx := context.Background()
+	live := group[:0:0]
+	for _, r := range group {
+		switch {
+		case r.ctx.Err() != nil:
+			r.done <- r.ctx.Err()
+		case r.c.dropped:
+			r.done <- vector.ErrClosed
+		default:
+			live = append(live, r)
+		}
+	}
+	if len(live) == 0 {
+		return
+	}
+	fail := func(err error) {
+		for _, r := range live {
+			if r.err == nil {
+				r.done <- err
+			} else {
+				r.done <- r.err
+			}
+		}
+	}
+	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		fail(mapErr(err))
+		return
+	}
+	single := len(live) == 1
+	touched := map[*Collection]bool{}
+	freed := false
+	for _, r := range live {
+		if single {
+			r.err = db.apply(ctx, r)
+		} else {
+			if _, err := db.conn.ExecContext(ctx, "SAVEPOINT w"); err != nil {
+				r.err = mapErr(err)
+				continue
+			}
+			r.err = db.apply(ctx, r)
+			if r.err != nil {
+				db.conn.ExecContext(ctx, "ROLLBACK TO w")
+			}
+			db.conn.ExecContext(ctx, "RELEASE w")
+		}
+		if r.err == nil {
+			touched[r.c] = true
+			freed = freed || r.kind != opPut
+		}
+	}
+	var err error
+	if len(touched) == 0 {
+		_, err = db.conn.ExecContext(ctx, "ROLLBACK")
+	} else {
+		for c := range touched {
+			if _, err = db.conn.ExecContext(ctx, "UPDATE collections SET changes = changes + 1 WHERE id = ?", c.id); err != nil {
+				break
+			}
+		}
+		if err == nil {
+			_, err = db.conn.ExecContext(ctx, "COMMIT")
+		}
+	}
+	if err != nil {
+		db.conn.ExecContext(ctx, "ROLLBACK") // fails harmlessly if SQLite already rolled back
+		fail(fmt.Errorf("commit: %w", mapErr(err)))
+		return
+	}
+	// Durable: make it visible, one request at a time.
+	for _, r := range live {
+		if r.err == nil {
+			r.c.applyArena(r)
+		}
+	}
+	for c := range touched {
+		c.changes.Add(1)
+	}
+	for _, r := range live {
+		r.done <- r.err
+	}
+	if freed {
+		db.vacuumLocked(ctx, 0)
+	}
+}
+
+// apply runs the SQL of one request inside the open transaction.
+func (db *DB) apply(ctx context.Context, r *request) error {
+	c := r.c
+	switch r.kind {
+	case opPut, opUpsert:
+		stmt := c.insStmt
+		if r.kind == opUpsert {
+			stmt = c.upsStmt
+		}
+		for i := range r.items {
+			it := &r.items[i]
+			if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata)); err != nil {
+				return itemErr(it, err)
+			}
+		}
+	case opDelete:
+		for _, id := range r.ids {
+			res, err := c.delStmt.ExecContext(ctx, int64(id))
+			if err != nil {
+				return mapErr(err)
+			}
+			if n, err := res.RowsAffected(); err != nil {
+				return err
+			} else if n == 0 {
+				return fmt.Errorf("id %d: %w", id, vector.ErrNotFound)
+			}
+		}
+	}
+	return nil
+}
+
+func itemErr(it *Item, err error) error {
+	switch sqliteCode(err) {
+	case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY:
+		return fmt.Errorf("id %d: %w", it.ID, vector.ErrDuplicateID)
+	case sqlite3.SQLITE_CONSTRAINT_UNIQUE:
+		return fmt.Errorf("id %d: key %q: %w (key used by another item)", it.ID, it.Key, vector.ErrDuplicateID)
+	}
+	return fmt.Errorf("id %d: %w", it.ID, mapErr(err))
+}
+
+// applyArena mirrors a committed request into the arena, under the
+// collection's lock so that readers see all of it or none.
+func (c *Collection) applyArena(r *request) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx := context.Background()
+	var err error
+	switch r.kind {
+	case opPut:
+		for i := range r.items {
+			if err = c.arena.Put(ctx, r.items[i].ID, r.items[i].Vector); err != nil {
+				break
+			}
+		}
+	case opUpsert:
+		for i := range r.items {
+			id := r.items[i].ID
+			if _, gerr := c.arena.Get(id); gerr == nil {
+				c.arena.Delete(ctx, id)
+			}
+			if err = c.arena.Put(ctx, id, r.items[i].Vector); err != nil {
+				break
+			}
+		}
+	case opDelete:
+		for _, id := range r.ids {
+			if err = c.arena.Delete(ctx, id); err != nil {
+				break
+			}
+		}
+	}
+	if err != nil {
+		// SQLite and the arena agreed before the commit and the request was
+		// validated, so this is a bug; the file is right, and reopening
+		// reloads the arena from it.
+		c.db.log.Error("sqlitestore: arena out of step with the database; reopen to reload", "collection", c.name, "err", err)
+	}
+}

@@ -1,0 +1,816 @@
+package sqlitestore
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+)
+
+const (
+	// appID is written to the SQLite header (PRAGMA application_id) so a
+	// cairn file is recognised before SQLite is let near it: "crn1".
+	appID = 0x63726e31
+
+	// schemaVersion is the version of the schema this build writes, kept in
+	// PRAGMA user_version. Files of older versions are migrated forward at
+	// Open; newer ones are refused.
+	schemaVersion = 1
+
+	// pageSize is the SQLite page size of new files. A 768-d vector is a
+	// 3,072-byte row; 16 KiB pages hold five of them with 5% slack where
+	// 4 KiB pages hold one with 25%, and keep rows with a few KiB of text
+	// on one page instead of an overflow chain.
+	pageSize = 16384
+)
+
+// migrations[v] upgrades a database from schema version v to v+1. It runs
+// inside the transaction that also sets the new user_version.
+var migrations = []func(ctx context.Context, conn *sql.Conn) error{
+	0: migrateV1,
+}
+
+func migrateV1(ctx context.Context, conn *sql.Conn) error {
+	return execAll(ctx, conn,
+		`CREATE TABLE collections (
+			id       INTEGER PRIMARY KEY,
+			name     TEXT NOT NULL UNIQUE,
+			dim      INTEGER NOT NULL,
+			metric   TEXT NOT NULL,
+			settings TEXT,
+			changes  INTEGER NOT NULL DEFAULT 0
+		)`,
+		`CREATE TABLE index_blobs (
+			coll    INTEGER NOT NULL REFERENCES collections(id) ON DELETE CASCADE,
+			name    TEXT NOT NULL,
+			changes INTEGER NOT NULL,
+			size    INTEGER NOT NULL,
+			crc     INTEGER NOT NULL,
+			chunks  INTEGER NOT NULL,
+			saved   INTEGER NOT NULL,
+			PRIMARY KEY (coll, name)
+		)`,
+		`CREATE TABLE index_chunks (
+			coll INTEGER NOT NULL,
+			name TEXT NOT NULL,
+			seq  INTEGER NOT NULL,
+			data BLOB NOT NULL,
+			PRIMARY KEY (coll, name, seq)
+		)`,
+	)
+}
+
+// DB is one cairn database file holding any number of named collections.
+// Open it with [Open] and Close it when done.
+//
+// DB is safe for concurrent use: every method may be called from any number
+// of goroutines; writes from all of them are funnelled through one
+// committer that groups them into shared transactions.
+type DB struct {
+	path string
+	opts Options
+	log  *slog.Logger
+
+	sqldb  *sql.DB
+	conn   *sql.Conn  // the one connection; holds the file's exclusive lock
+	connMu sync.Mutex // serialises every use of conn
+
+	mu     sync.RWMutex // guards closed; held shared by every operation in flight
+	closed bool
+
+	collMu sync.Mutex
+	colls  map[string]*Collection
+
+	reqs chan *request
+	quit chan struct{}
+	done chan struct{}
+
+	release func() // drops the path from the in-process registry
+}
+
+// CollectionConfig describes a new collection.
+type CollectionConfig struct {
+	// Dim is the dimension of every vector; it must be positive.
+	Dim int
+	// Metric is the metric vectors are prepared and compared under.
+	Metric vector.Metric
+	// Settings is opaque JSON owned by the caller (index choice and
+	// parameters, say), stored with the collection; nil for none.
+	Settings []byte
+}
+
+// CollectionInfo describes a stored collection.
+type CollectionInfo struct {
+	Name     string
+	Dim      int
+	Metric   vector.Metric
+	Settings []byte
+	// Len is the number of items.
+	Len int
+	// Changes counts the committed transactions that changed the items;
+	// a saved index remembers the value it was saved at.
+	Changes uint64
+}
+
+// registry holds the files open in this process. SQLite's POSIX locks
+// belong to the process, and any close(2) of the file drops them, so a
+// second Open of an open file must be refused before it touches the file.
+var registry = struct {
+	sync.Mutex
+	paths map[string]os.FileInfo
+}{paths: map[string]os.FileInfo{}}
+
+func register(path string) (func(), error) {
+	fi, statErr := os.Stat(path)
+	registry.Lock()
+	defer registry.Unlock()
+	for p, other := range registry.paths {
+		if p == path || (statErr == nil && other != nil && os.SameFile(fi, other)) {
+			return nil, fmt.Errorf("sqlitestore: open %s: %w (in this process)", path, ErrLocked)
+		}
+	}
+	registry.paths[path] = nil
+	if statErr == nil {
+		registry.paths[path] = fi
+	}
+	return func() {
+		registry.Lock()
+		delete(registry.paths, path)
+		registry.Unlock()
+	}, nil
+}
+
+// Open opens the cairn database at path, creating it if it does not exist,
+// and loads every collection's vectors into memory. o may be nil for the
+// defaults.
+//
+// A file that exists but is not a cairn database, is empty, or is damaged
+// gives an error wrapping [ErrNotDatabase] or [vector.ErrCorrupt]; one
+// written by a newer cairn gives [vector.ErrUnsupportedVersion]. In those
+// cases the file is not written to. A file another [DB] has open, in this
+// process or another, gives [ErrLocked].
+//
+// A new file is built under a temporary name beside path and linked into
+// place once complete, so a crash during creation never leaves a partial
+// database at path.
+func Open(ctx context.Context, path string, o *Options) (*DB, error) {
+	if err := o.Validate(); err != nil {
+		return nil, err
+	}
+	opts := o.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	release, err := register(abs)
+	if err != nil {
+		return nil, err
+	}
+	db, err := open(ctx, abs, opts)
+	if err != nil {
+		release()
+		return nil, err
+	}
+	db.release = release
+	return db, nil
+}
+
+func open(ctx context.Context, path string, opts Options) (*DB, error) {
+	start := time.Now()
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		if err := create(ctx, path); err != nil {
+			return nil, fmt.Errorf("sqlitestore: create %s: %w", path, err)
+		}
+	} else if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	if err := checkHeader(path); err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	sqldb, conn, err := connect(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	db := &DB{
+		path:  path,
+		opts:  opts,
+		log:   opts.Logger,
+		sqldb: sqldb,
+		conn:  conn,
+		colls: map[string]*Collection{},
+		reqs:  make(chan *request, opts.MaxGroup),
+		quit:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	if err := db.init(ctx); err != nil {
+		for _, c := range db.colls {
+			c.closeStmts()
+		}
+		conn.Close()
+		sqldb.Close()
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	}
+	go db.run()
+	n := 0
+	for _, c := range db.colls {
+		n += c.Len()
+	}
+	db.log.Debug("sqlitestore: opened", "path", path, "collections", len(db.colls), "items", n, "took", time.Since(start))
+	return db, nil
+}
+
+// connect opens the single connection of a DB. No PRAGMA that writes is
+// run here: the file is only read until init has validated it.
+func connect(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
+	if !strings.HasPrefix(u.Path, "/") {
+		u.Path = "/" + u.Path // Windows drive letters: file:///C:/...
+	}
+	sqldb, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return nil, nil, err
+	}
+	sqldb.SetMaxOpenConns(1)
+	sqldb.SetMaxIdleConns(1)
+	sqldb.SetConnMaxLifetime(0)
+	sqldb.SetConnMaxIdleTime(0)
+	conn, err := sqldb.Conn(ctx)
+	if err != nil {
+		sqldb.Close()
+		return nil, nil, mapErr(err)
+	}
+	return sqldb, conn, nil
+}
+
+// init takes the lock, validates and migrates the schema, sets the
+// connection's PRAGMAs and loads the collections.
+func (db *DB) init(ctx context.Context) error {
+	sync := "FULL"
+	if db.opts.Sync == SyncNormal {
+		sync = "NORMAL"
+	}
+	// EXCLUSIVE locking before the first read: the lock, once taken, is
+	// held until Close, and the WAL index lives in heap memory (no -shm).
+	if err := execAll(ctx, db.conn,
+		"PRAGMA locking_mode=EXCLUSIVE",
+		fmt.Sprintf("PRAGMA busy_timeout=%d", db.opts.LockTimeout.Milliseconds()),
+		"PRAGMA foreign_keys=ON",
+	); err != nil {
+		return mapErr(err)
+	}
+	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		return lockErr(err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			db.conn.ExecContext(context.Background(), "ROLLBACK")
+		}
+	}()
+	var id, version int64
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
+		return lockErr(err)
+	}
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return lockErr(err)
+	}
+	if uint32(id) != appID {
+		return fmt.Errorf("%w (application id %#x)", ErrNotDatabase, uint32(id))
+	}
+	if version > schemaVersion {
+		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, version, schemaVersion)
+	}
+	if version < 1 {
+		return fmt.Errorf("%w (schema version %d)", ErrNotDatabase, version)
+	}
+	if version < schemaVersion {
+		if err := migrate(ctx, db.conn, int(version)); err != nil {
+			return fmt.Errorf("migrate from version %d: %w", version, err)
+		}
+		db.log.Info("sqlitestore: migrated schema", "path", db.path, "from", version, "to", schemaVersion)
+	}
+	if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
+		return mapErr(err)
+	}
+	committed = true
+	if err := execAll(ctx, db.conn,
+		"PRAGMA journal_mode=WAL",
+		"PRAGMA synchronous="+sync,
+		"PRAGMA cache_size=-16384",           // 16 MiB of page cache
+		"PRAGMA journal_size_limit=67108864", // truncate the WAL to 64 MiB after checkpoints
+	); err != nil {
+		return mapErr(err)
+	}
+	if db.opts.CheckIntegrity {
+		if err := db.check(ctx, "quick_check"); err != nil {
+			return err
+		}
+	}
+	return db.loadCollections(ctx)
+}
+
+func migrate(ctx context.Context, conn *sql.Conn, from int) error {
+	for v := from; v < schemaVersion; v++ {
+		if err := migrations[v](ctx, conn); err != nil {
+			return mapErr(err)
+		}
+	}
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion))
+	return mapErr(err)
+}
+
+// create builds a new, empty database under a temporary name and links it
+// into place, so that path only ever names a complete database.
+func create(ctx context.Context, path string) error {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-"+hex.EncodeToString(rnd[:]))
+	defer os.Remove(tmp)
+	defer os.Remove(tmp + "-journal")
+	defer os.Remove(tmp + "-wal")
+	sqldb, conn, err := connect(ctx, tmp)
+	if err != nil {
+		return err
+	}
+	err = func() error {
+		if err := execAll(ctx, conn,
+			fmt.Sprintf("PRAGMA page_size=%d", pageSize),
+			"PRAGMA auto_vacuum=INCREMENTAL",
+			"BEGIN IMMEDIATE",
+		); err != nil {
+			return err
+		}
+		if err := migrate(ctx, conn, 0); err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			return err
+		}
+		return execAll(ctx, conn,
+			fmt.Sprintf("PRAGMA application_id=%d", appID),
+			"COMMIT",
+			"PRAGMA journal_mode=WAL",
+		)
+	}()
+	if cerr := conn.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := sqldb.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return mapErr(err)
+	}
+	if err := syncFile(tmp); err != nil {
+		return err
+	}
+	if err := os.Link(tmp, path); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return nil // someone else created it first: open theirs
+		}
+		// No hard links on this file system: rename, which may replace a
+		// file created in the meantime by a racing creator.
+		if err := os.Rename(tmp, path); err != nil {
+			return err
+		}
+	}
+	// Make the new name durable; not every platform can fsync a directory,
+	// and the file's contents are already safe, so an error is not fatal.
+	syncFile(filepath.Dir(path))
+	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// checkHeader inspects the first 100 bytes of the file (the SQLite header)
+// before SQLite opens it, so that a file that is not a cairn database is
+// refused without being touched: SQLite would happily turn an empty file
+// into a database, or roll a stray journal into a foreign one.
+func checkHeader(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() == 0 {
+		return fmt.Errorf("%w: empty file", ErrNotDatabase)
+	}
+	var h [100]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		return fmt.Errorf("%w: %d bytes is too short for a SQLite header", ErrNotDatabase, fi.Size())
+	}
+	if string(h[:16]) != "SQLite format 3\x00" {
+		return fmt.Errorf("%w: not a SQLite file", ErrNotDatabase)
+	}
+	if id := binary.BigEndian.Uint32(h[68:]); id != appID {
+		return fmt.Errorf("%w: SQLite file of another application (id %#x)", ErrNotDatabase, id)
+	}
+	if v := binary.BigEndian.Uint32(h[60:]); v > schemaVersion {
+		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, v, schemaVersion)
+	}
+	ps := int64(binary.BigEndian.Uint16(h[16:]))
+	if ps == 1 {
+		ps = 65536
+	}
+	if ps < 512 || ps > 65536 || ps&(ps-1) != 0 {
+		return fmt.Errorf("%w: page size %d", vector.ErrCorrupt, ps)
+	}
+	if fi.Size()%ps != 0 {
+		return fmt.Errorf("%w: file size %d is not a multiple of the page size %d (truncated?)", vector.ErrCorrupt, fi.Size(), ps)
+	}
+	// The page count in the header is valid when the change counter equals
+	// the version-valid-for number (SQLite file format, section 1.3.7).
+	if binary.BigEndian.Uint32(h[24:]) == binary.BigEndian.Uint32(h[92:]) {
+		if n := int64(binary.BigEndian.Uint32(h[28:])); n*ps > fi.Size() {
+			return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, fi.Size()/ps, n)
+		}
+	}
+	return nil
+}
+
+// loadCollections reads the catalogue and streams every collection's
+// vectors into its arena.
+func (db *DB) loadCollections(ctx context.Context) error {
+	rows, err := db.conn.QueryContext(ctx, "SELECT id, name, dim, metric, settings, changes FROM collections ORDER BY id")
+	if err != nil {
+		return mapErr(err)
+	}
+	var cs []*Collection
+	for rows.Next() {
+		var (
+			id, dim, changes int64
+			name, metric     string
+			settings         []byte
+		)
+		if err := rows.Scan(&id, &name, &dim, &metric, &settings, &changes); err != nil {
+			rows.Close()
+			return mapErr(err)
+		}
+		m, err := vector.ParseMetric(metric)
+		if err != nil || dim <= 0 || dim > 1<<20 {
+			rows.Close()
+			return fmt.Errorf("%w: collection %q has dimension %d, metric %q", vector.ErrCorrupt, name, dim, metric)
+		}
+		c, err := newCollection(db, id, name, CollectionConfig{Dim: int(dim), Metric: m, Settings: settings})
+		if err != nil {
+			rows.Close()
+			return err
+		}
+		c.changes.Store(uint64(changes))
+		cs = append(cs, c)
+	}
+	if err := rows.Close(); err != nil {
+		return mapErr(err)
+	}
+	if err := rows.Err(); err != nil {
+		return mapErr(err)
+	}
+	for _, c := range cs {
+		db.colls[c.name] = c
+		if err := c.prepare(ctx); err != nil {
+			return err
+		}
+		if err := c.load(ctx); err != nil {
+			return fmt.Errorf("load collection %q: %w", c.name, err)
+		}
+	}
+	return nil
+}
+
+// withConn runs fn with the connection, unless the DB is closed.
+func (db *DB) withConn(fn func(conn *sql.Conn) error) error {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return vector.ErrClosed
+	}
+	db.connMu.Lock()
+	defer db.connMu.Unlock()
+	return fn(db.conn)
+}
+
+// CreateCollection creates an empty collection. It returns an error
+// wrapping [vector.ErrDuplicateID] if the name is taken and
+// [vector.ErrInvalidOptions] for an empty name, a dimension that is not
+// positive, an invalid metric or settings that are not JSON.
+func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
+	if err := validateConfig(name, cfg); err != nil {
+		return nil, fmt.Errorf("sqlitestore: create collection %q: %w", name, err)
+	}
+	var c *Collection
+	err := db.withConn(func(conn *sql.Conn) error {
+		db.collMu.Lock()
+		_, exists := db.colls[name]
+		db.collMu.Unlock()
+		if exists {
+			return vector.ErrDuplicateID
+		}
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return mapErr(err)
+		}
+		res, err := conn.ExecContext(ctx, "INSERT INTO collections (name, dim, metric, settings) VALUES (?, ?, ?, ?)",
+			name, cfg.Dim, cfg.Metric.String(), nullJSON(cfg.Settings))
+		if err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			return mapErr(err)
+		}
+		id, _ := res.LastInsertId()
+		c, err = newCollection(db, id, name, cfg)
+		if err == nil {
+			err = execAll(ctx, conn,
+				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT)", c.table),
+				fmt.Sprintf("CREATE UNIQUE INDEX %s_key ON %s (key) WHERE key IS NOT NULL", c.table, c.table),
+				"COMMIT",
+			)
+		}
+		if err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			return mapErr(err)
+		}
+		if err := c.prepare(ctx); err != nil {
+			return err
+		}
+		db.collMu.Lock()
+		db.colls[name] = c
+		db.collMu.Unlock()
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: create collection %q: %w", name, err)
+	}
+	return c, nil
+}
+
+func validateConfig(name string, cfg CollectionConfig) error {
+	var errs []error
+	if name == "" {
+		errs = append(errs, errors.New("empty name"))
+	}
+	if cfg.Dim <= 0 || cfg.Dim > 1<<20 {
+		errs = append(errs, fmt.Errorf("dimension %d out of range", cfg.Dim))
+	}
+	if !cfg.Metric.Valid() {
+		errs = append(errs, fmt.Errorf("invalid metric %v", cfg.Metric))
+	}
+	if err := checkJSON(cfg.Settings); err != nil {
+		errs = append(errs, fmt.Errorf("settings: %w", err))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("%w: %w", vector.ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+// Collection returns the named collection, or an error wrapping
+// [vector.ErrNotFound]. Every call returns the same *Collection.
+func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, vector.ErrClosed
+	}
+	db.collMu.Lock()
+	defer db.collMu.Unlock()
+	c, ok := db.colls[name]
+	if !ok {
+		return nil, fmt.Errorf("sqlitestore: collection %q: %w", name, vector.ErrNotFound)
+	}
+	return c, nil
+}
+
+// Collections describes every collection, sorted by name.
+func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, vector.ErrClosed
+	}
+	db.collMu.Lock()
+	infos := make([]CollectionInfo, 0, len(db.colls))
+	for _, c := range db.colls {
+		infos = append(infos, c.Info())
+	}
+	db.collMu.Unlock()
+	slices.SortFunc(infos, func(a, b CollectionInfo) int { return strings.Compare(a.Name, b.Name) })
+	return infos, nil
+}
+
+// DropCollection deletes the named collection, its items and its saved
+// indexes, or returns an error wrapping [vector.ErrNotFound]. The
+// *Collection handle then returns [vector.ErrClosed] from every method.
+func (db *DB) DropCollection(ctx context.Context, name string) error {
+	err := db.withConn(func(conn *sql.Conn) error {
+		db.collMu.Lock()
+		c, ok := db.colls[name]
+		db.collMu.Unlock()
+		if !ok {
+			return vector.ErrNotFound
+		}
+		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return mapErr(err)
+		}
+		c.closeStmts()
+		err := execAll(ctx, conn,
+			"DROP TABLE "+c.table,
+			fmt.Sprintf("DELETE FROM index_chunks WHERE coll = %d", c.id),
+			fmt.Sprintf("DELETE FROM index_blobs WHERE coll = %d", c.id),
+			fmt.Sprintf("DELETE FROM collections WHERE id = %d", c.id),
+			"COMMIT",
+		)
+		if err != nil {
+			conn.ExecContext(context.Background(), "ROLLBACK")
+			if perr := c.prepare(context.Background()); perr != nil {
+				db.log.Error("sqlitestore: drop collection failed and statements could not be restored", "collection", name, "err", perr)
+			}
+			return mapErr(err)
+		}
+		db.collMu.Lock()
+		delete(db.colls, name)
+		db.collMu.Unlock()
+		c.mu.Lock()
+		c.dropped = true
+		c.arena.Close()
+		c.mu.Unlock()
+		db.vacuumLocked(context.Background(), 0)
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("sqlitestore: drop collection %q: %w", name, err)
+	}
+	return nil
+}
+
+// IntegrityCheck runs SQLite's full PRAGMA integrity_check over the file
+// and returns nil if it reports "ok", or an error wrapping
+// [vector.ErrCorrupt] with its findings. It reads the whole file.
+func (db *DB) IntegrityCheck(ctx context.Context) error {
+	return db.withConn(func(*sql.Conn) error { return db.check(ctx, "integrity_check") })
+}
+
+func (db *DB) check(ctx context.Context, pragma string) error {
+	rows, err := db.conn.QueryContext(ctx, "PRAGMA "+pragma)
+	if err != nil {
+		return mapErr(err)
+	}
+	defer rows.Close()
+	var msgs []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return mapErr(err)
+		}
+		msgs = append(msgs, s)
+	}
+	if err := rows.Err(); err != nil {
+		return mapErr(err)
+	}
+	if len(msgs) == 1 && msgs[0] == "ok" {
+		return nil
+	}
+	if len(msgs) > 5 {
+		msgs = append(msgs[:5], "...")
+	}
+	return fmt.Errorf("%w: %s: %s", vector.ErrCorrupt, pragma, strings.Join(msgs, "; "))
+}
+
+// Path returns the absolute path of the database file.
+func (db *DB) Path() string { return db.path }
+
+// Close commits the writes still pending, releases the file (checkpointing
+// the write-ahead log into it) and the in-memory arenas. Every later call on
+// the DB or its collections returns [vector.ErrClosed]; Close itself is
+// idempotent.
+func (db *DB) Close() error {
+	db.mu.Lock()
+	if db.closed {
+		db.mu.Unlock()
+		return nil
+	}
+	db.closed = true
+	db.mu.Unlock()
+	close(db.quit)
+	<-db.done
+
+	db.connMu.Lock()
+	defer db.connMu.Unlock()
+	db.vacuumLocked(context.Background(), 0)
+	db.collMu.Lock()
+	for _, c := range db.colls {
+		c.closeStmts()
+		c.mu.Lock()
+		c.arena.Close()
+		c.mu.Unlock()
+	}
+	db.collMu.Unlock()
+	_, err := db.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
+	if cerr := db.conn.Close(); err == nil {
+		err = cerr
+	}
+	if cerr := db.sqldb.Close(); err == nil {
+		err = cerr
+	}
+	if db.release != nil {
+		db.release()
+	}
+	if err != nil {
+		return fmt.Errorf("sqlitestore: close: %w", mapErr(err))
+	}
+	return nil
+}
+
+// vacuumLocked returns free pages to the file system once they are more
+// than a quarter of the file (or minFree pages, if that is more). The file
+// is in auto_vacuum=INCREMENTAL mode, so this moves pages from the end of
+// the file into the holes and truncates it. The caller holds connMu.
+func (db *DB) vacuumLocked(ctx context.Context, minFree int64) {
+	var free, pages int64
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA freelist_count").Scan(&free); err != nil {
+		return
+	}
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		return
+	}
+	if free < max(minFree, 16) || free*4 < pages {
+		return
+	}
+	if _, err := db.conn.ExecContext(ctx, "PRAGMA incremental_vacuum"); err != nil {
+		db.log.Warn("sqlitestore: incremental vacuum failed", "path", db.path, "err", err)
+		return
+	}
+	db.log.Debug("sqlitestore: reclaimed free pages", "path", db.path, "pages", free, "of", pages)
+}
+
+func execAll(ctx context.Context, conn *sql.Conn, stmts ...string) error {
+	for _, s := range stmts {
+		if _, err := conn.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", firstWords(s), err)
+		}
+	}
+	return nil
+}
+
+func firstWords(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if len(s) > 40 {
+		s = s[:40] + "…"
+	}
+	return s
+}
+
+// sqliteCode returns the (extended) SQLite result code of err, or 0.
+func sqliteCode(err error) int {
+	var e *sqlite.Error
+	if errors.As(err, &e) {
+		return e.Code()
+	}
+	return 0
+}
+
+// mapErr wraps SQLite's corruption codes around [vector.ErrCorrupt].
+func mapErr(err error) error {
+	if err == nil {
+		return nil
+	}
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
+	}
+	return err
+}
+
+// lockErr is mapErr that also turns "busy" into [ErrLocked].
+func lockErr(err error) error {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return fmt.Errorf("%w: %w", ErrLocked, err)
+	}
+	return mapErr(err)
+}

@@ -1,0 +1,41 @@
+package sqlitestore
+
+import (
+	"errors"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// The errors of package sqlitestore that have no counterpart in package
+// vector. Everything else is reported with vector's sentinels (wrapped with
+// context), so callers test with [errors.Is] as they do for any other store.
+var (
+	// ErrNotDatabase is returned by [Open] when the file exists but is not
+	// a cairn database: it is empty, is not a SQLite file, or is a SQLite
+	// file written by some other application. It matches
+	// [vector.ErrCorrupt] under [errors.Is] as well. The file is not
+	// modified.
+	ErrNotDatabase error = &kindError{"sqlitestore: not a cairn database", vector.ErrCorrupt}
+
+	// ErrLocked is returned by [Open] when another [DB] (in this process or
+	// another one) has the file open. A cairn database has one owner at a
+	// time: the owner holds an exclusive lock on the file until Close, so a
+	// second opener fails at once (or after [Options.LockTimeout]) instead
+	// of waiting for writes that could interleave with its own.
+	ErrLocked = errors.New("sqlitestore: database is locked by another owner")
+
+	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
+	// index was written before the collection's items last changed: it
+	// lacks (or still holds) some items. The caller should rebuild the
+	// index from the store and save it again.
+	ErrStaleIndex = errors.New("sqlitestore: saved index is older than the items")
+)
+
+// kindError is a sentinel that also matches a more general sentinel.
+type kindError struct {
+	msg    string
+	parent error
+}
+
+func (e *kindError) Error() string { return e.msg }
+func (e *kindError) Unwrap() error { return e.parent }

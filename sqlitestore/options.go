@@ -1,0 +1,103 @@
+package sqlitestore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Sync selects how hard a commit works to survive a power failure.
+type Sync uint8
+
+const (
+	// SyncFull (the default) fsyncs the write-ahead log on every commit:
+	// a write that returned nil survives a crash of the process, of the
+	// operating system and a power failure. It costs one fsync per commit
+	// (one per group of concurrent writers, see [Collection.PutItems]).
+	SyncFull Sync = iota
+
+	// SyncNormal fsyncs only when the write-ahead log is checkpointed into
+	// the database. A write that returned nil survives a crash of the
+	// process, but the last commits before a power failure or an operating
+	// system crash may be rolled back (the database stays consistent). Use
+	// it when the data can be re-derived or a few seconds of loss are
+	// acceptable: a single write then costs a write(2), not an fsync.
+	SyncNormal
+)
+
+// String returns "full" or "normal".
+func (s Sync) String() string {
+	switch s {
+	case SyncFull:
+		return "full"
+	case SyncNormal:
+		return "normal"
+	}
+	return fmt.Sprintf("Sync(%d)", uint8(s))
+}
+
+// Options configure [Open]. The zero value, and a nil *Options, give the
+// defaults documented on each field.
+type Options struct {
+	// Sync is the durability of a commit. Default [SyncFull].
+	Sync Sync
+
+	// LockTimeout is how long Open waits for another owner of the file to
+	// close it before it gives up with [ErrLocked]. Default 0: fail at once.
+	LockTimeout time.Duration
+
+	// CheckIntegrity runs SQLite's PRAGMA quick_check during Open and
+	// refuses a damaged file with [vector.ErrCorrupt]. It reads every page,
+	// so it roughly doubles the open time. Default off: Open still detects
+	// damage in every page it reads while loading the vectors.
+	CheckIntegrity bool
+
+	// MaxGroup bounds how many write requests one group commit gathers.
+	// Default 1024.
+	MaxGroup int
+
+	// Logger receives reports worth acting on: a saved index that is
+	// missing, stale or damaged (rebuild it), space reclaimed, slow opens.
+	// Default: nothing is logged.
+	Logger *slog.Logger
+}
+
+// Validate reports every problem with o at once, wrapped around
+// [vector.ErrInvalidOptions]; a nil *Options is valid.
+func (o *Options) Validate() error {
+	if o == nil {
+		return nil
+	}
+	var errs []error
+	if o.Sync > SyncNormal {
+		errs = append(errs, fmt.Errorf("unknown Sync %v", o.Sync))
+	}
+	if o.LockTimeout < 0 {
+		errs = append(errs, fmt.Errorf("negative LockTimeout %v", o.LockTimeout))
+	}
+	if o.MaxGroup < 0 {
+		errs = append(errs, fmt.Errorf("negative MaxGroup %d", o.MaxGroup))
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("sqlitestore: %w: %w", vector.ErrInvalidOptions, errors.Join(errs...))
+	}
+	return nil
+}
+
+// withDefaults returns a copy of o with zero fields set to their defaults.
+func (o *Options) withDefaults() Options {
+	var c Options
+	if o != nil {
+		c = *o
+	}
+	if c.MaxGroup == 0 {
+		c.MaxGroup = 1024
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return c
+}
