@@ -48,8 +48,9 @@ func use(k Impl) {
 }
 
 // The assembly kernels. The single forms read len(a) elements of both
-// slices; the four-row forms compute out[j] = f(q, r[j*n:(j+1)*n]) for
-// j < 4, reading n elements of q and 4*n of r.
+// slices. The four-row forms compute out[j] = f(q, r[j*n:(j+1)*n]) for
+// j < 4*groups, four rows per pass, reading n elements of q (n > 0),
+// 4*groups*n of r and writing 4*groups of out.
 
 //go:noescape
 func dotAVX512(a, b []float32) float32
@@ -58,10 +59,10 @@ func dotAVX512(a, b []float32) float32
 func l2AVX512(a, b []float32) float32
 
 //go:noescape
-func dot4AVX512(q, r *float32, n int, out *[4]float32)
+func dot4AVX512(q, r *float32, n, groups int, out *float32)
 
 //go:noescape
-func l2x4AVX512(q, r *float32, n int, out *[4]float32)
+func l2x4AVX512(q, r *float32, n, groups int, out *float32)
 
 //go:noescape
 func dotAVX2(a, b []float32) float32
@@ -70,15 +71,15 @@ func dotAVX2(a, b []float32) float32
 func l2AVX2(a, b []float32) float32
 
 //go:noescape
-func dot4AVX2(q, r *float32, n int, out *[4]float32)
+func dot4AVX2(q, r *float32, n, groups int, out *float32)
 
 //go:noescape
-func l2x4AVX2(q, r *float32, n int, out *[4]float32)
+func l2x4AVX2(q, r *float32, n, groups int, out *float32)
 
 // batch4 runs a four-row kernel over the rows four at a time and the
 // single-row kernel over the last len(out)%4.
 func batch4(q, rows, out []float32,
-	four func(q, r *float32, n int, out *[4]float32),
+	four func(q, r *float32, n, groups int, out *float32),
 	one func(a, b []float32) float32) {
 	d := len(q)
 	if d == 0 {
@@ -86,11 +87,11 @@ func batch4(q, rows, out []float32,
 		return
 	}
 	rows = rows[:d*len(out)]
-	i := 0
-	for ; i+4 <= len(out); i += 4 {
-		four(&q[0], &rows[i*d], d, (*[4]float32)(out[i:i+4]))
+	g := len(out) / 4
+	if g > 0 {
+		four(&q[0], &rows[0], d, g, &out[0])
 	}
-	for ; i < len(out); i++ {
+	for i := 4 * g; i < len(out); i++ {
 		out[i] = one(q, rows[i*d:(i+1)*d])
 	}
 }

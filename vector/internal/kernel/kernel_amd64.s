@@ -2,8 +2,11 @@
 
 #include "textflag.h"
 
-// Register use. SI, DI: the two inputs of the single forms; SI: q and
-// R8..R11: the four rows of the four-row forms; CX: elements left.
+// Register use. SI, DI: the two inputs of the single forms. In the
+// four-row forms, which run over groups of four consecutive rows: BX: q,
+// SI: the current element of q, R8..R11: the four rows, DI: the start of
+// the group, R12: the row length, R13: groups left, DX: out. CX: elements
+// left.
 // Accumulators start at Z0/Y0; a run of independent accumulators hides the
 // four-cycle latency of a fused multiply-add. Only Z0..Z15 are used, so
 // VZEROUPPER leaves no dirty upper state behind. These are ABI0 functions:
@@ -179,12 +182,18 @@ l2512_sum:
 	LEAQ (R9)(AX*1), R10 \
 	LEAQ (R10)(AX*1), R11
 
-// func dot4AVX512(q, r *float32, n int, out *[4]float32)
-TEXT ·dot4AVX512(SB), NOSPLIT, $0-32
-	MOVQ q+0(FP), SI
+// func dot4AVX512(q, r *float32, n, groups int, out *float32)
+TEXT ·dot4AVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), BX
 	MOVQ r+8(FP), R8
-	MOVQ n+16(FP), CX
-	MOVQ out+24(FP), DX
+	MOVQ n+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ out+32(FP), DX
+
+dot4AVX512_group:
+	MOVQ BX, SI
+	MOVQ R8, DI
+	MOVQ R12, CX
 	ROWS4
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
@@ -252,15 +261,26 @@ dot4512_sum:
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 	HSUM4
+	ADDQ $16, DX
+	LEAQ (R12*4), AX
+	LEAQ (DI)(AX*4), R8
+	DECQ R13
+	JNZ  dot4AVX512_group
 	VZEROUPPER
 	RET
 
-// func l2x4AVX512(q, r *float32, n int, out *[4]float32)
-TEXT ·l2x4AVX512(SB), NOSPLIT, $0-32
-	MOVQ q+0(FP), SI
+// func l2x4AVX512(q, r *float32, n, groups int, out *float32)
+TEXT ·l2x4AVX512(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), BX
 	MOVQ r+8(FP), R8
-	MOVQ n+16(FP), CX
-	MOVQ out+24(FP), DX
+	MOVQ n+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ out+32(FP), DX
+
+l2x4AVX512_group:
+	MOVQ BX, SI
+	MOVQ R8, DI
+	MOVQ R12, CX
 	ROWS4
 	VXORPS Z0, Z0, Z0
 	VXORPS Z1, Z1, Z1
@@ -344,6 +364,11 @@ l2x4512_sum:
 	VADDPS Z6, Z2, Z2
 	VADDPS Z7, Z3, Z3
 	HSUM4
+	ADDQ $16, DX
+	LEAQ (R12*4), AX
+	LEAQ (DI)(AX*4), R8
+	DECQ R13
+	JNZ  l2x4AVX512_group
 	VZEROUPPER
 	RET
 
@@ -493,12 +518,18 @@ l2256_sum:
 	MOVSS  X0, ret+48(FP)
 	RET
 
-// func dot4AVX2(q, r *float32, n int, out *[4]float32)
-TEXT ·dot4AVX2(SB), NOSPLIT, $0-32
-	MOVQ q+0(FP), SI
+// func dot4AVX2(q, r *float32, n, groups int, out *float32)
+TEXT ·dot4AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), BX
 	MOVQ r+8(FP), R8
-	MOVQ n+16(FP), CX
-	MOVQ out+24(FP), DX
+	MOVQ n+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ out+32(FP), DX
+
+dot4AVX2_group:
+	MOVQ BX, SI
+	MOVQ R8, DI
+	MOVQ R12, CX
 	ROWS4
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -566,15 +597,26 @@ dot4256_sum:
 	VADDPS Y6, Y2, Y2
 	VADDPS Y7, Y3, Y3
 	HSUM4Y
+	ADDQ $16, DX
+	LEAQ (R12*4), AX
+	LEAQ (DI)(AX*4), R8
+	DECQ R13
+	JNZ  dot4AVX2_group
 	VZEROUPPER
 	RET
 
-// func l2x4AVX2(q, r *float32, n int, out *[4]float32)
-TEXT ·l2x4AVX2(SB), NOSPLIT, $0-32
-	MOVQ q+0(FP), SI
+// func l2x4AVX2(q, r *float32, n, groups int, out *float32)
+TEXT ·l2x4AVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), BX
 	MOVQ r+8(FP), R8
-	MOVQ n+16(FP), CX
-	MOVQ out+24(FP), DX
+	MOVQ n+16(FP), R12
+	MOVQ groups+24(FP), R13
+	MOVQ out+32(FP), DX
+
+l2x4AVX2_group:
+	MOVQ BX, SI
+	MOVQ R8, DI
+	MOVQ R12, CX
 	ROWS4
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
@@ -658,5 +700,10 @@ l2x4256_sum:
 	VADDPS Y6, Y2, Y2
 	VADDPS Y7, Y3, Y3
 	HSUM4Y
+	ADDQ $16, DX
+	LEAQ (R12*4), AX
+	LEAQ (DI)(AX*4), R8
+	DECQ R13
+	JNZ  l2x4AVX2_group
 	VZEROUPPER
 	RET
