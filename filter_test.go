@@ -1,0 +1,129 @@
+package cairn
+
+import (
+	"errors"
+	"math"
+	"testing"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+func TestFilterMatch(t *testing.T) {
+	md := map[string]any{"topic": "go", "year": 2021.0, "stars": 5.0, "draft": false}
+	cases := []struct {
+		f    *Filter
+		want bool
+	}{
+		{Eq("topic", "go"), true},
+		{Eq("topic", "rust"), false},
+		{Eq("year", 2021), true}, // int matches the stored float64
+		{Eq("year", int64(2021)), true},
+		{Eq("year", float32(2021)), true},
+		{Eq("year", "2021"), false}, // a string never equals a number
+		{Eq("draft", false), true},
+		{Eq("missing", "x"), false},
+		{Ne("topic", "rust"), true},
+		{Ne("topic", "go"), false},
+		{Ne("missing", "x"), true},
+		{In("topic", "rust", "go"), true},
+		{In("topic", "rust", "zig"), false},
+		{In("year", 2020, 2021), true},
+		{In("topic"), false},
+		{In("missing", "x"), false},
+		{Lt("year", 2022), true},
+		{Lt("year", 2021), false},
+		{Lte("year", 2021), true},
+		{Gt("year", 2021), false},
+		{Gt("year", 2020.5), true},
+		{Gte("year", 2021), true},
+		{Gte("topic", 1), false}, // not a number: no match
+		{Gte("missing", 1), false},
+		{And(Eq("topic", "go"), Gte("stars", 4)), true},
+		{And(Eq("topic", "go"), Gte("stars", 6)), false},
+		{And(), true},
+		{Or(), false},
+		{Or(Eq("topic", "rust"), Eq("draft", false)), true},
+		{Or(Eq("topic", "rust"), Eq("draft", true)), false},
+		{Not(Eq("topic", "go")), false},
+		{Not(Not(Eq("topic", "go"))), true},
+		{And(Or(Lt("year", 2000), Gt("year", 2020)), Not(In("topic", "java"))), true},
+	}
+	for _, tc := range cases {
+		m, err := tc.f.compile()
+		if err != nil {
+			t.Errorf("%v: %v", tc.f, err)
+			continue
+		}
+		if got := m(md); got != tc.want {
+			t.Errorf("%v on %v = %v, want %v", tc.f, md, got, tc.want)
+		}
+		if got := m(nil); got && tc.f.op != opNe && tc.f.op != opNot && tc.f.op != opAnd {
+			t.Errorf("%v matches empty metadata", tc.f)
+		}
+	}
+}
+
+func TestFilterMalformed(t *testing.T) {
+	for _, f := range []*Filter{
+		nil,
+		{},
+		Eq("", "x"),
+		Eq("k", []string{"x"}),
+		Eq("k", nil),
+		Eq("k", math.NaN()),
+		In("k", "a", map[string]int{}),
+		Lt("k", "a"),
+		Gte("k", true),
+		Gt("k", math.Inf(1)),
+		And(Eq("k", 1), nil),
+		Or(Eq("k", 1), Eq("", 1)),
+		Not(nil),
+		Not(Lt("k", "z")),
+		{op: opNot},
+		{op: opEq, key: "k"},
+	} {
+		if _, err := f.compile(); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("%v: error %v, want ErrInvalidOptions", f, err)
+		}
+	}
+}
+
+func TestFilterString(t *testing.T) {
+	f := And(Eq("topic", "go"), Or(Gte("year", 2020), Not(In("tag", "a", 1))), Ne("draft", true))
+	want := `(topic = "go" and (year >= 2020 or not tag in ["a", 1]) and draft != true)`
+	if got := f.String(); got != want {
+		t.Errorf("String = %s\nwant     %s", got, want)
+	}
+}
+
+func TestMetadataRoundTrip(t *testing.T) {
+	md, err := normalizeMetadata(map[string]any{"s": "x", "i": 3, "u": uint8(7), "f": 1.5, "b": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := encodeMetadata(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := decodeMetadata(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range md {
+		if back[k] != v {
+			t.Errorf("%s: %v (%T) after round trip, was %v (%T)", k, back[k], back[k], v, v)
+		}
+	}
+	if back["i"] != 3.0 || back["u"] != 7.0 {
+		t.Errorf("integers not stored as float64: %v", back)
+	}
+	if _, err := decodeMetadata([]byte(`{"x":[1]}`)); !errors.Is(err, vector.ErrCorrupt) {
+		t.Errorf("list in stored metadata: %v", err)
+	}
+	if _, err := decodeMetadata([]byte(`{`)); !errors.Is(err, vector.ErrCorrupt) {
+		t.Errorf("bad JSON: %v", err)
+	}
+	if md, err := normalizeMetadata(nil); md != nil || err != nil {
+		t.Errorf("nil metadata: %v, %v", md, err)
+	}
+}
