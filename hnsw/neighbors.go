@@ -186,8 +186,9 @@ func (ix *Index) unlinkLocked(s node) {
 }
 
 // repair replaces the link u → s on layer lc: u's new links are chosen with
-// the heuristic from its other links and s's links (hnswlib's
-// repairConnectionsForUpdate, FreshDiskANN's delete consolidation).
+// the heuristic from its other links, s's links and its other neighbours'
+// links (hnswlib's repairConnectionsForUpdate, which also looks two hops
+// out).
 func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	lu := ix.list(u, lc)
 	ls := ix.list(s, lc)
@@ -205,6 +206,19 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	}
 	for _, x := range ls[1 : 1+ls[0]] {
 		add(x)
+	}
+	// The links of u's other neighbours too: without them, nodes that u
+	// pruned in favour of some since-deleted node are lost for good, and
+	// after deleting half of a graph recall drops by several points (0.71
+	// against 0.79 for a fresh build in TestDeleteRecall; 0.78 with them).
+	for _, x := range lu[1 : 1+lu[0]] {
+		if node(x) == s {
+			continue
+		}
+		lx := ix.list(node(x), lc)
+		for _, y := range lx[1 : 1+lx[0]] {
+			add(y)
+		}
 	}
 	sortCands(nb)
 	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)

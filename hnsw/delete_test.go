@@ -1,0 +1,159 @@
+package hnsw_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestDeleteRecall deletes half of a set at random and checks that recall@10
+// over the remaining vectors stays within 0.02 of a fresh build of the same
+// vectors, at the same ef. Uniform 32-d data and a low ef keep recall away
+// from 1, so that a damaged graph shows.
+func TestDeleteRecall(t *testing.T) {
+	const seed = 4
+	t.Logf("seed %d", seed)
+	ds := recall.Uniform(2000, 100, 32, seed)
+	o := &hnsw.Options{M: 8, EfConstruction: 100}
+	ix, s := build(t, ds, o)
+	r := rand.New(rand.NewPCG(seed, 0))
+	ctx := context.Background()
+	var keep []int
+	for _, i := range r.Perm(len(ds.Base)) {
+		if len(keep) < len(ds.Base)/2 {
+			keep = append(keep, i)
+			continue
+		}
+		if err := ix.Delete(ctx, vector.ID(i)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Get(vector.ID(i)); err == nil {
+			t.Fatalf("id %d still in the store after Delete", i)
+		}
+	}
+	if ix.Len() != len(keep) || s.Len() != len(keep) {
+		t.Fatalf("Len %d, store %d, want %d", ix.Len(), s.Len(), len(keep))
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The same vectors, in a data set of their own, ids renumbered.
+	rest := &recall.Dataset{Name: "rest", Dim: ds.Dim, Metric: ds.Metric, Queries: ds.Queries}
+	pos := make(map[vector.ID]vector.ID, len(keep))
+	// Fresh build in the original insertion order.
+	slices := append([]int(nil), keep...)
+	sortInts(slices)
+	for j, i := range slices {
+		rest.Base = append(rest.Base, ds.Base[i])
+		pos[vector.ID(i)] = vector.ID(j)
+	}
+	truth, err := recall.GroundTruth(ctx, rest, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := build(t, rest, o)
+	const ef = 16
+	var after, want float64
+	for qi, q := range ds.Queries {
+		got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: ef})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range got {
+			p, ok := pos[got[i].ID]
+			if !ok {
+				t.Fatalf("deleted id %d returned", got[i].ID)
+			}
+			got[i].ID = p
+		}
+		after += recall.At(got, truth[qi], 10)
+		got, err = fresh.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: ef})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want += recall.At(got, truth[qi], 10)
+	}
+	after /= float64(len(ds.Queries))
+	want /= float64(len(ds.Queries))
+	t.Logf("ef=%d recall@10 after deleting half: %.4f, fresh build: %.4f", ef, after, want)
+	if after < want-0.02 {
+		t.Errorf("recall after deletes %.4f, more than 0.02 below a fresh build (%.4f)", after, want)
+	}
+
+	// Slots are reused: re-adding the deleted ids does not grow the graph.
+	slots := ix.Stats().Slots
+	for i := range ds.Base {
+		if _, ok := pos[vector.ID(i)]; !ok {
+			if err := ix.Add(ctx, vector.ID(i), ds.Base[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if st := ix.Stats(); st.Slots != slots || st.Len != len(ds.Base) {
+		t.Errorf("after re-adding: %d slots (was %d), Len %d", st.Slots, slots, st.Len)
+	}
+}
+
+func sortInts(a []int) {
+	for i := 1; i < len(a); i++ {
+		for j := i; j > 0 && a[j] < a[j-1]; j-- {
+			a[j], a[j-1] = a[j-1], a[j]
+		}
+	}
+}
+
+// TestDeleteAll deletes every node, entry point included, one by one, and
+// checks the graph after each step.
+func TestDeleteAll(t *testing.T) {
+	ds := recall.Clustered(200, 1, 8, 5)
+	ix, _ := build(t, ds, &hnsw.Options{M: 4})
+	ctx := context.Background()
+	for i := range ds.Base {
+		if err := ix.Delete(ctx, vector.ID(i)); err != nil {
+			t.Fatal(err)
+		}
+		if i%37 == 0 {
+			if err := ix.Verify(); err != nil {
+				t.Fatalf("after deleting %d: %v", i, err)
+			}
+			got, err := ix.Search(ctx, ds.Queries[0], 5, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := min(5, len(ds.Base)-i-1); len(got) != want {
+				t.Fatalf("after deleting %d: %d results, want %d", i, len(got), want)
+			}
+		}
+	}
+	if ix.Len() != 0 {
+		t.Fatalf("Len = %d", ix.Len())
+	}
+	if err := ix.Add(ctx, 1, ds.Base[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestUpdate replaces a vector and finds it at its new place.
+func TestUpdate(t *testing.T) {
+	ds := recall.Clustered(300, 1, 8, 6)
+	ix, _ := build(t, ds, nil)
+	ctx := context.Background()
+	if err := ix.Update(ctx, 10, ds.Base[200]); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ix.Search(ctx, ds.Base[200], 2, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Distance > 1e-5 || got[1].Distance > 1e-5 {
+		t.Fatalf("after update: %v, want ids 10 and 200 at distance 0", got)
+	}
+	if err := ix.Update(ctx, 9999, ds.Base[0]); err == nil {
+		t.Fatal("Update of a missing id succeeded")
+	}
+}

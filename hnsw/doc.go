@@ -1,0 +1,76 @@
+// Package hnsw is cairn's approximate nearest-neighbour index: a
+// Hierarchical Navigable Small World graph (Yu. A. Malkov and D. A.
+// Yashunin, "Efficient and robust approximate nearest neighbor search using
+// Hierarchical Navigable Small World graphs", IEEE TPAMI 42(4), 2020;
+// arXiv:1603.09320, 2016) over the vectors of a [vector.Store].
+//
+// # Model
+//
+// Every vector is a node of a layered graph. A node's top layer is drawn at
+// random, ⌊−ln(U)·mL⌋, so each layer holds about 1/M of the nodes of the one
+// below. A search starts at the entry point on the top layer, descends
+// greedily through the upper layers to the node closest to the query, and
+// ends with a beam search of width ef on layer 0, which holds every node.
+// An insert runs the same search with ef = efConstruction to find a new
+// node's neighbours on each of its layers, keeps M of them with the
+// neighbour-selection heuristic (a candidate is kept only if it is closer to
+// the new node than to every neighbour already kept), and links back from
+// each, pruning a neighbour's list with the same heuristic when it is full.
+//
+// The paper's symbols and the fields of [Options]:
+//
+//	M               Options.M               links per node on layers ≥ 1 (default 16)
+//	Mmax            Options.M               cap of a node's list on layers ≥ 1
+//	Mmax0           2·Options.M             cap of a node's list on layer 0
+//	efConstruction  Options.EfConstruction  beam width of inserts (default 200)
+//	ef              Options.EfSearch        beam width of queries (default 64),
+//	                SearchOptions.Ef        or per query
+//	mL              Options.LevelMult       level multiplier (default 1/ln M)
+//
+// Layout: nodes are dense uint32 slots, apart from the external
+// [vector.ID]s. Each slot keeps the store's slice of its vector, resolved
+// once at insert (a store's slice stays valid until the vector is deleted),
+// so the search loop never goes through an interface, a map or an error.
+// Layer-0 lists are fixed-size rows of one flat []uint32 (a count and 2·M
+// links per node); upper layers, which hold about one node in M, are
+// separate per node. The visited set is reset by bumping a generation tag
+// (hnswlib's visited_list_pool), and the candidate queues are typed binary
+// heaps; a search allocates only its result slice.
+//
+// Deletes unlink a node and repair every node that linked to it, choosing
+// its new links with the heuristic over its remaining links and the deleted
+// node's links; the slot is then reused. [Index.Update] is a delete and an
+// add under one id.
+//
+// Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
+// but only collects allowed nodes, so it returns k results whenever k
+// allowed vectors are reachable; an allow-list ([*vector.IDSet]) of at most
+// [ExactFilterMax] ids is scored exactly instead, which is both faster and
+// exact at that size.
+//
+// # Concurrency
+//
+// An [Index] is safe for concurrent use. Searches and inserts (Add,
+// AddBatch, Track) run in parallel: each node's neighbour lists are written
+// under that node's lock with atomic stores and read with atomic loads, as
+// in hnswlib, and a node's vector and layers are in place before any link
+// to it is published. Delete, Untrack, Update, WriteTo, ReadFrom, Stats and
+// Verify take the index exclusively: they wait for running searches and
+// inserts and block new ones while they run. AddBatch and Track insert with
+// [Options.Workers] goroutines (every core by default). Builds check their
+// context every 256 inserts per worker and searches every 256 expanded
+// nodes.
+//
+// # Persistence
+//
+// [Index.WriteTo] writes the graph (options, entry point, levels, neighbour
+// lists, slot → id map), not the vectors, which stay in the store. The
+// stream starts with a magic string and a format version and ends with a
+// CRC-32C. [Index.ReadFrom] checks the checksum and the structure of the
+// graph and resolves every id against the store; a truncated or damaged
+// stream gives [vector.ErrCorrupt], a newer format
+// [vector.ErrUnsupportedVersion], and a graph that does not describe the
+// store [ErrStoreMismatch] (which also wraps ErrCorrupt): rebuild it with
+// [Index.Track] then. Loading is a linear decode with no distance
+// computation, far cheaper than a rebuild (see BenchmarkLoad).
+package hnsw
