@@ -19,11 +19,11 @@ var (
 // dispatch variables of the same names. An Impl is immutable and safe for
 // concurrent use.
 type Impl struct {
-	Name     string
-	Dot      func(a, b []float32) float32
-	L2       func(a, b []float32) float32
-	DotBatch func(q, rows, out []float32)
-	L2Batch  func(q, rows, out []float32)
+	Name     string                       // "avx512", "avx2" or "generic"
+	Dot      func(a, b []float32) float32 // inner product
+	L2       func(a, b []float32) float32 // squared Euclidean distance
+	DotBatch func(q, rows, out []float32) // Dot of q with each row
+	L2Batch  func(q, rows, out []float32) // L2 of q to each row
 }
 
 // Generic is the portable implementation, available on every CPU.
