@@ -1,0 +1,221 @@
+package sqlitestore
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// makeDB writes a closed cairn database with n items of dimension 64.
+func makeDB(t *testing.T, path string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", 64, vector.L2)
+	var items []Item
+	for id := 1; id <= n; id++ {
+		items = append(items, itemFor(vector.ID(id), 64))
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+func TestOpenBadFiles(t *testing.T) {
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		make func(t *testing.T, path string)
+		want []error
+	}{
+		{"empty", func(t *testing.T, path string) {
+			os.WriteFile(path, nil, 0o644)
+		}, []error{ErrNotDatabase, vector.ErrCorrupt}},
+		{"random bytes", func(t *testing.T, path string) {
+			b := make([]byte, 64<<10)
+			r := rand.New(rand.NewPCG(1, 2))
+			for i := range b {
+				b[i] = byte(r.Uint32())
+			}
+			os.WriteFile(path, b, 0o644)
+		}, []error{ErrNotDatabase, vector.ErrCorrupt}},
+		{"short header", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte("SQLite format 3\x00abc"), 0o644)
+		}, []error{ErrNotDatabase}},
+		{"text file", func(t *testing.T, path string) {
+			os.WriteFile(path, []byte(strings.Repeat("not a database\n", 100)), 0o644)
+		}, []error{ErrNotDatabase}},
+		{"other application's SQLite", func(t *testing.T, path string) {
+			db, err := sql.Open("sqlite", path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := db.Exec("CREATE TABLE t (x); INSERT INTO t VALUES (1)"); err != nil {
+				t.Fatal(err)
+			}
+			db.Close()
+		}, []error{ErrNotDatabase}},
+		{"truncated mid-page", func(t *testing.T, path string) {
+			makeDB(t, path, 2000)
+			fi, _ := os.Stat(path)
+			os.Truncate(path, fi.Size()/2+100)
+		}, []error{vector.ErrCorrupt}},
+		{"truncated at a page boundary", func(t *testing.T, path string) {
+			makeDB(t, path, 2000)
+			fi, _ := os.Stat(path)
+			os.Truncate(path, fi.Size()/2/pageSize*pageSize)
+		}, []error{vector.ErrCorrupt}},
+		{"future version", func(t *testing.T, path string) {
+			makeDB(t, path, 10)
+			b, _ := os.ReadFile(path)
+			binary.BigEndian.PutUint32(b[60:], schemaVersion+1)
+			os.WriteFile(path, b, 0o644)
+		}, []error{vector.ErrUnsupportedVersion}},
+		{"damaged b-tree page", func(t *testing.T, path string) {
+			makeDB(t, path, 2000)
+			b, _ := os.ReadFile(path)
+			last := len(b)/pageSize - 1
+			for p := 2; p <= last; p += 3 { // page type byte of a third of the pages
+				b[p*pageSize] = 0x42
+			}
+			os.WriteFile(path, b, 0o644)
+		}, []error{vector.ErrCorrupt}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "bad.cairn")
+			tc.make(t, path)
+			before := fileSum(t, path)
+			entries, _ := os.ReadDir(dir)
+			db, err := Open(ctx, path, nil)
+			if err == nil {
+				db.Close()
+				t.Fatal("Open succeeded")
+			}
+			for _, want := range tc.want {
+				if !errors.Is(err, want) {
+					t.Errorf("Open: %v; want errors.Is %v", err, want)
+				}
+			}
+			if fileSum(t, path) != before {
+				t.Error("the rejected file was modified")
+			}
+			if after, _ := os.ReadDir(dir); len(after) != len(entries) {
+				t.Errorf("Open left files behind: %d entries before, %d after", len(entries), len(after))
+			}
+		})
+	}
+}
+
+func TestIndexBlobs(t *testing.T) {
+	ctx := context.Background()
+	var logs bytes.Buffer
+	o := &Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	path := filepath.Join(t.TempDir(), "idx.cairn")
+	db, err := Open(ctx, path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", 8, vector.Dot)
+	if err := c.PutItems(ctx, []Item{itemFor(1, 8), itemFor(2, 8)}); err != nil {
+		t.Fatal(err)
+	}
+	var l fakeLoader
+	if err := c.LoadIndex(ctx, "g", &l); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("LoadIndex of nothing: %v, want ErrNotFound", err)
+	}
+	big := fakeIndex{seq: 7, size: 3*indexChunk + 12345} // several chunks
+	if err := c.SaveIndex(ctx, "g", big); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadIndex(ctx, "g", &l); err != nil || l.seq != 7 {
+		t.Fatalf("LoadIndex: seq %d, %v", l.seq, err)
+	}
+	// Reopen: still fresh.
+	db.Close()
+	if db, err = Open(ctx, path, o); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err = db.Collection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	l = fakeLoader{}
+	if err := c.LoadIndex(ctx, "g", &l); err != nil || l.seq != 7 {
+		t.Fatalf("LoadIndex after reopen: seq %d, %v", l.seq, err)
+	}
+	// A write makes it stale.
+	if err := c.Delete(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadIndex(ctx, "g", &l); !errors.Is(err, ErrStaleIndex) {
+		t.Fatalf("LoadIndex after a write: %v, want ErrStaleIndex", err)
+	}
+	if !strings.Contains(logs.String(), "rebuild") {
+		t.Errorf("stale index not logged; log:\n%s", logs.String())
+	}
+	// Re-save, then damage one byte of a chunk: ErrCorrupt, items intact.
+	if err := c.SaveIndex(ctx, "g", fakeIndex{seq: 8, size: 2 * indexChunk}); err != nil {
+		t.Fatal(err)
+	}
+	err = db.withConn(func(conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, "UPDATE index_chunks SET data = substr(data, 1, 1000) || x'ff' || substr(data, 1002) WHERE seq = 1")
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs.Reset()
+	if err := c.LoadIndex(ctx, "g", &l); !errors.Is(err, vector.ErrCorrupt) {
+		t.Fatalf("LoadIndex of a damaged blob: %v, want ErrCorrupt", err)
+	}
+	if !strings.Contains(logs.String(), "WARN") {
+		t.Errorf("damaged index not logged; log:\n%s", logs.String())
+	}
+	if it, err := c.GetItem(ctx, 1); err != nil || checkItem(it, 8) != nil {
+		t.Fatalf("item 1 after index damage: %v", err)
+	}
+	// Rebuild and re-save: loads again.
+	if err := c.SaveIndex(ctx, "g", fakeIndex{seq: 9, size: 100}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadIndex(ctx, "g", &l); err != nil || l.seq != 9 {
+		t.Fatalf("LoadIndex after re-save: seq %d, %v", l.seq, err)
+	}
+	if err := c.DeleteIndex(ctx, "g"); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.LoadIndex(ctx, "g", &l); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("LoadIndex after DeleteIndex: %v", err)
+	}
+	if err := c.DeleteIndex(ctx, "g"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("DeleteIndex twice: %v", err)
+	}
+}
