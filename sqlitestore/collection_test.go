@@ -374,7 +374,10 @@ func TestChurnReclaimsSpace(t *testing.T) {
 	if err := c.DeleteItems(ctx, live[:n*9/10]); err != nil {
 		t.Fatal(err)
 	}
-	db.withConn(func(*sql.Conn) error { _, err := db.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)"); return err })
+	db.withConn(func(*sql.Conn) error {
+		_, err := db.conn.ExecContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)")
+		return err
+	})
 	if s := size(); s > first/2 {
 		t.Fatalf("after deleting 90%% of the items the file is %d bytes, was %d", s, first)
 	}
