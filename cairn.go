@@ -2,11 +2,11 @@ package cairn
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 
+	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -16,6 +16,9 @@ type Options struct {
 	// embedding and for [Collection.QueryText]. Without one, those calls
 	// return [ErrNoEmbedder].
 	Embedder Embedder
+	// SQLite configures the file of a store opened with [Open]
+	// (durability, lock timeout, logging); nil for the defaults.
+	SQLite *sqlitestore.Options
 }
 
 // DB is a memory store: a set of named [Collection]s of items, held in
@@ -79,10 +82,8 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	if db.closed {
 		return nil, vector.ErrClosed
 	}
-	if err := db.loadLocked(ctx, name); err == nil {
+	if _, ok := db.colls[name]; ok {
 		return nil, fmt.Errorf("cairn: create collection %q: %w: collection exists", name, vector.ErrDuplicateID)
-	} else if !isNotFound(err) {
-		return nil, err
 	}
 	var (
 		be  backend
@@ -242,5 +243,3 @@ func (db *DB) Close() error {
 	}
 	return first
 }
-
-func isNotFound(err error) bool { return errors.Is(err, vector.ErrNotFound) }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -25,6 +26,18 @@ var openers = []opener{
 	{name: "memory", open: func(t *testing.T, o *cairn.Options) *cairn.DB {
 		db := cairn.OpenMemory(o)
 		t.Cleanup(func() { db.Close() })
+		return db
+	}},
+	{name: "sqlite", open: func(t *testing.T, o *cairn.Options) *cairn.DB {
+		db, err := cairn.Open(context.Background(), filepath.Join(t.TempDir(), "test.db"), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := db.Close(); err != nil {
+				t.Error(err)
+			}
+		})
 		return db
 	}},
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cairndb/cairn"
@@ -86,6 +88,54 @@ func Example_filters() {
 	// year >= 2023, not a draft:             rust-2023 go-2023
 	// lang in (rust, zig) or year < 2020:    rust-2023 go-2019 zig-2024
 	// deleted 2 go docs; left 2
+}
+
+// A store opened with Open lives in one SQLite file: everything written is
+// there after Close, when the file is opened again.
+func Example_persistence() {
+	ctx := context.Background()
+	dir, err := os.MkdirTemp("", "cairn-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "agent.db")
+
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	notes, err := db.CreateCollection(ctx, "notes", cairn.CollectionConfig{Dim: 2, Index: cairn.HNSW})
+	if err != nil {
+		log.Fatal(err)
+	}
+	err = notes.Add(ctx,
+		cairn.Item{ID: "a", Text: "first note", Embedding: []float32{1, 0}, Metadata: map[string]any{"day": 1}},
+		cairn.Item{ID: "b", Text: "second note", Embedding: []float32{0, 1}, Metadata: map[string]any{"day": 2}},
+	)
+	if err != nil {
+		log.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // saves the HNSW graph too
+		log.Fatal(err)
+	}
+
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer db.Close()
+	notes, err = db.Collection(ctx, "notes")
+	if err != nil {
+		log.Fatal(err)
+	}
+	hits, err := notes.Query(ctx, []float32{0.2, 1}, 1, nil)
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println(notes.Count(), "notes; nearest:", hits[0].Text, hits[0].Metadata)
+	// Output:
+	// 2 notes; nearest: second note map[day:2]
 }
 
 // Each collection chooses its index: Flat searches exactly, HNSW

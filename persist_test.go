@@ -1,0 +1,183 @@
+package cairn_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestPersistence writes collections of each index kind, closes the file
+// and checks that a reopened store holds the same items, configuration and
+// answers, with the HNSW graph loaded rather than rebuilt.
+func TestPersistence(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	var logs bytes.Buffer
+	opts := &cairn.Options{SQLite: &sqlitestore.Options{Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}}
+	open := func() *cairn.DB {
+		t.Helper()
+		db, err := cairn.Open(ctx, path, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return db
+	}
+	const dim, n = 8, 300
+	configs := map[string]cairn.CollectionConfig{
+		"auto":  {Dim: dim},
+		"flat":  {Dim: dim, Metric: vector.Dot, Index: cairn.Flat},
+		"graph": {Dim: dim, Metric: vector.L2, Index: cairn.HNSW, HNSW: hnsw.Options{M: 8, EfSearch: 40, Seed: 7}},
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	queries := [][]float32{randVec(r, dim), randVec(r, dim), randVec(r, dim)}
+	filter := cairn.And(cairn.Gte("i", 50), cairn.Eq("odd", true))
+
+	db := open()
+	want := map[string][][]cairn.Result{}
+	for name, cfg := range configs {
+		c := mustCollection(t, db, name, cfg)
+		items := make([]cairn.Item, n)
+		for i := range items {
+			items[i] = cairn.Item{ID: fmt.Sprint("id", i), Embedding: randVec(r, dim), Text: fmt.Sprint("text ", i),
+				Metadata: map[string]any{"i": i, "odd": i%2 == 1, "name": name}}
+		}
+		if err := c.Add(ctx, items[:200]...); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Add(ctx, items[200:]...); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Upsert(ctx, cairn.Item{ID: "id3", Embedding: randVec(r, dim), Text: "replaced", Metadata: map[string]any{"i": 3}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Delete(ctx, "id4", "id5"); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range queries {
+			res, err := c.Query(ctx, q, 10, &cairn.QueryOptions{Filter: filter})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[name] = append(want[name], res)
+			res, err = c.Query(ctx, q, 10, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want[name] = append(want[name], res)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(db *cairn.DB) {
+		t.Helper()
+		infos, err := db.Collections(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(infos) != len(configs) {
+			t.Fatalf("%d collections after reopen, want %d", len(infos), len(configs))
+		}
+		for _, info := range infos {
+			wantCfg := configs[info.Name]
+			c, _ := db.CreateCollection(ctx, info.Name+"-probe", wantCfg) // defaults filled the same way
+			wantCfg = c.Config()
+			db.DeleteCollection(ctx, info.Name+"-probe")
+			if !reflect.DeepEqual(info.Config, wantCfg) {
+				t.Errorf("%s: config %+v after reopen, want %+v", info.Name, info.Config, wantCfg)
+			}
+			if info.Count != n-2 {
+				t.Errorf("%s: %d items after reopen, want %d", info.Name, info.Count, n-2)
+			}
+			c, err := db.Collection(ctx, info.Name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := c.Get(ctx, "id3", "id7")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got[0].Text != "replaced" || len(got[0].Metadata) != 1 || got[1].Text != "text 7" ||
+				got[1].Metadata["i"] != 7.0 || got[1].Metadata["odd"] != true || got[1].Metadata["name"] != info.Name {
+				t.Errorf("%s: items after reopen: %+v", info.Name, got)
+			}
+			if _, err := c.Get(ctx, "id4"); !errors.Is(err, vector.ErrNotFound) {
+				t.Errorf("%s: deleted item after reopen: %v", info.Name, err)
+			}
+			var res [][]cairn.Result
+			for _, q := range queries {
+				a, err := c.Query(ctx, q, 10, &cairn.QueryOptions{Filter: filter})
+				if err != nil {
+					t.Fatal(err)
+				}
+				b, err := c.Query(ctx, q, 10, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res = append(res, a, b)
+			}
+			if !reflect.DeepEqual(res, want[info.Name]) {
+				t.Errorf("%s: answers differ after reopen:\n%v\nwant\n%v", info.Name, res, want[info.Name])
+			}
+		}
+	}
+	db = open()
+	check(db)
+	if strings.Contains(logs.String(), "rebuild") {
+		t.Errorf("a saved graph was not used:\n%s", logs.String())
+	}
+	// A second owner of the file is refused while the first has it open.
+	if _, err := cairn.Open(ctx, path, nil); !errors.Is(err, sqlitestore.ErrLocked) {
+		t.Errorf("second Open: %v, want ErrLocked", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Reopened once more with nothing written in between: still the same.
+	db = open()
+	defer db.Close()
+	check(db)
+}
+
+// TestPersistenceAutoSwitch checks that an Auto collection that switched
+// to HNSW reopens with HNSW, and one below its threshold with exact search.
+func TestPersistenceAutoSwitch(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(1, 1))
+	for _, size := range []int{50, 150} {
+		c := mustCollection(t, db, fmt.Sprint(size), cairn.CollectionConfig{Dim: 4, AutoThreshold: 100})
+		for i := range size {
+			if err := c.Add(ctx, cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, 4)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	db.Close()
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	infos, _ := db.Collections(ctx)
+	if len(infos) != 2 || infos[0].Name != "150" || infos[0].Index != cairn.HNSW || infos[1].Index != cairn.Flat {
+		t.Errorf("after reopen: %+v", infos)
+	}
+}

@@ -1,0 +1,194 @@
+package cairn
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// graphName is the name under which a collection's HNSW graph is saved.
+const graphName = "hnsw"
+
+// Open opens the store kept in the SQLite file at path, creating the file
+// if it does not exist. The file has one owner at a time: a second Open of
+// it, from this process or another, fails with an error wrapping
+// [sqlitestore.ErrLocked] until the first is closed. A file that is not a
+// cairn database, or is damaged, gives an error wrapping
+// [vector.ErrCorrupt] and is left untouched.
+//
+// Open loads every collection's vectors into memory; each collection's
+// payload and index are loaded on its first use (see [DB.Collection]).
+func Open(ctx context.Context, path string, o *Options) (*DB, error) {
+	var so *sqlitestore.Options
+	db := OpenMemory(o)
+	if o != nil {
+		so = o.SQLite
+	}
+	sdb, err := sqlitestore.Open(ctx, path, so)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: open: %w", err)
+	}
+	db.persist = &sqlPersister{db: sdb}
+	return db, nil
+}
+
+// settings is the JSON form of a CollectionConfig's index choice, stored
+// with the collection (the dimension and metric are stored by sqlitestore
+// itself). Fields are only ever added.
+type settings struct {
+	Index         string `json:"index"`
+	AutoThreshold int    `json:"auto_threshold"`
+	HNSW          struct {
+		M              int     `json:"m,omitempty"`
+		EfConstruction int     `json:"ef_construction,omitempty"`
+		EfSearch       int     `json:"ef_search,omitempty"`
+		LevelMult      float64 `json:"level_mult,omitempty"`
+		Seed           uint64  `json:"seed,omitempty"`
+	} `json:"hnsw"`
+}
+
+func encodeSettings(cfg CollectionConfig) ([]byte, error) {
+	var s settings
+	s.Index = cfg.Index.String()
+	s.AutoThreshold = cfg.AutoThreshold
+	h := &s.HNSW
+	h.M, h.EfConstruction, h.EfSearch, h.LevelMult, h.Seed = cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch, cfg.HNSW.LevelMult, cfg.HNSW.Seed
+	return json.Marshal(s)
+}
+
+func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error) {
+	var s settings
+	if err := json.Unmarshal(b, &s); err != nil {
+		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)
+	}
+	cfg := CollectionConfig{Dim: dim, Metric: m, AutoThreshold: s.AutoThreshold}
+	switch s.Index {
+	case "auto":
+		cfg.Index = Auto
+	case "flat":
+		cfg.Index = Flat
+	case "hnsw":
+		cfg.Index = HNSW
+	default:
+		return CollectionConfig{}, fmt.Errorf("%w: collection settings: unknown index %q", vector.ErrCorrupt, s.Index)
+	}
+	h := s.HNSW
+	cfg.HNSW = hnsw.Options{M: h.M, EfConstruction: h.EfConstruction, EfSearch: h.EfSearch, LevelMult: h.LevelMult, Seed: h.Seed}
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)
+	}
+	return cfg, nil
+}
+
+// sqlPersister keeps a DB's collections in a sqlitestore.DB.
+type sqlPersister struct {
+	db *sqlitestore.DB
+}
+
+func (p *sqlPersister) create(ctx context.Context, name string, cfg CollectionConfig) (backend, error) {
+	b, err := encodeSettings(cfg)
+	if err != nil {
+		return nil, err
+	}
+	c, err := p.db.CreateCollection(ctx, name, sqlitestore.CollectionConfig{Dim: cfg.Dim, Metric: cfg.Metric, Settings: b})
+	if err != nil {
+		return nil, err
+	}
+	return &sqlBackend{c: c}, nil
+}
+
+func (p *sqlPersister) load(ctx context.Context, name string) (backend, CollectionConfig, error) {
+	c, err := p.db.Collection(ctx, name)
+	if err != nil {
+		return nil, CollectionConfig{}, err
+	}
+	cfg, err := decodeSettings(c.Dim(), c.Metric(), c.Settings())
+	if err != nil {
+		return nil, CollectionConfig{}, err
+	}
+	return &sqlBackend{c: c}, cfg, nil
+}
+
+func (p *sqlPersister) names(ctx context.Context) ([]string, error) {
+	infos, err := p.db.Collections(ctx)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(infos))
+	for i, in := range infos {
+		names[i] = in.Name
+	}
+	return names, nil
+}
+
+func (p *sqlPersister) drop(ctx context.Context, name string) error {
+	return p.db.DropCollection(ctx, name)
+}
+
+func (p *sqlPersister) close() error { return p.db.Close() }
+
+// sqlBackend keeps a collection in a sqlitestore.Collection: each write is
+// one transaction holding the vectors and their payload together.
+type sqlBackend struct {
+	c *sqlitestore.Collection
+}
+
+func (b *sqlBackend) store() vector.Store { return b.c }
+
+func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
+	items := make([]sqlitestore.Item, len(rows))
+	for i, r := range rows {
+		md, err := encodeMetadata(r.md)
+		if err != nil {
+			return nil, fmt.Errorf("%w: metadata of %q: %v", vector.ErrInvalidOptions, r.key, err)
+		}
+		items[i] = sqlitestore.Item{ID: r.id, Key: r.key, Vector: r.vec, Text: r.text, Metadata: md}
+	}
+	return items, nil
+}
+
+func (b *sqlBackend) insert(ctx context.Context, rows []row) error {
+	items, err := b.items(rows)
+	if err != nil {
+		return err
+	}
+	return b.c.PutItems(ctx, items)
+}
+
+func (b *sqlBackend) upsert(ctx context.Context, rows []row) error {
+	items, err := b.items(rows)
+	if err != nil {
+		return err
+	}
+	return b.c.UpsertItems(ctx, items)
+}
+
+func (b *sqlBackend) remove(ctx context.Context, ids []vector.ID) error {
+	return b.c.DeleteItems(ctx, ids)
+}
+
+func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
+	return b.c.ForEachItem(ctx, func(it sqlitestore.Item) error {
+		md, err := decodeMetadata(it.Metadata)
+		if err != nil {
+			return fmt.Errorf("item %q: %w", it.Key, err)
+		}
+		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md})
+	})
+}
+
+func (b *sqlBackend) saveGraph(ctx context.Context, g graph) error {
+	return b.c.SaveIndex(ctx, graphName, g)
+}
+
+func (b *sqlBackend) loadGraph(ctx context.Context, g graph) error {
+	return b.c.LoadIndex(ctx, graphName, g)
+}
+
+// close does nothing: the sqlitestore.DB closes its collections.
+func (b *sqlBackend) close() error { return nil }
