@@ -44,8 +44,8 @@
 //
 // Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
 // but only collects allowed nodes, so it returns k results whenever k
-// allowed vectors are reachable; an allow-list ([*vector.IDSet]) of at most
-// [ExactFilterMax] ids is scored exactly instead, which is both faster and
+// allowed vectors are reachable; a small allow-list ([*vector.IDSet], see
+// [FilterCrossover]) is scored exactly instead, which is both faster and
 // exact at that size.
 //
 // # Concurrency

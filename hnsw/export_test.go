@@ -4,3 +4,12 @@ import "hash/crc32"
 
 // Crc32c exposes the checksum of the encoding to the fuzz test.
 func Crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
+
+// SetFilterCrossover changes the constant that picks exact scoring of an
+// allow-list, for the crossover benchmark and tests, and returns the old
+// value.
+func SetFilterCrossover(f float64) float64 {
+	old := filterCrossover
+	filterCrossover = f
+	return old
+}

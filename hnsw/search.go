@@ -9,14 +9,29 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// ExactFilterMax is the largest allow-list ([*vector.IDSet]) that a search
-// scores exactly, one distance per allowed id, instead of walking the
-// graph. Walking the graph with a selective filter visits many nodes whose
-// ids are then filtered out (about ef/p nodes for a filter keeping a
-// fraction p), so below some size the exact scan is both faster and exact.
-// The crossover was measured with BenchmarkFilter (clustered data, M=16,
-// ef=64): see the package documentation.
-const ExactFilterMax = 2048
+// FilterCrossover sets when a search with an allow-list ([*vector.IDSet])
+// of s ids scores those ids exactly instead of walking the graph: when
+// s² ≤ FilterCrossover · ef · n, for n indexed vectors.
+//
+// Why that shape: a walk with a filter that keeps a fraction p = s/n of the
+// nodes must expand about ef/p nodes before it has collected ef allowed
+// ones, so its cost grows like ef·n/s, while the exact scan costs s; they
+// meet at s² ∝ ef·n. The constant was measured with BenchmarkFilter
+// (clustered 768-d, n = 10,000, M = 16, ef = 64): the walk takes 3.8 ms
+// with 100 allowed ids, 0.77 ms with 2,000 and 0.44 ms with 4,000; the exact
+// scan 0.013, 0.39 and 0.77 ms; they cross near s = 3,000, which gives
+// 3000² / (64 · 10,000) ≈ 14. With the defaults that is every allow-list
+// below about 30% of a 10,000-vector index and about 9% of a 100,000 one.
+// Below the crossover the exact scan is also exact.
+const FilterCrossover = 14
+
+// filterCrossover is FilterCrossover, variable for the crossover benchmark.
+var filterCrossover float64 = FilterCrossover
+
+// exactFilter reports whether an allow-list of s ids is scored exactly.
+func exactFilter(s, ef, n int) bool {
+	return float64(s)*float64(s) <= filterCrossover*float64(ef)*float64(n)
+}
 
 // checkEvery is the number of nodes a search expands between checks of its
 // context.
@@ -135,8 +150,8 @@ func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vecto
 // before or during the search.
 //
 // With a filter, the walk goes on through nodes the filter rejects, so k
-// results come back whenever k allowed vectors are reachable; an
-// [*vector.IDSet] of at most [ExactFilterMax] ids is scored exactly instead.
+// results come back whenever k allowed vectors are reachable; a small
+// [*vector.IDSet] is scored exactly instead (see [FilterCrossover]).
 func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *SearchOptions) ([]vector.Result, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("hnsw: search: %w: k = %d", vector.ErrInvalidK, k)
@@ -168,7 +183,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if set, ok := so.Filter.(*vector.IDSet); ok && set.Len() <= ExactFilterMax {
+	if set, ok := so.Filter.(*vector.IDSet); ok && exactFilter(set.Len(), ef, ix.liveCount()) {
 		return ix.searchExact(qv, k, set), nil
 	}
 	ep, top, ok := ix.entry()
@@ -205,4 +220,11 @@ func (ix *Index) searchExact(q []float32, k int, set *vector.IDSet) []vector.Res
 		return true
 	})
 	return t.Results()
+}
+
+// liveCount is Len for callers that may hold mu.
+func (ix *Index) liveCount() int {
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	return ix.live
 }
