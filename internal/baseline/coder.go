@@ -128,6 +128,14 @@ func (x *CoderHNSW) SetEfSearch(ef int) error {
 	return nil
 }
 
+// SetOverfetch turns [CoderOptions.Overfetch] on or off for later
+// searches.
+func (x *CoderHNSW) SetOverfetch(on bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.overfetch = on
+}
+
 // Len returns the number of indexed vectors.
 func (x *CoderHNSW) Len() int {
 	x.mu.RLock()

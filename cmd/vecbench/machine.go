@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"runtime"
+	"runtime/debug"
+	"strings"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// machine describes where a run happened; it heads every report.
+type machine struct {
+	CPU     string `json:"cpu"`
+	Cores   int    `json:"cores"`
+	Go      string `json:"go"`
+	Commit  string `json:"commit"`
+	Kernel  string `json:"kernel"`
+	OS      string `json:"os"`
+	Threads int    `json:"threads"`
+}
+
+func detectMachine(threads int) machine {
+	return machine{
+		CPU:     cpuModel(),
+		Cores:   runtime.NumCPU(),
+		Go:      runtime.Version(),
+		Commit:  commit(),
+		Kernel:  vector.KernelName(),
+		OS:      runtime.GOOS + "/" + runtime.GOARCH,
+		Threads: threads,
+	}
+}
+
+func (m machine) line() string {
+	return fmt.Sprintf("machine: %s, %d cores (%d used), %s %s, commit %s, distance kernels %s",
+		m.CPU, m.Cores, m.Threads, m.Go, m.OS, m.Commit, m.Kernel)
+}
+
+// cpuModel reads the model name from /proc/cpuinfo where there is one.
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err == nil {
+		defer f.Close()
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			k, v, ok := strings.Cut(sc.Text(), ":")
+			if ok && strings.TrimSpace(k) == "model name" {
+				return strings.TrimSpace(v)
+			}
+		}
+	}
+	return "unknown " + runtime.GOARCH + " CPU"
+}
+
+// commit returns the VCS revision the binary was built from (go build
+// stamps it), else asks git (go run does not stamp), else "unknown".
+func commit() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		var rev, dirty string
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = "-dirty"
+				}
+			}
+		}
+		if rev != "" {
+			return rev[:min(12, len(rev))] + dirty
+		}
+	}
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err == nil {
+		return strings.TrimSpace(string(out))
+	}
+	return "unknown"
+}

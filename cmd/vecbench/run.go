@@ -1,0 +1,346 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// usageError is a mistake on the command line: exit status 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// errInterrupted reports a run stopped by Ctrl-C after printing what it
+// had measured.
+var errInterrupted = errors.New("interrupted; the tables above hold what was measured so far")
+
+// exitCode prints err (one line) and returns the process's exit status.
+func exitCode(err error, stderr io.Writer) int {
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, errInterrupted) || errors.Is(err, context.Canceled):
+		fmt.Fprintln(stderr, "vecbench:", errInterrupted)
+		return 130
+	}
+	fmt.Fprintln(stderr, "vecbench:", strings.ReplaceAll(err.Error(), "\n", "; "))
+	var ue usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintln(stderr, "run 'vecbench --help' for usage")
+		return 2
+	}
+	return 1
+}
+
+// config is the parsed command line.
+type config struct {
+	memory, indexes, sweep, peers bool // reports to print
+	quick, quiet                  bool
+	family                        string // "uniform" or "clustered"; "" for each report's default
+	sizes                         []int
+	sizesSet                      bool
+	dim, nq, k                    int
+	seed                          int64
+	threads                       int
+	ms, efcs, efs                 []int
+	dataPath, queryPath, gtPath   string
+	metric                        vector.Metric
+	exportDir, jsonPath, plotPath string
+	cacheDir                      string
+	args                          []string
+}
+
+const usageText = `usage: vecbench [flags]
+
+Reports (Markdown tables on stdout; several may be combined):
+  (no report flag)  memory search: exact top 5 over 1,000/10,000/50,000 items,
+                    in memory and from a SQLite file (clustered data)
+  --indexes         flat and HNSW: build, latency, throughput, recall@k
+                    (10,000/50,000/100,000 items, uniform data)
+  --sweep           HNSW over a grid of M, efConstruction and ef, with the
+                    Pareto front and a recommended setting per target recall
+  --peers           the index table plus github.com/coder/hnsw as a baseline
+  --quick           every report at small sizes (a smoke run of under a minute)
+
+Data:
+  --clustered | --uniform   the synthetic family (see DATASETS.md)
+  --sizes 10000,50000       base sizes          --dim 768      dimension
+  --queries 1000            number of queries, or a query file with --data
+  --k 10                    results per query   --seed 1       generator seed
+  --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
+                            your own vectors (.fvecs, .bvecs or .npy); without
+                            --gt the ground truth is computed and cached as
+                            NAME.gt.ivecs beside the base file
+  --export DIR              write NAME.base.fvecs, NAME.query.fvecs and
+                            NAME.gt.ivecs for each data set (alone: export only)
+
+Sweep grid:
+  --m 8,16,32  --efc 100,200  --ef 10,20,40,80,160,320
+
+Output and run:
+  --json FILE     every figure and the machine, as JSON
+  --plot FILE     recall@k against QPS (.svg or .png)
+  --threads N     cores to use (GOMAXPROCS; default all)
+  --cache DIR     where generated ground truth is kept (default: user cache dir)
+  --quiet         no progress on stderr
+`
+
+// parseArgs turns the command line into a config; every mistake is a
+// usageError naming the flag.
+func parseArgs(args []string, stdout io.Writer) (*config, error) {
+	fs := flag.NewFlagSet("vecbench", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	c := &config{args: args}
+	var uniform, clustered bool
+	var sizes, queries, ms, efcs, efs, metric string
+	fs.BoolVar(&c.indexes, "indexes", false, "")
+	fs.BoolVar(&c.sweep, "sweep", false, "")
+	fs.BoolVar(&c.peers, "peers", false, "")
+	fs.BoolVar(&c.quick, "quick", false, "")
+	fs.BoolVar(&c.quiet, "quiet", false, "")
+	fs.BoolVar(&uniform, "uniform", false, "")
+	fs.BoolVar(&clustered, "clustered", false, "")
+	fs.StringVar(&sizes, "sizes", "", "")
+	fs.IntVar(&c.dim, "dim", 768, "")
+	fs.StringVar(&queries, "queries", "", "")
+	fs.IntVar(&c.k, "k", 10, "")
+	fs.Int64Var(&c.seed, "seed", 1, "")
+	fs.IntVar(&c.threads, "threads", 0, "")
+	fs.StringVar(&ms, "m", "", "")
+	fs.StringVar(&efcs, "efc", "", "")
+	fs.StringVar(&efs, "ef", "", "")
+	fs.StringVar(&c.dataPath, "data", "", "")
+	fs.StringVar(&c.gtPath, "gt", "", "")
+	fs.StringVar(&metric, "metric", "cosine", "")
+	fs.StringVar(&c.exportDir, "export", "", "")
+	fs.StringVar(&c.jsonPath, "json", "", "")
+	fs.StringVar(&c.plotPath, "plot", "", "")
+	fs.StringVar(&c.cacheDir, "cache", "", "")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, usageText)
+			return nil, nil
+		}
+		return nil, usageError{err.Error()}
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("unexpected argument %q (flags start with --)", fs.Arg(0))
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+
+	var err error
+	if uniform && clustered {
+		return nil, usagef("--uniform and --clustered exclude each other")
+	}
+	if uniform {
+		c.family = "uniform"
+	}
+	if clustered {
+		c.family = "clustered"
+	}
+	if c.metric, err = vector.ParseMetric(metric); err != nil {
+		return nil, usagef("--metric %q: want cosine, dot or l2", metric)
+	}
+	if set["metric"] && c.dataPath == "" {
+		return nil, usagef("--metric applies to --data only (generated data is cosine)")
+	}
+	if c.dim <= 0 || c.dim > 1<<16 {
+		return nil, usagef("--dim %d: want 1..65536", c.dim)
+	}
+	if c.k <= 0 || c.k > 100 {
+		return nil, usagef("--k %d: want 1..100 (ground truth is kept 100 deep)", c.k)
+	}
+	if c.threads < 0 {
+		return nil, usagef("--threads %d: want a positive number", c.threads)
+	}
+	if sizes != "" {
+		if c.sizes, err = intList("sizes", sizes, 1, 100_000_000); err != nil {
+			return nil, err
+		}
+		c.sizesSet = true
+	}
+	// --queries is a count, or with --data a file of queries.
+	c.nq = 1000
+	if queries != "" {
+		if n, err := strconv.Atoi(queries); err == nil {
+			if n <= 0 || n > 1_000_000 {
+				return nil, usagef("--queries %d: want 1..1000000", n)
+			}
+			c.nq = n
+		} else if c.dataPath != "" {
+			c.queryPath = queries
+		} else {
+			return nil, usagef("--queries %q is neither a count nor, without --data, usable as a file", queries)
+		}
+	}
+	if c.dataPath != "" && c.queryPath == "" {
+		return nil, usagef("--data needs --queries FILE (the query vectors)")
+	}
+	if c.gtPath != "" && c.dataPath == "" {
+		return nil, usagef("--gt applies to --data only")
+	}
+	if c.dataPath != "" && (c.family != "" || set["dim"] || set["seed"] || set["sizes"]) {
+		return nil, usagef("--data takes its sizes and dimension from the files: drop --clustered/--uniform/--dim/--seed/--sizes")
+	}
+	for _, g := range []struct {
+		name string
+		s    string
+		dst  *[]int
+	}{{"m", ms, &c.ms}, {"efc", efcs, &c.efcs}, {"ef", efs, &c.efs}} {
+		if g.s != "" {
+			if *g.dst, err = intList(g.name, g.s, 1, 1<<20); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for _, m := range c.ms {
+		if m < 2 || m > 1024 {
+			return nil, usagef("--m %d: want 2..1024", m)
+		}
+	}
+	if (ms != "" || efcs != "" || efs != "") && !c.sweep && !c.quick {
+		return nil, usagef("--m, --efc and --ef set the grid of --sweep")
+	}
+	for _, p := range []struct{ flag, path string }{{"json", c.jsonPath}, {"plot", c.plotPath}} {
+		if p.path != "" {
+			if dir := filepath.Dir(p.path); !isDir(dir) {
+				return nil, usagef("--%s %s: directory %s does not exist", p.flag, p.path, dir)
+			}
+		}
+	}
+	if c.plotPath != "" {
+		if ext := strings.ToLower(filepath.Ext(c.plotPath)); ext != ".svg" && ext != ".png" {
+			return nil, usagef("--plot %s: want a .svg or .png file", c.plotPath)
+		}
+	}
+	if c.exportDir != "" && c.dataPath != "" {
+		return nil, usagef("--export writes generated data sets; it does not apply to --data")
+	}
+
+	// Which reports: none named means the memory table (or, with --quick,
+	// every report; with --data, the index table; with --export alone,
+	// none).
+	if !c.indexes && !c.sweep && !c.peers {
+		switch {
+		case c.quick:
+			c.memory, c.indexes, c.sweep, c.peers = true, true, true, true
+		case c.dataPath != "":
+			c.indexes = true
+		case c.exportDir != "":
+		default:
+			c.memory = true
+		}
+	}
+	if c.quick {
+		if !set["queries"] {
+			c.nq = 200
+		}
+		if c.ms == nil {
+			c.ms = []int{8, 16}
+		}
+		if c.efcs == nil {
+			c.efcs = []int{100}
+		}
+		if c.efs == nil {
+			c.efs = []int{10, 20, 40, 80}
+		}
+	}
+	if c.ms == nil {
+		c.ms = []int{8, 16, 32}
+	}
+	if c.efcs == nil {
+		c.efcs = []int{100, 200}
+	}
+	if c.efs == nil {
+		c.efs = []int{10, 20, 40, 80, 160, 320}
+	}
+	if c.threads == 0 {
+		c.threads = runtime.NumCPU()
+	}
+	return c, nil
+}
+
+// sizesFor returns the base sizes of a report: --sizes if given, else the
+// report's defaults (smaller under --quick).
+func (c *config) sizesFor(report string) []int {
+	if c.sizesSet {
+		return c.sizes
+	}
+	if c.quick {
+		if report == "memory" {
+			return []int{1000, 2000}
+		}
+		return []int{2000}
+	}
+	switch report {
+	case "memory":
+		return []int{1000, 10000, 50000}
+	case "sweep":
+		return []int{10000}
+	}
+	return []int{10000, 50000, 100000}
+}
+
+// familyFor returns the data family of a report: the flag if given, else
+// clustered for the memory table (embeddings-like) and uniform otherwise.
+func (c *config) familyFor(report string) string {
+	if c.family != "" {
+		return c.family
+	}
+	if report == "memory" {
+		return "clustered"
+	}
+	return "uniform"
+}
+
+func intList(name, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		f = strings.TrimSpace(strings.ReplaceAll(f, "_", ""))
+		n, err := strconv.Atoi(f)
+		if err != nil || n < lo || n > hi {
+			return nil, usagef("--%s %q: want comma-separated whole numbers in %d..%d", name, s, lo, hi)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// run is vecbench: it parses args, runs the reports, and writes tables to
+// stdout and progress to stderr. It returns errInterrupted (after printing
+// the partial tables) when ctx is cancelled.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	c, err := parseArgs(args, stdout)
+	if err != nil || c == nil {
+		return err
+	}
+	prev := runtime.GOMAXPROCS(c.threads)
+	defer runtime.GOMAXPROCS(prev)
+	b := newBench(c, stdout, newProgress(stderr, c.quiet))
+	err = b.runAll(ctx)
+	if ctx.Err() != nil {
+		err = errInterrupted
+	}
+	if werr := b.writeOutputs(); werr != nil && err == nil {
+		err = werr
+	}
+	return err
+}

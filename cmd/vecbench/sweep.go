@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+// targets are the recalls the sweep recommends a setting for.
+var targets = []float64{0.90, 0.95, 0.99}
+
+// sweepReport builds an HNSW index per (M, efConstruction) of the grid,
+// measures every ef on it, marks the Pareto front of recall against QPS
+// and recommends the fastest setting reaching each target recall.
+func (b *bench) sweepReport(ctx context.Context) error {
+	family := b.c.familyFor("sweep")
+	sizes := b.c.sizesFor("sweep")
+	if b.c.dataPath != "" {
+		sizes = sizes[:1]
+	}
+	for _, n := range sizes {
+		ds, truth, err := b.dataset(ctx, family, n)
+		if err != nil {
+			return err
+		}
+		rows, err := b.sweepOne(ctx, ds, truth)
+		// Print what was measured even when interrupted midway.
+		markPareto(rows)
+		b.printSweep(ds, rows)
+		b.results = append(b.results, rows...)
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int32) ([]result, error) {
+	var rows []result
+	for _, m := range b.c.ms {
+		for _, efc := range b.c.efcs {
+			store, err := vector.NewMemStore(ds.Dim, ds.Metric)
+			if err != nil {
+				return rows, err
+			}
+			hx, err := hnsw.New(store, &hnsw.Options{M: m, EfConstruction: efc})
+			if err != nil {
+				return rows, err
+			}
+			bs, err := b.build(ctx, hx, ds, fmt.Sprintf("hnsw M=%d efC=%d", m, efc))
+			if err != nil {
+				return rows, err
+			}
+			for _, ef := range b.c.efs {
+				search := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+					return hx.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: ef})
+				}
+				p := params{M: m, EfConstruction: efc, Ef: max(ef, b.c.k)}
+				qs, err := b.measure(ctx, hx, ds, truth, b.c.k, "hnsw "+p.String(), search)
+				if err != nil {
+					return rows, err
+				}
+				rows = append(rows, b.measured("sweep", ds, "memory", "hnsw", p, bs, qs))
+			}
+			store.Close()
+		}
+	}
+	return rows, nil
+}
+
+// markPareto marks the rows no other row beats on both recall and QPS.
+func markPareto(rows []result) {
+	for i := range rows {
+		rows[i].Pareto = true
+		for j := range rows {
+			a, o := rows[i], rows[j]
+			if i != j && o.Recall >= a.Recall && o.QPS >= a.QPS && (o.Recall > a.Recall || o.QPS > a.QPS) {
+				rows[i].Pareto = false
+				break
+			}
+		}
+	}
+}
+
+// recommend returns, for each target, the index of the row of highest QPS
+// among those reaching it, or -1.
+func recommend(rows []result) []int {
+	out := make([]int, len(targets))
+	for ti, target := range targets {
+		out[ti] = -1
+		for i, r := range rows {
+			if r.Recall >= target && (out[ti] < 0 || r.QPS > rows[out[ti]].QPS) {
+				out[ti] = i
+			}
+		}
+	}
+	return out
+}
+
+func (b *bench) printSweep(ds *recall.Dataset, rows []result) {
+	if len(rows) == 0 {
+		return
+	}
+	k := b.c.k
+	t := newTable(b.out, fmt.Sprintf("## HNSW sweep: %s, %d-d %s, k=%d, %s queries one at a time (★ = Pareto front of recall against QPS)",
+		ds.Name, ds.Dim, ds.Metric, k, fmtInt(len(ds.Queries))),
+		"M", "efC", "ef", fmt.Sprintf("recall@%d", k), "p50", "p95", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "build", "memory", "<Pareto")
+	order := slices.Clone(rows)
+	for _, r := range order {
+		star := ""
+		if r.Pareto {
+			star = "★"
+		}
+		t.row(fmt.Sprint(r.Params.M), fmt.Sprint(r.Params.EfConstruction), fmt.Sprint(r.Params.Ef), fmtRecall(r.Recall),
+			fmtDur(usDur(r.P50us)), fmtDur(usDur(r.P95us)), fmtQPS(r.QPS), fmtQPS(r.QPSAllCores),
+			fmtDur(secs(r.BuildS)), fmtBytes(r.IndexBytes), star)
+	}
+	t.close()
+
+	fmt.Fprintf(b.out, "### Recommended settings for %s (the fastest setting of the grid reaching each recall@%d)\n\n", ds.Name, k)
+	for ti, i := range recommend(rows) {
+		if i < 0 {
+			fmt.Fprintf(b.out, "- recall@%d ≥ %.2f: no setting of the grid reaches it; try a larger --ef or --m.\n\n", k, targets[ti])
+			continue
+		}
+		r := rows[i]
+		fmt.Fprintf(b.out, "- recall@%d ≥ %.2f: M=%d, efConstruction=%d, ef=%d gives recall %s, p50 %s, %s QPS on one goroutine:\n\n",
+			k, targets[ti], r.Params.M, r.Params.EfConstruction, r.Params.Ef, fmtRecall(r.Recall), fmtDur(usDur(r.P50us)), fmtQPS(r.QPS))
+		fmt.Fprintf(b.out, "  ```go\n  idx, err := hnsw.New(store, &hnsw.Options{M: %d, EfConstruction: %d, EfSearch: %d})\n  ```\n\n",
+			r.Params.M, r.Params.EfConstruction, r.Params.Ef)
+	}
+}
