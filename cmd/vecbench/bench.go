@@ -387,7 +387,7 @@ func (b *bench) dimFor() int {
 	return b.c.dim
 }
 
-func secs(s float64) time.Duration  { return time.Duration(s * float64(time.Second)) }
+func secs(s float64) time.Duration   { return time.Duration(s * float64(time.Second)) }
 func usDur(us float64) time.Duration { return time.Duration(us * 1e3) }
 
 // sqliteRow writes ds into a fresh SQLite file, closes it, reopens it

@@ -27,7 +27,7 @@ type progress struct {
 }
 
 const (
-	progressDelay = time.Second     // silence before the first report
+	progressDelay = time.Second // silence before the first report
 	barInterval   = 100 * time.Millisecond
 	lineInterval  = 5 * time.Second // between plain lines
 	barWidth      = 30
