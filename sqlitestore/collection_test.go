@@ -382,3 +382,58 @@ func TestChurnReclaimsSpace(t *testing.T) {
 		t.Fatalf("after deleting 90%% of the items the file is %d bytes, was %d", s, first)
 	}
 }
+
+// TestGroupCommitIsolation sends many concurrent writes of which some must
+// fail (duplicate ids and keys, missing deletes): sharing a transaction,
+// each still gets its own answer and only the good ones are stored.
+func TestGroupCommitIsolation(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, &Options{Sync: SyncNormal})
+	c := mustCollection(t, db, "c", 8, vector.L2)
+	if err := c.PutItems(ctx, []Item{itemFor(0, 8)}); err != nil {
+		t.Fatal(err)
+	}
+	for round := range 20 {
+		var wg sync.WaitGroup
+		errs := make([]error, 32)
+		for w := range 32 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				id := vector.ID(round*100 + w + 1)
+				switch w % 4 {
+				case 0, 1: // good
+					errs[w] = c.PutItems(ctx, []Item{itemFor(id, 8)})
+				case 2: // duplicate id 0
+					errs[w] = c.PutItems(ctx, []Item{itemFor(id+50, 8), itemFor(0, 8)})
+				case 3: // missing delete
+					errs[w] = c.DeleteItems(ctx, []vector.ID{id + 1_000_000})
+				}
+			}()
+		}
+		wg.Wait()
+		for w, err := range errs {
+			id := vector.ID(round*100 + w + 1)
+			switch w % 4 {
+			case 0, 1:
+				if err != nil {
+					t.Fatalf("good write %d: %v", id, err)
+				}
+			case 2:
+				if !errors.Is(err, vector.ErrDuplicateID) {
+					t.Fatalf("duplicate write: %v", err)
+				}
+				if _, err := c.Get(id + 50); !errors.Is(err, vector.ErrNotFound) {
+					t.Fatalf("item %d of a failed batch stored: %v", id+50, err)
+				}
+			case 3:
+				if !errors.Is(err, vector.ErrNotFound) {
+					t.Fatalf("missing delete: %v", err)
+				}
+			}
+		}
+	}
+	if want := 1 + 20*16; c.Len() != want {
+		t.Fatalf("Len %d, want %d", c.Len(), want)
+	}
+}

@@ -101,6 +101,8 @@ type DB struct {
 	quit chan struct{}
 	done chan struct{}
 
+	tx txStmts // the committer's prepared statements
+
 	release func() // drops the path from the in-process registry
 }
 
@@ -222,6 +224,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 		for _, c := range db.colls {
 			c.closeStmts()
 		}
+		db.tx.close()
 		conn.Close()
 		sqldb.Close()
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
@@ -315,6 +318,9 @@ func (db *DB) init(ctx context.Context) error {
 		"PRAGMA cache_size=-16384",           // 16 MiB of page cache
 		"PRAGMA journal_size_limit=67108864", // truncate the WAL to 64 MiB after checkpoints
 	); err != nil {
+		return mapErr(err)
+	}
+	if err := db.tx.prepare(ctx, db.conn); err != nil {
 		return mapErr(err)
 	}
 	if db.opts.CheckIntegrity {
@@ -730,6 +736,7 @@ func (db *DB) Close() error {
 		c.mu.Unlock()
 	}
 	db.collMu.Unlock()
+	db.tx.close()
 	_, err := db.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
 	if cerr := db.conn.Close(); err == nil {
 		err = cerr
