@@ -1,0 +1,74 @@
+// Package sqlitestore keeps cairn collections — vectors, text, JSON
+// metadata and saved index graphs — in one durable SQLite file, and serves
+// every read from memory.
+//
+// It uses modernc.org/sqlite (pure Go, no cgo). A [DB] is one file holding
+// any number of named collections; each [Collection] implements
+// [vector.Store] (with [vector.BatchPutter] and [vector.BlockViewer]), so
+// flat and HNSW indexes run over it exactly as over a [vector.MemStore].
+//
+// # Model
+//
+// SQLite is the source of truth; memory is a cache of it. [Open] streams
+// every collection's vectors into an in-memory arena (a [vector.MemStore]),
+// and Get, ForEach, ViewBlocks — hence every search — read only the arena:
+// an exact search over a Collection runs the same code as over a MemStore.
+// A write goes to SQLite first and, once its transaction has committed, to
+// the arena, so a reader never sees a write that could still be lost.
+//
+// Items carry an [Item.ID] (a [vector.ID], the row's integer key), an
+// optional [Item.Key] (the caller's identifier, unique when set), the
+// vector as a little-endian float32 BLOB stored as given (the arena holds
+// the prepared, normalised form, so a future change of metric loses
+// nothing), free text and JSON metadata.
+//
+// # Writes and durability
+//
+// The file is in WAL mode. [Options.Sync] chooses synchronous=FULL (the
+// default: a write that returned nil survives power loss) or NORMAL
+// (survives a crash of the process; the last commits may be lost to a
+// power failure). One committer goroutine owns the connection: concurrent
+// writers' requests are gathered into one transaction and one fsync
+// (group commit), each in its own savepoint when one of them fails, so one
+// bad request never fails its neighbours. A batch ([Collection.PutItems])
+// is one transaction, all or nothing.
+//
+// Deleted items' pages are reused by later writes; the file is in
+// auto_vacuum=INCREMENTAL mode and is shrunk whenever free pages exceed a
+// quarter of it. Arena slots are reused as in [vector.MemStore].
+//
+// # Saved indexes
+//
+// [Collection.SaveIndex] stores the bytes of any [io.WriterTo] (an hnsw
+// graph, say) in a table of its own, in 1 MiB chunks, with a CRC-32C and
+// the collection's change counter; [Collection.LoadIndex] refuses a save
+// that is missing ([vector.ErrNotFound]), older than the items
+// ([ErrStaleIndex]) or damaged ([vector.ErrCorrupt]), and reports it to
+// [Options.Logger], so that the caller rebuilds from the rows and saves
+// again. The package knows nothing of any index format.
+//
+// # Files that are not right
+//
+// Before SQLite is allowed to open an existing file, its header is read:
+// an empty file, one that is not SQLite, a SQLite file of another
+// application (PRAGMA application_id), a truncated file, or one written by
+// a newer schema (PRAGMA user_version) is refused with [ErrNotDatabase],
+// [vector.ErrCorrupt] or [vector.ErrUnsupportedVersion] and left
+// untouched. Damage SQLite finds while loading is reported as
+// [vector.ErrCorrupt]; [Options.CheckIntegrity] and [DB.IntegrityCheck]
+// run SQLite's own checks. Older schemas are migrated forward at Open.
+//
+// # Concurrency
+//
+// Within a process, [DB] and [Collection] are safe for concurrent use: any
+// number of readers run alongside writers, and each write becomes visible
+// all at once. Across processes, a DB owns its file: it holds SQLite's
+// EXCLUSIVE lock (locking_mode=EXCLUSIVE, which also keeps the WAL index
+// in heap memory, so there is no -shm file) from Open to Close, and a
+// second Open of the same file, from this process or another, fails with
+// [ErrLocked] (after [Options.LockTimeout], if set). Two writers can
+// therefore never interleave, and the lock dies with the process. Code
+// that opens the database file by other means in the same process should
+// not close it while a DB has it open: closing any descriptor of a file
+// drops the process's POSIX locks on it.
+package sqlitestore
