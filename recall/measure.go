@@ -40,7 +40,7 @@ type BuildStats struct {
 // On error (ctx's included) the index holds a prefix of vs.
 func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress func(done, total int)) (BuildStats, error) {
 	var before runtime.MemStats
-	runtime.GC()
+	settle()
 	runtime.ReadMemStats(&before)
 	n := len(vs)
 	ids := make([]vector.ID, n)
@@ -83,11 +83,20 @@ func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress f
 		st.Bytes = mr.MemoryBytes()
 	} else {
 		var after runtime.MemStats
-		runtime.GC()
+		settle()
 		runtime.ReadMemStats(&after)
 		st.Bytes = int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	}
 	return st, nil
+}
+
+// settle collects garbage until the heap holds only reachable objects. One
+// collection is not enough: a sync.Pool inside an index that is no longer
+// used keeps the whole index reachable (through the runtime's list of
+// pools) until a second collection drops the pool's victim cache.
+func settle() {
+	runtime.GC()
+	runtime.GC()
 }
 
 // SearchFunc is one k-nearest-neighbour query; [Measure] times it. Wrap a
