@@ -1,6 +1,3 @@
-// Command vecbench measures cairn's indexes: recall, latency, throughput,
-// build time and memory, on generated or user data. See doc.go, or run
-// vecbench --help.
 package main
 
 import (
@@ -9,6 +6,8 @@ import (
 	"os/signal"
 )
 
+// main is "parse, run, exit": everything else is in run, which the tests
+// call.
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	err := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
