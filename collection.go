@@ -1,6 +1,7 @@
 package cairn
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -79,18 +80,9 @@ type Collection struct {
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat or HNSW
 	dirty bool      // the graph changed since it was loaded or saved
-	keys  map[string]vector.ID
-	recs  map[vector.ID]*record
-	next  vector.ID
-	err   error // set once the collection is closed or deleted
-}
-
-// record is the payload of an item, kept in memory so that filters and
-// results need no storage round trip.
-type record struct {
-	key  string
-	text string
-	md   map[string]any
+	payloads
+	next vector.ID
+	err  error // set once the collection is closed or deleted
 }
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
@@ -99,17 +91,15 @@ var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
 func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
 	c := &Collection{
 		db: db, name: name, cfg: cfg, be: be, st: be.store(),
-		keys: make(map[string]vector.ID),
-		recs: make(map[vector.ID]*record),
-		next: 1,
+		payloads: newPayloads(),
+		next:     1,
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
 		if _, dup := c.keys[r.key]; dup || r.key == "" {
 			return fmt.Errorf("%w: item %d has a missing or repeated key %q", vector.ErrCorrupt, r.id, r.key)
 		}
-		c.keys[r.key] = r.id
-		c.recs[r.id] = &record{key: r.key, text: r.text, md: r.md}
+		c.put(&record{id: r.id, key: r.key, text: r.text, md: r.md})
 		c.next = max(c.next, r.id+1)
 		ids = append(ids, r.id)
 		return nil
@@ -258,9 +248,10 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 		return fmt.Errorf("cairn: %s: indexing: %w", op, err)
 	}
 	c.next += vector.ID(fresh)
-	for _, r := range rows {
-		c.keys[r.key] = r.id
-		c.recs[r.id] = &record{key: r.key, text: r.text, md: r.md}
+	recs := make([]record, len(rows)) // one allocation for the batch
+	for i, r := range rows {
+		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
+		c.put(&recs[i])
 	}
 	c.dirty = true
 	c.maybeSwitch(ctx)
@@ -419,12 +410,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	var nums []vector.ID
-	for id, r := range c.recs {
-		if m(r.md) {
-			nums = append(nums, id)
-		}
-	}
+	nums := c.match(f, m)
 	if err := c.removeLocked(ctx, nums); err != nil {
 		return 0, err
 	}
@@ -450,8 +436,7 @@ func (c *Collection) removeLocked(ctx context.Context, ids []vector.ID) error {
 		return fmt.Errorf("cairn: delete: %w", err)
 	}
 	for _, id := range ids {
-		delete(c.keys, c.recs[id].key)
-		delete(c.recs, id)
+		c.remove(id)
 	}
 	c.dirty = true
 	return nil
@@ -491,15 +476,17 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	}
 	var so *vector.SearchOptions
 	if match != nil {
-		set, all := c.evaluate(match)
-		if set.Len() == 0 {
+		ids := c.match(opts.Filter, match)
+		switch {
+		case len(ids) == 0:
 			if err := vector.Check(embedding, c.cfg.Dim, c.cfg.Metric); err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
 			return []Result{}, nil
-		}
-		if !all {
-			so = &vector.SearchOptions{Filter: set}
+		case len(ids) == c.len():
+			// Everything matches: search unfiltered.
+		default:
+			so = &vector.SearchOptions{Filter: c.allowList(ids, k, opts.Ef)}
 		}
 	}
 	var (
@@ -546,16 +533,28 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 	return c.Query(ctx, vs[0], k, o)
 }
 
-// evaluate returns the ids whose metadata m matches, and whether that is
-// every item.
-func (c *Collection) evaluate(m matcher) (*vector.IDSet, bool) {
-	set := vector.NewIDSet()
-	for id, r := range c.recs {
-		if m(r.md) {
-			set.Add(id)
+// allowList returns the filter that hands ids to the index. An allow-list
+// small enough for the index to score its ids one by one goes as a
+// [vector.IDSet], which tells the index its size; a larger one, which the
+// index only tests ids against while it walks its graph or scans, goes as
+// a bitmap, far cheaper to build than a map of many thousand ids (at
+// 50,000 items, 0.1 ms instead of several).
+func (c *Collection) allowList(ids []vector.ID, k, ef int) vector.Filter {
+	s, n := float64(len(ids)), float64(c.len())
+	var small bool
+	if c.kind == HNSW {
+		if ef == 0 {
+			ef = cmp.Or(c.cfg.HNSW.EfSearch, hnsw.DefaultEfSearch)
 		}
+		small = s*s <= hnsw.FilterCrossover*float64(max(ef, k))*n
+	} else {
+		// flat scores an allow-list of at most max(n/64, 256) ids one by one.
+		small = s <= max(n/64, 256)
 	}
-	return set, set.Len() == len(c.recs)
+	if small {
+		return vector.NewIDSet(ids...)
+	}
+	return newBitFilter(c.next, ids)
 }
 
 // similarity converts a distance under m into the documented similarity.
@@ -610,6 +609,6 @@ func (c *Collection) shut(err error, save bool) error {
 		first = fmt.Errorf("cairn: closing %q: %w", c.name, cerr)
 	}
 	c.err = err
-	c.keys, c.recs, c.idx = map[string]vector.ID{}, map[vector.ID]*record{}, nil
+	c.payloads, c.idx = newPayloads(), nil
 	return first
 }

@@ -676,3 +676,67 @@ func TestConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// TestPostingsFollowWrites checks that equality filters, answered from
+// posting lists built on first use, see every later write: they must agree
+// with the same condition written so that every item is scanned.
+func TestPostingsFollowWrites(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
+	r := rand.New(rand.NewPCG(7, 7))
+	colors := []string{"red", "green", "blue"}
+	item := func(i int) cairn.Item {
+		return cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, 2), Metadata: map[string]any{"color": colors[r.IntN(3)], "n": r.IntN(4)}}
+	}
+	check := func(step string) {
+		t.Helper()
+		for _, f := range []*cairn.Filter{
+			cairn.Eq("color", "red"),
+			cairn.In("color", "green", "blue", "green"),
+			cairn.And(cairn.Eq("color", "blue"), cairn.Gte("n", 2)),
+			cairn.And(cairn.In("n", 1, 3), cairn.Eq("color", "red")),
+		} {
+			q := []float32{1, 0}
+			got, err := c.Query(ctx, q, 1000, &cairn.QueryOptions{Filter: f})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := c.Query(ctx, q, 1000, &cairn.QueryOptions{Filter: cairn.Not(cairn.Not(f))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(ids(got), ids(want)) {
+				t.Fatalf("%s: %v gives %v, a scan gives %v", step, f, ids(got), ids(want))
+			}
+		}
+	}
+	for i := range 200 {
+		if err := c.Add(ctx, item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after adds")
+	for i := 0; i < 200; i += 3 {
+		if err := c.Upsert(ctx, item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after upserts")
+	for i := 1; i < 200; i += 5 {
+		if err := c.Delete(ctx, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.DeleteWhere(ctx, cairn.And(cairn.Eq("color", "green"), cairn.Eq("n", 0))); err != nil {
+		t.Fatal(err)
+	}
+	check("after deletes")
+	for i := 200; i < 300; i++ {
+		if err := c.Add(ctx, item(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check("after more adds")
+}

@@ -1,0 +1,235 @@
+package cairn_test
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+var (
+	benchN   = flag.Int("cairn.n", 50000, "collection size for BenchmarkQuery")
+	benchDim = flag.Int("cairn.dim", 768, "dimension for the benchmarks")
+)
+
+// queryFixture is a collection of benchN clustered vectors, built once per
+// index kind and shared by the sub-benchmarks.
+type queryFixture struct {
+	db *cairn.DB
+	c  *cairn.Collection
+	ds *recall.Dataset
+}
+
+var (
+	fixturesMu sync.Mutex
+	fixtures   = map[cairn.IndexKind]*queryFixture{}
+)
+
+func queryCollection(b *testing.B, kind cairn.IndexKind) *queryFixture {
+	fixturesMu.Lock()
+	defer fixturesMu.Unlock()
+	if f, ok := fixtures[kind]; ok {
+		return f
+	}
+	ctx := context.Background()
+	ds := recall.Clustered(*benchN, 100, *benchDim, 1)
+	db := cairn.OpenMemory(nil)
+	c, err := db.CreateCollection(ctx, "bench", cairn.CollectionConfig{Dim: ds.Dim, Metric: ds.Metric, Index: kind})
+	if err != nil {
+		b.Fatal(err)
+	}
+	items := make([]cairn.Item, len(ds.Base))
+	for i, v := range ds.Base {
+		items[i] = cairn.Item{ID: fmt.Sprint("doc-", i), Embedding: v, Text: "some text",
+			Metadata: map[string]any{"bucket": i % 10, "source": "bench"}}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		b.Fatal(err)
+	}
+	f := &queryFixture{db: db, c: c, ds: ds}
+	fixtures[kind] = f
+	return f
+}
+
+// BenchmarkQuery compares Collection.Query with a bare Search of the same
+// index on the same data (-cairn.n vectors of -cairn.dim, k = 10): the
+// difference is the memory store's own cost (locking, mapping ids back,
+// copying payloads, similarity). The filtered pair compares a Query with a
+// filter keeping 10% of the items against a bare Search given the same
+// allow-list ready made, so it adds the cost of evaluating the filter.
+//
+//	go test -run '^$' -bench BenchmarkQuery -benchtime 2000x .
+func BenchmarkQuery(b *testing.B) {
+	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW} {
+		b.Run(fmt.Sprintf("index=%v/n=%d/dim=%d", kind, *benchN, *benchDim), func(b *testing.B) {
+			f := queryCollection(b, kind)
+			ctx := context.Background()
+			idx := f.c.IndexForTest()
+			qs := f.ds.Queries
+			const k = 10
+			b.Run("cairn", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := f.c.Query(ctx, qs[i%len(qs)], k, nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			b.Run("bare", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := idx.Search(ctx, qs[i%len(qs)], k, nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			filter := cairn.Eq("bucket", 3)
+			b.Run("cairn-filter10%", func(b *testing.B) {
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					if _, err := f.c.Query(ctx, qs[i%len(qs)], k, &cairn.QueryOptions{Filter: filter}); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+			b.Run("bare-filter10%", func(b *testing.B) {
+				// The numeric ids of the matching items, found through
+				// the public API: a result's rank in a full query is
+				// not needed, only which ids the filter keeps.
+				set := vector.NewIDSet()
+				res, err := f.c.Query(ctx, qs[0], f.c.Count(), &cairn.QueryOptions{Filter: filter})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range res {
+					var pos int
+					fmt.Sscanf(r.ID, "doc-%d", &pos)
+					set.Add(vector.ID(pos + 1)) // ids are assigned from 1 in insertion order
+				}
+				so := &vector.SearchOptions{Filter: set}
+				b.ReportAllocs()
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if _, err := idx.Search(ctx, qs[i%len(qs)], k, so); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+			})
+		})
+	}
+}
+
+// BenchmarkAdd compares a batch Collection.Add (an exact collection, so
+// that no graph building is timed) with the batch insert of the store
+// beneath it, for the same items: vector.MemStore.PutBatch for an
+// in-memory DB and sqlitestore's PutItems (with the same text and JSON
+// metadata) for a file. Each op adds one batch of 1,000 new items.
+//
+//	go test -run '^$' -bench BenchmarkAdd -benchtime 20x .
+func BenchmarkAdd(b *testing.B) {
+	const batch = 1000
+	dim := *benchDim
+	ds := recall.Uniform(batch, 0, dim, 2)
+	ctx := context.Background()
+	items := func(round int) []cairn.Item {
+		out := make([]cairn.Item, batch)
+		for i, v := range ds.Base {
+			out[i] = cairn.Item{ID: fmt.Sprintf("r%d-%d", round, i), Embedding: v, Text: "some text",
+				Metadata: map[string]any{"bucket": i % 10, "source": "bench"}}
+		}
+		return out
+	}
+	meta := []byte(`{"bucket":3,"source":"bench"}`)
+	b.Run(fmt.Sprintf("memory/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
+		b.Run("cairn", func(b *testing.B) {
+			db := cairn.OpenMemory(nil)
+			defer db.Close()
+			c, _ := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				its := items(round)
+				b.StartTimer()
+				if err := c.Add(ctx, its...); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+		})
+		b.Run("store", func(b *testing.B) {
+			s, _ := vector.NewMemStore(dim, vector.Cosine)
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				ids := make([]vector.ID, batch)
+				for i := range ids {
+					ids[i] = vector.ID(round*batch + i + 1)
+				}
+				if err := s.PutBatch(ctx, ids, ds.Base); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+		})
+	})
+	b.Run(fmt.Sprintf("sqlite/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
+		b.Run("cairn", func(b *testing.B) {
+			db, err := cairn.Open(ctx, filepath.Join(b.TempDir(), "c.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			c, _ := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				its := items(round)
+				b.StartTimer()
+				if err := c.Add(ctx, its...); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+		})
+		b.Run("store", func(b *testing.B) {
+			sdb, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "s.db"), nil)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer sdb.Close()
+			sc, _ := sdb.CreateCollection(ctx, "c", sqlitestore.CollectionConfig{Dim: dim, Metric: vector.Cosine})
+			b.ReportAllocs()
+			round := 0
+			for b.Loop() {
+				b.StopTimer()
+				its := make([]sqlitestore.Item, batch)
+				for i, v := range ds.Base {
+					its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
+						Vector: v, Text: "some text", Metadata: meta}
+				}
+				b.StartTimer()
+				if err := sc.PutItems(ctx, its); err != nil {
+					b.Fatal(err)
+				}
+				round++
+			}
+		})
+	})
+}

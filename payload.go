@@ -1,0 +1,212 @@
+package cairn
+
+import (
+	"sync"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// record is the payload of an item, kept in memory so that filters and
+// results need no storage round trip.
+type record struct {
+	id   vector.ID
+	key  string
+	text string
+	md   map[string]any
+	pos  int // index in payloads.rows
+}
+
+// payloads holds a collection's items apart from their vectors: the
+// caller's keys, text and metadata, a dense slice of records for filter
+// scans, and posting lists (metadata key → value → ids) that answer
+// equality conditions without a scan.
+//
+// Posting lists are built for a metadata key the first time a filter
+// looks a value of it up, and kept up to date from then on, so writes pay
+// for them only on keys that queries use for equality.
+//
+// The collection's lock guards payloads: writers hold it exclusively;
+// readers hold it shared and may call match, which takes postMu to build
+// a key's lists.
+type payloads struct {
+	keys map[string]vector.ID
+	recs map[vector.ID]*record
+	rows []*record
+
+	postMu sync.Mutex
+	post   map[string]postings // guarded by postMu when read under a shared lock
+}
+
+// postings maps each value of one metadata key to the ids that have it.
+type postings map[any]map[vector.ID]struct{}
+
+func (ps postings) add(v any, id vector.ID) {
+	ids := ps[v]
+	if ids == nil {
+		ids = make(map[vector.ID]struct{})
+		ps[v] = ids
+	}
+	ids[id] = struct{}{}
+}
+
+func newPayloads() payloads {
+	return payloads{
+		keys: make(map[string]vector.ID),
+		recs: make(map[vector.ID]*record),
+		post: make(map[string]postings),
+	}
+}
+
+func (p *payloads) len() int { return len(p.rows) }
+
+// put stores r, replacing the record of the same id if there is one.
+func (p *payloads) put(r *record) {
+	if _, ok := p.recs[r.id]; ok {
+		p.remove(r.id)
+	}
+	r.pos = len(p.rows)
+	p.rows = append(p.rows, r)
+	p.keys[r.key] = r.id
+	p.recs[r.id] = r
+	if len(p.post) > 0 {
+		for k, v := range r.md {
+			if ps := p.post[k]; ps != nil {
+				ps.add(v, r.id)
+			}
+		}
+	}
+}
+
+// remove deletes the record of id, which must be present.
+func (p *payloads) remove(id vector.ID) {
+	r := p.recs[id]
+	last := p.rows[len(p.rows)-1]
+	p.rows[r.pos] = last
+	last.pos = r.pos
+	p.rows[len(p.rows)-1] = nil
+	p.rows = p.rows[:len(p.rows)-1]
+	delete(p.keys, r.key)
+	delete(p.recs, id)
+	if len(p.post) > 0 {
+		for k, v := range r.md {
+			if ps := p.post[k]; ps != nil {
+				delete(ps[v], id)
+				if len(ps[v]) == 0 {
+					delete(ps, v)
+				}
+			}
+		}
+	}
+}
+
+// match returns the ids of the records f matches; m is f compiled. When
+// f is an equality, a set of equalities, or a conjunction holding one, the
+// posting lists give the candidates and only they are checked; otherwise
+// every record is.
+func (p *payloads) match(f *Filter, m matcher) []vector.ID {
+	lists, exact, ok := p.candidates(f)
+	if !ok {
+		var ids []vector.ID
+		for _, r := range p.rows {
+			if m(r.md) {
+				ids = append(ids, r.id)
+			}
+		}
+		return ids
+	}
+	n := 0
+	for _, l := range lists {
+		n += len(l)
+	}
+	ids := make([]vector.ID, 0, n)
+	for _, l := range lists {
+		for id := range l {
+			if exact || m(p.recs[id].md) {
+				ids = append(ids, id)
+			}
+		}
+	}
+	return ids
+}
+
+// candidates returns posting lists whose union holds every record f
+// matches, and whether it holds only those (exact). ok is false if f has
+// no equality to look up. The lists of one call are disjoint.
+func (p *payloads) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact, ok bool) {
+	switch f.op {
+	case opEq, opIn:
+		seen := make(map[any]bool, len(f.vals))
+		p.postMu.Lock()
+		defer p.postMu.Unlock()
+		ps := p.postingsLocked(f.key)
+		for _, raw := range f.vals {
+			v, err := normalizeValue(raw)
+			if err != nil || seen[v] {
+				continue // compile has reported bad values already
+			}
+			seen[v] = true
+			// The inner maps change only under the collection's
+			// exclusive lock, so the caller may read them after
+			// postMu is released.
+			if l := ps[v]; len(l) > 0 {
+				lists = append(lists, l)
+			}
+		}
+		return lists, true, true
+	case opAnd:
+		best := -1
+		for _, s := range f.subs {
+			l, _, ok := p.candidates(s)
+			if !ok {
+				continue
+			}
+			n := 0
+			for _, x := range l {
+				n += len(x)
+			}
+			if best < 0 || n < best {
+				best, lists = n, l
+			}
+		}
+		if best < 0 {
+			return nil, false, false
+		}
+		return lists, len(f.subs) == 1, true
+	}
+	return nil, false, false
+}
+
+// postingsLocked returns the posting lists of key, building them on first
+// use. postMu is held.
+func (p *payloads) postingsLocked(key string) postings {
+	if ps := p.post[key]; ps != nil {
+		return ps
+	}
+	ps := make(postings)
+	for _, r := range p.rows {
+		if v, ok := r.md[key]; ok {
+			ps.add(v, r.id)
+		}
+	}
+	p.post[key] = ps
+	return ps
+}
+
+// bitFilter is an allow-list of ids as a bitmap, for allow-lists too large
+// for a [vector.IDSet] to be worth building: ids are dense (assigned from 1
+// in order), so it is small and quick to fill and to test.
+type bitFilter []uint64
+
+func newBitFilter(maxID vector.ID, ids []vector.ID) bitFilter {
+	b := make(bitFilter, maxID/64+1)
+	for _, id := range ids {
+		b[id/64] |= 1 << (id % 64)
+	}
+	return b
+}
+
+// Allow reports whether id is in the set.
+func (b bitFilter) Allow(id vector.ID) bool {
+	w := id / 64
+	return w < vector.ID(len(b)) && b[w]&(1<<(id%64)) != 0
+}
