@@ -18,6 +18,9 @@ type progress struct {
 	quiet bool
 	tty   bool
 	now   func() time.Time
+	// stopped reports whether the run was interrupted; a stage that ends
+	// then says so rather than "done".
+	stopped func() bool
 
 	mu    sync.Mutex
 	label string
@@ -71,7 +74,8 @@ func (p *progress) update(done, total int) {
 	if p.tty {
 		every = barInterval
 	}
-	if p.shown && now.Sub(p.last) < every && done < total {
+	if p.shown && now.Sub(p.last) < every || done >= total && !p.tty {
+		// The last step of a stage is left to end's "done" line.
 		return
 	}
 	frac := min(float64(done)/float64(total), 1)
@@ -100,10 +104,14 @@ func (p *progress) end() {
 		return
 	}
 	took := roundDur(p.now().Sub(p.start))
+	verb := "done in"
+	if p.stopped != nil && p.stopped() {
+		verb = "stopped after"
+	}
 	if p.tty {
-		fmt.Fprintf(p.w, "\r\033[K%s: done in %s\n", p.label, took)
+		fmt.Fprintf(p.w, "\r\033[K%s: %s %s\n", p.label, verb, took)
 	} else {
-		fmt.Fprintf(p.w, "vecbench: %s: done in %s\n", p.label, took)
+		fmt.Fprintf(p.w, "vecbench: %s: %s %s\n", p.label, verb, took)
 	}
 	p.shown = false
 }

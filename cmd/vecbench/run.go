@@ -334,7 +334,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	}
 	prev := runtime.GOMAXPROCS(c.threads)
 	defer runtime.GOMAXPROCS(prev)
-	b := newBench(c, stdout, newProgress(stderr, c.quiet))
+	p := newProgress(stderr, c.quiet)
+	p.stopped = func() bool { return ctx.Err() != nil }
+	b := newBench(c, stdout, p)
 	err = b.runAll(ctx)
 	if ctx.Err() != nil {
 		err = errInterrupted

@@ -294,14 +294,28 @@ func TestProgressLines(t *testing.T) {
 	cb(60, 100) // too soon after the last line
 	now = now.Add(5 * time.Second)
 	cb(90, 100)
+	now = now.Add(10 * time.Second)
+	cb(100, 100) // left to end
 	p.end()
 	got := buf.String()
 	want := "vecbench: build hnsw x: 50% (50/100), about 2s left\n" +
 		"vecbench: build hnsw x: 90% (90/100), about 889ms left\n" +
-		"vecbench: build hnsw x: done in 8s\n"
+		"vecbench: build hnsw x: done in 18s\n"
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}
+	// An interrupted stage says so.
+	buf.Reset()
+	p.stopped = func() bool { return true }
+	cb = p.begin("ground truth y")
+	now = now.Add(3 * time.Second)
+	cb(1, 4)
+	p.end()
+	if want := "vecbench: ground truth y: 25% (1/4), about 9s left\nvecbench: ground truth y: stopped after 3s\n"; buf.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", buf.String(), want)
+	}
+	p.stopped = nil
+
 	// A short stage prints nothing, and quiet prints nothing at all.
 	buf.Reset()
 	cb = p.begin("short")
