@@ -328,7 +328,17 @@ func (db *DB) init(ctx context.Context) error {
 			return err
 		}
 	}
-	return db.loadCollections(ctx)
+	// Memory-map the file while loading, so SQLite reads pages in place
+	// instead of copying each into its cache; afterwards reads are rare
+	// and plain reads keep I/O errors as errors rather than signals.
+	if _, err := db.conn.ExecContext(ctx, "PRAGMA mmap_size=1099511627776"); err != nil {
+		return mapErr(err)
+	}
+	if err := db.loadCollections(ctx); err != nil {
+		return err
+	}
+	_, err := db.conn.ExecContext(ctx, "PRAGMA mmap_size=0")
+	return mapErr(err)
 }
 
 func migrate(ctx context.Context, conn *sql.Conn, from int) error {
