@@ -617,13 +617,20 @@ func TestEmbedder(t *testing.T) {
 // TestConcurrent runs writers, deleters and readers at once; run it with
 // -race.
 func TestConcurrent(t *testing.T) {
-	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.Auto} {
-		t.Run(kind.String(), func(t *testing.T) {
+	for _, op := range openers {
+		for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.Auto} {
+			t.Run(op.name+"/"+kind.String(), func(t *testing.T) { testConcurrent(t, op, kind) })
+		}
+	}
+}
+
+func testConcurrent(t *testing.T, op opener, kind cairn.IndexKind) {
+	{
+		{
 			ctx := context.Background()
-			db := cairn.OpenMemory(nil)
-			defer db.Close()
+			db := op.open(t, nil)
 			const dim = 8
-			c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: dim, Index: kind, AutoThreshold: 300})
+			c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: dim, Index: kind, AutoThreshold: 150})
 			var wg sync.WaitGroup
 			errs := make(chan error, 100)
 			for w := range 4 {
@@ -673,7 +680,7 @@ func TestConcurrent(t *testing.T) {
 			if want := 4 * (100 - 34); c.Count() != want {
 				t.Errorf("Count = %d, want %d", c.Count(), want)
 			}
-		})
+		}
 	}
 }
 
