@@ -5,8 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/recall"
@@ -232,4 +234,64 @@ func BenchmarkAdd(b *testing.B) {
 			}
 		})
 	})
+}
+
+// BenchmarkCrossover measures, at each collection size, the query latency
+// and recall@10 of exact search against HNSW (default options), and the
+// time to build the graph, which an Auto collection pays in the write that
+// crosses its threshold: the data for setting DefaultAutoThreshold.
+//
+//	go test -run '^$' -bench BenchmarkCrossover -benchtime 200x -timeout 60m .
+func BenchmarkCrossover(b *testing.B) {
+	ctx := context.Background()
+	const k = 10
+	for _, n := range []int{2000, 5000, 10000, 20000, 50000} {
+		ds := recall.Clustered(n, 100, *benchDim, 3)
+		truth, err := recall.GroundTruth(ctx, ds, k)
+		if err != nil {
+			b.Fatal(err)
+		}
+		items := make([]cairn.Item, n)
+		for i, v := range ds.Base {
+			items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: v}
+		}
+		for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW} {
+			b.Run(fmt.Sprintf("n=%d/dim=%d/index=%v", n, ds.Dim, kind), func(b *testing.B) {
+				db := cairn.OpenMemory(nil)
+				defer db.Close()
+				c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: ds.Dim, Metric: ds.Metric, Index: kind})
+				if err != nil {
+					b.Fatal(err)
+				}
+				start := time.Now()
+				if err := c.Add(ctx, items...); err != nil {
+					b.Fatal(err)
+				}
+				build := time.Since(start)
+				var sum float64
+				for i, q := range ds.Queries {
+					res, err := c.Query(ctx, q, k, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					got := make([]vector.Result, len(res))
+					for j, r := range res {
+						pos, _ := strconv.Atoi(r.ID)
+						got[j] = vector.Result{ID: vector.ID(pos)}
+					}
+					sum += recall.At(got, truth[i], k)
+				}
+				b.ResetTimer()
+				i := 0
+				for b.Loop() {
+					if _, err := c.Query(ctx, ds.Queries[i%len(ds.Queries)], k, nil); err != nil {
+						b.Fatal(err)
+					}
+					i++
+				}
+				b.ReportMetric(sum/float64(len(ds.Queries)), "recall@10")
+				b.ReportMetric(build.Seconds(), "add-s")
+			})
+		}
+	}
 }
