@@ -255,7 +255,7 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			c.efcs = []int{100}
 		}
 		if c.efs == nil {
-			c.efs = []int{10, 20, 40, 80}
+			c.efs = []int{10, 20, 40, 80, 160, 320}
 		}
 	}
 	if c.ms == nil {
