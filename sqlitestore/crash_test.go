@@ -436,6 +436,7 @@ func TestCrashIndexSave(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.cairn")
 	ctx := context.Background()
 	var lastAcked uint64
+	saves, loads := 0, 0
 	for round := range rounds {
 		base := uint64(round+1) * 1000
 		ch := startChild(t, "index", path, base)
@@ -444,6 +445,7 @@ func TestCrashIndexSave(t *testing.T) {
 		for _, s := range lines {
 			if seq, ok := strings.CutPrefix(s, "saved "); ok {
 				lastAcked, _ = strconv.ParseUint(seq, 10, 64)
+				saves++
 			}
 		}
 		db, err := Open(ctx, path, nil)
@@ -467,12 +469,14 @@ func TestCrashIndexSave(t *testing.T) {
 			t.Fatalf("round %d: loaded save %d, but %d was acknowledged", round, l.seq, lastAcked)
 		default:
 			lastAcked = l.seq
+			loads++
 		}
 		if c.Len() != 100 {
 			t.Fatalf("items: %d, want 100", c.Len())
 		}
 		db.Close()
 	}
+	t.Logf("%d saves acknowledged; a whole save loaded after %d of %d kills", saves, loads, rounds)
 }
 
 func TestLockAcrossProcesses(t *testing.T) {

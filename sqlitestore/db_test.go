@@ -77,3 +77,43 @@ func TestSecondOpenLocked(t *testing.T) {
 		t.Fatalf("second Open: %v, want ErrLocked", err)
 	}
 }
+
+// TestForEachItemFullIDRange stores ids at both ends of the uint64 range
+// (negative as SQLite integers) and walks them across several pages.
+func TestForEachItemFullIDRange(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	c := mustCollection(t, db, "c", 4, vector.L2)
+	var items []Item
+	want := map[vector.ID]bool{}
+	for i := range 3*forEachPage + 7 {
+		id := vector.ID(i)
+		if i%2 == 1 {
+			id = ^vector.ID(0) - vector.ID(i)
+		}
+		items = append(items, itemFor(id, 4))
+		want[id] = true
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	err := c.ForEachItem(ctx, func(it Item) error {
+		if !want[it.ID] {
+			t.Errorf("unexpected or repeated id %d", it.ID)
+		}
+		delete(want, it.ID)
+		seen++
+		return checkItem(it, 4)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 0 {
+		t.Fatalf("ForEachItem missed %d ids (saw %d)", len(want), seen)
+	}
+	stop := errors.New("stop")
+	if err := c.ForEachItem(ctx, func(Item) error { return stop }); err != stop {
+		t.Fatalf("ForEachItem did not return fn's error: %v", err)
+	}
+}
