@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -100,13 +101,24 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			default:
 			}
 		}
+		// Gather the unvisited neighbours and prefetch their vectors
+		// before computing any distance, so that the cache misses of a
+		// whole neighbour list overlap instead of coming one at a time.
 		l := ix.list(c.node, lc)
 		cnt := int(atomic.LoadUint32(&l[0]))
+		batch := sc.batch[:0]
 		for i := 1; i <= cnt; i++ {
 			n := node(atomic.LoadUint32(&l[i]))
 			if sc.vis.visit(n) {
 				continue
 			}
+			batch = append(batch, n)
+			if ix.pfLines > 0 {
+				prefetchLines(unsafe.Pointer(unsafe.SliceData(ix.vecs[n])), ix.pfLines)
+			}
+		}
+		sc.batch = batch
+		for _, n := range batch {
 			d := ix.dist(q, ix.vecs[n])
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})

@@ -1,0 +1,11 @@
+package hnsw
+
+import "unsafe"
+
+// prefetchLines asks the CPU to bring n cache lines (64 bytes each) from p
+// on into cache, without waiting for them: the graph walk issues it for the
+// vectors of a node's neighbours before computing their distances, so that
+// the memory fetches overlap (hnswlib's _mm_prefetch).
+//
+//go:noescape
+func prefetchLines(p unsafe.Pointer, n int)

@@ -1,0 +1,9 @@
+//go:build !amd64
+
+package hnsw
+
+import "unsafe"
+
+// prefetchLines does nothing on this architecture: the walk simply waits
+// for memory.
+func prefetchLines(p unsafe.Pointer, n int) {}
