@@ -14,12 +14,14 @@ import (
 )
 
 // MemoryReporter is an optional capability of an index: its own account of
-// the bytes it holds. [Build] prefers it to a heap measurement.
+// the bytes it holds. [Build] prefers it to a heap measurement, and calls
+// it from the goroutine that called Build.
 type MemoryReporter interface {
 	MemoryBytes() int64
 }
 
-// BuildStats is what [Build] measured.
+// BuildStats is what [Build] measured: a plain value, safe to copy and to
+// read from any goroutine.
 type BuildStats struct {
 	// N is the number of vectors added.
 	N int
@@ -99,13 +101,15 @@ func settle() {
 	runtime.GC()
 }
 
-// SearchFunc is one k-nearest-neighbour query; [Measure] times it. Wrap a
+// SearchFunc is one k-nearest-neighbour query; [Measure] times it, and
+// calls it from several goroutines at once in its throughput pass. Wrap a
 // concrete index's own search to measure it with its knobs, for example an
 // HNSW index at a given ef.
 type SearchFunc func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error)
 
 // MeasureOptions tune [Measure]. The zero value of each field means its
-// default.
+// default. Measure copies the options, so one value may serve concurrent
+// calls (Search and Progress must then be safe for concurrent use).
 type MeasureOptions struct {
 	// K is the number of results asked of each query. Default 10.
 	K int
@@ -127,12 +131,14 @@ type MeasureOptions struct {
 	Progress func(done, total int)
 }
 
-// Latency summarises the wall times of single queries.
+// Latency summarises the wall times of single queries; a plain value.
 type Latency struct {
 	P50, P95, P99, Mean, Max time.Duration
 }
 
-// QueryStats is what [Measure] measured.
+// QueryStats is what [Measure] measured. Recall is a map: treat a
+// QueryStats as read-only once returned, and it is safe to read from any
+// goroutine.
 type QueryStats struct {
 	// Queries is the number of queries in each pass; K the results asked.
 	Queries, K int

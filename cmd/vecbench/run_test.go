@@ -149,9 +149,13 @@ func TestIndexesAndPeersJSON(t *testing.T) {
 
 func TestSweep(t *testing.T) {
 	dir := t.TempDir()
-	out, errOut, err := runArgs(t, context.Background(), tiny(dir, "--sweep", "--sizes", "400", "--m", "4,8", "--efc", "40", "--ef", "10,40")...)
+	png := filepath.Join(dir, "sweep.png")
+	out, errOut, err := runArgs(t, context.Background(), tiny(dir, "--sweep", "--sizes", "400", "--m", "4,8", "--efc", "40", "--ef", "10,40", "--plot", png)...)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if b, err := os.ReadFile(png); err != nil || !bytes.HasPrefix(b, []byte("\x89PNG")) {
+		t.Errorf("plot is not a PNG: %v", err)
 	}
 	for _, want := range []string{"## HNSW sweep: uniform-400-d32", "| 4 | 40 | 10 |", "| 8 | 40 | 40 |", "★",
 		"### Recommended settings for uniform-400-d32", "recall@10 ≥ 0.90"} {

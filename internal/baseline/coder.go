@@ -27,6 +27,7 @@ const (
 
 // CoderOptions configure a [CoderHNSW]. A zero field takes coder/hnsw's
 // own default, so the zero value measures the library as its users get it.
+// It is a plain value, copied by NewCoderHNSW.
 type CoderOptions struct {
 	// M is the most neighbours a node keeps on every layer. Default 16.
 	M int
