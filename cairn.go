@@ -161,6 +161,29 @@ func (db *DB) loadLocked(ctx context.Context, name string) error {
 // Collections lists every collection, sorted by name. For a persistent
 // store this loads every collection.
 func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
+	colls, err := db.loadAll(ctx)
+	if err != nil {
+		return nil, err
+	}
+	// Info waits for a write in progress; db's lock is not held meanwhile.
+	out := make([]CollectionInfo, 0, len(colls))
+	for _, c := range colls {
+		out = append(out, c.Info())
+	}
+	slices.SortFunc(out, func(a, b CollectionInfo) int {
+		if a.Name < b.Name {
+			return -1
+		}
+		if a.Name > b.Name {
+			return 1
+		}
+		return 0
+	})
+	return out, nil
+}
+
+// loadAll loads every collection and returns them.
+func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
@@ -177,20 +200,11 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 			}
 		}
 	}
-	out := make([]CollectionInfo, 0, len(db.colls))
+	colls := make([]*Collection, 0, len(db.colls))
 	for _, c := range db.colls {
-		out = append(out, c.Info())
+		colls = append(colls, c)
 	}
-	slices.SortFunc(out, func(a, b CollectionInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
-	return out, nil
+	return colls, nil
 }
 
 // DeleteCollection removes the collection name and all its items, or

@@ -16,8 +16,12 @@ const (
 	// Auto searches exactly (as Flat) while the collection holds fewer
 	// than its AutoThreshold items, and builds an HNSW graph once it
 	// reaches that size: below it an exact scan is about as fast and never
-	// misses. The graph is built by the write that crosses the threshold,
-	// and kept if the collection shrinks again. Auto is the default.
+	// misses. The graph is built, with every core, by the write that
+	// crosses the threshold, which holds the collection's write lock
+	// meanwhile (queries of that collection wait; BenchmarkCrossover
+	// reports the build time). The graph is kept if the collection shrinks
+	// again, and a reopened collection starts with the index its size
+	// calls for. Auto is the default.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.
@@ -31,7 +35,7 @@ const (
 // DefaultAutoThreshold is the collection size at which an [Auto] index
 // switches from exact search to HNSW.
 //
-// TODO(lead): set from measurement; 20,000 is a placeholder.
+// TODO(lead): set from BenchmarkCrossover; 20,000 is a placeholder.
 const DefaultAutoThreshold = 20000
 
 // String returns "auto", "flat" or "hnsw".

@@ -16,12 +16,18 @@ import (
 
 // Defaults of [OpenAI]; a zero field takes these.
 const (
-	DefaultOpenAIBaseURL   = "https://api.openai.com/v1"
+	// DefaultOpenAIBaseURL is OpenAI's API root.
+	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
+	// DefaultOpenAIBatchSize is the most texts sent in one request.
 	DefaultOpenAIBatchSize = 128
-	DefaultOpenAITimeout   = 60 * time.Second
-	DefaultOpenAIRetries   = 4
-	DefaultOpenAIBackoff   = 500 * time.Millisecond
-	DefaultOpenAIMaxWait   = 30 * time.Second
+	// DefaultOpenAITimeout bounds one HTTP attempt.
+	DefaultOpenAITimeout = 60 * time.Second
+	// DefaultOpenAIRetries is the number of retries after a failed attempt.
+	DefaultOpenAIRetries = 4
+	// DefaultOpenAIBackoff is the wait before the first retry.
+	DefaultOpenAIBackoff = 500 * time.Millisecond
+	// DefaultOpenAIMaxWait caps the exponential back-off.
+	DefaultOpenAIMaxWait = 30 * time.Second
 )
 
 // ErrBadResponse is returned by [OpenAI.Embed] when the server answers 200
