@@ -333,7 +333,7 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 func (c *Collection) makeItem(id int64, vec []byte, key, text sql.NullString, meta []byte) (Item, error) {
 	it := Item{ID: vector.ID(id), Key: key.String, Text: text.String, Vector: make(vector.Vector, c.dim)}
 	if len(meta) > 0 {
-		it.Metadata = clone(meta)
+		it.Metadata = meta // Scan into []byte copies already
 	}
 	if err := decodeVector(it.Vector, vec); err != nil {
 		return Item{}, err
@@ -346,12 +346,28 @@ const forEachPage = 256
 
 // ForEachItem calls fn for every item, in ascending order of ID as a signed
 // 64-bit integer, and stops at the first error fn returns, returning it.
+// Each Item.Vector is a new slice holding the vector as it was written.
 // It reads SQLite in pages of a few hundred rows and does not hold the
 // database between pages, so fn may call any method, writes included; it
 // is not a snapshot: items written during the walk may or may not be seen.
 func (c *Collection) ForEachItem(ctx context.Context, fn func(Item) error) error {
-	q := fmt.Sprintf("SELECT id, vec, key, text, meta FROM %s WHERE id > ? ORDER BY id LIMIT %d", c.table, forEachPage)
-	first := fmt.Sprintf("SELECT id, vec, key, text, meta FROM %s WHERE id >= ? ORDER BY id LIMIT %d", c.table, forEachPage)
+	return c.walk(ctx, true, fn)
+}
+
+// ForEachPayload is [Collection.ForEachItem] without the vectors: each
+// Item has a nil Vector, which saves decoding and allocating them when
+// only keys, text and metadata are wanted (the vectors are in the arena).
+func (c *Collection) ForEachPayload(ctx context.Context, fn func(Item) error) error {
+	return c.walk(ctx, false, fn)
+}
+
+func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error) error {
+	cols := "id, NULL, key, text, meta"
+	if withVec {
+		cols = "id, vec, key, text, meta"
+	}
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE id > ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
+	first := fmt.Sprintf("SELECT %s FROM %s WHERE id >= ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
 	after := int64(math.MinInt64)
 	for page := 0; ; page++ {
 		var items []Item
@@ -377,9 +393,16 @@ func (c *Collection) ForEachItem(ctx context.Context, fn func(Item) error) error
 				if err := rows.Scan(&id, &vec, &key, &text, &meta); err != nil {
 					return mapErr(err)
 				}
-				it, err := c.makeItem(id, vec, key, text, meta)
-				if err != nil {
-					return err
+				var it Item
+				if withVec {
+					if it, err = c.makeItem(id, vec, key, text, meta); err != nil {
+						return err
+					}
+				} else {
+					it = Item{ID: vector.ID(id), Key: key.String, Text: text.String}
+					if len(meta) > 0 {
+						it.Metadata = meta
+					}
 				}
 				items = append(items, it)
 				after = id

@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -111,6 +112,18 @@ func TestForEachItemFullIDRange(t *testing.T) {
 	}
 	if len(want) != 0 {
 		t.Fatalf("ForEachItem missed %d ids (saw %d)", len(want), seen)
+	}
+	n := 0
+	err = c.ForEachPayload(ctx, func(it Item) error {
+		n++
+		want := itemFor(it.ID, 4)
+		if it.Vector != nil || it.Key != want.Key || it.Text != want.Text || string(it.Metadata) != string(want.Metadata) {
+			return fmt.Errorf("ForEachPayload item %d: %+v", it.ID, it)
+		}
+		return nil
+	})
+	if err != nil || n != seen {
+		t.Fatalf("ForEachPayload: %d items, %v", n, err)
 	}
 	stop := errors.New("stop")
 	if err := c.ForEachItem(ctx, func(Item) error { return stop }); err != stop {
