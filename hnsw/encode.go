@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -297,11 +298,11 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 		if g.level[s] == freeLevel {
 			continue
 		}
-		v, err := ix.store.Get(g.ids[s])
+		v, err := ix.storedVector(g.ids[s])
 		if err != nil {
 			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.ids[s], err)
 		}
-		g.vecs[s] = v
+		g.vecs[s] = unsafe.SliceData(v)
 	}
 	if err := g.verifyLocked(); err != nil {
 		return nil, err

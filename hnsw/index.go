@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -51,7 +52,7 @@ type Index struct {
 	// node's lock and read with atomic loads.
 	links0 []uint32    // capacity × stride0
 	upper  [][]uint32  // per node: level × strideU, for layers 1..level
-	vecs   [][]float32 // the store's slice for the node's vector
+	vecs   []*float32  // the store's vector of the node (dim floats)
 	level  []uint8     // top layer of the node, freeLevel if none
 	locks  []sync.Mutex
 	ids    []vector.ID // external id of each node
@@ -153,7 +154,7 @@ func (ix *Index) growLocked(want int) {
 	upper := make([][]uint32, nc)
 	copy(upper, ix.upper)
 	ix.upper = upper
-	vecs := make([][]float32, nc)
+	vecs := make([]*float32, nc)
 	copy(vecs, ix.vecs)
 	ix.vecs = vecs
 	level := make([]uint8, nc)
@@ -260,14 +261,14 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 		ix.release(ids, slots)
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
-	sv, err := ix.store.Get(id)
+	sv, err := ix.storedVector(id)
 	if err != nil {
 		ix.release(ids, slots)
 		_ = ix.store.Delete(ctx, id)
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	ix.idMu.Lock()
-	ix.vecs[slots[0]] = sv
+	ix.vecs[slots[0]] = unsafe.SliceData(sv)
 	ix.idMu.Unlock()
 	sc := ix.getScratch()
 	ix.insert(sc, slots[0], sv, ix.randomLevel())
@@ -374,7 +375,7 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned bool) error {
 	vecs := make([][]float32, len(ids))
 	for i, id := range ids {
-		v, err := ix.store.Get(id)
+		v, err := ix.storedVector(id)
 		if err != nil {
 			ix.release(ids, slots)
 			if owned {
@@ -388,7 +389,7 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 	}
 	ix.idMu.Lock()
 	for i, s := range slots {
-		ix.vecs[s] = vecs[i]
+		ix.vecs[s] = unsafe.SliceData(vecs[i])
 	}
 	ix.idMu.Unlock()
 	levels := make([]int, len(ids))
@@ -549,4 +550,22 @@ func packEntry(n node, top int) uint64 { return uint64(top+1)<<32 | uint64(n) }
 // buffers run out).
 func pfLines(dim int) int {
 	return min((dim*4+63)/64, 2)
+}
+
+// vec returns node n's vector. The index keeps only a pointer to the
+// store's slice (8 bytes a node rather than a 24-byte slice header); the
+// store guarantees the slice stays valid until the vector is deleted.
+func (ix *Index) vec(n node) []float32 { return unsafe.Slice(ix.vecs[n], ix.dim) }
+
+// storedVector returns the store's vector of id, checking its length: the
+// index reads dim floats from it without bounds checks.
+func (ix *Index) storedVector(id vector.ID) ([]float32, error) {
+	v, err := ix.store.Get(id)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != ix.dim {
+		return nil, fmt.Errorf("%w: store returned %d floats for id %d, want %d", vector.ErrDimensionMismatch, len(v), id, ix.dim)
+	}
+	return v, nil
 }

@@ -28,7 +28,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		}
 	}
 
-	cur := cand{ix.dist(v, ix.vecs[ep]), ep}
+	cur := cand{ix.dist(v, ix.vec(ep)), ep}
 	for lc := top; lc > lvl; lc-- {
 		cur = ix.greedy(v, cur, lc)
 	}

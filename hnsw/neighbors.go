@@ -64,10 +64,10 @@ func (ix *Index) selectNeighbors(cs []cand, m int, out []cand) []cand {
 		if len(out) >= m {
 			break
 		}
-		vc := ix.vecs[c.node]
+		vc := ix.vec(c.node)
 		good := true
 		for _, r := range out {
-			if ix.dist(vc, ix.vecs[r.node]) < c.dist {
+			if ix.dist(vc, ix.vec(r.node)) < c.dist {
 				good = false
 				break
 			}
@@ -92,11 +92,11 @@ func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
 		return
 	}
 	nb := append(sc.nb[:0], sel...)
-	vs := ix.vecs[s]
+	vs := ix.vec(s)
 	for _, x := range l[1 : 1+cnt] {
 		n := node(x)
 		if !slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
-			nb = append(nb, cand{ix.dist(vs, ix.vecs[n]), n})
+			nb = append(nb, cand{ix.dist(vs, ix.vec(n)), n})
 		}
 	}
 	sortCands(nb)
@@ -124,10 +124,10 @@ func (ix *Index) addLink(sc *scratch, n, s node, d float32, lc int) {
 		atomic.StoreUint32(&l[0], uint32(cnt+1))
 		return
 	}
-	vn := ix.vecs[n]
+	vn := ix.vec(n)
 	nb := append(sc.nb[:0], cand{d, s})
 	for _, x := range l[1 : 1+cnt] {
-		nb = append(nb, cand{ix.dist(vn, ix.vecs[x]), node(x)})
+		nb = append(nb, cand{ix.dist(vn, ix.vec(node(x))), node(x)})
 	}
 	sortCands(nb)
 	sc.keep = ix.selectNeighbors(nb, maxM, sc.keep)
@@ -192,14 +192,14 @@ func (ix *Index) unlinkLocked(s node) {
 func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	lu := ix.list(u, lc)
 	ls := ix.list(s, lc)
-	vu := ix.vecs[u]
+	vu := ix.vec(u)
 	nb := sc.nb[:0]
 	add := func(x uint32) {
 		n := node(x)
 		if n == u || n == s || slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
 			return
 		}
-		nb = append(nb, cand{ix.dist(vu, ix.vecs[n]), n})
+		nb = append(nb, cand{ix.dist(vu, ix.vec(n)), n})
 	}
 	for _, x := range lu[1 : 1+lu[0]] {
 		add(x)

@@ -47,7 +47,7 @@ func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
 		cnt := int(atomic.LoadUint32(&l[0]))
 		for i := 1; i <= cnt; i++ {
 			n := node(atomic.LoadUint32(&l[i]))
-			if d := ix.dist(q, ix.vecs[n]); d < cur.dist {
+			if d := ix.dist(q, ix.vec(n)); d < cur.dist {
 				cur = cand{d, n}
 				changed = true
 			}
@@ -114,12 +114,12 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 			batch = append(batch, n)
 			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(unsafe.SliceData(ix.vecs[n])), ix.pfLines)
+				prefetchLines(unsafe.Pointer(ix.vecs[n]), ix.pfLines)
 			}
 		}
 		sc.batch = batch
 		for _, n := range batch {
-			d := ix.dist(q, ix.vecs[n])
+			d := ix.dist(q, ix.vec(n))
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
 				if filter == nil || filter.Allow(ix.ids[n]) {
@@ -202,7 +202,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	if !ok {
 		return []vector.Result{}, nil
 	}
-	cur := cand{ix.dist(qv, ix.vecs[ep]), ep}
+	cur := cand{ix.dist(qv, ix.vec(ep)), ep}
 	for lc := top; lc > 0; lc-- {
 		cur = ix.greedy(qv, cur, lc)
 	}
@@ -227,7 +227,7 @@ func (ix *Index) searchExact(q []float32, k int, set *vector.IDSet) []vector.Res
 	defer ix.idMu.Unlock()
 	set.All(func(id vector.ID) bool {
 		if s, ok := ix.byID[id]; ok && ix.vecs[s] != nil {
-			t.Push(id, ix.dist(q, ix.vecs[s]))
+			t.Push(id, ix.dist(q, ix.vec(s)))
 		}
 		return true
 	})

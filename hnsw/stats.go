@@ -57,7 +57,7 @@ func (ix *Index) Stats() Stats {
 	}
 	perSlot := int64(ix.stride0*4) + // layer-0 list
 		int64(unsafe.Sizeof([]uint32(nil))) + // upper list header
-		int64(unsafe.Sizeof([]float32(nil))) + // vector slice header
+		int64(unsafe.Sizeof((*float32)(nil))) + // vector pointer
 		1 + // level
 		int64(unsafe.Sizeof(sync.Mutex{})) + // node lock
 		int64(unsafe.Sizeof(vector.ID(0))) // id

@@ -43,8 +43,8 @@ func (ix *Index) verifyLocked() error {
 		if got, ok := ix.byID[ix.ids[s]]; !ok || got != s {
 			bad("slot %d (id %d) missing from the id map", s, ix.ids[s])
 		}
-		if len(ix.vecs[s]) != ix.dim {
-			bad("slot %d has a vector of length %d", s, len(ix.vecs[s]))
+		if ix.vecs[s] == nil {
+			bad("slot %d has no vector", s)
 		}
 		if len(ix.upper[s]) != int(lv)*ix.strideU {
 			bad("slot %d at level %d has %d upper entries", s, lv, len(ix.upper[s]))
