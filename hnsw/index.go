@@ -50,10 +50,10 @@ type Index struct {
 	// anywhere (so readers that reach it through an atomic link load see
 	// them); neighbour lists are written with atomic stores under the
 	// node's lock and read with atomic loads.
-	links0 []uint32    // capacity × stride0
-	upper  [][]uint32  // per node: level × strideU, for layers 1..level
-	vecs   []*float32  // the store's vector of the node (dim floats)
-	level  []uint8     // top layer of the node, freeLevel if none
+	links0 []uint32   // capacity × stride0
+	upper  [][]uint32 // per node: level × strideU, for layers 1..level
+	vecs   []*float32 // the store's vector of the node (dim floats)
+	level  []uint8    // top layer of the node, freeLevel if none
 	locks  []sync.Mutex
 	ids    []vector.ID // external id of each node
 
