@@ -76,6 +76,10 @@ type Collection struct {
 	be   backend
 	st   vector.Store
 
+	// wmu serialises writers (and the graph build of an Auto switch);
+	// mu guards the fields below: writers hold it exclusively, after wmu,
+	// only while they change them, so queries run during a graph build.
+	wmu   sync.Mutex
 	mu    sync.RWMutex
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat or HNSW
@@ -196,8 +200,20 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 	if err != nil || len(rows) == 0 {
 		return err
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
-	defer c.mu.Unlock()
+	err = c.writeLocked(ctx, op, rows, replace)
+	ids := c.switchDue(err)
+	c.mu.Unlock()
+	if ids != nil {
+		c.switchToGraph(ctx, ids)
+	}
+	return err
+}
+
+// writeLocked stores rows; wmu and mu are held.
+func (c *Collection) writeLocked(ctx context.Context, op string, rows []row, replace bool) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -254,7 +270,6 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 		c.put(&recs[i])
 	}
 	c.dirty = true
-	c.maybeSwitch(ctx)
 	return nil
 }
 
@@ -376,6 +391,8 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 // Delete removes the items with the given ids, all or nothing: it returns
 // an error wrapping [vector.ErrNotFound] if any id is not in the collection.
 func (c *Collection) Delete(ctx context.Context, ids ...string) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -405,6 +422,8 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cairn: delete where: %w", err)
 	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -568,32 +587,43 @@ func similarity(m vector.Metric, d float32) float64 {
 	return 1 / (1 + math.Sqrt(max(float64(d), 0)))
 }
 
-// maybeSwitch moves an Auto collection from exact search to HNSW once it
-// reaches its threshold. It runs under the write lock, after a successful
-// write; if the build fails or ctx ends, the collection stays exact and
-// the next write tries again.
-func (c *Collection) maybeSwitch(ctx context.Context) {
-	if c.cfg.Index != Auto || c.kind != Flat || len(c.keys) < c.cfg.AutoThreshold {
-		return
+// switchDue returns the ids to build an HNSW graph of if an Auto
+// collection has reached its threshold with a successful write (whose
+// error is werr), and nil otherwise. mu is held.
+func (c *Collection) switchDue(werr error) []vector.ID {
+	if werr != nil || c.cfg.Index != Auto || c.kind != Flat || c.len() < c.cfg.AutoThreshold {
+		return nil
 	}
+	ids := make([]vector.ID, len(c.rows))
+	for i, r := range c.rows {
+		ids[i] = r.id
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+// switchToGraph builds an HNSW graph of ids and makes it the collection's
+// index. The caller holds wmu but not mu: no write can change the store
+// meanwhile, while queries go on with exact search. If the build fails or
+// ctx ends, the collection stays exact and the next write tries again.
+func (c *Collection) switchToGraph(ctx context.Context, ids []vector.ID) {
 	idx, err := newIndex(HNSW, c.cfg, c.st)
 	if err != nil {
 		return
 	}
-	ids := make([]vector.ID, 0, len(c.recs))
-	for id := range c.recs {
-		ids = append(ids, id)
-	}
-	slices.Sort(ids)
 	if err := track(ctx, idx, ids); err != nil {
 		return
 	}
+	c.mu.Lock()
 	c.idx, c.kind, c.dirty = idx, HNSW, true
+	c.mu.Unlock()
 }
 
 // shut closes the collection with err as the error of every later call,
 // first saving its graph if save is set and it changed.
 func (c *Collection) shut(err error, save bool) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {

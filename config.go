@@ -17,9 +17,10 @@ const (
 	// than its AutoThreshold items, and builds an HNSW graph once it
 	// reaches that size: below it an exact scan is about as fast and never
 	// misses. The graph is built, with every core, by the write that
-	// crosses the threshold, which holds the collection's write lock
-	// meanwhile (queries of that collection wait; BenchmarkCrossover
-	// reports the build time). The graph is kept if the collection shrinks
+	// crosses the threshold, before it returns; meanwhile queries go on
+	// with exact search and other writes to the collection wait
+	// (BenchmarkCrossover reports the build time). The graph is kept if
+	// the collection shrinks
 	// again, and a reopened collection starts with the index its size
 	// calls for. Auto is the default.
 	Auto IndexKind = iota

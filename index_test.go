@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
@@ -99,5 +101,55 @@ func TestIndexKinds(t *testing.T) {
 	}
 	if _, err := db.CreateCollection(ctx, "bad", cairn.CollectionConfig{Dim: 4, Index: 7}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("index kind 7: %v", err)
+	}
+}
+
+// TestAutoSwitchDoesNotBlockQueries checks that while an Auto collection
+// builds its graph, queries still run (with exact search).
+func TestAutoSwitchDoesNotBlockQueries(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	var c *cairn.Collection
+	var once sync.Once
+	queried := make(chan error, 1)
+	cfg := cairn.CollectionConfig{Dim: 4, AutoThreshold: 100, HNSW: hnsw.Options{
+		Progress: func(done, total int) {
+			once.Do(func() {
+				go func() {
+					res, err := c.Query(ctx, []float32{1, 0, 0, 0}, 3, nil)
+					if err == nil && len(res) != 3 {
+						err = fmt.Errorf("%d results", len(res))
+					}
+					queried <- err
+				}()
+				select {
+				case err := <-queried:
+					queried <- err
+				case <-time.After(10 * time.Second):
+					queried <- errors.New("query blocked by the graph build")
+				}
+			})
+		},
+	}}
+	c = mustCollection(t, db, "c", cfg)
+	r := rand.New(rand.NewPCG(8, 8))
+	items := make([]cairn.Item, 150)
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, 4)}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-queried:
+		if err != nil {
+			t.Fatal(err)
+		}
+	default:
+		t.Fatal("the graph was built without reporting progress")
+	}
+	if c.Info().Index != cairn.HNSW {
+		t.Fatalf("index %v after the switch", c.Info().Index)
 	}
 }
