@@ -453,9 +453,6 @@ func (b *bench) indexReport(ctx context.Context) error {
 			fmtDur(usDur(r.P50us)), fmtDur(usDur(r.P95us)), fmtDur(usDur(r.P99us)), fmtQPS(r.QPS), fmtQPS(r.QPSAllCores))
 	}
 	sizes := b.c.sizesFor("indexes")
-	if b.c.dataPath != "" {
-		sizes = sizes[:1]
-	}
 	for _, n := range sizes {
 		ds, truth, err := b.dataset(ctx, family, n)
 		if err != nil {

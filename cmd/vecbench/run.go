@@ -274,8 +274,11 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 }
 
 // sizesFor returns the base sizes of a report: --sizes if given, else the
-// report's defaults (smaller under --quick).
+// report's defaults (smaller under --quick); with --data, one placeholder.
 func (c *config) sizesFor(report string) []int {
+	if c.dataPath != "" {
+		return []int{0} // one pass over the user's data, whatever its size
+	}
 	if c.sizesSet {
 		return c.sizes
 	}

@@ -220,6 +220,16 @@ func TestExportThenData(t *testing.T) {
 			t.Errorf("data run:\n%s", out)
 		}
 	}
+	// --quick on user data: every report once, on the whole file.
+	out, errOut, err = runArgs(t, context.Background(), "--data", name+".base.fvecs", "--queries", name+".query.fvecs", "--quick", "--quiet")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{"| memory | 250 |", "| sqlite | 250 |", "| clustered-250-d32-q20 | hnsw |", "## HNSW sweep: clustered-250-d32-q20"} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("want %q once:\n%s", want, out)
+		}
+	}
 }
 
 func TestBadDataFiles(t *testing.T) {

@@ -19,9 +19,6 @@ var targets = []float64{0.90, 0.95, 0.99}
 func (b *bench) sweepReport(ctx context.Context) error {
 	family := b.c.familyFor("sweep")
 	sizes := b.c.sizesFor("sweep")
-	if b.c.dataPath != "" {
-		sizes = sizes[:1]
-	}
 	for _, n := range sizes {
 		ds, truth, err := b.dataset(ctx, family, n)
 		if err != nil {
