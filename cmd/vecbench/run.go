@@ -26,7 +26,8 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 // had measured.
 var errInterrupted = errors.New("interrupted; the tables above hold what was measured so far")
 
-// exitCode prints err (one line) and returns the process's exit status.
+// exitCode prints err on one line and returns the process's exit status:
+// 0, 1 for a failure, 2 for a usage mistake, 130 after Ctrl-C.
 func exitCode(err error, stderr io.Writer) int {
 	switch {
 	case err == nil:
@@ -35,12 +36,13 @@ func exitCode(err error, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "vecbench:", errInterrupted)
 		return 130
 	}
-	fmt.Fprintln(stderr, "vecbench:", strings.ReplaceAll(err.Error(), "\n", "; "))
+	msg := strings.ReplaceAll(err.Error(), "\n", "; ")
 	var ue usageError
 	if errors.As(err, &ue) {
-		fmt.Fprintln(stderr, "run 'vecbench --help' for usage")
+		fmt.Fprintf(stderr, "vecbench: %s (see vecbench --help)\n", msg)
 		return 2
 	}
+	fmt.Fprintf(stderr, "vecbench: %s\n", msg)
 	return 1
 }
 
