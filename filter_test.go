@@ -1,9 +1,13 @@
 package cairn
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"reflect"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -125,5 +129,44 @@ func TestMetadataRoundTrip(t *testing.T) {
 	}
 	if md, err := normalizeMetadata(nil); md != nil || err != nil {
 		t.Errorf("nil metadata: %v, %v", md, err)
+	}
+}
+
+// TestEncodeMetadataMatchesJSON checks the hand-written encoder against
+// encoding/json: the same bytes, and a round trip to the same values.
+func TestEncodeMetadataMatchesJSON(t *testing.T) {
+	strs := []string{"", "plain", `quote"d`, `back\\slash`, "tab\there", "nl\n", "\x00\x1f", "<html>&", "é ü 日本", "bad\xffutf8", "\u2028"}
+	nums := []float64{0, -0.0, 1, -1, 0.1, 1e21, 1e-7, 123456789012345, 2.5e300, -3.25, 1 << 53}
+	md := map[string]any{"b": true, "f": false}
+	for i, s := range strs {
+		md[fmt.Sprint("s", i)] = s
+		md[s] = float64(i) // odd keys too
+	}
+	for i, f := range nums {
+		md[fmt.Sprint("n", i)] = f
+	}
+	got, err := encodeMetadata(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := json.Marshal(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var a, b map[string]any
+	if err := json.Unmarshal(got, &a); err != nil {
+		t.Fatalf("encoded metadata is not JSON: %v\n%s", err, got)
+	}
+	json.Unmarshal(want, &b)
+	if !reflect.DeepEqual(a, b) {
+		t.Errorf("round trip differs:\n got %v\nwant %v", a, b)
+	}
+	for k, v := range md {
+		if s, ok := v.(string); ok && utf8.ValidString(s) && a[k] != s {
+			t.Errorf("%q: %q after round trip, want %q", k, a[k], s)
+		}
+	}
+	if _, err := encodeMetadata(map[string]any{"x": math.Inf(1)}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Inf: %v", err)
 	}
 }

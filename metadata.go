@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
+	"strconv"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -83,12 +85,57 @@ func cloneMetadata(md map[string]any) map[string]any {
 	return maps.Clone(md)
 }
 
-// encodeMetadata returns the JSON form of a normalised map, nil for none.
+// encodeMetadata returns the JSON form of a normalised map, nil for none:
+// an object with its keys sorted. It is written by hand because it runs
+// for every item of every write to a file, and a flat object of scalars
+// needs none of encoding/json's reflection (it is several times faster).
 func encodeMetadata(md map[string]any) ([]byte, error) {
 	if len(md) == 0 {
 		return nil, nil
 	}
-	return json.Marshal(md)
+	keys := make([]string, 0, len(md))
+	for k := range md {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	b := make([]byte, 0, 16*len(md)+2)
+	b = append(b, '{')
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendJSONString(b, k)
+		b = append(b, ':')
+		switch v := md[k].(type) {
+		case string:
+			b = appendJSONString(b, v)
+		case bool:
+			b = strconv.AppendBool(b, v)
+		case float64:
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return nil, fmt.Errorf("%w: metadata %q: number %v is not finite", vector.ErrInvalidOptions, k, v)
+			}
+			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+		default:
+			return nil, fmt.Errorf("%w: metadata %q has type %T", vector.ErrInvalidOptions, k, v)
+		}
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string. Plain printable ASCII is
+// copied as is; anything else goes through encoding/json, which escapes
+// control characters and replaces invalid UTF-8.
+func appendJSONString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			q, _ := json.Marshal(s) // never fails for a string
+			return append(b, q...)
+		}
+	}
+	b = append(b, '"')
+	b = append(b, s...)
+	return append(b, '"')
 }
 
 // decodeMetadata parses the JSON form written by encodeMetadata and checks
