@@ -143,8 +143,9 @@ type QueryStats struct {
 	// Queries is the number of queries in each pass; K the results asked.
 	Queries, K int
 	// Recall maps k to the mean recall@k over the queries, for k = 1, K,
-	// and 100 when measured (MeasureOptions.Recall100 or K >= 100). Ks
-	// above the depth of the ground truth are left out.
+	// and 100 when measured (MeasureOptions.Recall100 or K >= 100). A k
+	// deeper than the ground truth is left out, unless the truth holds the
+	// whole (smaller) base.
 	Recall map[int]float64
 	// Latency is the distribution of one query at a time on one goroutine,
 	// after the warm-up.
@@ -197,7 +198,9 @@ func Measure(ctx context.Context, idx vector.Index, ds *Dataset, truth [][]int32
 	for _, row := range truth {
 		depth = min(depth, len(row))
 	}
-	extra := opt.Recall100 && opt.K < 100 && depth >= 100
+	// Truth shallower than k is complete when the base itself is smaller.
+	deepEnough := func(k int) bool { return depth >= min(k, len(ds.Base)) }
+	extra := opt.Recall100 && opt.K < 100 && deepEnough(100)
 	total := opt.Warmup + nq
 	if opt.Threads > 0 {
 		total += nq
@@ -243,7 +246,7 @@ func Measure(ctx context.Context, idx vector.Index, ds *Dataset, truth [][]int32
 	}
 	runtime.UnlockOSThread()
 	st.Recall[1] = sum1 / float64(nq)
-	if opt.K <= depth {
+	if deepEnough(opt.K) {
 		st.Recall[opt.K] = sumK / float64(nq)
 	}
 	st.Latency = summarise(lat)

@@ -187,3 +187,22 @@ func TestMeasureCustomSearch(t *testing.T) {
 		t.Errorf("custom search not measured: %+v", st)
 	}
 }
+
+func TestMeasureTinyBase(t *testing.T) {
+	// Fewer base vectors than k: the truth holds all of them, and an exact
+	// index has recall 1 at every k.
+	ctx := context.Background()
+	ds := recall.Uniform(5, 4, 8, 1)
+	truth, _ := recall.GroundTruth(ctx, ds, 100)
+	idx := newScan(t, 8, false)
+	recall.Build(ctx, idx, ds.Base, nil)
+	st, err := recall.Measure(ctx, idx, ds, truth, &recall.MeasureOptions{Recall100: true, Threads: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []int{1, 10, 100} {
+		if st.Recall[k] != 1 {
+			t.Errorf("recall@%d = %v, want 1", k, st.Recall[k])
+		}
+	}
+}
