@@ -181,3 +181,52 @@ func TestPersistenceAutoSwitch(t *testing.T) {
 		t.Errorf("after reopen: %+v", infos)
 	}
 }
+
+// TestOpenForeignCollection opens a file whose collection was made with
+// sqlitestore alone (no settings, items without metadata or keys the
+// memory store would have written): it gets the default configuration and
+// its items, and a bad settings blob is reported as corruption.
+func TestOpenForeignCollection(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "foreign.db")
+	sdb, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sdb.CreateCollection(ctx, "plain", sqlitestore.CollectionConfig{Dim: 2, Metric: vector.L2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.PutItems(ctx, []sqlitestore.Item{{ID: 7, Key: "seven", Vector: []float32{7, 7}, Text: "t"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sdb.CreateCollection(ctx, "odd", sqlitestore.CollectionConfig{Dim: 2, Metric: vector.L2, Settings: []byte(`{"index":"btree"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.Collection(ctx, "plain")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg := c.Config(); cfg.Index != cairn.Auto || cfg.Metric != vector.L2 || cfg.Dim != 2 || cfg.AutoThreshold != cairn.DefaultAutoThreshold {
+		t.Errorf("config %+v", cfg)
+	}
+	res, err := c.Query(ctx, []float32{7, 6}, 1, nil)
+	if err != nil || len(res) != 1 || res[0].ID != "seven" || res[0].Text != "t" {
+		t.Errorf("query = %v, %v", res, err)
+	}
+	// New items get fresh numbers past the stored ones.
+	if err := c.Add(ctx, cairn.Item{ID: "eight", Embedding: []float32{8, 8}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection(ctx, "odd"); !errors.Is(err, vector.ErrCorrupt) {
+		t.Errorf("unknown index in settings: %v", err)
+	}
+}

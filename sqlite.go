@@ -61,7 +61,10 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 }
 
 func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error) {
-	var s settings
+	s := settings{Index: "auto"} // a collection made by sqlitestore alone
+	if len(b) == 0 {
+		b = []byte("{}")
+	}
 	if err := json.Unmarshal(b, &s); err != nil {
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)
 	}
