@@ -341,8 +341,9 @@ func (b *bench) measure(ctx context.Context, idx vector.Index, ds *recall.Datase
 func (b *bench) memoryReport(ctx context.Context) error {
 	const k = 5
 	family := b.c.familyFor("memory")
-	t := newTable(b.out, fmt.Sprintf("## Memory search: exact top %d, %s %d-d, %s queries, one at a time (QPS also on %d threads)",
-		k, family, b.dimFor(), fmtInt(b.c.nq), b.c.threads),
+	// The title is set once the first data set is loaded (the header only
+	// goes out with the first row).
+	t := newTable(b.out, "",
 		"<store", "items", "insert", "open", "recall@5", "p50", "p95", "p99", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "memory")
 	defer t.close()
 	for _, n := range b.c.sizesFor("memory") {
@@ -350,6 +351,12 @@ func (b *bench) memoryReport(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		desc := fmt.Sprintf("%s %d-d", family, ds.Dim)
+		if b.c.dataPath != "" {
+			desc = fmt.Sprintf("%s (%d-d %s)", b.c.dataPath, ds.Dim, ds.Metric)
+		}
+		t.title = fmt.Sprintf("## Memory search: exact top %d, %s, %s queries one at a time (QPS also on %d threads)",
+			k, desc, fmtInt(len(ds.Queries)), b.c.threads)
 		store, err := vector.NewMemStore(ds.Dim, ds.Metric)
 		if err != nil {
 			return err
@@ -378,13 +385,6 @@ func (b *bench) memoryReport(ctx context.Context) error {
 			fmtDur(usDur(r.P95us)), fmtDur(usDur(r.P99us)), fmtQPS(r.QPS), fmtQPS(r.QPSAllCores), fmtBytes(r.IndexBytes))
 	}
 	return nil
-}
-
-func (b *bench) dimFor() int {
-	if b.lastDS != nil && b.c.dataPath != "" {
-		return b.lastDS.Dim
-	}
-	return b.c.dim
 }
 
 func secs(s float64) time.Duration   { return time.Duration(s * float64(time.Second)) }
@@ -444,7 +444,7 @@ func (b *bench) indexReport(ctx context.Context) error {
 	if b.c.dataPath != "" {
 		desc = b.c.dataPath
 	}
-	t := newTable(b.out, fmt.Sprintf("## Indexes: %s, k=%d, %s queries one at a time (QPS also on %d threads)", desc, b.c.k, fmtInt(b.c.nq), b.c.threads),
+	t := newTable(b.out, "",
 		"<data", "<index", "<params", "build", "memory", fmt.Sprintf("recall@%d", b.c.k), "p50", "p95", "p99", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads))
 	defer t.close()
 	row := func(r result) {
@@ -458,6 +458,8 @@ func (b *bench) indexReport(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
+		t.title = fmt.Sprintf("## Indexes: %s %d-d %s, k=%d, %s queries one at a time (QPS also on %d threads)",
+			desc, ds.Dim, ds.Metric, b.c.k, fmtInt(len(ds.Queries)), b.c.threads)
 		// Exact search.
 		store, err := vector.NewMemStore(ds.Dim, ds.Metric)
 		if err != nil {

@@ -94,7 +94,7 @@ func TestIndexesAndPeersJSON(t *testing.T) {
 	if errOut != "" {
 		t.Errorf("--quiet printed %q", errOut)
 	}
-	for _, want := range []string{"machine: ", "command: vecbench --dim 32", "## Indexes: clustered, k=10",
+	for _, want := range []string{"machine: ", "command: vecbench --dim 32", "## Indexes: clustered 32-d cosine, k=10",
 		"| clustered-300-d32 | flat | – |", "| clustered-300-d32 | hnsw | M=16 efC=200 ef=64 |", "| clustered-300-d32 | coder-hnsw |", "overfetch"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
