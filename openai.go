@@ -30,6 +30,10 @@ const (
 	DefaultOpenAIMaxWait = 30 * time.Second
 )
 
+// maxResponse bounds the body read from the server: 128 embeddings of
+// 3,072 dimensions as JSON are about 8 MB.
+const maxResponse = 256 << 20
+
 // ErrBadResponse is returned by [OpenAI.Embed] when the server answers 200
 // with a body that is not a valid embeddings response: unparsable JSON, a
 // count of embeddings different from the count of inputs, missing or
@@ -222,9 +226,12 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 		return nil, 0, fmt.Errorf("cairn: embeddings: %w", err)
 	}
 	defer resp.Body.Close()
-	data, err := io.ReadAll(resp.Body)
+	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
 		return nil, 0, fmt.Errorf("cairn: embeddings: reading response: %w", err)
+	}
+	if len(data) > maxResponse {
+		return nil, -1, fmt.Errorf("%w: body larger than %d bytes", ErrBadResponse, maxResponse)
 	}
 	if resp.StatusCode != http.StatusOK {
 		apiErr := &APIError{StatusCode: resp.StatusCode, Message: errorMessage(data)}
