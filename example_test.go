@@ -226,3 +226,26 @@ func ExampleOpenAI() {
 	}
 	_ = notes // notes.Add(ctx, cairn.Item{ID: "n1", Text: "..."}) embeds through the server
 }
+
+// MinSimilarity keeps only results that are similar enough, so a query may
+// return fewer than k. Similarity is the cosine similarity under Cosine
+// (whatever the lengths of the vectors), the inner product under Dot and
+// 1/(1+‖q−v‖) under L2.
+func ExampleCollection_Query() {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
+	c.Add(ctx,
+		cairn.Item{ID: "same direction", Embedding: []float32{10, 0}},
+		cairn.Item{ID: "45 degrees", Embedding: []float32{1, 1}},
+		cairn.Item{ID: "orthogonal", Embedding: []float32{0, 3}},
+	)
+	hits, _ := c.Query(ctx, []float32{1, 0}, 3, &cairn.QueryOptions{MinSimilarity: new(0.5)})
+	for _, h := range hits {
+		fmt.Printf("%-15s similarity %.3f  distance %.3f\n", h.ID, h.Similarity, h.Distance)
+	}
+	// Output:
+	// same direction  similarity 1.000  distance 0.000
+	// 45 degrees      similarity 0.707  distance 0.293
+}
