@@ -388,6 +388,53 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 	return out, nil
 }
 
+// Find returns the items that f matches, or every item if f is nil, in the
+// order they were first added; at most limit of them if limit > 0. It is
+// the way to list what a collection holds without a query vector. A
+// malformed filter is an error wrapping [vector.ErrInvalidOptions].
+func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, error) {
+	var m matcher
+	if f != nil {
+		var err error
+		if m, err = f.compile(); err != nil {
+			return nil, fmt.Errorf("cairn: find: %w", err)
+		}
+	}
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var ids []vector.ID
+	if m != nil {
+		ids = c.match(f, m)
+	} else {
+		ids = make([]vector.ID, len(c.rows))
+		for i, r := range c.rows {
+			ids[i] = r.id
+		}
+	}
+	slices.Sort(ids)
+	if limit > 0 && len(ids) > limit {
+		ids = ids[:limit]
+	}
+	out := make([]Item, len(ids))
+	for i, id := range ids {
+		if i%1024 == 1023 {
+			if err := ctx.Err(); err != nil {
+				return nil, fmt.Errorf("cairn: find: %w", err)
+			}
+		}
+		v, err := c.st.Get(id)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: find: %w", err)
+		}
+		r := c.recs[id]
+		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
+	}
+	return out, nil
+}
+
 // Delete removes the items with the given ids, all or nothing: it returns
 // an error wrapping [vector.ErrNotFound] if any id is not in the collection.
 func (c *Collection) Delete(ctx context.Context, ids ...string) error {

@@ -747,3 +747,40 @@ func TestPostingsFollowWrites(t *testing.T) {
 	}
 	check("after more adds")
 }
+
+func TestFind(t *testing.T) {
+	forEachDB(t, func(t *testing.T, op opener) {
+		ctx := context.Background()
+		db := op.open(t, nil)
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 2})
+		for i := range 10 {
+			if err := c.Add(ctx, cairn.Item{ID: fmt.Sprint("m", i), Embedding: []float32{1, float32(i)}, Text: fmt.Sprint(i),
+				Metadata: map[string]any{"kind": []string{"fact", "pref"}[i%2]}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c.Upsert(ctx, cairn.Item{ID: "m2", Embedding: []float32{1, 2}, Text: "two", Metadata: map[string]any{"kind": "fact"}})
+		c.Delete(ctx, "m4")
+		itemIDs := func(items []cairn.Item) []string {
+			out := make([]string, len(items))
+			for i, it := range items {
+				out[i] = it.ID
+			}
+			return out
+		}
+		all, err := c.Find(ctx, nil, 0)
+		if err != nil || !slices.Equal(itemIDs(all), []string{"m0", "m1", "m2", "m3", "m5", "m6", "m7", "m8", "m9"}) {
+			t.Fatalf("Find(nil) = %v, %v", itemIDs(all), err)
+		}
+		if all[2].Text != "two" || len(all[2].Embedding) != 2 {
+			t.Errorf("upserted item = %+v", all[2])
+		}
+		facts, err := c.Find(ctx, cairn.Eq("kind", "fact"), 3)
+		if err != nil || !slices.Equal(itemIDs(facts), []string{"m0", "m2", "m6"}) {
+			t.Errorf("Find(facts, 3) = %v, %v", itemIDs(facts), err)
+		}
+		if _, err := c.Find(ctx, cairn.Lt("kind", "x"), 0); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("malformed filter: %v", err)
+		}
+	})
+}
