@@ -35,9 +35,9 @@ type Item struct {
 
 // Result is one hit of a query.
 type Result struct {
-	ID       string
-	Text     string
-	Metadata map[string]any
+	ID       string         // the item's id
+	Text     string         // the item's text
+	Metadata map[string]any // a copy of the item's metadata
 	// Distance is the metric's distance from the query (smaller is
 	// closer): 1 − cos for Cosine, the negated inner product for Dot, the
 	// squared Euclidean distance for L2.
