@@ -94,7 +94,7 @@ func TestOpenBadFiles(t *testing.T) {
 		{"future version", func(t *testing.T, path string) {
 			makeDB(t, path, 10)
 			b, _ := os.ReadFile(path)
-			binary.BigEndian.PutUint32(b[60:], schemaVersion+1)
+			binary.BigEndian.PutUint32(b[60:], uint32(schemaVersion()+1))
 			os.WriteFile(path, b, 0o644)
 		}, []error{vector.ErrUnsupportedVersion}},
 		{"damaged b-tree page", func(t *testing.T, path string) {

@@ -13,7 +13,9 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// Item is one stored record of a collection.
+// Item is one stored record of a collection. It is a plain value: writes
+// copy what they need before returning, and reads return items the caller
+// owns.
 type Item struct {
 	// ID is the numeric key of the item, unique in its collection.
 	ID vector.ID

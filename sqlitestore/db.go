@@ -28,11 +28,6 @@ const (
 	// cairn file is recognised before SQLite is let near it: "crn1".
 	appID = 0x63726e31
 
-	// schemaVersion is the version of the schema this build writes, kept in
-	// PRAGMA user_version. Files of older versions are migrated forward at
-	// Open; newer ones are refused.
-	schemaVersion = 1
-
 	// pageSize is the SQLite page size of new files. A 768-d vector is a
 	// 3,072-byte row; 16 KiB pages hold five of them with 5% slack where
 	// 4 KiB pages hold one with 25%, and keep rows with a few KiB of text
@@ -40,8 +35,13 @@ const (
 	pageSize = 16384
 )
 
+// schemaVersion is the version of the schema this build writes, kept in
+// PRAGMA user_version: the number of migrations. Files of older versions
+// are migrated forward at Open; newer ones are refused.
+func schemaVersion() int { return len(migrations) }
+
 // migrations[v] upgrades a database from schema version v to v+1. It runs
-// inside the transaction that also sets the new user_version.
+// inside the transaction that also sets the new user_version. Append only.
 var migrations = []func(ctx context.Context, conn *sql.Conn) error{
 	0: migrateV1,
 }
@@ -106,7 +106,8 @@ type DB struct {
 	release func() // drops the path from the in-process registry
 }
 
-// CollectionConfig describes a new collection.
+// CollectionConfig describes a new collection. It is a plain value; the
+// DB keeps a copy.
 type CollectionConfig struct {
 	// Dim is the dimension of every vector; it must be positive.
 	Dim int
@@ -117,7 +118,8 @@ type CollectionConfig struct {
 	Settings []byte
 }
 
-// CollectionInfo describes a stored collection.
+// CollectionInfo describes a stored collection: a snapshot, owned by the
+// caller.
 type CollectionInfo struct {
 	Name     string
 	Dim      int
@@ -296,17 +298,17 @@ func (db *DB) init(ctx context.Context) error {
 	if uint32(id) != appID {
 		return fmt.Errorf("%w (application id %#x)", ErrNotDatabase, uint32(id))
 	}
-	if version > schemaVersion {
-		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, version, schemaVersion)
+	if version > int64(schemaVersion()) {
+		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, version, schemaVersion())
 	}
 	if version < 1 {
 		return fmt.Errorf("%w (schema version %d)", ErrNotDatabase, version)
 	}
-	if version < schemaVersion {
+	if version < int64(schemaVersion()) {
 		if err := migrate(ctx, db.conn, int(version)); err != nil {
 			return fmt.Errorf("migrate from version %d: %w", version, err)
 		}
-		db.log.Info("sqlitestore: migrated schema", "path", db.path, "from", version, "to", schemaVersion)
+		db.log.Info("sqlitestore: migrated schema", "path", db.path, "from", version, "to", schemaVersion())
 	}
 	if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
 		return mapErr(err)
@@ -342,12 +344,12 @@ func (db *DB) init(ctx context.Context) error {
 }
 
 func migrate(ctx context.Context, conn *sql.Conn, from int) error {
-	for v := from; v < schemaVersion; v++ {
+	for v := from; v < schemaVersion(); v++ {
 		if err := migrations[v](ctx, conn); err != nil {
 			return mapErr(err)
 		}
 	}
-	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion))
+	_, err := conn.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version=%d", schemaVersion()))
 	return mapErr(err)
 }
 
@@ -449,8 +451,8 @@ func checkHeader(path string) error {
 	if id := binary.BigEndian.Uint32(h[68:]); id != appID {
 		return fmt.Errorf("%w: SQLite file of another application (id %#x)", ErrNotDatabase, id)
 	}
-	if v := binary.BigEndian.Uint32(h[60:]); v > schemaVersion {
-		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, v, schemaVersion)
+	if v := binary.BigEndian.Uint32(h[60:]); int64(v) > int64(schemaVersion()) {
+		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, v, schemaVersion())
 	}
 	ps := int64(binary.BigEndian.Uint16(h[16:]))
 	if ps == 1 {

@@ -2,9 +2,11 @@ package sqlitestore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -128,5 +130,51 @@ func TestForEachItemFullIDRange(t *testing.T) {
 	stop := errors.New("stop")
 	if err := c.ForEachItem(ctx, func(Item) error { return stop }); err != stop {
 		t.Fatalf("ForEachItem did not return fn's error: %v", err)
+	}
+}
+
+// TestMigrateForward plays a future build: with a second migration
+// registered, an existing version-1 file is migrated at Open, keeping its
+// items; this build (one migration) then refuses the migrated file.
+func TestMigrateForward(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.cairn")
+	makeDB(t, path, 50)
+
+	saved := migrations
+	migrations = append(slices.Clip(migrations), func(ctx context.Context, conn *sql.Conn) error {
+		_, err := conn.ExecContext(ctx, "CREATE TABLE extra (x INTEGER)")
+		return err
+	})
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		migrations = saved
+		t.Fatalf("Open with a newer schema: %v", err)
+	}
+	var version int64
+	err = db.withConn(func(conn *sql.Conn) error {
+		if _, err := conn.ExecContext(ctx, "INSERT INTO extra VALUES (1)"); err != nil {
+			return err
+		}
+		return conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version)
+	})
+	n := -1
+	if c, cerr := db.Collection(ctx, "c"); cerr == nil {
+		n = c.Len()
+	}
+	db.Close()
+	migrations = saved
+	if err != nil || version != 2 {
+		t.Fatalf("after migration: user_version %d, %v", version, err)
+	}
+	if n != 50 {
+		t.Fatalf("after migration the collection holds %d items, want 50", n)
+	}
+	before := fileSum(t, path)
+	if _, err := Open(ctx, path, nil); !errors.Is(err, vector.ErrUnsupportedVersion) {
+		t.Fatalf("old build opening a migrated file: %v, want ErrUnsupportedVersion", err)
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("refused file was modified")
 	}
 }

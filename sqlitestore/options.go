@@ -40,7 +40,8 @@ func (s Sync) String() string {
 }
 
 // Options configure [Open]. The zero value, and a nil *Options, give the
-// defaults documented on each field.
+// defaults documented on each field. Open copies the options, so they may
+// be reused or changed afterwards.
 type Options struct {
 	// Sync is the durability of a commit. Default [SyncFull].
 	Sync Sync
