@@ -194,12 +194,13 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	ls := ix.list(s, lc)
 	vu := ix.vec(u)
 	nb := sc.nb[:0]
+	sc.vis.reset(ix.capacity())
+	sc.vis.visit(u)
+	sc.vis.visit(s)
 	add := func(x uint32) {
-		n := node(x)
-		if n == u || n == s || slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
-			return
+		if n := node(x); !sc.vis.visit(n) {
+			nb = append(nb, cand{ix.dist(vu, ix.vec(n)), n})
 		}
-		nb = append(nb, cand{ix.dist(vu, ix.vec(n)), n})
 	}
 	for _, x := range lu[1 : 1+lu[0]] {
 		add(x)
@@ -221,7 +222,11 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 		}
 	}
 	sortCands(nb)
-	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
+	// Like an insert, which selects from the EfConstruction nearest it
+	// found, look no further than that many candidates: the heuristic's
+	// pairwise distances dominated the cost of a delete before this cap.
+	sc.keep = ix.selectNeighbors(nb[:min(len(nb), ix.opts.EfConstruction)], ix.maxLinks(lc), sc.keep)
 	storeList(lu, sc.keep)
 	sc.nb = nb
 }
+
