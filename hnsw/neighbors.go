@@ -229,4 +229,3 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	storeList(lu, sc.keep)
 	sc.nb = nb
 }
-
