@@ -103,6 +103,41 @@ func BenchmarkQuery(b *testing.B) {
 					i++
 				}
 			})
+			// Both, alternating query by query, so that drift in the
+			// machine's speed falls on both alike: reports the ratio of
+			// the time in Query to the time in the bare Search.
+			b.Run("ratio", func(b *testing.B) {
+				var tc, tb time.Duration
+				i := 0
+				cairnQuery := func(q []float32) time.Duration {
+					t := time.Now()
+					if _, err := f.c.Query(ctx, q, k, nil); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(t)
+				}
+				bareSearch := func(q []float32) time.Duration {
+					t := time.Now()
+					if _, err := idx.Search(ctx, q, k, nil); err != nil {
+						b.Fatal(err)
+					}
+					return time.Since(t)
+				}
+				for b.Loop() {
+					// Each query twice, in alternating order, so that
+					// neither side always runs on warmer caches.
+					q := qs[i%len(qs)]
+					if i%2 == 0 {
+						tc += cairnQuery(q)
+						tb += bareSearch(q)
+					} else {
+						tb += bareSearch(q)
+						tc += cairnQuery(q)
+					}
+					i++
+				}
+				b.ReportMetric(float64(tc)/float64(tb), "cairn/bare")
+			})
 			filter := cairn.Eq("bucket", 3)
 			b.Run("cairn-filter10%", func(b *testing.B) {
 				b.ReportAllocs()
@@ -196,6 +231,83 @@ func BenchmarkAdd(b *testing.B) {
 				round++
 			}
 		})
+	})
+	// Both, alternating batch by batch, with the ratio of the times
+	// reported, so that drift in the machine's speed falls on both alike.
+	b.Run(fmt.Sprintf("ratio/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
+		for _, persistent := range []bool{false, true} {
+			name := map[bool]string{false: "memory", true: "sqlite"}[persistent]
+			b.Run(name, func(b *testing.B) {
+				var (
+					c *cairn.Collection
+					// prep builds a batch for the store and returns the
+					// call that inserts it, which alone is timed.
+					prep func(round int) func() error
+				)
+				if persistent {
+					db, err := cairn.Open(ctx, filepath.Join(b.TempDir(), "c.db"), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer db.Close()
+					c, _ = db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+					sdb, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), "s.db"), nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					defer sdb.Close()
+					sc, _ := sdb.CreateCollection(ctx, "c", sqlitestore.CollectionConfig{Dim: dim, Metric: vector.Cosine})
+					prep = func(round int) func() error {
+						its := make([]sqlitestore.Item, batch)
+						for i, v := range ds.Base {
+							its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
+								Vector: v, Text: "some text", Metadata: meta}
+						}
+						return func() error { return sc.PutItems(ctx, its) }
+					}
+				} else {
+					db := cairn.OpenMemory(nil)
+					defer db.Close()
+					c, _ = db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+					s, _ := vector.NewMemStore(dim, vector.Cosine)
+					prep = func(round int) func() error {
+						ids := make([]vector.ID, batch)
+						for i := range ids {
+							ids[i] = vector.ID(round*batch + i + 1)
+						}
+						return func() error { return s.PutBatch(ctx, ids, ds.Base) }
+					}
+				}
+				var tc, ts time.Duration
+				round := 0
+				for b.Loop() {
+					its, put := items(round), prep(round)
+					add := func() {
+						t := time.Now()
+						if err := c.Add(ctx, its...); err != nil {
+							b.Fatal(err)
+						}
+						tc += time.Since(t)
+					}
+					insert := func() {
+						t := time.Now()
+						if err := put(); err != nil {
+							b.Fatal(err)
+						}
+						ts += time.Since(t)
+					}
+					if round%2 == 0 { // alternate which goes first
+						add()
+						insert()
+					} else {
+						insert()
+						add()
+					}
+					round++
+				}
+				b.ReportMetric(float64(tc)/float64(ts), "cairn/store")
+			})
+		}
 	})
 	b.Run(fmt.Sprintf("sqlite/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
 		b.Run("cairn", func(b *testing.B) {
