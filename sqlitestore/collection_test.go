@@ -437,3 +437,35 @@ func TestGroupCommitIsolation(t *testing.T) {
 		t.Fatalf("Len %d, want %d", c.Len(), want)
 	}
 }
+
+// TestGroupCommitShares checks that concurrent single-item writers share
+// transactions: 64 writers of 8 items each need far fewer than 512 commits.
+// (The rate itself is measured by BenchmarkGroupCommit.)
+func TestGroupCommitShares(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil) // synchronous=FULL: each commit is an fsync
+	c := mustCollection(t, db, "c", 8, vector.L2)
+	before := db.groups.Load()
+	var wg sync.WaitGroup
+	for w := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 8 {
+				id := vector.ID(w*8 + i)
+				if err := c.Put(ctx, id, vecFor(id, 8)); err != nil {
+					t.Error(err)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	groups := db.groups.Load() - before
+	t.Logf("512 writes in %d commits", groups)
+	if c.Len() != 512 {
+		t.Fatalf("Len %d, want 512", c.Len())
+	}
+	if groups > 512/4 {
+		t.Fatalf("512 concurrent writes took %d commits: writers are not sharing transactions", groups)
+	}
+}

@@ -295,6 +295,7 @@ func (db *DB) commit(group []*request) {
 		fail(fmt.Errorf("commit: %w", mapErr(err)))
 		return
 	}
+	db.groups.Add(1)
 	// Durable: make it visible, one request at a time.
 	for _, r := range live {
 		if r.err == nil {

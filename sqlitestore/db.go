@@ -16,6 +16,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -101,7 +102,8 @@ type DB struct {
 	quit chan struct{}
 	done chan struct{}
 
-	tx txStmts // the committer's prepared statements
+	tx     txStmts      // the committer's prepared statements
+	groups atomic.Int64 // transactions committed by the committer
 
 	release func() // drops the path from the in-process registry
 }
@@ -437,6 +439,9 @@ func checkHeader(path string) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
+	}
+	if fi.IsDir() {
+		return fmt.Errorf("%w: %s is a directory", vector.ErrInvalidOptions, path)
 	}
 	if fi.Size() == 0 {
 		return fmt.Errorf("%w: empty file", ErrNotDatabase)

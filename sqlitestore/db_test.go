@@ -178,3 +178,12 @@ func TestMigrateForward(t *testing.T) {
 		t.Fatal("refused file was modified")
 	}
 }
+
+func TestOpenDirectory(t *testing.T) {
+	if _, err := Open(context.Background(), t.TempDir(), nil); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("Open of a directory: %v, want ErrInvalidOptions", err)
+	}
+	if _, err := Open(context.Background(), "x.cairn", &Options{MaxGroup: -1}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("Open with bad options: %v, want ErrInvalidOptions", err)
+	}
+}
