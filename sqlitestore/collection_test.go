@@ -308,7 +308,7 @@ func TestDropCollection(t *testing.T) {
 func TestChurnReclaimsSpace(t *testing.T) {
 	ctx := context.Background()
 	db, path := openTemp(t, &Options{Sync: SyncNormal})
-	const n, dim = 2000, 128
+	const n, dim = 1000, 128
 	c := mustCollection(t, db, "c", dim, vector.L2)
 	var items []Item
 	for id := range n {

@@ -67,8 +67,14 @@
 // in heap memory, so there is no -shm file) from Open to Close, and a
 // second Open of the same file, from this process or another, fails with
 // [ErrLocked] (after [Options.LockTimeout], if set). Two writers can
-// therefore never interleave, and the lock dies with the process. Code
-// that opens the database file by other means in the same process should
-// not close it while a DB has it open: closing any descriptor of a file
-// drops the process's POSIX locks on it.
+// therefore never interleave, and the lock dies with the process.
+//
+// One caveat is POSIX locking itself: closing any descriptor of a file drops
+// every POSIX lock the process holds on it, so code in the same process
+// should not open and close the database file (to hash or copy it, say)
+// while a DB has it open. On Linux, calling modernc.org/sqlite's
+// OFDLocking(true) before the first Open (or setting
+// MODERNC_SQLITE_OFD_LOCK=1) switches to open-file-description locks,
+// which such a close does not drop; this package leaves that process-wide
+// choice to the application.
 package sqlitestore
