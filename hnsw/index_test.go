@@ -89,18 +89,19 @@ func meanRecall(t testing.TB, ix *hnsw.Index, ds *recall.Dataset, truth [][]int3
 func TestRecall(t *testing.T) {
 	for _, c := range []struct {
 		ds    *recall.Dataset
+		o     *hnsw.Options
 		efs   []int
 		bound []float64
 	}{
-		{recall.Clustered(2000, 100, 64, 1), []int{10, hnsw.DefaultEfSearch}, []float64{0.9, 0.95}},
-		{recall.Uniform(2000, 100, 32, 1), []int{16, 64, 200}, []float64{0.8, 0.96, 0.98}},
+		{recall.Clustered(2000, 100, 64, 1), nil, []int{10, hnsw.DefaultEfSearch}, []float64{0.9, 0.95}},
+		{recall.Uniform(1000, 100, 32, 1), &hnsw.Options{EfConstruction: 64}, []int{16, 64, 200}, []float64{0.8, 0.96, 0.98}},
 	} {
 		t.Run(c.ds.Name, func(t *testing.T) {
 			truth, err := recall.GroundTruth(context.Background(), c.ds, 10)
 			if err != nil {
 				t.Fatal(err)
 			}
-			ix, _ := build(t, c.ds, nil)
+			ix, _ := build(t, c.ds, c.o)
 			prev := 0.0
 			for i, ef := range c.efs {
 				r := meanRecall(t, ix, c.ds, truth, 10, ef)
