@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -169,4 +170,96 @@ func TestEncodeMetadataMatchesJSON(t *testing.T) {
 	if _, err := encodeMetadata(map[string]any{"x": math.Inf(1)}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("Inf: %v", err)
 	}
+}
+
+// FuzzFilter builds a filter tree from the fuzzer's bytes and checks that
+// compiling and printing it never panic, and that when it compiles, the
+// posting-list path and the full scan select the same records.
+func FuzzFilter(f *testing.F) {
+	f.Add([]byte{0, 1, 2})
+	f.Add([]byte{7, 0, 1, 1, 2, 3, 8, 2, 0, 5, 1})
+	f.Add([]byte{9, 2, 0, 0, 4, 1, 3, 7, 1, 1, 6})
+	keys := []string{"color", "n", "ok", "", "missing"}
+	vals := []any{"red", "blue", 1, 2.5, true, false, nil, []int{1}, math.NaN(), int64(3), "3"}
+	p := newPayloads()
+	for i := range 60 {
+		md, _ := normalizeMetadata(map[string]any{
+			"color": []string{"red", "blue", "green"}[i%3], "n": i % 7, "ok": i%2 == 0})
+		if i%11 == 0 {
+			delete(md, "n")
+		}
+		p.put(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
+	}
+	f.Fuzz(func(t *testing.T, prog []byte) {
+		pos := 0
+		next := func() int {
+			if pos >= len(prog) {
+				return 0
+			}
+			pos++
+			return int(prog[pos-1])
+		}
+		var build func(depth int) *Filter
+		build = func(depth int) *Filter {
+			op := next() % 11
+			if depth > 4 && op >= 7 {
+				op %= 7
+			}
+			key, val := keys[next()%len(keys)], vals[next()%len(vals)]
+			switch op {
+			case 0:
+				return Eq(key, val)
+			case 1:
+				return Ne(key, val)
+			case 2:
+				n := next() % 4
+				vs := make([]any, n)
+				for i := range vs {
+					vs[i] = vals[next()%len(vals)]
+				}
+				return In(key, vs...)
+			case 3:
+				return Lt(key, val)
+			case 4:
+				return Lte(key, val)
+			case 5:
+				return Gt(key, val)
+			case 6:
+				return Gte(key, val)
+			case 7, 8:
+				n := next() % 4
+				subs := make([]*Filter, n)
+				for i := range subs {
+					subs[i] = build(depth + 1)
+				}
+				if op == 7 {
+					return And(subs...)
+				}
+				return Or(subs...)
+			case 9:
+				return Not(build(depth + 1))
+			}
+			return nil
+		}
+		flt := build(0)
+		_ = flt.String()
+		m, err := flt.compile()
+		if err != nil {
+			if !errors.Is(err, vector.ErrInvalidOptions) {
+				t.Fatalf("%v: error %v does not wrap ErrInvalidOptions", flt, err)
+			}
+			return
+		}
+		got := p.match(flt, m)
+		var want []vector.ID
+		for _, r := range p.rows {
+			if m(r.md) {
+				want = append(want, r.id)
+			}
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%v: postings give %v, a scan %v", flt, got, want)
+		}
+	})
 }

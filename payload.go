@@ -156,7 +156,7 @@ func (p *payloads) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact,
 	case opAnd:
 		best := -1
 		for _, s := range f.subs {
-			l, _, ok := p.candidates(s)
+			l, ex, ok := p.candidates(s)
 			if !ok {
 				continue
 			}
@@ -165,13 +165,15 @@ func (p *payloads) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact,
 				n += len(x)
 			}
 			if best < 0 || n < best {
-				best, lists = n, l
+				best, lists, exact = n, l, ex
 			}
 		}
 		if best < 0 {
 			return nil, false, false
 		}
-		return lists, len(f.subs) == 1, true
+		// The lists hold exactly the matches only if the condition they
+		// answer is the whole conjunction.
+		return lists, exact && len(f.subs) == 1, true
 	}
 	return nil, false, false
 }
