@@ -15,7 +15,7 @@ import (
 // exist, through the graph walk (a FilterFunc, and a large IDSet) and through the exact path (a small IDSet), and that the
 // results are the exact top k of the allowed ids.
 func TestFilter(t *testing.T) {
-	ds := recall.Clustered(3000, 20, 16, 8)
+	ds := recall.Clustered(1500, 20, 16, 8)
 	ix, _ := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 64})
 	ctx := context.Background()
 	big := vector.NewIDSet()
@@ -33,7 +33,7 @@ func TestFilter(t *testing.T) {
 		allow  func(vector.ID) bool
 	}{
 		{"every 50th", vector.FilterFunc(func(id vector.ID) bool { return id%50 == 3 }), func(id vector.ID) bool { return id%50 == 3 }},
-		{"three ids", vector.NewIDSet(5, 17, 2999), func(id vector.ID) bool { return id == 5 || id == 17 || id == 2999 }},
+		{"three ids", vector.NewIDSet(5, 17, 1499), func(id vector.ID) bool { return id == 5 || id == 17 || id == 1499 }},
 		{"odd ids", big, func(id vector.ID) bool { return id%2 == 1 }},
 		{"none", vector.NewIDSet(), func(vector.ID) bool { return false }},
 	} {
