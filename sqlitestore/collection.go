@@ -115,39 +115,91 @@ func (c *Collection) closeStmts() {
 	}
 }
 
-// load streams the collection's vectors into the arena. At 768
-// dimensions a row is decoded into one reused buffer and copied once into
-// the arena, so loading allocates nothing per row beyond what the driver
-// does.
+// loadBatch is the number of vectors handed at a time from the goroutine
+// that reads SQLite to the one that fills the arena.
+const loadBatch = 256
+
+type batch struct {
+	ids  []vector.ID
+	data []float32
+}
+
+// load streams the collection's vectors into the arena. One goroutine
+// steps through the rows and decodes each BLOB into a batch buffer; a
+// second validates, normalises and copies the batches into the arena, so
+// that on two cores the two halves (each about half of the work) overlap.
+// Three batch buffers are recycled: nothing is allocated per row beyond
+// what the driver does.
 func (c *Collection) load(ctx context.Context) error {
 	rows, err := c.db.conn.QueryContext(ctx, "SELECT id, vec FROM "+c.table)
 	if err != nil {
 		return mapErr(err)
 	}
 	defer rows.Close()
-	buf := make(vector.Vector, c.dim)
+	free := make(chan *batch, 3)
+	full := make(chan *batch, 3)
+	for range 3 {
+		free <- &batch{ids: make([]vector.ID, 0, loadBatch), data: make([]float32, loadBatch*c.dim)}
+	}
 	var (
-		id  int64
-		raw sql.RawBytes
-		n   int
+		putErr  error
+		failed  atomic.Bool
+		drained = make(chan struct{})
 	)
-	for rows.Next() {
-		if err := rows.Scan(&id, &raw); err != nil {
-			return mapErr(err)
+	go func() {
+		defer close(drained)
+		for b := range full {
+			for i, id := range b.ids {
+				if putErr != nil {
+					break
+				}
+				if err := c.arena.Put(ctx, id, b.data[i*c.dim:(i+1)*c.dim]); err != nil {
+					putErr = fmt.Errorf("%w: item %d: %w", vector.ErrCorrupt, uint64(id), err)
+					failed.Store(true)
+				}
+			}
+			b.ids = b.ids[:0]
+			free <- b
 		}
-		if err := decodeVector(buf, raw); err != nil {
-			return fmt.Errorf("item %d: %w", uint64(id), err)
-		}
-		if err := c.arena.Put(ctx, vector.ID(id), buf); err != nil {
-			return fmt.Errorf("%w: item %d: %w", vector.ErrCorrupt, uint64(id), err)
-		}
-		if n++; n%4096 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
+	}()
+	readErr := func() error {
+		var (
+			id  int64
+			raw sql.RawBytes
+			n   int
+		)
+		b := <-free
+		for rows.Next() {
+			if err := rows.Scan(&id, &raw); err != nil {
+				return mapErr(err)
+			}
+			i := len(b.ids)
+			if err := decodeVector(b.data[i*c.dim:(i+1)*c.dim], raw); err != nil {
+				return fmt.Errorf("item %d: %w", uint64(id), err)
+			}
+			b.ids = append(b.ids, vector.ID(id))
+			if len(b.ids) == loadBatch {
+				full <- b
+				b = <-free
+			}
+			if n++; n%4096 == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				if failed.Load() {
+					return nil
+				}
 			}
 		}
+		full <- b
+		return mapErr(rows.Err())
+	}()
+	close(full)
+	<-drained
+	if readErr != nil {
+		return readErr
 	}
-	return mapErr(rows.Err())
+	return putErr
 }
 
 // Name returns the collection's name.
