@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -185,5 +186,38 @@ func TestOpenDirectory(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), "x.cairn", &Options{MaxGroup: -1}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Fatalf("Open with bad options: %v, want ErrInvalidOptions", err)
+	}
+}
+
+func TestOpenOddPath(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "we?ird #dir% ü")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "a&b=c?.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", 2, vector.L2)
+	if err := c.Put(ctx, 1, vector.Vector{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("database not at its path: %v", err)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Fatalf("%d files in the directory after Close, want 1", len(entries))
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != 1 {
+		t.Fatalf("reopened: %v", err)
 	}
 }
