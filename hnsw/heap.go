@@ -74,8 +74,22 @@ func (h *maxHeap) pop() cand {
 	top := s[0]
 	n := len(s) - 1
 	s[0] = s[n]
-	s = s[:n]
-	*h = s
+	*h = s[:n]
+	h.down()
+	return top
+}
+
+// replaceTop replaces the furthest candidate with c, which must be closer:
+// one sift instead of a push and a pop.
+func (h *maxHeap) replaceTop(c cand) {
+	(*h)[0] = c
+	h.down()
+}
+
+// down restores the heap order from the root.
+func (h *maxHeap) down() {
+	s := *h
+	n := len(s)
 	i := 0
 	for {
 		l := 2*i + 1
@@ -92,5 +106,4 @@ func (h *maxHeap) pop() cand {
 		s[i], s[j] = s[j], s[i]
 		i = j
 	}
-	return top
 }

@@ -77,9 +77,10 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 		}
 		cands.push(e)
 		if filter == nil || filter.Allow(ix.ids[e.node]) {
-			res.push(e)
-			if len(res) > ef {
-				res.pop()
+			if len(res) < ef {
+				res.push(e)
+			} else if e.dist < res[0].dist {
+				res.replaceTop(e)
 			}
 		}
 	}
@@ -123,9 +124,11 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
 				if filter == nil || filter.Allow(ix.ids[n]) {
-					res.push(cand{d, n})
-					if len(res) > ef {
-						res.pop()
+					// Here len(res) < ef or d < lower = the furthest kept.
+					if len(res) < ef {
+						res.push(cand{d, n})
+					} else {
+						res.replaceTop(cand{d, n})
 					}
 					if len(res) >= ef {
 						lower = res[0].dist
