@@ -228,10 +228,14 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 		}
 	}
 	sortCands(nb)
-	// Like an insert, which selects from the EfConstruction nearest it
-	// found, look no further than that many candidates: the heuristic's
-	// pairwise distances dominated the cost of a delete before this cap.
-	sc.keep = ix.selectNeighbors(nb[:min(len(nb), ix.opts.EfConstruction)], ix.maxLinks(lc), sc.keep)
+	// Select from the 3·Mmax nearest candidates only. The heuristic's
+	// pairwise distances dominate the cost of a delete, and a wider pool
+	// buys nothing: in BenchmarkDeleteHalf (clustered 768-d, n=10,000,
+	// half deleted) a pool of EfConstruction=200 gave recall@10 0.983
+	// (ef=16) at 6.2 ms a delete, 3·Mmax 0.985 at 3.1 ms, against 0.989 for
+	// a fresh build; Mmax alone (nearest only, no heuristic) 0.968 at 1.7 ms.
+	pool := nb[:min(len(nb), repairPool*ix.maxLinks(lc))]
+	sc.keep = ix.selectNeighbors(pool, ix.maxLinks(lc), sc.keep)
 	// Remember which links are new before overwriting the list.
 	fresh := sc.sel[:0]
 	for _, c := range sc.keep {
@@ -251,3 +255,7 @@ func (ix *Index) repair(sc *scratch, u, s node, lc int) {
 	}
 	sc.sel = fresh
 }
+
+// repairPool times Mmax is the number of nearest candidates a repair
+// selects from.
+const repairPool = 3
