@@ -263,3 +263,29 @@ func TestTrackUntrack(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchCancelledMidway cancels a search from inside its walk (a filter
+// that rejects everything makes it expand the whole graph) and expects
+// ctx's error back.
+func TestSearchCancelledMidway(t *testing.T) {
+	ds := recall.Clustered(2000, 1, 8, 12)
+	ix, _ := build(t, ds, &hnsw.Options{M: 4, EfConstruction: 16})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	f := vector.FilterFunc(func(vector.ID) bool {
+		calls++
+		if calls == 10 {
+			cancel()
+		}
+		return false
+	})
+	_, err := ix.Search(ctx, ds.Queries[0], 5, &vector.SearchOptions{Filter: f})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("Search: %v, want context.Canceled", err)
+	}
+	t.Logf("%d filter calls", calls)
+	if calls >= len(ds.Base) {
+		t.Errorf("the walk went on after cancellation: %d filter calls", calls)
+	}
+}
