@@ -57,12 +57,13 @@ type Index struct {
 	locks  []sync.Mutex
 	ids    []vector.ID // external id of each node
 
-	// idMu guards byID, free, next and live.
-	idMu sync.Mutex
-	byID map[vector.ID]node
-	free []node // free slots below next, reused most recent first
-	next node   // slots ever handed out
-	live int
+	// idMu guards byID, free, next, live and pending.
+	idMu    sync.Mutex
+	byID    map[vector.ID]node
+	free    []node // free slots below next, reused most recent first
+	next    node   // slots ever handed out
+	live    int    // linked nodes
+	pending int    // slots reserved by inserts not yet linked
 
 	// ep is the entry point: 0 when the graph is empty, otherwise
 	// (top level + 1) << 32 | node. epMu serialises inserts that raise the
@@ -206,6 +207,7 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 				ix.byID[id] = s
 				ix.ids[s] = id
 			}
+			ix.pending += len(ids)
 			ix.idMu.Unlock()
 			return slots, nil
 		}
@@ -221,6 +223,7 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 func (ix *Index) release(ids []vector.ID, slots []node) {
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
+	ix.pending -= len(slots)
 	for i, s := range slots {
 		delete(ix.byID, ids[i])
 		ix.ids[s] = 0
@@ -275,6 +278,7 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	ix.scratch.Put(sc)
 	ix.idMu.Lock()
 	ix.live++
+	ix.pending--
 	ix.idMu.Unlock()
 	return nil
 }
@@ -309,9 +313,12 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	if err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
-	defer ix.mu.RUnlock()
-	if err := ix.putAll(ctx, ids, vs); err != nil {
+	err = ix.putAll(ctx, ids, vs)
+	if err != nil {
 		ix.release(ids, slots)
+	}
+	ix.mu.RUnlock()
+	if err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
 	if err := ix.link(ctx, ids, slots, true); err != nil {
@@ -362,22 +369,26 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	if err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}
-	defer ix.mu.RUnlock()
+	ix.mu.RUnlock()
 	if err := ix.link(ctx, ids, slots, false); err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}
 	return nil
 }
 
-// link inserts the reserved slots in parallel. mu is held for reading. On
-// cancellation the slots not yet linked are released (and, if owned, their
-// vectors deleted from the store).
+// link inserts the reserved slots in parallel. mu is not held: each insert
+// holds it for reading, so that a writer (Delete, growth for another Add)
+// waits for one insert, not for the whole batch, and searches are never
+// held up behind it for long. On cancellation the slots not yet linked are
+// released (and, if owned, their vectors deleted from the store).
 func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned bool) error {
 	vecs := make([][]float32, len(ids))
 	for i, id := range ids {
 		v, err := ix.storedVector(id)
 		if err != nil {
+			ix.mu.RLock()
 			ix.release(ids, slots)
+			ix.mu.RUnlock()
 			if owned {
 				for _, id := range ids {
 					_ = ix.store.Delete(context.WithoutCancel(ctx), id)
@@ -387,11 +398,13 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 		}
 		vecs[i] = v
 	}
+	ix.mu.RLock()
 	ix.idMu.Lock()
 	for i, s := range slots {
 		ix.vecs[s] = unsafe.SliceData(vecs[i])
 	}
 	ix.idMu.Unlock()
+	ix.mu.RUnlock()
 	levels := make([]int, len(ids))
 	for i := range levels {
 		levels[i] = ix.randomLevel()
@@ -427,7 +440,13 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 				if count%chunk == 0 && ctx.Err() != nil {
 					break
 				}
+				ix.mu.RLock()
 				ix.insert(sc, slots[i], vecs[i], levels[i])
+				ix.idMu.Lock()
+				ix.live++
+				ix.pending--
+				ix.idMu.Unlock()
+				ix.mu.RUnlock()
 				linked[i] = true
 				count++
 				if count%chunk == 0 {
@@ -440,20 +459,16 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 	wg.Wait()
 	var restIDs []vector.ID
 	var restSlots []node
-	n := 0
 	for i, ok := range linked {
-		if ok {
-			n++
-		} else {
+		if !ok {
 			restIDs = append(restIDs, ids[i])
 			restSlots = append(restSlots, slots[i])
 		}
 	}
-	ix.idMu.Lock()
-	ix.live += n
-	ix.idMu.Unlock()
 	if len(restIDs) > 0 {
+		ix.mu.RLock()
 		ix.release(restIDs, restSlots)
+		ix.mu.RUnlock()
 		if owned {
 			for _, id := range restIDs {
 				_ = ix.store.Delete(context.WithoutCancel(ctx), id)
@@ -478,7 +493,9 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	s, ok := ix.byID[id]
-	if !ok {
+	if !ok || ix.level[s] == freeLevel {
+		// Absent, or reserved by a batch insert that has not linked it
+		// yet.
 		return fmt.Errorf("hnsw: delete %d: %w", id, vector.ErrNotFound)
 	}
 	if err := ix.store.Delete(ctx, id); err != nil {
@@ -501,7 +518,7 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	seen := make(map[vector.ID]struct{}, len(ids))
 	for i, id := range ids {
 		s, ok := ix.byID[id]
-		if _, dup := seen[id]; !ok || dup {
+		if _, dup := seen[id]; !ok || dup || ix.level[s] == freeLevel {
 			return fmt.Errorf("hnsw: untrack: item %d (id %d): %w", i, id, vector.ErrNotFound)
 		}
 		seen[id] = struct{}{}

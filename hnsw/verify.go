@@ -29,11 +29,13 @@ func (ix *Index) verifyLocked() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	live, top := 0, -1
+	live, pending, top := 0, 0, -1
 	for s := node(0); s < ix.next; s++ {
 		lv := ix.level[s]
 		if lv == freeLevel {
-			if ix.vecs[s] != nil {
+			if got, ok := ix.byID[ix.ids[s]]; ok && got == s {
+				pending++ // reserved by a batch insert in progress
+			} else if ix.vecs[s] != nil {
 				bad("free slot %d holds a vector", s)
 			}
 			continue
@@ -74,11 +76,11 @@ func (ix *Index) verifyLocked() error {
 			}
 		}
 	}
-	if live != ix.live || live != len(ix.byID) {
-		bad("%d live slots, count %d, id map %d", live, ix.live, len(ix.byID))
+	if live != ix.live || pending != ix.pending || live+pending != len(ix.byID) {
+		bad("%d live and %d pending slots, counts %d and %d, id map %d", live, pending, ix.live, ix.pending, len(ix.byID))
 	}
-	if len(ix.free)+live != int(ix.next) {
-		bad("%d free + %d live slots != %d used", len(ix.free), live, ix.next)
+	if len(ix.free)+live+pending != int(ix.next) {
+		bad("%d free + %d live + %d pending slots != %d used", len(ix.free), live, pending, ix.next)
 	}
 	ep, epTop, ok := ix.entry()
 	switch {
