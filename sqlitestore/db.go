@@ -225,6 +225,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 		done:  make(chan struct{}),
 	}
 	if err := db.init(ctx); err != nil {
+		err = fileErr(err)
 		for _, c := range db.colls {
 			c.closeStmts()
 		}
@@ -305,6 +306,12 @@ func (db *DB) init(ctx context.Context) error {
 	}
 	if version < 1 {
 		return fmt.Errorf("%w (schema version %d)", ErrNotDatabase, version)
+	}
+	// Parse the schema now, inside the read, so that a damaged schema or
+	// header is refused before any PRAGMA below can write.
+	var tables int64
+	if err := db.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+		return fileErr(err)
 	}
 	if version < int64(schemaVersion()) {
 		if err := migrate(ctx, db.conn, int(version)); err != nil {
@@ -458,6 +465,17 @@ func checkHeader(path string) error {
 	}
 	if v := binary.BigEndian.Uint32(h[60:]); int64(v) > int64(schemaVersion()) {
 		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, v, schemaVersion())
+	}
+	// File format write and read versions: 1 (rollback journal) or 2 (WAL).
+	// SQLite treats a larger write version as read-only and a larger read
+	// version as unreadable: a format from the future.
+	for _, v := range h[18:20] {
+		if v == 0 {
+			return fmt.Errorf("%w: file format version 0", vector.ErrCorrupt)
+		}
+		if v > 2 {
+			return fmt.Errorf("%w: SQLite file format version %d", vector.ErrUnsupportedVersion, v)
+		}
 	}
 	ps := int64(binary.BigEndian.Uint16(h[16:]))
 	if ps == 1 {
@@ -828,6 +846,28 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 	}
 	return err
+}
+
+// fileErr classifies an error met while Open validates and loads a file:
+// one that says the environment failed (I/O, permissions, memory, a full
+// disk, a lock, an interrupt) passes through mapErr; any other SQLite error
+// ("unsupported file format", "malformed database schema", ...) means the
+// file is not one SQLite can use, and wraps [vector.ErrCorrupt].
+func fileErr(err error) error {
+	if errors.Is(err, ErrLocked) || errors.Is(err, vector.ErrCorrupt) {
+		return err
+	}
+	code := sqliteCode(err)
+	switch code & 0xff {
+	case 0, sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
+		return mapErr(err)
+	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY,
+		sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_ABORT:
+		return err
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return lockErr(err)
+	}
+	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 }
 
 // lockErr is mapErr that also turns "busy" into [ErrLocked].
