@@ -75,6 +75,10 @@ type Index struct {
 	rng   *rand.Rand
 
 	scratch sync.Pool // *scratch
+
+	// dead marks the nodes being deleted; only used under mu held for
+	// writing, and all false in between.
+	dead []bool
 }
 
 // scratch is the per-search working memory, pooled so that a search does
@@ -501,7 +505,7 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if err := ix.store.Delete(ctx, id); err != nil {
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
 	}
-	ix.unlinkLocked(s)
+	ix.unlinkLocked([]node{s})
 	return nil
 }
 
@@ -524,8 +528,17 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 		seen[id] = struct{}{}
 		slots[i] = s
 	}
-	for _, s := range slots {
-		ix.unlinkLocked(s)
+	// One scan repairs the graph for a whole chunk of them. Chunks of
+	// 1/64 of the graph keep a node's dead neighbours few, so repairs find
+	// live candidates nearby: untracking half of a graph in one chunk left
+	// recall@10 up to 0.034 below a fresh build in TestDeleteRecall, in
+	// chunks of 1/64 as close as deleting one by one, for 32 scans instead
+	// of n/2.
+	chunk := max(1, (ix.live+63)/64)
+	for len(slots) > 0 {
+		n := min(chunk, len(slots))
+		ix.unlinkLocked(slots[:n])
+		slots = slots[n:]
 	}
 	return nil
 }
