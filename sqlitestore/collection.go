@@ -171,7 +171,7 @@ func (c *Collection) load(ctx context.Context) error {
 		b := <-free
 		for rows.Next() {
 			if err := rows.Scan(&id, &raw); err != nil {
-				return mapErr(err)
+				return scanErr(err)
 			}
 			i := len(b.ids)
 			if err := decodeVector(b.data[i*c.dim:(i+1)*c.dim], raw); err != nil {
@@ -368,7 +368,7 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			key, text sql.NullString
 			meta      []byte
 		)
-		err := c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta)
+		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vector.ErrNotFound
 		}
@@ -445,7 +445,7 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 					key, text sql.NullString
 				)
 				if err := rows.Scan(&id, &vec, &key, &text, &meta); err != nil {
-					return mapErr(err)
+					return scanErr(err)
 				}
 				var it Item
 				if withVec {

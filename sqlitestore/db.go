@@ -513,7 +513,7 @@ func (db *DB) loadCollections(ctx context.Context) error {
 		)
 		if err := rows.Scan(&id, &name, &dim, &metric, &settings, &changes); err != nil {
 			rows.Close()
-			return mapErr(err)
+			return scanErr(err)
 		}
 		m, err := vector.ParseMetric(metric)
 		if err != nil || dim <= 0 || dim > 1<<20 {
@@ -866,6 +866,20 @@ func fileErr(err error) error {
 		return err
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
 		return lockErr(err)
+	}
+	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
+}
+
+// scanErr classifies an error from Rows.Scan or Row.Scan: SQLite's own
+// errors go through mapErr, and a value that cannot be converted to its
+// column's Go type (a NULL name, text where an integer belongs) can only
+// come from a damaged file, so it wraps [vector.ErrCorrupt].
+func scanErr(err error) error {
+	switch {
+	case err == nil, errors.Is(err, sql.ErrNoRows), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return err
+	case sqliteCode(err) != 0:
+		return mapErr(err)
 	}
 	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 }

@@ -114,6 +114,7 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 		var changes, size, sum, chunks int64
 		err := conn.QueryRowContext(ctx, "SELECT changes, size, crc, chunks FROM index_blobs WHERE coll = ? AND name = ?", c.id, name).
 			Scan(&changes, &size, &sum, &chunks)
+		err = scanErr(err)
 		if errors.Is(err, sql.ErrNoRows) {
 			return vector.ErrNotFound
 		}
@@ -139,7 +140,7 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 				chunk sql.RawBytes
 			)
 			if err := rows.Scan(&seq, &chunk); err != nil {
-				return mapErr(err)
+				return scanErr(err)
 			}
 			if seq != n {
 				return fmt.Errorf("%w: chunk %d where %d was expected", vector.ErrCorrupt, seq, n)
