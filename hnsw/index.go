@@ -31,7 +31,6 @@ type Index struct {
 	store  vector.Store
 	dim    int
 	metric vector.Metric
-	dist   func(a, b vector.Vector) float32
 	opts   Options
 	m, m0  int // Mmax (upper layers) and Mmax0 (layer 0)
 	// stride0 and strideU are the lengths of one neighbour list on layer 0
@@ -117,7 +116,6 @@ func New(s vector.Store, o *Options) (*Index, error) {
 		store:   s,
 		dim:     s.Dim(),
 		metric:  m,
-		dist:    m.DistanceFunc(),
 		opts:    opts,
 		m:       opts.M,
 		m0:      2 * opts.M,
@@ -598,4 +596,18 @@ func (ix *Index) storedVector(id vector.ID) ([]float32, error) {
 		return nil, fmt.Errorf("%w: store returned %d floats for id %d, want %d", vector.ErrDimensionMismatch, len(v), id, ix.dim)
 	}
 	return v, nil
+}
+
+// dist is the distance under the index's metric between two prepared
+// vectors of length dim. It calls the kernels directly rather than through
+// a function value (Metric.DistanceFunc): under Cosine the vectors are unit
+// length, so the distance is 1 − a·b; under Dot it is −a·b.
+func (ix *Index) dist(a, b []float32) float32 {
+	switch ix.metric {
+	case vector.Cosine:
+		return 1 - vector.InnerProduct(a, b)
+	case vector.Dot:
+		return -vector.InnerProduct(a, b)
+	}
+	return vector.SquaredL2(a, b)
 }

@@ -84,6 +84,7 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 		}
 	}
+	metric := ix.metric
 	lower := float32(math.Inf(1))
 	if len(res) >= ef {
 		lower = res[0].dist
@@ -120,7 +121,17 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 		}
 		sc.batch = batch
 		for _, n := range batch {
-			d := ix.dist(q, ix.vec(n))
+			// ix.dist, written out so that the kernels are called
+			// directly from the loop.
+			var d float32
+			switch v := ix.vec(n); metric {
+			case vector.Cosine:
+				d = 1 - vector.InnerProduct(q, v)
+			case vector.Dot:
+				d = -vector.InnerProduct(q, v)
+			default:
+				d = vector.SquaredL2(q, v)
+			}
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
 				if filter == nil || filter.Allow(ix.ids[n]) {
