@@ -2,6 +2,7 @@ package hnsw_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -50,8 +51,18 @@ func TestConformance(t *testing.T) {
 		}
 		return ix
 	}
-	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
+	t.Run("MemStore", func(t *testing.T) {
+		vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
+	})
+	// A store without PutBatch, for AddBatch's one-by-one path.
+	plain := func(t *testing.T, dim int, m vector.Metric) vector.Store { return plainStore{memStore(t, dim, m)} }
+	t.Run("PlainStore", func(t *testing.T) {
+		vectortest.TestIndex(t, plain, mk, vectortest.IndexConfig{Approximate: true})
+	})
 }
+
+// plainStore hides the optional capabilities of a MemStore.
+type plainStore struct{ vector.Store }
 
 // build indexes ds.Base under ids 0..n-1 with AddBatch.
 func build(t testing.TB, ds *recall.Dataset, o *hnsw.Options) (*hnsw.Index, *vector.MemStore) {
@@ -117,6 +128,39 @@ func TestRecall(t *testing.T) {
 			// ef 0 means the default.
 			if r0, r := meanRecall(t, ix, c.ds, truth, 10, 0), meanRecall(t, ix, c.ds, truth, 10, hnsw.DefaultEfSearch); r0 != r {
 				t.Errorf("recall@10 %.4f with ef 0, %.4f with the default ef", r0, r)
+			}
+		})
+	}
+}
+
+// TestAddBatchRollback makes the store refuse the last vector of a batch
+// (its id is already in the store, though not indexed): nothing is added,
+// with or without the store's PutBatch.
+func TestAddBatchRollback(t *testing.T) {
+	ds := recall.Clustered(3, 1, 4, 13)
+	for _, c := range []struct {
+		name string
+		wrap func(*vector.MemStore) vector.Store
+	}{
+		{"PutBatch", func(s *vector.MemStore) vector.Store { return s }},
+		{"Put", func(s *vector.MemStore) vector.Store { return plainStore{s} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ms := memStore(t, 4, ds.Metric)
+			ctx := context.Background()
+			if err := ms.Put(ctx, 7, ds.Base[2]); err != nil {
+				t.Fatal(err)
+			}
+			ix := newIndex(t, c.wrap(ms), nil)
+			err := ix.AddBatch(ctx, []vector.ID{5, 6, 7}, ds.Base)
+			if !errors.Is(err, vector.ErrDuplicateID) {
+				t.Fatalf("AddBatch: %v, want ErrDuplicateID", err)
+			}
+			if ix.Len() != 0 || ms.Len() != 1 {
+				t.Fatalf("after a failed batch: Len %d, store %d", ix.Len(), ms.Len())
+			}
+			if err := ix.AddBatch(ctx, []vector.ID{5, 6}, ds.Base[:2]); err != nil {
+				t.Fatal(err)
 			}
 		})
 	}
