@@ -38,9 +38,12 @@
 // heaps; a search allocates only its result slice.
 //
 // Deletes unlink a node and repair every node that linked to it, choosing
-// its new links with the heuristic over its remaining links and the deleted
-// node's links; the slot is then reused. [Index.Update] is a delete and an
-// add under one id.
+// its new links with the heuristic over its remaining links, the deleted
+// node's links and its neighbours' links, and linking back from the new
+// neighbours; the slot is then reused. After deleting half of clustered
+// 768-d data (n = 10,000), recall@10 stays within 0.005 of a fresh build of
+// the remaining vectors (BenchmarkDeleteHalf). [Index.Update] is a delete
+// and an add under one id.
 //
 // Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
 // but only collects allowed nodes, so it returns k results whenever k
@@ -57,9 +60,11 @@
 // to it is published. Delete, Untrack, Update, WriteTo, ReadFrom, Stats and
 // Verify take the index exclusively: they wait for running searches and
 // inserts and block new ones while they run. AddBatch and Track insert with
-// [Options.Workers] goroutines (every core by default). Builds check their
-// context every 256 inserts per worker and searches every 256 expanded
-// nodes.
+// [Options.Workers] goroutines (every core by default) and take the index
+// per insert, so an exclusive call waits for one insert, not for a whole
+// batch; until a batch has linked an id, Delete reports it not found.
+// Builds check their context every 256 inserts per worker and searches
+// every 256 expanded nodes.
 //
 // # Persistence
 //

@@ -25,8 +25,8 @@ const freeLevel = 0xFF
 // [vector.Tracker], [io.WriterTo] and [io.ReaderFrom].
 //
 // Index is safe for concurrent use: searches and inserts run in parallel
-// with each other, while Delete, Untrack, WriteTo and ReadFrom wait for
-// them and run alone.
+// with each other, while Delete, Untrack, Update, WriteTo, ReadFrom, Stats
+// and Verify wait for them and run alone.
 type Index struct {
 	store  vector.Store
 	dim    int
@@ -483,11 +483,14 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 	return nil
 }
 
-// Delete removes id from the graph, reconnecting its neighbours, then from
-// the store; its slot is reused by a later insert. It returns an error
-// wrapping [vector.ErrNotFound] if id is not indexed. It waits for running
-// searches and inserts and blocks new ones while it runs, and costs O(n·M)
-// for the scan that finds the links pointing at the node, plus the repair.
+// Delete removes id from the store, then from the graph, reconnecting the
+// nodes that linked to it; its slot is reused by a later insert. It returns
+// an error wrapping [vector.ErrNotFound] if id is not indexed (or its batch
+// insert has not linked it yet); if the store refuses, nothing changes. It
+// waits for running searches and inserts and blocks new ones while it runs.
+// It costs an O(n·M) scan for the links pointing at the node plus their
+// repair: about 3 ms at n = 10,000, 768-d (BenchmarkDeleteHalf); use
+// [Index.Untrack] then the store for many at once.
 func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
@@ -509,7 +512,9 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 
 // Untrack removes ids from the graph but leaves them in the store; see
 // [vector.Tracker]. It returns an error wrapping [vector.ErrNotFound],
-// and removes nothing, if an id is not indexed.
+// and removes nothing, if an id is not indexed. Many ids cost far less than
+// as many Deletes: the graph is repaired in one O(n·M) scan per chunk of
+// 1/64 of the graph rather than one scan per id.
 func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: untrack: %w", err)

@@ -43,7 +43,8 @@ const (
 )
 
 // Options tune an [Index]. The zero value of each field means its default;
-// the names are the paper's (Malkov & Yashunin, see the package doc).
+// the names are the paper's (Malkov & Yashunin, see the package doc). New
+// copies the Options, so a caller may reuse or change its value afterwards.
 type Options struct {
 	// M is the number of links a node keeps on each upper layer (paper: M,
 	// and Mmax); layer 0 keeps up to 2·M (Mmax0). Default 16. Larger M
@@ -149,7 +150,8 @@ func (o *Options) Validate() error {
 }
 
 // SearchOptions are the per-query options of [Index.SearchWith]: the
-// options every index understands, and HNSW's beam width.
+// options every index understands, and HNSW's beam width. A search only
+// reads them, so one value may serve concurrent searches.
 type SearchOptions struct {
 	vector.SearchOptions
 	// Ef overrides [Options.EfSearch] for this query when positive; it is

@@ -7,7 +7,8 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// Stats describes the shape and memory of a graph.
+// Stats describes the shape and memory of a graph: a snapshot value, owned
+// by the caller.
 type Stats struct {
 	// Len is the number of indexed vectors.
 	Len int
