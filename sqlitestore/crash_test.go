@@ -88,6 +88,14 @@ func TestCrashChild(t *testing.T) {
 							return
 						}
 						say("del %d", id)
+					case op < 3 && len(mine) > 0: // replace one of ours by its second version
+						id := mine[r.IntN(len(mine))]
+						say("try-up %d", id)
+						if err := c.UpsertItems(ctx, []Item{itemV2(id)}); err != nil {
+							say("error %v", err)
+							return
+						}
+						say("up %d", id)
 					default: // put a batch of 1 to 8
 						n := 1 + r.IntN(8)
 						items := make([]Item, n)
@@ -129,6 +137,20 @@ func TestCrashChild(t *testing.T) {
 		}
 	}
 	os.Exit(0)
+}
+
+// itemV2 is the second version of item id, written by an upsert.
+func itemV2(id vector.ID) Item {
+	return Item{ID: id, Key: fmt.Sprintf("k%d", id), Vector: vecFor(id|1<<62, crashDim), Text: fmt.Sprintf("second version of %d", id),
+		Metadata: []byte(fmt.Sprintf(`{"id":%d,"version":2}`, id))}
+}
+
+func checkItemV2(it Item) error {
+	want := itemV2(it.ID)
+	if it.Key != want.Key || it.Text != want.Text || string(it.Metadata) != string(want.Metadata) || !equalVec(it.Vector, want.Vector) {
+		return fmt.Errorf("id %d is not its second version", it.ID)
+	}
+	return nil
 }
 
 // fakeIndex stands for an index graph: size bytes derived from seq, which
@@ -291,6 +313,9 @@ func TestCrashWrites(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "crash.cairn")
 	present := map[vector.ID]bool{} // acknowledged and not (being) deleted
 	maybe := map[vector.ID]bool{}   // deletion begun but not acknowledged
+	// replaced[id] is true once an upsert to the second version was
+	// acknowledged, false while one is begun but not acknowledged.
+	replaced := map[vector.ID]bool{}
 	acked := 0
 	for round := range rounds {
 		ch := startChild(t, "write", path, uint64(round+1)<<20)
@@ -313,10 +338,18 @@ func TestCrashWrites(t *testing.T) {
 					maybe[id] = true
 				case "del":
 					delete(maybe, id)
+				case "try-up":
+					if present[id] && !replaced[id] {
+						replaced[id] = false // v1 or v2 until acknowledged
+					}
+				case "up":
+					if present[id] {
+						replaced[id] = true
+					}
 				}
 			}
 		}
-		verifyCrashDB(t, path, present, maybe)
+		verifyCrashDB(t, path, present, maybe, replaced)
 		for id := range maybe { // settle: what is there now stays there
 			delete(maybe, id)
 		}
@@ -327,7 +360,7 @@ func TestCrashWrites(t *testing.T) {
 // verifyCrashDB reopens the database and checks it against what the
 // children acknowledged; it also folds unacknowledged survivors into
 // present, since they are now part of the file.
-func verifyCrashDB(t *testing.T, path string, present, maybe map[vector.ID]bool) {
+func verifyCrashDB(t *testing.T, path string, present, maybe, replaced map[vector.ID]bool) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, path, nil)
@@ -348,8 +381,20 @@ func verifyCrashDB(t *testing.T, path string, present, maybe map[vector.ID]bool)
 	found := map[vector.ID]bool{}
 	err = c.ForEachItem(ctx, func(it Item) error {
 		found[it.ID] = true
-		if err := checkItem(it, crashDim); err != nil {
-			return fmt.Errorf("partial or wrong item: %w", err)
+		v2, pending := replaced[it.ID]
+		errV1, errV2 := checkItem(it, crashDim), checkItemV2(it)
+		switch {
+		case errV1 != nil && errV2 != nil:
+			return fmt.Errorf("partial or wrong item: %w; %w", errV1, errV2)
+		case v2 && errV2 != nil:
+			return fmt.Errorf("acknowledged replacement lost: %w", errV2)
+		case !pending && errV1 != nil:
+			return fmt.Errorf("item replaced without an upsert: %w", errV1)
+		}
+		if errV2 == nil {
+			replaced[it.ID] = true // settled: it is the second version now
+		} else if pending && !v2 {
+			delete(replaced, it.ID) // the unacknowledged upsert did not happen
 		}
 		got, err := c.Get(it.ID)
 		if err != nil || !equalVec(got, it.Vector) {
@@ -380,7 +425,11 @@ func verifyCrashDB(t *testing.T, path string, present, maybe map[vector.ID]bool)
 	}
 	// A search finds an acknowledged item: exact scan over the arena.
 	for id := range present {
-		res, err := bruteForce(c, vecFor(id, crashDim), 1)
+		q := vecFor(id, crashDim)
+		if replaced[id] {
+			q = itemV2(id).Vector
+		}
+		res, err := bruteForce(c, q, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
