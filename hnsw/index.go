@@ -512,9 +512,10 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 
 // Untrack removes ids from the graph but leaves them in the store; see
 // [vector.Tracker]. It returns an error wrapping [vector.ErrNotFound],
-// and removes nothing, if an id is not indexed. Many ids cost far less than
-// as many Deletes: the graph is repaired in one O(n·M) scan per chunk of
-// 1/64 of the graph rather than one scan per id.
+// and removes nothing, if an id is not indexed. The graph is repaired with
+// one O(n·M) scan per chunk of 1/64 of the graph rather than one scan per
+// id; the repairs themselves cost what Delete's do (at n = 10,000, 768-d,
+// about 2.2 ms an id against 2.9 for Delete; the gap grows with n).
 func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: untrack: %w", err)
