@@ -221,3 +221,55 @@ func TestOpenOddPath(t *testing.T) {
 		t.Fatalf("reopened: %v", err)
 	}
 }
+
+func TestBackup(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	c := mustCollection(t, db, "c", 8, vector.Cosine)
+	var items []Item
+	for id := range vector.ID(300) {
+		items = append(items, itemFor(id, 8))
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.SaveIndex(ctx, "g", fakeIndex{seq: 3, size: 1000}); err != nil {
+		t.Fatal(err)
+	}
+	dst := filepath.Join(t.TempDir(), "copy.cairn")
+	if err := db.Backup(ctx, dst); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Backup(ctx, dst); !errors.Is(err, os.ErrExist) {
+		t.Fatalf("Backup over an existing file: %v", err)
+	}
+	cp, err := Open(ctx, dst, nil)
+	if err != nil {
+		t.Fatalf("Open of the backup: %v", err)
+	}
+	defer cp.Close()
+	c2, err := cp.Collection(ctx, "c")
+	if err != nil || c2.Len() != 300 || c2.Changes() != c.Changes() {
+		t.Fatalf("backup: %v, len %d", err, c2.Len())
+	}
+	if err := c2.ForEachItem(ctx, func(it Item) error { return checkItem(it, 8) }); err != nil {
+		t.Fatal(err)
+	}
+	var l fakeLoader
+	if err := c2.LoadIndex(ctx, "g", &l); err != nil || l.seq != 3 {
+		t.Fatalf("index in the backup: %v", err)
+	}
+	if err := cp.IntegrityCheck(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var av, ps int64
+	var jm string
+	cp.withConn(func(conn *sql.Conn) error {
+		conn.QueryRowContext(ctx, "PRAGMA auto_vacuum").Scan(&av)
+		conn.QueryRowContext(ctx, "PRAGMA page_size").Scan(&ps)
+		return conn.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&jm)
+	})
+	if av != 2 || ps != pageSize || jm != "wal" {
+		t.Fatalf("backup opened with auto_vacuum %d, page size %d, journal %q", av, ps, jm)
+	}
+}
