@@ -22,6 +22,10 @@
 // the prepared, normalised form, so a future change of metric loses
 // nothing), free text and JSON metadata.
 //
+// After Close the database is that one file, to be copied or moved at
+// will; while it is open, recent commits may live only in the write-ahead
+// log beside it, so copy it with [DB.Backup].
+//
 // # Writes and durability
 //
 // The file is in WAL mode. [Options.Sync] chooses synchronous=FULL (the
