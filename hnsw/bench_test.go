@@ -26,23 +26,29 @@ var benchSizes = []int{10000, 100000}
 // benchmarks in one process, keyed by size.
 var benchData = struct {
 	sync.Mutex
-	ds    map[int]*recall.Dataset
-	truth map[int][][]int32
-	ix    map[int]*hnsw.Index
-}{ds: map[int]*recall.Dataset{}, truth: map[int][][]int32{}, ix: map[int]*hnsw.Index{}}
+	ds    map[string]*recall.Dataset
+	truth map[string][][]int32
+	ix    map[string]*hnsw.Index
+}{ds: map[string]*recall.Dataset{}, truth: map[string][][]int32{}, ix: map[string]*hnsw.Index{}}
 
-func dataset(b *testing.B, n int) (*recall.Dataset, [][]int32) {
+// dataset returns the 768-d data set of the family ("clustered" or
+// "uniform") and size, with 200 queries and their exact top 10.
+func dataset(b *testing.B, family string, n int) (*recall.Dataset, [][]int32) {
 	benchData.Lock()
 	defer benchData.Unlock()
-	if ds, ok := benchData.ds[n]; ok {
-		return ds, benchData.truth[n]
+	key := fmt.Sprint(family, n)
+	if ds, ok := benchData.ds[key]; ok {
+		return ds, benchData.truth[key]
 	}
 	ds := recall.Clustered(n, 200, recall.DefaultDim, 1)
+	if family == "uniform" {
+		ds = recall.Uniform(n, 200, recall.DefaultDim, 1)
+	}
 	truth, err := recall.GroundTruth(context.Background(), ds, 10)
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchData.ds[n], benchData.truth[n] = ds, truth
+	benchData.ds[key], benchData.truth[key] = ds, truth
 	return ds, truth
 }
 
@@ -70,18 +76,18 @@ func buildBench(b *testing.B, ds *recall.Dataset) *hnsw.Index {
 // after a build and loaded from there by later runs (it is rebuilt if the
 // file does not load), which saves minutes when profiling searches at
 // n=100000.
-func builtIndex(b *testing.B, n int) (*hnsw.Index, *recall.Dataset, [][]int32) {
-	ds, truth := dataset(b, n)
+func builtIndex(b *testing.B, family string, n int) (*hnsw.Index, *recall.Dataset, [][]int32) {
+	ds, truth := dataset(b, family, n)
 	benchData.Lock()
 	defer benchData.Unlock()
-	if ix, ok := benchData.ix[n]; ok {
+	if ix, ok := benchData.ix[ds.Name]; ok {
 		return ix, ds, truth
 	}
 	dir := os.Getenv("HNSW_BENCH_CACHE")
 	path := filepath.Join(dir, ds.Name+".hnsw")
 	if dir != "" {
 		if ix := loadCached(b, ds, path); ix != nil {
-			benchData.ix[n] = ix
+			benchData.ix[ds.Name] = ix
 			return ix, ds, truth
 		}
 	}
@@ -95,7 +101,7 @@ func builtIndex(b *testing.B, n int) (*hnsw.Index, *recall.Dataset, [][]int32) {
 			b.Logf("cache graph: %v", err)
 		}
 	}
-	benchData.ix[n] = ix
+	benchData.ix[ds.Name] = ix
 	return ix, ds, truth
 }
 
@@ -132,7 +138,7 @@ func loadCached(b *testing.B, ds *recall.Dataset, path string) *hnsw.Index {
 func BenchmarkBuild(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			ds, _ := dataset(b, n)
+			ds, _ := dataset(b, "clustered", n)
 			b.ReportAllocs()
 			var ix *hnsw.Index
 			for b.Loop() {
@@ -149,32 +155,47 @@ func BenchmarkBuild(b *testing.B) {
 func BenchmarkSearch(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			for _, ef := range []int{16, 32, 64, 128, 256} {
-				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
-					ix, ds, truth := builtIndex(b, n)
-					ctx := context.Background()
-					o := &hnsw.SearchOptions{Ef: ef}
-					var sum float64
-					lat := make([]time.Duration, 0, 1024)
-					b.ReportAllocs()
-					i := 0
-					for b.Loop() {
-						qi := i % len(ds.Queries)
-						start := time.Now()
-						got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
-						lat = append(lat, time.Since(start))
-						if err != nil {
-							b.Fatal(err)
-						}
-						sum += recall.At(got, truth[qi], 10)
-						i++
-					}
-					slices.Sort(lat)
-					b.ReportMetric(sum/float64(i), "recall@10")
-					b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-					b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
-				})
+			benchSearch(b, "clustered", n, []int{16, 32, 64, 128, 256})
+		})
+	}
+}
+
+// BenchmarkSearchUniform is BenchmarkSearch on the worst case, uniform
+// 768-d data, where a high ef is needed (hnswlib needs ef=640 for recall@10
+// 0.94 at n=10000).
+func BenchmarkSearchUniform(b *testing.B) {
+	for _, n := range []int{10000, 50000} {
+		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
+			benchSearch(b, "uniform", n, []int{64, 160, 320, 640})
+		})
+	}
+}
+
+func benchSearch(b *testing.B, family string, n int, efs []int) {
+	for _, ef := range efs {
+		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+			ix, ds, truth := builtIndex(b, family, n)
+			ctx := context.Background()
+			o := &hnsw.SearchOptions{Ef: ef}
+			var sum float64
+			lat := make([]time.Duration, 0, 1024)
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				qi := i % len(ds.Queries)
+				start := time.Now()
+				got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
+				lat = append(lat, time.Since(start))
+				if err != nil {
+					b.Fatal(err)
+				}
+				sum += recall.At(got, truth[qi], 10)
+				i++
 			}
+			slices.Sort(lat)
+			b.ReportMetric(sum/float64(i), "recall@10")
+			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+			b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
 		})
 	}
 }
@@ -184,7 +205,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkLoad(b *testing.B) {
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("n=%d", n), func(b *testing.B) {
-			ix, _, _ := builtIndex(b, n)
+			ix, _, _ := builtIndex(b, "clustered", n)
 			var buf bytes.Buffer
 			if _, err := ix.WriteTo(&buf); err != nil {
 				b.Fatal(err)
@@ -210,7 +231,7 @@ func BenchmarkLoad(b *testing.B) {
 // through the exact scoring of the allowed ids; the sizes where the two
 // meet set hnsw.FilterCrossover.
 func BenchmarkFilter(b *testing.B) {
-	ix, ds, _ := builtIndex(b, 10000)
+	ix, ds, _ := builtIndex(b, "clustered", 10000)
 	ctx := context.Background()
 	for _, size := range []int{100, 300, 1000, 2000, 4000} {
 		set := vector.NewIDSet()
@@ -251,7 +272,7 @@ func BenchmarkDeleteHalf(b *testing.B) {
 
 func benchDeleteHalf(b *testing.B, untrack bool) {
 	const n = 10000
-	ds, _ := dataset(b, n)
+	ds, _ := dataset(b, "clustered", n)
 	ctx := context.Background()
 	r := rand.New(rand.NewPCG(1, 2))
 	perm := r.Perm(n)
