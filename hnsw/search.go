@@ -41,12 +41,21 @@ const checkEvery = 256
 // greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
 // move to the neighbour closest to q while one is closer than cur.
 func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
+	var buf [64]node
 	for changed := true; changed; {
 		changed = false
 		l := ix.list(cur.node, lc)
 		cnt := int(atomic.LoadUint32(&l[0]))
+		// Prefetch every neighbour's vector first, as in searchLayer.
+		nbs := buf[:0]
 		for i := 1; i <= cnt; i++ {
 			n := node(atomic.LoadUint32(&l[i]))
+			nbs = append(nbs, n)
+			if ix.pfLines > 0 {
+				prefetchLines(unsafe.Pointer(ix.vecs[n]), ix.pfLines)
+			}
+		}
+		for _, n := range nbs {
 			if d := ix.dist(q, ix.vec(n)); d < cur.dist {
 				cur = cand{d, n}
 				changed = true
