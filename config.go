@@ -35,8 +35,6 @@ const (
 
 // DefaultAutoThreshold is the collection size at which an [Auto] index
 // switches from exact search to HNSW.
-//
-// TODO(lead): set from BenchmarkCrossover; 20,000 is a placeholder.
 const DefaultAutoThreshold = 20000
 
 // String returns "auto", "flat" or "hnsw".
