@@ -542,14 +542,14 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	}
 	var so *vector.SearchOptions
 	if match != nil {
-		ids := c.match(opts.Filter, match)
+		ids := c.matchSet(opts.Filter, match)
 		switch {
-		case len(ids) == 0:
+		case ids.len() == 0:
 			if err := vector.Check(embedding, c.cfg.Dim, c.cfg.Metric); err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
 			return []Result{}, nil
-		case len(ids) == c.len():
+		case ids.len() == c.len():
 			// Everything matches: search unfiltered.
 		default:
 			so = &vector.SearchOptions{Filter: c.allowList(ids, k, opts.Ef)}
@@ -605,8 +605,12 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 // index only tests ids against while it walks its graph or scans, goes as
 // a bitmap, far cheaper to build than a map of many thousand ids (at
 // 50,000 items, 0.1 ms instead of several).
-func (c *Collection) allowList(ids []vector.ID, k, ef int) vector.Filter {
-	s, n := float64(len(ids)), float64(c.len())
+//
+// A single posting list is handed over as it is, without a copy: the
+// caller holds the collection's lock for the whole search, and posting
+// lists change only under its exclusive lock.
+func (c *Collection) allowList(ids matched, k, ef int) vector.Filter {
+	s, n := float64(ids.len()), float64(c.len())
 	var small bool
 	if c.kind == HNSW {
 		if ef == 0 {
@@ -618,7 +622,10 @@ func (c *Collection) allowList(ids []vector.ID, k, ef int) vector.Filter {
 		small = s <= max(n/64, 256)
 	}
 	if small {
-		return vector.NewIDSet(ids...)
+		if ids.set != nil {
+			return vector.IDSetOf(ids.set)
+		}
+		return vector.NewIDSet(ids.ids...)
 	}
 	return newBitFilter(c.next, ids)
 }

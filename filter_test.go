@@ -263,3 +263,48 @@ func FuzzFilter(f *testing.F) {
 		}
 	})
 }
+
+// TestMatchSetSharesPostings checks that an equality hands its posting
+// list over as it is (no copy), and that the allow-list built from it
+// through vector.IDSetOf allows exactly the matching ids.
+func TestMatchSetSharesPostings(t *testing.T) {
+	p := newPayloads()
+	for i := range 30 {
+		md, _ := normalizeMetadata(map[string]any{"color": []string{"red", "blue", "green"}[i%3]})
+		p.put(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
+	}
+	f := Eq("color", "red")
+	m, err := f.compile()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := p.matchSet(f, m)
+	if got.set == nil || got.len() != 10 {
+		t.Fatalf("matchSet(Eq) = %d ids, set %v; want the posting list of 10", got.len(), got.set != nil)
+	}
+	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(p.post["color"]["red"]).UnsafePointer() {
+		t.Fatal("matchSet copied the posting list")
+	}
+	s := vector.IDSetOf(got.set)
+	if s.Len() != 10 {
+		t.Fatalf("IDSetOf: Len %d, want 10", s.Len())
+	}
+	for i := range 30 {
+		id := vector.ID(i + 1)
+		if want := i%3 == 0; s.Allow(id) != want {
+			t.Errorf("Allow(%d) = %v, want %v", id, !want, want)
+		}
+	}
+	// A conjunction with another condition is not the list itself.
+	f2 := And(Eq("color", "red"), Ne("color", "blue"))
+	m2, _ := f2.compile()
+	if got := p.matchSet(f2, m2); got.set != nil || got.len() != 10 {
+		t.Fatalf("matchSet(And) = %d ids, set %v; want a slice of 10", got.len(), got.set != nil)
+	}
+	// In with two values is a union of lists: a slice.
+	f3 := In("color", "red", "blue")
+	m3, _ := f3.compile()
+	if got := p.matchSet(f3, m3); got.set != nil || got.len() != 20 {
+		t.Fatalf("matchSet(In) = %d ids, set %v; want a slice of 20", got.len(), got.set != nil)
+	}
+}

@@ -104,6 +104,40 @@ func (p *payloads) remove(id vector.ID) {
 // posting lists give the candidates and only they are checked; otherwise
 // every record is.
 func (p *payloads) match(f *Filter, m matcher) []vector.ID {
+	return p.matchSet(f, m).slice()
+}
+
+// matched is the answer of matchSet: the matching ids either as a slice
+// or, when one posting list is the whole answer, as that list itself.
+type matched struct {
+	ids []vector.ID
+	set map[vector.ID]struct{} // a posting list: read it only, under the collection's lock
+}
+
+func (m matched) len() int {
+	if m.set != nil {
+		return len(m.set)
+	}
+	return len(m.ids)
+}
+
+// slice returns the ids as a new slice if they are a set.
+func (m matched) slice() []vector.ID {
+	if m.set == nil {
+		return m.ids
+	}
+	ids := make([]vector.ID, 0, len(m.set))
+	for id := range m.set {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// matchSet is match without the copy when a single posting list answers
+// f exactly (an equality, or In with one value present): the list itself
+// is returned, for the caller to read while it holds the collection's
+// lock, under which the list cannot change.
+func (p *payloads) matchSet(f *Filter, m matcher) matched {
 	lists, exact, ok := p.candidates(f)
 	if !ok {
 		var ids []vector.ID
@@ -112,7 +146,10 @@ func (p *payloads) match(f *Filter, m matcher) []vector.ID {
 				ids = append(ids, r.id)
 			}
 		}
-		return ids
+		return matched{ids: ids}
+	}
+	if exact && len(lists) == 1 {
+		return matched{set: lists[0]}
 	}
 	n := 0
 	for _, l := range lists {
@@ -126,7 +163,7 @@ func (p *payloads) match(f *Filter, m matcher) []vector.ID {
 			}
 		}
 	}
-	return ids
+	return matched{ids: ids}
 }
 
 // candidates returns posting lists whose union holds every record f
@@ -199,9 +236,12 @@ func (p *payloads) postingsLocked(key string) postings {
 // in order), so it is small and quick to fill and to test.
 type bitFilter []uint64
 
-func newBitFilter(maxID vector.ID, ids []vector.ID) bitFilter {
+func newBitFilter(maxID vector.ID, ids matched) bitFilter {
 	b := make(bitFilter, maxID/64+1)
-	for _, id := range ids {
+	for _, id := range ids.ids {
+		b[id/64] |= 1 << (id % 64)
+	}
+	for id := range ids.set {
 		b[id/64] |= 1 << (id % 64)
 	}
 	return b

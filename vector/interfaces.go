@@ -141,6 +141,14 @@ func NewIDSet(ids ...ID) *IDSet {
 	return s
 }
 
+// IDSetOf returns a set backed by m itself, without copying it: building
+// a set from a map the caller already has costs nothing. The caller must
+// not modify m while the set is in use (by a search, say), and must not
+// call Add on the set while m is in use elsewhere.
+func IDSetOf(m map[ID]struct{}) *IDSet {
+	return &IDSet{m: m}
+}
+
 // Add puts id in the set.
 func (s *IDSet) Add(id ID) {
 	if s.m == nil {
