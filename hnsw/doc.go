@@ -28,12 +28,19 @@
 //	mL              Options.LevelMult       level multiplier (default 1/ln M)
 //
 // Layout: nodes are dense uint32 slots, apart from the external
-// [vector.ID]s. Each slot keeps the store's slice of its vector, resolved
+// [vector.ID]s. Each slot keeps a pointer to the store's vector, resolved
 // once at insert (a store's slice stays valid until the vector is deleted),
 // so the search loop never goes through an interface, a map or an error.
-// Layer-0 lists are fixed-size rows of one flat []uint32 (a count and 2·M
-// links per node); upper layers, which hold about one node in M, are
-// separate per node. The visited set is reset by bumping a generation tag
+// Per-slot state lives in pages of 1,024 slots that never move: layer-0
+// lists as fixed-size rows of a flat []uint32 (a count and 2·M links per
+// node), the vector pointer, a pointer to the node's upper lists (about one
+// node in M has any), the id and the level. Ids map to slots through an
+// open-addressing table of 4-byte cells, and list writes are guarded by
+// 4,096 striped locks rather than a lock per node. At M = 16 the graph
+// costs about 175 bytes a vector (Stats.BytesPerVector, n = 100,000), and
+// a build over a [vector.MemStore] adds about 213 bytes a vector beyond the
+// raw float32s, store included (vecbench's heap measurement; hnswlib 278).
+// The visited set is reset by bumping a generation tag
 // (hnswlib's visited_list_pool), and the candidate queues are typed binary
 // heaps; a search allocates only its result slice.
 //

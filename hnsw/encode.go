@@ -88,12 +88,12 @@ func (ix *Index) encodeLocked() []byte {
 		b = append(b, 0)
 	}
 	for s := node(0); s < ix.next; s++ {
-		lv := ix.level[s]
+		lv := ix.levelOf(s)
 		b = append(b, lv)
 		if lv == freeLevel {
 			continue
 		}
-		b = le.AppendUint64(b, uint64(ix.ids[s]))
+		b = le.AppendUint64(b, uint64(ix.idOf(s)))
 		for lc := 0; lc <= int(lv); lc++ {
 			l := ix.list(s, lc)
 			for _, x := range l[:1+l[0]] {
@@ -244,7 +244,7 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	g.next = node(next)
 	for s := node(0); s < g.next; s++ {
 		lv := d.u8()
-		g.level[s] = lv
+		g.setLevel(s, lv)
 		if lv == freeLevel {
 			g.free = append(g.free, s)
 			continue
@@ -253,15 +253,13 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 			return nil, corrupt("slot %d at level %d", s, lv)
 		}
 		id := vector.ID(d.u64())
-		if _, dup := g.byID[id]; dup {
-			return nil, corrupt("id %d at slots %d and %d", id, g.byID[id], s)
+		if other, dup := g.idGet(id); dup {
+			return nil, corrupt("id %d at slots %d and %d", id, other, s)
 		}
-		g.byID[id] = s
-		g.ids[s] = id
+		g.setID(s, id)
+		g.idPut(s)
 		g.live++
-		if lv > 0 {
-			g.upper[s] = make([]uint32, int(lv)*g.strideU)
-		}
+		g.setUpper(s, int(lv))
 		for lc := 0; lc <= int(lv); lc++ {
 			cnt := d.u32()
 			if int64(cnt) > int64(g.maxLinks(lc)) {
@@ -295,14 +293,14 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 		return nil, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
 	}
 	for s := node(0); s < g.next; s++ {
-		if g.level[s] == freeLevel {
+		if g.levelOf(s) == freeLevel {
 			continue
 		}
-		v, err := ix.storedVector(g.ids[s])
+		v, err := ix.storedVector(g.idOf(s))
 		if err != nil {
-			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.ids[s], err)
+			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), err)
 		}
-		g.vecs[s] = unsafe.SliceData(v)
+		g.setVec(s, unsafe.SliceData(v))
 	}
 	if err := g.verifyLocked(); err != nil {
 		return nil, err
@@ -317,7 +315,7 @@ func (ix *Index) installLocked(g *Index) {
 	defer ix.idMu.Unlock()
 	ix.opts = g.opts
 	ix.m, ix.m0, ix.stride0, ix.strideU = g.m, g.m0, g.stride0, g.strideU
-	ix.links0, ix.upper, ix.vecs, ix.level, ix.locks, ix.ids = g.links0, g.upper, g.vecs, g.level, g.locks, g.ids
+	ix.pages = g.pages
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
 	ix.ep.Store(g.ep.Load())
 	ix.rngMu.Lock()

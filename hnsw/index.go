@@ -44,21 +44,17 @@ type Index struct {
 	// encoding hold it for writing, so they never overlap a search.
 	mu sync.RWMutex
 
-	// Per-slot state, all of length capacity. A node's vector, level and
+	// Per-slot state, in pages (see page). A node's vector, level and
 	// upper lists are written once by its insert before the node is linked
 	// anywhere (so readers that reach it through an atomic link load see
 	// them); neighbour lists are written with atomic stores under the
 	// node's lock and read with atomic loads.
-	links0 []uint32   // capacity × stride0
-	upper  [][]uint32 // per node: level × strideU, for layers 1..level
-	vecs   []*float32 // the store's vector of the node (dim floats)
-	level  []uint8    // top layer of the node, freeLevel if none
-	locks  []sync.Mutex
-	ids    []vector.ID // external id of each node
+	pages []*page
+	locks [lockStripes]sync.Mutex
 
 	// idMu guards byID, free, next, live and pending.
 	idMu    sync.Mutex
-	byID    map[vector.ID]node
+	byID    idMap
 	free    []node // free slots below next, reused most recent first
 	next    node   // slots ever handed out
 	live    int    // linked nodes
@@ -121,7 +117,6 @@ func New(s vector.Store, o *Options) (*Index, error) {
 		m0:      2 * opts.M,
 		stride0: 1 + 2*opts.M,
 		strideU: 1 + opts.M,
-		byID:    make(map[vector.ID]node),
 		rng:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 	}
 	ix.pfLines = pfLines(ix.dim)
@@ -140,40 +135,6 @@ func (ix *Index) Len() int {
 	return ix.live
 }
 
-// capacity returns the number of slots the arrays hold; mu must be held.
-func (ix *Index) capacity() int { return len(ix.level) }
-
-// growLocked makes room for at least want slots; mu must be held for
-// writing. Arrays double, so n inserts cost O(n) copying in all.
-func (ix *Index) growLocked(want int) {
-	c := ix.capacity()
-	if want <= c {
-		return
-	}
-	nc := max(want, 2*c, 256)
-	links0 := make([]uint32, nc*ix.stride0)
-	copy(links0, ix.links0)
-	ix.links0 = links0
-	upper := make([][]uint32, nc)
-	copy(upper, ix.upper)
-	ix.upper = upper
-	vecs := make([]*float32, nc)
-	copy(vecs, ix.vecs)
-	ix.vecs = vecs
-	level := make([]uint8, nc)
-	copy(level, ix.level)
-	for i := c; i < nc; i++ {
-		level[i] = freeLevel
-	}
-	ix.level = level
-	ids := make([]vector.ID, nc)
-	copy(ids, ix.ids)
-	ix.ids = ids
-	// No lock is held while mu is held for writing, so fresh mutexes
-	// replace the old ones.
-	ix.locks = make([]sync.Mutex, nc)
-}
-
 // reserve assigns slots to ids (none of which may be indexed), growing the
 // arrays if needed, and returns with mu held for reading. On error it
 // returns without holding mu.
@@ -182,7 +143,7 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 		ix.mu.RLock()
 		ix.idMu.Lock()
 		for i, id := range ids {
-			if _, ok := ix.byID[id]; ok {
+			if _, ok := ix.idGet(id); ok {
 				ix.idMu.Unlock()
 				ix.mu.RUnlock()
 				return nil, fmt.Errorf("item %d (id %d): %w", i, id, vector.ErrDuplicateID)
@@ -206,8 +167,8 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 					ix.next++
 				}
 				slots[i] = s
-				ix.byID[id] = s
-				ix.ids[s] = id
+				ix.setID(s, id)
+				ix.idPut(s)
 			}
 			ix.pending += len(ids)
 			ix.idMu.Unlock()
@@ -227,9 +188,9 @@ func (ix *Index) release(ids []vector.ID, slots []node) {
 	defer ix.idMu.Unlock()
 	ix.pending -= len(slots)
 	for i, s := range slots {
-		delete(ix.byID, ids[i])
-		ix.ids[s] = 0
-		ix.vecs[s] = nil
+		ix.idDelete(ids[i])
+		ix.setID(s, 0)
+		ix.setVec(s, nil)
 		ix.free = append(ix.free, s)
 	}
 }
@@ -273,7 +234,7 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	ix.idMu.Lock()
-	ix.vecs[slots[0]] = unsafe.SliceData(sv)
+	ix.setVec(slots[0], unsafe.SliceData(sv))
 	ix.idMu.Unlock()
 	sc := ix.getScratch()
 	ix.insert(sc, slots[0], sv, ix.randomLevel())
@@ -403,7 +364,7 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 	ix.mu.RLock()
 	ix.idMu.Lock()
 	for i, s := range slots {
-		ix.vecs[s] = unsafe.SliceData(vecs[i])
+		ix.setVec(s, unsafe.SliceData(vecs[i]))
 	}
 	ix.idMu.Unlock()
 	ix.mu.RUnlock()
@@ -497,8 +458,8 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	s, ok := ix.byID[id]
-	if !ok || ix.level[s] == freeLevel {
+	s, ok := ix.idGet(id)
+	if !ok || ix.levelOf(s) == freeLevel {
 		// Absent, or reserved by a batch insert that has not linked it
 		// yet.
 		return fmt.Errorf("hnsw: delete %d: %w", id, vector.ErrNotFound)
@@ -525,8 +486,8 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	slots := make([]node, len(ids))
 	seen := make(map[vector.ID]struct{}, len(ids))
 	for i, id := range ids {
-		s, ok := ix.byID[id]
-		if _, dup := seen[id]; !ok || dup || ix.level[s] == freeLevel {
+		s, ok := ix.idGet(id)
+		if _, dup := seen[id]; !ok || dup || ix.levelOf(s) == freeLevel {
 			return fmt.Errorf("hnsw: untrack: item %d (id %d): %w", i, id, vector.ErrNotFound)
 		}
 		seen[id] = struct{}{}
@@ -589,7 +550,7 @@ func pfLines(dim int) int {
 // vec returns node n's vector. The index keeps only a pointer to the
 // store's slice (8 bytes a node rather than a 24-byte slice header); the
 // store guarantees the slice stays valid until the vector is deleted.
-func (ix *Index) vec(n node) []float32 { return unsafe.Slice(ix.vecs[n], ix.dim) }
+func (ix *Index) vec(n node) []float32 { return unsafe.Slice(ix.vecp(n), ix.dim) }
 
 // storedVector returns the store's vector of id, checking its length: the
 // index reads dim floats from it without bounds checks.

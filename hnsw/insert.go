@@ -1,16 +1,12 @@
 package hnsw
 
-// insert links node s, whose vector v (ix.vecs[s]) and external id are
+// insert links node s, whose vector v (ix.vecp(s)) and external id are
 // already in place, into the graph with top layer lvl (paper, Algorithm 1).
 // mu is held for reading.
 func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
-	if lvl > 0 {
-		ix.upper[s] = make([]uint32, lvl*ix.strideU)
-	} else {
-		ix.upper[s] = nil
-	}
+	ix.setUpper(s, lvl)
 	ix.list(s, 0)[0] = 0
-	ix.level[s] = uint8(lvl)
+	ix.setLevel(s, uint8(lvl))
 
 	ep, top, ok := ix.entry()
 	if !ok || lvl > top {

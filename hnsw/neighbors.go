@@ -3,18 +3,19 @@ package hnsw
 import (
 	"slices"
 	"sync/atomic"
+	"unsafe"
 )
 
 // list returns node n's neighbour list on layer lc: element 0 is the count,
 // the links follow. Elements are read with atomic loads (or under the
 // node's lock) and written with atomic stores under the node's lock.
 func (ix *Index) list(n node, lc int) []uint32 {
+	p, i := ix.pageOf(n)
 	if lc == 0 {
-		b := int(n) * ix.stride0
-		return ix.links0[b : b+ix.stride0 : b+ix.stride0]
+		b := i * ix.stride0
+		return p.links0[b : b+ix.stride0 : b+ix.stride0]
 	}
-	b := (lc - 1) * ix.strideU
-	return ix.upper[n][b : b+ix.strideU : b+ix.strideU]
+	return unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(p.upper[i]), (lc-1)*ix.strideU*4)), ix.strideU)
 }
 
 // maxLinks is Mmax0 on layer 0 and Mmax above.
@@ -83,8 +84,8 @@ func (ix *Index) selectNeighbors(cs []cand, m int, out []cand) []cand {
 // insert may already have linked to s from above and added itself to s's
 // list; those links are merged in, pruned with the heuristic if too many.
 func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
-	ix.locks[s].Lock()
-	defer ix.locks[s].Unlock()
+	ix.lock(s).Lock()
+	defer ix.lock(s).Unlock()
 	l := ix.list(s, lc)
 	cnt := int(l[0])
 	if cnt == 0 {
@@ -109,8 +110,8 @@ func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
 // paper's back-connection). A full list is pruned back to Mmax with the
 // heuristic over its links and s.
 func (ix *Index) addLink(sc *scratch, n, s node, d float32, lc int) {
-	ix.locks[n].Lock()
-	defer ix.locks[n].Unlock()
+	ix.lock(n).Lock()
+	defer ix.lock(n).Unlock()
 	ix.addLinkLocked(sc, n, s, d, lc)
 }
 
@@ -151,12 +152,12 @@ func (ix *Index) unlinkLocked(dead []node) {
 	top := -1
 	for _, s := range dead {
 		ix.dead[s] = true
-		top = max(top, int(ix.level[s]))
+		top = max(top, int(ix.levelOf(s)))
 	}
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
 	for u := node(0); u < ix.next; u++ {
-		lu := ix.level[u]
+		lu := ix.levelOf(u)
 		if lu == freeLevel || ix.dead[u] {
 			continue
 		}
@@ -171,14 +172,14 @@ func (ix *Index) unlinkLocked(dead []node) {
 	ep, _, _ := ix.entry()
 	ix.idMu.Lock()
 	for _, s := range dead {
-		for lc := 0; lc <= int(ix.level[s]); lc++ {
+		for lc := 0; lc <= int(ix.levelOf(s)); lc++ {
 			ix.list(s, lc)[0] = 0
 		}
-		ix.level[s] = freeLevel
-		ix.upper[s] = nil
-		ix.vecs[s] = nil
-		delete(ix.byID, ix.ids[s])
-		ix.ids[s] = 0
+		ix.setLevel(s, freeLevel)
+		ix.setUpper(s, 0)
+		ix.setVec(s, nil)
+		ix.idDelete(ix.idOf(s))
+		ix.setID(s, 0)
 		ix.free = append(ix.free, s)
 		ix.live--
 		ix.dead[s] = false
@@ -188,7 +189,7 @@ func (ix *Index) unlinkLocked(dead []node) {
 	if epGone {
 		best, bestLevel := node(0), -1
 		for u := node(0); u < ix.next; u++ {
-			if lu := ix.level[u]; lu != freeLevel && int(lu) > bestLevel {
+			if lu := ix.levelOf(u); lu != freeLevel && int(lu) > bestLevel {
 				best, bestLevel = u, int(lu)
 			}
 		}

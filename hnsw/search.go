@@ -52,7 +52,7 @@ func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
 			n := node(atomic.LoadUint32(&l[i]))
 			nbs = append(nbs, n)
 			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(ix.vecs[n]), ix.pfLines)
+				prefetchLines(unsafe.Pointer(ix.vecp(n)), ix.pfLines)
 			}
 		}
 		for _, n := range nbs {
@@ -85,7 +85,7 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			continue
 		}
 		cands.push(e)
-		if filter == nil || filter.Allow(ix.ids[e.node]) {
+		if filter == nil || filter.Allow(ix.idOf(e.node)) {
 			if len(res) < ef {
 				res.push(e)
 			} else if e.dist < res[0].dist {
@@ -125,7 +125,7 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 			batch = append(batch, n)
 			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(ix.vecs[n]), ix.pfLines)
+				prefetchLines(unsafe.Pointer(ix.vecp(n)), ix.pfLines)
 			}
 		}
 		sc.batch = batch
@@ -143,7 +143,7 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
-				if filter == nil || filter.Allow(ix.ids[n]) {
+				if filter == nil || filter.Allow(ix.idOf(n)) {
 					// Here len(res) < ef or d < lower = the furthest kept.
 					if len(res) < ef {
 						res.push(cand{d, n})
@@ -238,7 +238,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	// cutting to k, so that ties at the boundary resolve by id.
 	t := vector.NewTopK(k)
 	for _, c := range sc.w {
-		t.Push(ix.ids[c.node], c.dist)
+		t.Push(ix.idOf(c.node), c.dist)
 	}
 	return t.Results(), nil
 }
@@ -249,7 +249,7 @@ func (ix *Index) searchExact(q []float32, k int, set *vector.IDSet) []vector.Res
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	set.All(func(id vector.ID) bool {
-		if s, ok := ix.byID[id]; ok && ix.vecs[s] != nil {
+		if s, ok := ix.idGet(id); ok && ix.vecp(s) != nil {
 			t.Push(id, ix.dist(q, ix.vec(s)))
 		}
 		return true

@@ -1,11 +1,6 @@
 package hnsw
 
-import (
-	"sync"
-	"unsafe"
-
-	"github.com/cairndb/cairn/vector"
-)
+import "github.com/cairndb/cairn/vector"
 
 // Stats describes the shape and memory of a graph: a snapshot value, owned
 // by the caller.
@@ -20,9 +15,11 @@ type Stats struct {
 	Nodes []int
 	// MeanDegree holds the mean number of links of a node on each layer.
 	MeanDegree []float64
-	// GraphBytes estimates the memory the index holds beyond the vectors
-	// themselves (which live in the store): neighbour lists, per-slot
-	// arrays, the id map.
+	// GraphBytes is the memory the index allocates beyond the vectors
+	// themselves (which live in the store), counted from what it holds:
+	// pages of per-slot state (layer-0 lists, ids, levels, vector and
+	// upper-list pointers), upper lists, locks, the id table and the free
+	// list. Pooled per-search scratch is not included.
 	GraphBytes int64
 	// BytesPerVector is GraphBytes / Len.
 	BytesPerVector float64
@@ -38,7 +35,7 @@ func (ix *Index) Stats() Stats {
 	st.Slots = ix.capacity()
 	var links []int
 	for s := node(0); s < ix.next; s++ {
-		lv := ix.level[s]
+		lv := ix.levelOf(s)
 		if lv == freeLevel {
 			continue
 		}
@@ -50,23 +47,12 @@ func (ix *Index) Stats() Stats {
 			st.Nodes[lc]++
 			links[lc] += int(ix.list(s, lc)[0])
 		}
-		st.GraphBytes += int64(len(ix.upper[s])) * 4
 	}
 	st.Levels = len(st.Nodes)
 	for lc, n := range st.Nodes {
 		st.MeanDegree = append(st.MeanDegree, float64(links[lc])/float64(n))
 	}
-	perSlot := int64(ix.stride0*4) + // layer-0 list
-		int64(unsafe.Sizeof([]uint32(nil))) + // upper list header
-		int64(unsafe.Sizeof((*float32)(nil))) + // vector pointer
-		1 + // level
-		int64(unsafe.Sizeof(sync.Mutex{})) + // node lock
-		int64(unsafe.Sizeof(vector.ID(0))) // id
-	st.GraphBytes += int64(st.Slots) * perSlot
-	// The id map: key, value and control byte per entry at a load factor
-	// of about 7/8.
-	st.GraphBytes += int64(float64(ix.live) * float64(8+4+1) * 8 / 7)
-	st.GraphBytes += int64(cap(ix.free)) * 4
+	st.GraphBytes = ix.graphBytes()
 	if st.Len > 0 {
 		st.BytesPerVector = float64(st.GraphBytes) / float64(st.Len)
 	}

@@ -31,25 +31,25 @@ func (ix *Index) verifyLocked() error {
 	}
 	live, pending, top := 0, 0, -1
 	for s := node(0); s < ix.next; s++ {
-		lv := ix.level[s]
+		lv := ix.levelOf(s)
 		if lv == freeLevel {
-			if got, ok := ix.byID[ix.ids[s]]; ok && got == s {
+			if got, ok := ix.idGet(ix.idOf(s)); ok && got == s {
 				pending++ // reserved by a batch insert in progress
-			} else if ix.vecs[s] != nil {
+			} else if ix.vecp(s) != nil {
 				bad("free slot %d holds a vector", s)
 			}
 			continue
 		}
 		live++
 		top = max(top, int(lv))
-		if got, ok := ix.byID[ix.ids[s]]; !ok || got != s {
-			bad("slot %d (id %d) missing from the id map", s, ix.ids[s])
+		if got, ok := ix.idGet(ix.idOf(s)); !ok || got != s {
+			bad("slot %d (id %d) missing from the id map", s, ix.idOf(s))
 		}
-		if ix.vecs[s] == nil {
+		if ix.vecp(s) == nil {
 			bad("slot %d has no vector", s)
 		}
-		if len(ix.upper[s]) != int(lv)*ix.strideU {
-			bad("slot %d at level %d has %d upper entries", s, lv, len(ix.upper[s]))
+		if ix.hasUpper(s) != (lv > 0) {
+			bad("slot %d at level %d has upper lists: %v", s, lv, ix.hasUpper(s))
 			continue
 		}
 		for lc := 0; lc <= int(lv); lc++ {
@@ -65,10 +65,10 @@ func (ix *Index) verifyLocked() error {
 				switch {
 				case n == s:
 					bad("slot %d layer %d links to itself", s, lc)
-				case n >= ix.next || ix.level[n] == freeLevel:
+				case n >= ix.next || ix.levelOf(n) == freeLevel:
 					bad("slot %d layer %d links to free slot %d", s, lc, n)
-				case int(ix.level[n]) < lc:
-					bad("slot %d layer %d links to slot %d of level %d", s, lc, n, ix.level[n])
+				case int(ix.levelOf(n)) < lc:
+					bad("slot %d layer %d links to slot %d of level %d", s, lc, n, ix.levelOf(n))
 				case seen[x]:
 					bad("slot %d layer %d links twice to %d", s, lc, n)
 				}
@@ -76,8 +76,8 @@ func (ix *Index) verifyLocked() error {
 			}
 		}
 	}
-	if live != ix.live || pending != ix.pending || live+pending != len(ix.byID) {
-		bad("%d live and %d pending slots, counts %d and %d, id map %d", live, pending, ix.live, ix.pending, len(ix.byID))
+	if live != ix.live || pending != ix.pending || live+pending != ix.idLen() {
+		bad("%d live and %d pending slots, counts %d and %d, id map %d", live, pending, ix.live, ix.pending, ix.idLen())
 	}
 	if len(ix.free)+live+pending != int(ix.next) {
 		bad("%d free + %d live + %d pending slots != %d used", len(ix.free), live, pending, ix.next)
@@ -88,10 +88,10 @@ func (ix *Index) verifyLocked() error {
 		bad("no entry point in a graph of %d nodes", live)
 	case ok && live == 0:
 		bad("entry point %d in an empty graph", ep)
-	case ok && (ep >= ix.next || ix.level[ep] == freeLevel):
+	case ok && (ep >= ix.next || ix.levelOf(ep) == freeLevel):
 		bad("entry point %d is a free slot", ep)
-	case ok && (int(ix.level[ep]) != epTop || epTop != top):
-		bad("entry point %d at level %d (recorded %d), top level %d", ep, ix.level[ep], epTop, top)
+	case ok && (int(ix.levelOf(ep)) != epTop || epTop != top):
+		bad("entry point %d at level %d (recorded %d), top level %d", ep, ix.levelOf(ep), epTop, top)
 	}
 	if len(errs) == 0 {
 		return nil

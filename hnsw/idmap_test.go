@@ -1,0 +1,109 @@
+package hnsw
+
+import (
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestIDMap checks the id table against a Go map over random puts and
+// deletes, with ids chosen to collide in the table's low bits.
+func TestIDMap(t *testing.T) {
+	s, err := vector.NewMemStore(2, vector.L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const slots = 3000
+	ix.growLocked(slots)
+	r := rand.New(rand.NewPCG(3, 4))
+	want := map[vector.ID]node{}
+	var free []node
+	for s := node(0); s < slots; s++ {
+		free = append(free, s)
+	}
+	for step := range 20000 {
+		id := vector.ID(r.IntN(4000)) << (r.IntN(3) * 20)
+		if s, ok := want[id]; ok && r.IntN(2) == 0 {
+			ix.idDelete(id)
+			ix.setID(s, 0)
+			delete(want, id)
+			free = append(free, s)
+		} else if !ok && len(free) > 0 {
+			s := free[len(free)-1]
+			free = free[:len(free)-1]
+			ix.setID(s, id)
+			ix.idPut(s)
+			want[id] = s
+		}
+		if step%1000 == 0 || step == 19999 {
+			if ix.idLen() != len(want) {
+				t.Fatalf("step %d: %d ids, want %d", step, ix.idLen(), len(want))
+			}
+			for id, s := range want {
+				if got, ok := ix.idGet(id); !ok || got != s {
+					t.Fatalf("step %d: id %d at %d, %v; want %d", step, id, got, ok, s)
+				}
+			}
+			for range 100 {
+				id := vector.ID(r.Uint64())
+				if _, ok := want[id]; ok {
+					continue
+				}
+				if got, ok := ix.idGet(id); ok {
+					t.Fatalf("step %d: absent id %d found at %d", step, id, got)
+				}
+			}
+		}
+	}
+	if got := ix.idMapBytes(); got > int64(len(want))*4*4 {
+		t.Errorf("id table of %d bytes for %d ids", got, len(want))
+	}
+}
+
+// TestGraphBytesHonest checks Stats.GraphBytes against the growth of the
+// Go heap when a graph is built over vectors already in the store.
+func TestGraphBytesHonest(t *testing.T) {
+	const n, dim = 6000, 4
+	s, err := vector.NewMemStore(dim, vector.L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(5, 6))
+	ids := make([]vector.ID, n)
+	vs := make([]vector.Vector, n)
+	for i := range ids {
+		ids[i] = vector.ID(i)
+		vs[i] = vector.Vector{r.Float32(), r.Float32(), r.Float32(), r.Float32()}
+	}
+	ctx := t.Context()
+	if err := s.PutBatch(ctx, ids, vs); err != nil {
+		t.Fatal(err)
+	}
+	ix, err := New(s, &Options{EfConstruction: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	if err := ix.Track(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	grown := int64(after.HeapAlloc) - int64(before.HeapAlloc)
+	got := ix.Stats().GraphBytes
+	t.Logf("GraphBytes %d (%.0f a vector), heap growth %d", got, float64(got)/n, grown)
+	if d := float64(got-grown) / float64(grown); d < -0.1 || d > 0.1 {
+		t.Errorf("GraphBytes %d, heap grew by %d (%.0f%% off)", got, grown, 100*d)
+	}
+	runtime.KeepAlive(ix)
+}
