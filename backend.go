@@ -21,8 +21,9 @@ type row struct {
 
 // backend is where a collection's items live: the vector.Store its index
 // searches, plus the payload (key, text, metadata) for a persistent store.
-// A collection calls it under its write lock, so a backend need not be safe
-// for concurrent writes; its store must allow reads alongside writes.
+// A collection calls it from concurrent writes, never two at once on the
+// same id, and without holding its lock (so that a sqlitestore group
+// commit gathers them); its store must allow reads alongside writes.
 //
 // Writes are all or nothing. The collection tells its index about changes
 // itself (vector.Tracker), so a backend writes each vector exactly once.

@@ -66,9 +66,10 @@ type QueryOptions struct {
 // Collection is a named set of items of one dimension and metric, with its
 // search index. Get one from [DB.CreateCollection] or [DB.Collection].
 //
-// A Collection is safe for concurrent use by multiple goroutines: queries
-// and reads run in parallel with each other, and each write (a whole
-// batch) runs alone.
+// A Collection is safe for concurrent use by multiple goroutines: queries,
+// reads and writes all run in parallel, writes of different ids share
+// commits, and writes of the same id run one after the other (see
+// "Concurrent writes" in the package documentation).
 type Collection struct {
 	db   *DB
 	name string
@@ -76,15 +77,21 @@ type Collection struct {
 	be   backend
 	st   vector.Store
 
-	// wmu serialises writers (and the graph build of an Auto switch);
-	// mu guards the fields below: writers hold it exclusively, after wmu,
-	// only while they change them, so queries run during a graph build.
-	wmu   sync.Mutex
+	// wmu is held shared by every write for its whole length, and
+	// exclusively by what must not overlap any write: the graph build of
+	// an Auto switch and shut. idx changes only under both wmu and mu, so
+	// a writer holding wmu may use it without mu.
+	//
+	// mu guards the fields below. Writers hold it exclusively only to
+	// reserve their ids and to publish (or abandon) their changes, never
+	// across the durable write, so queries run during commits.
+	wmu   sync.RWMutex
 	mu    sync.RWMutex
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat or HNSW
 	dirty bool      // the graph changed since it was loaded or saved
 	payloads
+	inflight
 	next vector.ID
 	err  error // set once the collection is closed or deleted
 }
@@ -96,6 +103,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	c := &Collection{
 		db: db, name: name, cfg: cfg, be: be, st: be.store(),
 		payloads: newPayloads(),
+		inflight: newInflight(),
 		next:     1,
 	}
 	var ids []vector.ID
@@ -193,84 +201,6 @@ func (c *Collection) Add(ctx context.Context, items ...Item) error {
 // repeated within items is still an error).
 func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 	return c.write(ctx, "upsert", items, true)
-}
-
-func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
-	rows, err := c.prepare(ctx, op, items, replace)
-	if err != nil || len(rows) == 0 {
-		return err
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.mu.Lock()
-	err = c.writeLocked(ctx, op, rows, replace)
-	ids := c.switchDue(err)
-	c.mu.Unlock()
-	if ids != nil {
-		c.switchToGraph(ctx, ids)
-	}
-	return err
-}
-
-// writeLocked stores rows; wmu and mu are held.
-func (c *Collection) writeLocked(ctx context.Context, op string, rows []row, replace bool) error {
-	if c.err != nil {
-		return c.err
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cairn: %s: %w", op, err)
-	}
-	var existing []vector.ID
-	fresh := 0
-	for i := range rows {
-		if id, ok := c.keys[rows[i].key]; ok {
-			if !replace {
-				return fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
-			}
-			rows[i].id = id
-			existing = append(existing, id)
-		} else {
-			rows[i].id = c.next + vector.ID(fresh)
-			fresh++
-		}
-	}
-	// The store is written first (it validates every vector, all or
-	// nothing), then the index is told; a failure at either step undoes
-	// the steps before it.
-	if len(existing) == 0 {
-		if err := c.be.insert(ctx, rows); err != nil {
-			return c.explain(op, rows, err)
-		}
-	} else {
-		if err := untrack(ctx, c.idx, existing); err != nil {
-			return fmt.Errorf("cairn: %s: %w", op, err)
-		}
-		if err := c.be.upsert(ctx, rows); err != nil {
-			if terr := track(context.WithoutCancel(ctx), c.idx, existing); terr != nil {
-				return fmt.Errorf("cairn: %s: %w (and restoring the index: %v)", op, err, terr)
-			}
-			return c.explain(op, rows, err)
-		}
-	}
-	ids := make([]vector.ID, len(rows))
-	for i := range rows {
-		ids[i] = rows[i].id
-	}
-	// The rows are stored: finish even if ctx is cancelled now.
-	if err := track(context.WithoutCancel(ctx), c.idx, ids); err != nil {
-		if len(existing) == 0 {
-			c.be.remove(context.WithoutCancel(ctx), ids)
-		}
-		return fmt.Errorf("cairn: %s: indexing: %w", op, err)
-	}
-	c.next += vector.ID(fresh)
-	recs := make([]record, len(rows)) // one allocation for the batch
-	for i, r := range rows {
-		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
-		c.put(&recs[i])
-	}
-	c.dirty = true
-	return nil
 }
 
 // prepare validates items and turns them into rows (ids not yet assigned),
@@ -378,7 +308,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 		if !ok {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
-		v, err := c.st.Get(id)
+		v, err := c.vectorOf(id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
 		}
@@ -425,7 +355,7 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 				return nil, fmt.Errorf("cairn: find: %w", err)
 			}
 		}
-		v, err := c.st.Get(id)
+		v, err := c.vectorOf(id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: find: %w", err)
 		}
@@ -433,79 +363,6 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
 	}
 	return out, nil
-}
-
-// Delete removes the items with the given ids, all or nothing: it returns
-// an error wrapping [vector.ErrNotFound] if any id is not in the collection.
-func (c *Collection) Delete(ctx context.Context, ids ...string) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return c.err
-	}
-	nums := make([]vector.ID, 0, len(ids))
-	seen := make(map[vector.ID]struct{}, len(ids))
-	for _, key := range ids {
-		id, ok := c.keys[key]
-		if !ok {
-			return fmt.Errorf("cairn: delete %q: %w", key, vector.ErrNotFound)
-		}
-		if _, dup := seen[id]; !dup {
-			seen[id] = struct{}{}
-			nums = append(nums, id)
-		}
-	}
-	return c.removeLocked(ctx, nums)
-}
-
-// DeleteWhere removes every item that f matches and returns how many it
-// removed. A nil or malformed filter is an error wrapping
-// [vector.ErrInvalidOptions] (to empty a collection, delete the collection
-// or use And(), which matches everything).
-func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
-	m, err := f.compile()
-	if err != nil {
-		return 0, fmt.Errorf("cairn: delete where: %w", err)
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil {
-		return 0, c.err
-	}
-	nums := c.match(f, m)
-	if err := c.removeLocked(ctx, nums); err != nil {
-		return 0, err
-	}
-	return len(nums), nil
-}
-
-// removeLocked deletes ids (all present) from the index, then the store;
-// if the store fails, the index is restored.
-func (c *Collection) removeLocked(ctx context.Context, ids []vector.ID) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("cairn: delete: %w", err)
-	}
-	if err := untrack(ctx, c.idx, ids); err != nil {
-		return fmt.Errorf("cairn: delete: %w", err)
-	}
-	if err := c.be.remove(ctx, ids); err != nil {
-		if terr := track(context.WithoutCancel(ctx), c.idx, ids); terr != nil {
-			return fmt.Errorf("cairn: delete: %w (and restoring the index: %v)", err, terr)
-		}
-		return fmt.Errorf("cairn: delete: %w", err)
-	}
-	for _, id := range ids {
-		c.remove(id)
-	}
-	c.dirty = true
-	return nil
 }
 
 // Query returns up to k items nearest to embedding, closest first (ties by
@@ -552,9 +409,12 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		case ids.len() == c.len():
 			// Everything matches: search unfiltered.
 		default:
-			so = &vector.SearchOptions{Filter: c.allowList(ids, k, opts.Ef)}
+			so = &vector.SearchOptions{Filter: c.allowList(ids, k+len(c.pendIDs), opts.Ef)}
 		}
 	}
+	// Ids in flight (see write.go) may come back from the index in a
+	// state readers must not see: ask for as many more, and settle.
+	kk := k + len(c.pendIDs)
 	var (
 		hits []vector.Result
 		err  error
@@ -564,9 +424,12 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		if so != nil {
 			ho.SearchOptions = *so
 		}
-		hits, err = h.SearchWith(ctx, embedding, k, ho)
+		hits, err = h.SearchWith(ctx, embedding, kk, ho)
 	} else {
-		hits, err = c.idx.Search(ctx, embedding, k, so)
+		hits, err = c.idx.Search(ctx, embedding, kk, so)
+	}
+	if err == nil && len(c.pendIDs) > 0 {
+		hits, err = c.settle(embedding, hits, k, match)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
@@ -639,38 +502,6 @@ func similarity(m vector.Metric, d float32) float64 {
 		return -float64(d)
 	}
 	return 1 / (1 + math.Sqrt(max(float64(d), 0)))
-}
-
-// switchDue returns the ids to build an HNSW graph of if an Auto
-// collection has reached its threshold with a successful write (whose
-// error is werr), and nil otherwise. mu is held.
-func (c *Collection) switchDue(werr error) []vector.ID {
-	if werr != nil || c.cfg.Index != Auto || c.kind != Flat || c.len() < c.cfg.AutoThreshold {
-		return nil
-	}
-	ids := make([]vector.ID, len(c.rows))
-	for i, r := range c.rows {
-		ids[i] = r.id
-	}
-	slices.Sort(ids)
-	return ids
-}
-
-// switchToGraph builds an HNSW graph of ids and makes it the collection's
-// index. The caller holds wmu but not mu: no write can change the store
-// meanwhile, while queries go on with exact search. If the build fails or
-// ctx ends, the collection stays exact and the next write tries again.
-func (c *Collection) switchToGraph(ctx context.Context, ids []vector.ID) {
-	idx, err := newIndex(HNSW, c.cfg, c.st)
-	if err != nil {
-		return
-	}
-	if err := track(ctx, idx, ids); err != nil {
-		return
-	}
-	c.mu.Lock()
-	c.idx, c.kind, c.dirty = idx, HNSW, true
-	c.mu.Unlock()
 }
 
 // shut closes the collection with err as the error of every later call,

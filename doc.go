@@ -45,14 +45,36 @@
 // # Concurrency
 //
 // A DB and its collections are safe for concurrent use by many
-// goroutines. Within a collection, queries and reads run in parallel and
-// each write batch runs alone; different collections do not block each
-// other.
+// goroutines. Within a collection, queries, reads and writes run in
+// parallel: a write holds the collection's lock only to check and reserve
+// its ids and, once its transaction has committed, to make its change
+// visible, so queries are never held up by a commit, and concurrent writes
+// reach the file together and share its transactions and fsyncs (group
+// commit). Different collections do not block each other.
+//
+// The rules for concurrent writes to one collection:
+//
+//   - Each write (a whole batch) becomes visible to readers at one
+//     instant, after it is durable: a query, Get or Find sees all of it or
+//     none of it, and never a write that fails or is cancelled. Until then
+//     readers see the items' previous versions.
+//   - Writes that share no id run fully in parallel.
+//   - A write that names an id another write has in flight (being added,
+//     replaced or deleted) waits for that write to finish, then proceeds
+//     against its outcome. So of two concurrent Adds of one id exactly one
+//     succeeds and the other returns [vector.ErrDuplicateID] (if the first
+//     fails, the second goes ahead); a Delete or Upsert of an id being added
+//     applies after the Add; [Collection.DeleteWhere] waits for the writes
+//     in flight on the items it matches. A cancelled context ends the wait,
+//     with nothing changed.
+//   - The build of an HNSW graph by an [Auto] collection waits for the
+//     writes in flight and holds up new ones, not queries.
 //
 // # Persistence
 //
-// [Open] keeps everything in one SQLite file: each write is one
-// transaction, durable when the call returns. The items are the source of
+// [Open] keeps everything in one SQLite file: each write is all or
+// nothing (concurrent writes may share one transaction, each in its own
+// savepoint) and durable when the call returns. The items are the source of
 // truth; HNSW graphs are saved by [DB.Close] and rebuilt from the items
 // when missing or stale. [OpenMemory] has the same API and keeps nothing.
 package cairn
