@@ -48,6 +48,13 @@ func TestConcurrent(t *testing.T) {
 	// A deleter of even ids below 400, once they exist.
 	wg.Go(func() {
 		for i := 0; i < 400; i += 2 {
+			if i%50 == 0 {
+				// Repair the pending deletes now and then.
+				if err := ix.Flush(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
 			for {
 				err := ix.Delete(ctx, vector.ID(i))
 				if err == nil {

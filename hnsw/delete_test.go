@@ -1,7 +1,9 @@
 package hnsw_test
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"math/rand/v2"
 	"testing"
 
@@ -182,5 +184,110 @@ func TestUpdate(t *testing.T) {
 	}
 	if err := ix.Update(ctx, 9999, ds.Base[0]); err == nil {
 		t.Fatal("Update of a missing id succeeded")
+	}
+}
+
+// TestDeletePending checks deletes that wait for their batch: a deleted id
+// is never returned, can be added again at once, its store slot can take
+// another vector without disturbing searches, and Flush, WriteTo and
+// ReadFrom leave a graph without deleted nodes.
+func TestDeletePending(t *testing.T) {
+	ds := recall.Clustered(600, 20, 16, 3)
+	ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 64})
+	ctx := context.Background()
+	gone := map[vector.ID]bool{}
+	for i := 0; i < 30; i++ { // below a batch (an eighth of the graph)
+		id := vector.ID(i * 7)
+		if err := ix.Delete(ctx, id); err != nil {
+			t.Fatal(err)
+		}
+		gone[id] = true
+	}
+	if st := ix.Stats(); st.Deleted != 30 || st.Len != 570 || ix.Len() != 570 {
+		t.Fatalf("Stats Deleted %d Len %d, Len() %d; want 30, 570, 570", st.Deleted, st.Len, ix.Len())
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// The store reuses the freed slots for other vectors; the deleted
+	// nodes keep routing on their own copies.
+	for i := range 10 {
+		id := vector.ID(10000 + i)
+		if err := s.Put(ctx, id, ds.Queries[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Track(ctx, []vector.ID{id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A deleted id may come back at once, under a new vector.
+	if err := ix.Add(ctx, 0, ds.Queries[19]); err != nil {
+		t.Fatal(err)
+	}
+	delete(gone, 0)
+	check := func(stage string) {
+		t.Helper()
+		for qi, q := range ds.Queries {
+			got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: 64})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != 10 {
+				t.Fatalf("%s: query %d: %d results", stage, qi, len(got))
+			}
+			for _, r := range got {
+				if gone[r.ID] {
+					t.Fatalf("%s: query %d returned deleted id %d", stage, qi, r.ID)
+				}
+			}
+			if qi < 10 && got[0].ID != vector.ID(10000+qi) {
+				t.Fatalf("%s: query %d: nearest %v, want its own copy %d", stage, qi, got[0], 10000+qi)
+			}
+		}
+	}
+	check("pending")
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 0 {
+		t.Fatalf("%d deleted nodes pending after WriteTo", st.Deleted)
+	}
+	check("flushed")
+	re, err := hnsw.New(s, &hnsw.Options{M: 8, EfConstruction: 64})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := re.ReadFrom(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := re.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	// Past a batch, the graph repairs itself.
+	for i := 1; i < 200; i++ {
+		if err := ix.Delete(ctx, vector.ID(i*3)); err != nil && !errors.Is(err, vector.ErrNotFound) {
+			t.Fatal(err)
+		}
+	}
+	if st := ix.Stats(); st.Deleted >= (st.Len+st.Deleted)/8 {
+		t.Fatalf("%d deleted nodes pending of %d", st.Deleted, st.Len+st.Deleted)
+	}
+	if err := ix.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 0 {
+		t.Fatalf("%d deleted nodes pending after Flush", st.Deleted)
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if err := ix.Flush(cctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Flush with a done context: %v", err)
 	}
 }

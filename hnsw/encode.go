@@ -44,10 +44,12 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 var ErrStoreMismatch = fmt.Errorf("hnsw: graph does not match its store: %w", vector.ErrCorrupt)
 
 // WriteTo writes the graph (not the vectors) to w in the versioned,
-// checksummed format that [Index.ReadFrom] reads. It waits for running
+// checksummed format that [Index.ReadFrom] reads, after repairing the
+// graph around pending deletions ([Index.Flush]). It waits for running
 // searches and inserts and blocks new ones while it runs.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.Lock()
+	ix.repairTombsLocked(true)
 	body := ix.encodeLocked()
 	ix.mu.Unlock()
 	var hdr [headerLen]byte
@@ -317,6 +319,7 @@ func (ix *Index) installLocked(g *Index) {
 	ix.m, ix.m0, ix.stride0, ix.strideU = g.m, g.m0, g.stride0, g.strideU
 	ix.pages = g.pages
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
+	ix.tombs, ix.dead = nil, nil
 	ix.ep.Store(g.ep.Load())
 	ix.rngMu.Lock()
 	ix.rng = g.rng

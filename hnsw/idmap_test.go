@@ -3,6 +3,7 @@ package hnsw
 import (
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -106,4 +107,23 @@ func TestGraphBytesHonest(t *testing.T) {
 		t.Errorf("GraphBytes %d, heap grew by %d (%.0f%% off)", got, grown, 100*d)
 	}
 	runtime.KeepAlive(ix)
+}
+
+// TestNearest checks the partial selection of repairs against a full sort.
+func TestNearest(t *testing.T) {
+	r := rand.New(rand.NewPCG(7, 8))
+	for trial := range 200 {
+		n := r.IntN(300)
+		cs := make([]cand, n)
+		for i := range cs {
+			cs[i] = cand{float32(r.IntN(50)), node(r.IntN(1000))}
+		}
+		want := slices.Clone(cs)
+		sortCands(want)
+		p := 1 + r.IntN(60)
+		got := nearest(cs, p)
+		if !slices.Equal(got, want[:min(p, n)]) {
+			t.Fatalf("trial %d: n=%d p=%d: got %v, want %v", trial, n, p, got, want[:min(p, n)])
+		}
+	}
 }

@@ -45,6 +45,10 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		for _, c := range sc.sel {
 			ix.addLink(sc, c.node, s, c.dist, lc)
 		}
-		sc.ent = append(sc.ent[:0], w...)
+		// w holds no deleted node; if it is empty (every node reached
+		// was deleted), the next layer starts from where this one did.
+		if len(w) > 0 {
+			sc.ent = append(sc.ent[:0], w...)
+		}
 	}
 }

@@ -80,12 +80,15 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 	sc.vis.reset(ix.capacity())
 	cands := sc.cands[:0]
 	res := sc.res[:0]
+	// Deleted nodes not yet unlinked (tombstones) are walked through
+	// but never kept.
+	tombs := len(ix.tombs) > 0
 	for _, e := range ent {
 		if sc.vis.visit(e.node) {
 			continue
 		}
 		cands.push(e)
-		if filter == nil || filter.Allow(ix.idOf(e.node)) {
+		if (!tombs || !ix.isTomb(e.node)) && (filter == nil || filter.Allow(ix.idOf(e.node))) {
 			if len(res) < ef {
 				res.push(e)
 			} else if e.dist < res[0].dist {
@@ -143,7 +146,7 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
-				if filter == nil || filter.Allow(ix.idOf(n)) {
+				if (!tombs || !ix.isTomb(n)) && (filter == nil || filter.Allow(ix.idOf(n))) {
 					// Here len(res) < ef or d < lower = the furthest kept.
 					if len(res) < ef {
 						res.push(cand{d, n})

@@ -40,6 +40,10 @@ type page struct {
 	ids [pageSize]vector.ID
 	// level holds each node's top layer, freeLevel if none.
 	level [pageSize]uint8
+	// tomb marks the nodes deleted but not yet unlinked (see
+	// Index.tombstoneLocked): searches walk through them but never return
+	// them.
+	tomb [pageSize]bool
 }
 
 func (ix *Index) pageOf(n node) (*page, int) {
@@ -53,6 +57,10 @@ func (ix *Index) setVec(n node, v *float32) { ix.pages[n>>pageShift].vecs[n&page
 func (ix *Index) idOf(n node) vector.ID { return ix.pages[n>>pageShift].ids[n&pageMask] }
 
 func (ix *Index) setID(n node, id vector.ID) { ix.pages[n>>pageShift].ids[n&pageMask] = id }
+
+func (ix *Index) isTomb(n node) bool { return ix.pages[n>>pageShift].tomb[n&pageMask] }
+
+func (ix *Index) setTomb(n node, t bool) { ix.pages[n>>pageShift].tomb[n&pageMask] = t }
 
 func (ix *Index) levelOf(n node) uint8 { return ix.pages[n>>pageShift].level[n&pageMask] }
 
@@ -102,6 +110,9 @@ func (ix *Index) graphBytes() int64 {
 		}
 	}
 	b += ix.idMapBytes()
+	// Tombstones hold a copy of their vector until they are unlinked.
+	b += int64(len(ix.tombs)) * int64(sizeClass(ix.dim*4))
+	b += int64(cap(ix.tombs)) * 4
 	b += int64(cap(ix.free))*4 + int64(cap(ix.dead))
 	return b
 }

@@ -7,6 +7,10 @@ import "github.com/cairndb/cairn/vector"
 type Stats struct {
 	// Len is the number of indexed vectors.
 	Len int
+	// Deleted is the number of deleted nodes still in the graph, waiting
+	// for their batch to be unlinked (see [Index.Flush]); the layer
+	// counts below include them.
+	Deleted int
 	// Slots is the number of node slots allocated (free ones included).
 	Slots int
 	// Levels is the number of layers, the top level plus one (0 if empty).
@@ -32,6 +36,7 @@ func (ix *Index) Stats() Stats {
 	defer ix.mu.Unlock()
 	var st Stats
 	st.Len = ix.live
+	st.Deleted = len(ix.tombs)
 	st.Slots = ix.capacity()
 	var links []int
 	for s := node(0); s < ix.next; s++ {

@@ -29,7 +29,7 @@ func (ix *Index) verifyLocked() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	live, pending, top := 0, 0, -1
+	live, pending, tombs, top := 0, 0, 0, -1
 	for s := node(0); s < ix.next; s++ {
 		lv := ix.levelOf(s)
 		if lv == freeLevel {
@@ -38,12 +38,20 @@ func (ix *Index) verifyLocked() error {
 			} else if ix.vecp(s) != nil {
 				bad("free slot %d holds a vector", s)
 			}
+			if ix.isTomb(s) {
+				bad("free slot %d is a tombstone", s)
+			}
 			continue
 		}
-		live++
 		top = max(top, int(lv))
-		if got, ok := ix.idGet(ix.idOf(s)); !ok || got != s {
+		if ix.isTomb(s) {
+			// Deleted, not yet unlinked: out of the id map.
+			tombs++
+		} else if got, ok := ix.idGet(ix.idOf(s)); !ok || got != s {
+			live++
 			bad("slot %d (id %d) missing from the id map", s, ix.idOf(s))
+		} else {
+			live++
 		}
 		if ix.vecp(s) == nil {
 			bad("slot %d has no vector", s)
@@ -79,14 +87,17 @@ func (ix *Index) verifyLocked() error {
 	if live != ix.live || pending != ix.pending || live+pending != ix.idLen() {
 		bad("%d live and %d pending slots, counts %d and %d, id map %d", live, pending, ix.live, ix.pending, ix.idLen())
 	}
-	if len(ix.free)+live+pending != int(ix.next) {
-		bad("%d free + %d live + %d pending slots != %d used", len(ix.free), live, pending, ix.next)
+	if tombs != len(ix.tombs) {
+		bad("%d tombstones, %d listed", tombs, len(ix.tombs))
+	}
+	if len(ix.free)+live+pending+tombs != int(ix.next) {
+		bad("%d free + %d live + %d pending + %d deleted slots != %d used", len(ix.free), live, pending, tombs, ix.next)
 	}
 	ep, epTop, ok := ix.entry()
 	switch {
-	case !ok && live > 0:
-		bad("no entry point in a graph of %d nodes", live)
-	case ok && live == 0:
+	case !ok && live+tombs > 0:
+		bad("no entry point in a graph of %d nodes", live+tombs)
+	case ok && live+tombs == 0:
 		bad("entry point %d in an empty graph", ep)
 	case ok && (ep >= ix.next || ix.levelOf(ep) == freeLevel):
 		bad("entry point %d is a free slot", ep)
