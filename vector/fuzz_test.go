@@ -98,6 +98,14 @@ func FuzzDot(f *testing.F) {
 				t.Errorf("%s: Dot(a, b) = %v but Dot(b, a) = %v", k.Name, got, back)
 			}
 			k.DotBatch(a, rows, out)
+			// The gather form over the same four rows gives the same bits.
+			n := len(a)
+			g := k.Dot4(a, rows[:n], rows[n:2*n], rows[2*n:3*n], rows[3*n:4*n])
+			for i := range g {
+				if math.Float32bits(g[i]) != math.Float32bits(out[i]) {
+					t.Errorf("%s: Dot4 row %d = %v, DotBatch %v", k.Name, i, g[i], out[i])
+				}
+			}
 			if fuzzComparable(abs) {
 				_, absAA := refDot(a, a)
 				for i, v := range out {
@@ -139,6 +147,13 @@ func FuzzL2(f *testing.F) {
 				t.Errorf("%s: L2(a, a) = %v, want 0", k.Name, self)
 			}
 			k.L2Batch(a, rows, out)
+			n := len(a)
+			g := k.L2x4(a, rows[:n], rows[n:2*n], rows[2*n:3*n], rows[3*n:4*n])
+			for i := range g {
+				if math.Float32bits(g[i]) != math.Float32bits(out[i]) {
+					t.Errorf("%s: L2x4 row %d = %v, L2Batch %v", k.Name, i, g[i], out[i])
+				}
+			}
 			for i, v := range out {
 				row := rows[i*len(a) : (i+1)*len(a)]
 				if i%2 == 1 && v != 0 {

@@ -162,3 +162,36 @@ func BenchmarkL2Batch(b *testing.B) {
 	fs = append(fs, batchFunc{"vek", singleBatch(vek32.Distance)})
 	benchBatch(b, fs)
 }
+
+// BenchmarkGather4 scores a query against four rows picked at random from
+// a 48 MiB table (so mostly out of cache, as in a graph search), with the
+// gather form and with four single calls, for each kernel family.
+//
+//	go test -run '^$' -bench Gather4 -benchtime=200000x ./vector/
+func BenchmarkGather4(b *testing.B) {
+	const dim, rows = 768, 16384
+	r := rand.New(rand.NewPCG(1, 2))
+	table := make([]float32, dim*rows)
+	for i := range table {
+		table[i] = r.Float32()
+	}
+	q := table[:dim]
+	row := func() []float32 { i := r.IntN(rows); return table[i*dim : (i+1)*dim] }
+	for _, k := range kernel.Impls() {
+		b.Run(k.Name+"/gather", func(b *testing.B) {
+			var s float32
+			for b.Loop() {
+				out := k.Dot4(q, row(), row(), row(), row())
+				s += out[0] + out[3]
+			}
+			kernelSink = s
+		})
+		b.Run(k.Name+"/single", func(b *testing.B) {
+			var s float32
+			for b.Loop() {
+				s += k.Dot(q, row()) + k.Dot(q, row()) + k.Dot(q, row()) + k.Dot(q, row())
+			}
+			kernelSink = s
+		})
+	}
+}

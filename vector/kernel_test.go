@@ -195,6 +195,71 @@ func TestKernelBatch(t *testing.T) {
 	}
 }
 
+// TestKernelGather4 checks the four-row gather forms against the
+// reference and, bit for bit, against the batch forms over the same four
+// rows laid out contiguously, at awkward lengths and unaligned offsets with
+// NaN around every input.
+func TestKernelGather4(t *testing.T) {
+	r := rand.New(rand.NewPCG(13, 14))
+	for _, k := range kernel.Impls() {
+		for _, dim := range kernelLengths {
+			for off := range 4 {
+				for _, ints := range []bool{false, true} {
+					gen := uniformGen(r, 1)
+					if ints {
+						gen = smallInts(r)
+					}
+					q := nanPadded(dim, off, gen)
+					var rows [4][]float32
+					m := make([]float32, 0, 4*dim)
+					for j := range rows {
+						rows[j] = nanPadded(dim, (off+j)%4, gen)
+						m = append(m, rows[j]...)
+					}
+					dots := k.Dot4(q, rows[0], rows[1], rows[2], rows[3])
+					l2s := k.L2x4(q, rows[0], rows[1], rows[2], rows[3])
+					bd, bl := make([]float32, 4), make([]float32, 4)
+					k.DotBatch(q, m, bd)
+					k.L2Batch(q, m, bl)
+					for j, row := range rows {
+						checkDot(t, k.Name+" Dot4", dots[j], q, row)
+						checkL2(t, k.Name+" L2x4", l2s[j], q, row)
+						if math.Float32bits(dots[j]) != math.Float32bits(bd[j]) || math.Float32bits(l2s[j]) != math.Float32bits(bl[j]) {
+							t.Errorf("%s: dim %d row %d: gather (%v, %v) != batch (%v, %v)", k.Name, dim, j, dots[j], l2s[j], bd[j], bl[j])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestInnerProduct4 checks the exported gather forms and their panic on
+// unequal lengths.
+func TestInnerProduct4(t *testing.T) {
+	q := vector.Vector{1, 2, 3}
+	a, b, c, d := vector.Vector{4, -5, 6}, vector.Vector{0, 0, 0}, vector.Vector{1, 2, 3}, vector.Vector{-1, -1, -1}
+	if got, want := vector.InnerProduct4(q, a, b, c, d), [4]float32{12, 0, 14, -6}; got != want {
+		t.Errorf("InnerProduct4 = %v, want %v", got, want)
+	}
+	if got, want := vector.SquaredL2x4(q, a, b, c, d), [4]float32{67, 14, 0, 4 + 9 + 16}; got != want {
+		t.Errorf("SquaredL2x4 = %v, want %v", got, want)
+	}
+	for name, f := range map[string]func(){
+		"InnerProduct4": func() { vector.InnerProduct4(q, a, b, c, d[:2]) },
+		"SquaredL2x4":   func() { vector.SquaredL2x4(q, a[:2], b, c, d) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s of unequal lengths did not panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
 // TestKernelSelected checks that the dispatched kernels are the first (the
 // fastest) of those this CPU can run.
 func TestKernelSelected(t *testing.T) {

@@ -74,3 +74,15 @@ func L2BatchGeneric(q, rows, out []float32) {
 		out[i] = L2Generic(q, rows[i*d:(i+1)*d])
 	}
 }
+
+// Dot4Generic applies DotGeneric to q and each of four rows.
+func Dot4Generic(q, a, b, c, d []float32) [4]float32 {
+	n := len(q)
+	return [4]float32{DotGeneric(q, a[:n]), DotGeneric(q, b[:n]), DotGeneric(q, c[:n]), DotGeneric(q, d[:n])}
+}
+
+// L2x4Generic applies L2Generic to q and each of four rows.
+func L2x4Generic(q, a, b, c, d []float32) [4]float32 {
+	n := len(q)
+	return [4]float32{L2Generic(q, a[:n]), L2Generic(q, b[:n]), L2Generic(q, c[:n]), L2Generic(q, d[:n])}
+}

@@ -11,6 +11,12 @@ var (
 	DotBatch = DotBatchGeneric
 	// L2Batch writes the squared distance of q to each row of rows into out.
 	L2Batch = L2BatchGeneric
+	// Dot4 returns the inner products of q with a, b, c and d, in one pass
+	// over q; every row holds at least len(q) elements.
+	Dot4 = Dot4Generic
+	// L2x4 returns the squared distances of q to a, b, c and d, in one
+	// pass over q; every row holds at least len(q) elements.
+	L2x4 = L2x4Generic
 	// Name names the selected kernel family: "avx512", "avx2" or "generic".
 	Name = "generic"
 )
@@ -19,11 +25,13 @@ var (
 // dispatch variables of the same names. An Impl is immutable and safe for
 // concurrent use.
 type Impl struct {
-	Name     string                       // "avx512", "avx2" or "generic"
-	Dot      func(a, b []float32) float32 // inner product
-	L2       func(a, b []float32) float32 // squared Euclidean distance
-	DotBatch func(q, rows, out []float32) // Dot of q with each row
-	L2Batch  func(q, rows, out []float32) // L2 of q to each row
+	Name     string                                   // "avx512", "avx2" or "generic"
+	Dot      func(a, b []float32) float32             // inner product
+	L2       func(a, b []float32) float32             // squared Euclidean distance
+	DotBatch func(q, rows, out []float32)             // Dot of q with each row
+	L2Batch  func(q, rows, out []float32)             // L2 of q to each row
+	Dot4     func(q, a, b, c, d []float32) [4]float32 // Dot of q with four rows
+	L2x4     func(q, a, b, c, d []float32) [4]float32 // L2 of q to four rows
 }
 
 // Generic is the portable implementation, available on every CPU.
@@ -33,6 +41,8 @@ var Generic = Impl{
 	L2:       L2Generic,
 	DotBatch: DotBatchGeneric,
 	L2Batch:  L2BatchGeneric,
+	Dot4:     Dot4Generic,
+	L2x4:     L2x4Generic,
 }
 
 // Impls returns every implementation this CPU can run, fastest first, the

@@ -16,6 +16,8 @@ var avx512 = Impl{
 	L2:       l2AVX512,
 	DotBatch: dotBatchAVX512,
 	L2Batch:  l2BatchAVX512,
+	Dot4:     dot4GatherAVX512,
+	L2x4:     l2x4GatherAVX512,
 }
 
 var avx2 = Impl{
@@ -24,6 +26,8 @@ var avx2 = Impl{
 	L2:       l2AVX2,
 	DotBatch: dotBatchAVX2,
 	L2Batch:  l2BatchAVX2,
+	Dot4:     dot4GatherAVX2,
+	L2x4:     l2x4GatherAVX2,
 }
 
 func nativeImpls() []Impl {
@@ -45,6 +49,7 @@ func init() {
 
 func use(k Impl) {
 	Dot, L2, DotBatch, L2Batch, Name = k.Dot, k.L2, k.DotBatch, k.L2Batch, k.Name
+	Dot4, L2x4 = k.Dot4, k.L2x4
 }
 
 // The assembly kernels. The single forms read len(a) elements of both
@@ -100,3 +105,53 @@ func dotBatchAVX512(q, rows, out []float32) { batch4(q, rows, out, dot4AVX512, d
 func l2BatchAVX512(q, rows, out []float32)  { batch4(q, rows, out, l2x4AVX512, l2AVX512) }
 func dotBatchAVX2(q, rows, out []float32)   { batch4(q, rows, out, dot4AVX2, dotAVX2) }
 func l2BatchAVX2(q, rows, out []float32)    { batch4(q, rows, out, l2x4AVX2, l2AVX2) }
+
+// The gather kernels: out[j] = f(q, row j) for four rows a, b, c, d
+// anywhere in memory, reading n elements of each (n > 0).
+
+//go:noescape
+func dotGather4AVX512(q, a, b, c, d *float32, n int, out *float32)
+
+//go:noescape
+func l2Gather4AVX512(q, a, b, c, d *float32, n int, out *float32)
+
+//go:noescape
+func dotGather4AVX2(q, a, b, c, d *float32, n int, out *float32)
+
+//go:noescape
+func l2Gather4AVX2(q, a, b, c, d *float32, n int, out *float32)
+
+// The wrappers check that the four rows hold len(q) elements and call the
+// assembly directly (through a func value, out would escape).
+
+func dot4GatherAVX512(q, a, b, c, d []float32) (out [4]float32) {
+	if n := len(q); n > 0 {
+		a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+		dotGather4AVX512(&q[0], &a[0], &b[0], &c[0], &d[0], n, &out[0])
+	}
+	return out
+}
+
+func l2x4GatherAVX512(q, a, b, c, d []float32) (out [4]float32) {
+	if n := len(q); n > 0 {
+		a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+		l2Gather4AVX512(&q[0], &a[0], &b[0], &c[0], &d[0], n, &out[0])
+	}
+	return out
+}
+
+func dot4GatherAVX2(q, a, b, c, d []float32) (out [4]float32) {
+	if n := len(q); n > 0 {
+		a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+		dotGather4AVX2(&q[0], &a[0], &b[0], &c[0], &d[0], n, &out[0])
+	}
+	return out
+}
+
+func l2x4GatherAVX2(q, a, b, c, d []float32) (out [4]float32) {
+	if n := len(q); n > 0 {
+		a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+		l2Gather4AVX2(&q[0], &a[0], &b[0], &c[0], &d[0], n, &out[0])
+	}
+	return out
+}

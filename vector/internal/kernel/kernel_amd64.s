@@ -707,3 +707,354 @@ l2x4256_sum:
 	JNZ  l2x4AVX2_group
 	VZEROUPPER
 	RET
+
+// ------------------------------------------------------------ gather forms
+
+// The gather forms score q against four rows anywhere in memory in one pass
+// over q: out[j] = f(q, row j) for the rows a, b, c, d of n elements
+// (n > 0). They are the four-row loops above with R8..R11 taken from the
+// arguments instead of from consecutive rows.
+
+// func dotGather4AVX512(q, a, b, c, d *float32, n int, out *float32)
+TEXT ·dotGather4AVX512(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ a+8(FP), R8
+	MOVQ b+16(FP), R9
+	MOVQ c+24(FP), R10
+	MOVQ d+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ out+48(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $32
+	JLT    dotg512_16
+
+dotg512_32:
+	VMOVUPS     (SI), Z8
+	VMOVUPS     64(SI), Z9
+	VFMADD231PS (R8), Z8, Z0
+	VFMADD231PS (R9), Z8, Z1
+	VFMADD231PS (R10), Z8, Z2
+	VFMADD231PS (R11), Z8, Z3
+	VFMADD231PS 64(R8), Z9, Z4
+	VFMADD231PS 64(R9), Z9, Z5
+	VFMADD231PS 64(R10), Z9, Z6
+	VFMADD231PS 64(R11), Z9, Z7
+	ADDQ        $128, SI
+	ADDQ        $128, R8
+	ADDQ        $128, R9
+	ADDQ        $128, R10
+	ADDQ        $128, R11
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         dotg512_32
+
+dotg512_16:
+	CMPQ        CX, $16
+	JLT         dotg512_tail
+	VMOVUPS     (SI), Z8
+	VFMADD231PS (R8), Z8, Z0
+	VFMADD231PS (R9), Z8, Z1
+	VFMADD231PS (R10), Z8, Z2
+	VFMADD231PS (R11), Z8, Z3
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+
+dotg512_tail:
+	TESTQ       CX, CX
+	JEQ         dotg512_sum
+	TAILMASK
+	VMOVUPS.Z   (SI), K1, Z8
+	VMOVUPS.Z   (R8), K1, Z10
+	VMOVUPS.Z   (R9), K1, Z11
+	VMOVUPS.Z   (R10), K1, Z12
+	VMOVUPS.Z   (R11), K1, Z13
+	VFMADD231PS Z10, Z8, Z4
+	VFMADD231PS Z11, Z8, Z5
+	VFMADD231PS Z12, Z8, Z6
+	VFMADD231PS Z13, Z8, Z7
+
+dotg512_sum:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	HSUM4
+	VZEROUPPER
+	RET
+
+// func l2Gather4AVX512(q, a, b, c, d *float32, n int, out *float32)
+TEXT ·l2Gather4AVX512(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ a+8(FP), R8
+	MOVQ b+16(FP), R9
+	MOVQ c+24(FP), R10
+	MOVQ d+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ out+48(FP), DX
+	VXORPS Z0, Z0, Z0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	VXORPS Z4, Z4, Z4
+	VXORPS Z5, Z5, Z5
+	VXORPS Z6, Z6, Z6
+	VXORPS Z7, Z7, Z7
+	CMPQ   CX, $32
+	JLT    l2g512_16
+
+l2g512_32:
+	VMOVUPS     (SI), Z8
+	VMOVUPS     64(SI), Z9
+	VSUBPS      (R8), Z8, Z10
+	VSUBPS      (R9), Z8, Z11
+	VSUBPS      (R10), Z8, Z12
+	VSUBPS      (R11), Z8, Z13
+	VFMADD231PS Z10, Z10, Z0
+	VFMADD231PS Z11, Z11, Z1
+	VFMADD231PS Z12, Z12, Z2
+	VFMADD231PS Z13, Z13, Z3
+	VSUBPS      64(R8), Z9, Z10
+	VSUBPS      64(R9), Z9, Z11
+	VSUBPS      64(R10), Z9, Z12
+	VSUBPS      64(R11), Z9, Z13
+	VFMADD231PS Z10, Z10, Z4
+	VFMADD231PS Z11, Z11, Z5
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z7
+	ADDQ        $128, SI
+	ADDQ        $128, R8
+	ADDQ        $128, R9
+	ADDQ        $128, R10
+	ADDQ        $128, R11
+	SUBQ        $32, CX
+	CMPQ        CX, $32
+	JGE         l2g512_32
+
+l2g512_16:
+	CMPQ        CX, $16
+	JLT         l2g512_tail
+	VMOVUPS     (SI), Z8
+	VSUBPS      (R8), Z8, Z10
+	VSUBPS      (R9), Z8, Z11
+	VSUBPS      (R10), Z8, Z12
+	VSUBPS      (R11), Z8, Z13
+	VFMADD231PS Z10, Z10, Z0
+	VFMADD231PS Z11, Z11, Z1
+	VFMADD231PS Z12, Z12, Z2
+	VFMADD231PS Z13, Z13, Z3
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+
+l2g512_tail:
+	TESTQ       CX, CX
+	JEQ         l2g512_sum
+	TAILMASK
+	VMOVUPS.Z   (SI), K1, Z8
+	VMOVUPS.Z   (R8), K1, Z10
+	VMOVUPS.Z   (R9), K1, Z11
+	VMOVUPS.Z   (R10), K1, Z12
+	VMOVUPS.Z   (R11), K1, Z13
+	VSUBPS      Z10, Z8, Z10
+	VSUBPS      Z11, Z8, Z11
+	VSUBPS      Z12, Z8, Z12
+	VSUBPS      Z13, Z8, Z13
+	VFMADD231PS Z10, Z10, Z4
+	VFMADD231PS Z11, Z11, Z5
+	VFMADD231PS Z12, Z12, Z6
+	VFMADD231PS Z13, Z13, Z7
+
+l2g512_sum:
+	VADDPS Z4, Z0, Z0
+	VADDPS Z5, Z1, Z1
+	VADDPS Z6, Z2, Z2
+	VADDPS Z7, Z3, Z3
+	HSUM4
+	VZEROUPPER
+	RET
+
+// func dotGather4AVX2(q, a, b, c, d *float32, n int, out *float32)
+TEXT ·dotGather4AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ a+8(FP), R8
+	MOVQ b+16(FP), R9
+	MOVQ c+24(FP), R10
+	MOVQ d+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ out+48(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $16
+	JLT    dotg256_8
+
+dotg256_16:
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS (R11), Y8, Y3
+	VFMADD231PS 32(R8), Y9, Y4
+	VFMADD231PS 32(R9), Y9, Y5
+	VFMADD231PS 32(R10), Y9, Y6
+	VFMADD231PS 32(R11), Y9, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         dotg256_16
+
+dotg256_8:
+	CMPQ        CX, $8
+	JLT         dotg256_tail
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS (R11), Y8, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	ADDQ        $32, R10
+	ADDQ        $32, R11
+	SUBQ        $8, CX
+
+dotg256_tail:
+	TESTQ       CX, CX
+	JEQ         dotg256_sum
+	YTAILMASK
+	VMASKMOVPS  (SI), Y15, Y8
+	VMASKMOVPS  (R8), Y15, Y10
+	VMASKMOVPS  (R9), Y15, Y11
+	VMASKMOVPS  (R10), Y15, Y12
+	VMASKMOVPS  (R11), Y15, Y13
+	VFMADD231PS Y10, Y8, Y4
+	VFMADD231PS Y11, Y8, Y5
+	VFMADD231PS Y12, Y8, Y6
+	VFMADD231PS Y13, Y8, Y7
+
+dotg256_sum:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	HSUM4Y
+	VZEROUPPER
+	RET
+
+// func l2Gather4AVX2(q, a, b, c, d *float32, n int, out *float32)
+TEXT ·l2Gather4AVX2(SB), NOSPLIT, $0-56
+	MOVQ q+0(FP), SI
+	MOVQ a+8(FP), R8
+	MOVQ b+16(FP), R9
+	MOVQ c+24(FP), R10
+	MOVQ d+32(FP), R11
+	MOVQ n+40(FP), CX
+	MOVQ out+48(FP), DX
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $16
+	JLT    l2g256_8
+
+l2g256_16:
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VSUBPS      (R8), Y8, Y10
+	VSUBPS      (R9), Y8, Y11
+	VSUBPS      (R10), Y8, Y12
+	VSUBPS      (R11), Y8, Y13
+	VFMADD231PS Y10, Y10, Y0
+	VFMADD231PS Y11, Y11, Y1
+	VFMADD231PS Y12, Y12, Y2
+	VFMADD231PS Y13, Y13, Y3
+	VSUBPS      32(R8), Y9, Y10
+	VSUBPS      32(R9), Y9, Y11
+	VSUBPS      32(R10), Y9, Y12
+	VSUBPS      32(R11), Y9, Y13
+	VFMADD231PS Y10, Y10, Y4
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y6
+	VFMADD231PS Y13, Y13, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         l2g256_16
+
+l2g256_8:
+	CMPQ        CX, $8
+	JLT         l2g256_tail
+	VMOVUPS     (SI), Y8
+	VSUBPS      (R8), Y8, Y10
+	VSUBPS      (R9), Y8, Y11
+	VSUBPS      (R10), Y8, Y12
+	VSUBPS      (R11), Y8, Y13
+	VFMADD231PS Y10, Y10, Y0
+	VFMADD231PS Y11, Y11, Y1
+	VFMADD231PS Y12, Y12, Y2
+	VFMADD231PS Y13, Y13, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	ADDQ        $32, R10
+	ADDQ        $32, R11
+	SUBQ        $8, CX
+
+l2g256_tail:
+	TESTQ       CX, CX
+	JEQ         l2g256_sum
+	YTAILMASK
+	VMASKMOVPS  (SI), Y15, Y8
+	VMASKMOVPS  (R8), Y15, Y10
+	VMASKMOVPS  (R9), Y15, Y11
+	VMASKMOVPS  (R10), Y15, Y12
+	VMASKMOVPS  (R11), Y15, Y13
+	VSUBPS      Y10, Y8, Y10
+	VSUBPS      Y11, Y8, Y11
+	VSUBPS      Y12, Y8, Y12
+	VSUBPS      Y13, Y8, Y13
+	VFMADD231PS Y10, Y10, Y4
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y6
+	VFMADD231PS Y13, Y13, Y7
+
+l2g256_sum:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	HSUM4Y
+	VZEROUPPER
+	RET
