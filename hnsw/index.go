@@ -85,12 +85,13 @@ type scratch struct {
 	vis   visited
 	cands minHeap
 	res   maxHeap
-	w     []cand // the result of a layer search, sorted ascending
-	ent   []cand // entry points of the next layer
-	sel   []cand // selected neighbours
-	keep  []cand // merged links of a new node
-	nb    []cand // candidates when pruning a neighbour's list
-	batch []node // unvisited neighbours of the node being expanded
+	w     []cand    // the result of a layer search, sorted ascending
+	ent   []cand    // entry points of the next layer
+	sel   []cand    // selected neighbours
+	keep  []cand    // merged links of a new node
+	nb    []cand    // candidates when pruning a neighbour's list
+	batch []node    // unvisited neighbours of the node being expanded
+	dists []float32 // their distances to the query
 	q     []float32
 }
 

@@ -96,7 +96,6 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 		}
 	}
-	metric := ix.metric
 	lower := float32(math.Inf(1))
 	if len(res) >= ef {
 		lower = res[0].dist
@@ -132,18 +131,9 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, f
 			}
 		}
 		sc.batch = batch
-		for _, n := range batch {
-			// ix.dist, written out so that the kernels are called
-			// directly from the loop.
-			var d float32
-			switch v := ix.vec(n); metric {
-			case vector.Cosine:
-				d = 1 - vector.InnerProduct(q, v)
-			case vector.Dot:
-				d = -vector.InnerProduct(q, v)
-			default:
-				d = vector.SquaredL2(q, v)
-			}
+		dists := ix.distances(sc, q, batch)
+		for i, n := range batch {
+			d := dists[i]
 			if len(res) < ef || d < lower {
 				cands.push(cand{d, n})
 				if (!tombs || !ix.isTomb(n)) && (filter == nil || filter.Allow(ix.idOf(n))) {
@@ -265,4 +255,46 @@ func (ix *Index) liveCount() int {
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	return ix.live
+}
+
+// distances returns the distances from q to the nodes of batch, in
+// sc.dists. Four at a time go through the gather kernels, which read q once
+// for four neighbours; the rest one by one. Measured with BenchmarkSearch
+// (clustered 768-d, M=16, same saved graph, alternating runs): at
+// n=100,000 the median query is 3–8% faster at ef=32 and 2–5% at ef=128
+// than with one kernel call a neighbour; at n=10,000, where the vectors
+// stay in cache, no different.
+func (ix *Index) distances(sc *scratch, q []float32, batch []node) []float32 {
+	if cap(sc.dists) < len(batch) {
+		sc.dists = make([]float32, len(batch), 2*len(batch))
+	}
+	out := sc.dists[:len(batch)]
+	i := 0
+	switch ix.metric {
+	case vector.Cosine, vector.Dot:
+		for ; i+4 <= len(batch); i += 4 {
+			r := vector.InnerProduct4(q, ix.vec(batch[i]), ix.vec(batch[i+1]), ix.vec(batch[i+2]), ix.vec(batch[i+3]))
+			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
+		}
+		for ; i < len(batch); i++ {
+			out[i] = vector.InnerProduct(q, ix.vec(batch[i]))
+		}
+		// Cosine (unit vectors) is 1 − a·b, Dot is −a·b.
+		c := float32(0)
+		if ix.metric == vector.Cosine {
+			c = 1
+		}
+		for j, p := range out {
+			out[j] = c - p
+		}
+	default:
+		for ; i+4 <= len(batch); i += 4 {
+			r := vector.SquaredL2x4(q, ix.vec(batch[i]), ix.vec(batch[i+1]), ix.vec(batch[i+2]), ix.vec(batch[i+3]))
+			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
+		}
+		for ; i < len(batch); i++ {
+			out[i] = vector.SquaredL2(q, ix.vec(batch[i]))
+		}
+	}
+	return out
 }
