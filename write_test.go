@@ -1,0 +1,332 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// gateBackend lets a test stop a write inside the store: before, if set,
+// runs before the write reaches the store (an error from it fails the
+// write, which then changes nothing); after, if set, runs once the store
+// has done the write, before the collection publishes it — the window in
+// which the store and the index are ahead of what readers may see. Set
+// the hooks before the writes start.
+type gateBackend struct {
+	backend
+	before func(op string, n int) error
+	after  func(op string, n int)
+}
+
+func (b *gateBackend) do(op string, n int, write func() error) error {
+	if b.before != nil {
+		if err := b.before(op, n); err != nil {
+			return err
+		}
+	}
+	if err := write(); err != nil {
+		return err
+	}
+	if b.after != nil {
+		b.after(op, n)
+	}
+	return nil
+}
+
+func (b *gateBackend) insert(ctx context.Context, rows []row) error {
+	return b.do("insert", len(rows), func() error { return b.backend.insert(ctx, rows) })
+}
+
+func (b *gateBackend) upsert(ctx context.Context, rows []row) error {
+	return b.do("upsert", len(rows), func() error { return b.backend.upsert(ctx, rows) })
+}
+
+func (b *gateBackend) remove(ctx context.Context, ids []vector.ID) error {
+	return b.do("remove", len(ids), func() error { return b.backend.remove(ctx, ids) })
+}
+
+// gatedCollection returns a collection of kind over a gateBackend holding
+// items "0".."n-1" at (i, 1) under L2 (distances from integer points
+// are exact, whatever the kernel).
+func gatedCollection(t *testing.T, kind IndexKind, n int) (*Collection, *gateBackend) {
+	t.Helper()
+	ctx := context.Background()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	cfg := CollectionConfig{Dim: 2, Metric: vector.L2, Index: kind}.withDefaults()
+	mb, err := newMemBackend(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb := &gateBackend{backend: mb}
+	c, err := newCollection(ctx, db, "c", cfg, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.colls["c"] = c
+	items := make([]Item, n)
+	for i := range items {
+		items[i] = Item{ID: fmt.Sprint(i), Embedding: []float32{float32(i), 1}, Text: fmt.Sprint("text ", i), Metadata: map[string]any{"i": i}}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	return c, gb
+}
+
+// view is everything a reader can see of a collection.
+type view struct {
+	all, filtered []Result
+	items         []Item
+	count         int
+}
+
+func look(t *testing.T, c *Collection, keys ...string) view {
+	t.Helper()
+	ctx := context.Background()
+	var v view
+	var err error
+	if v.all, err = c.Query(ctx, []float32{4, 1}, 8, nil); err != nil {
+		t.Fatal(err)
+	}
+	if v.filtered, err = c.Query(ctx, []float32{4, 1}, 4, &QueryOptions{Filter: Lt("i", 8)}); err != nil {
+		t.Fatal(err)
+	}
+	if v.items, err = c.Get(ctx, keys...); err != nil {
+		t.Fatal(err)
+	}
+	v.count = c.Count()
+	return v
+}
+
+// notDone fails the test if ch yields within a short while: the call
+// behind it should be waiting.
+func notDone(t *testing.T, ch <-chan error, what string) {
+	t.Helper()
+	select {
+	case err := <-ch:
+		t.Fatalf("%s returned (%v) while it should wait", what, err)
+	case <-time.After(50 * time.Millisecond):
+	}
+}
+
+func wait(t *testing.T, ch <-chan error, what string) error {
+	t.Helper()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(10 * time.Second):
+		t.Fatalf("%s did not return", what)
+	}
+	return nil
+}
+
+// TestReadersDuringCommit stops writes after the store has done them but
+// before they are published, and checks that meanwhile queries, Get and
+// Count run (they are not held up by the commit) and see exactly the state
+// before the write; that writes of other ids go through meanwhile; that a
+// write of the same id waits; and that afterwards the write is seen whole.
+func TestReadersDuringCommit(t *testing.T) {
+	for _, kind := range []IndexKind{Flat, HNSW} {
+		t.Run(kind.String(), func(t *testing.T) {
+			ctx := context.Background()
+			c, gb := gatedCollection(t, kind, 20)
+			entered := make(chan string)
+			release := make(chan struct{}) // one token lets one write on
+			stop := make(chan struct{})    // unblocks everything if the test fails
+			t.Cleanup(func() { close(stop) })
+			gb.after = func(op string, n int) {
+				if n == 2 { // only the batches of two below
+					select {
+					case entered <- op:
+					case <-stop:
+						return
+					}
+					select {
+					case <-release:
+					case <-stop:
+					}
+				}
+			}
+			before := look(t, c, "3", "4", "5")
+
+			// An upsert: "3" moves next to the query, "new" is added.
+			upserted := make(chan error, 1)
+			go func() {
+				upserted <- c.Upsert(ctx,
+					Item{ID: "3", Embedding: []float32{4, 2}, Text: "moved", Metadata: map[string]any{"i": 3}},
+					Item{ID: "new", Embedding: []float32{4, 1}, Metadata: map[string]any{"i": 1}})
+			}()
+			if op := <-entered; op != "upsert" {
+				t.Fatalf("gated %s, want upsert", op)
+			}
+			if got := look(t, c, "3", "4", "5"); !reflect.DeepEqual(got, before) {
+				t.Fatalf("during the upsert readers see\n%+v\nwant\n%+v", got, before)
+			}
+			if _, err := c.Get(ctx, "new"); !errors.Is(err, vector.ErrNotFound) {
+				t.Fatalf("Get of an item not yet published: %v", err)
+			}
+			// A write of other ids goes through meanwhile...
+			if err := c.Add(ctx, Item{ID: "other", Embedding: []float32{50, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			// ...and one of an id in flight waits, then sees the outcome.
+			added := make(chan error, 1)
+			go func() { added <- c.Add(ctx, Item{ID: "new", Embedding: []float32{60, 1}}) }()
+			deleted := make(chan error, 1)
+			go func() { deleted <- c.Delete(ctx, "3") }()
+			notDone(t, added, "Add of an id in flight")
+			notDone(t, deleted, "Delete of an id in flight")
+			release <- struct{}{}
+			if err := wait(t, upserted, "Upsert"); err != nil {
+				t.Fatal(err)
+			}
+			if err := wait(t, added, "Add"); !errors.Is(err, vector.ErrDuplicateID) {
+				t.Fatalf("Add of the id just upserted: %v, want ErrDuplicateID", err)
+			}
+			if err := wait(t, deleted, "Delete"); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Query(ctx, []float32{4, 1}, 3, nil)
+			if err != nil || len(res) != 3 || res[0].ID != "4" || res[1].ID != "new" || res[2].ID != "5" {
+				t.Fatalf("after the writes: %v, %v; want 4, new, 5 (3 deleted)", res, err)
+			}
+			if c.Count() != 21 || c.idx.Len() != 21 || c.st.Len() != 21 {
+				t.Fatalf("count %d, index %d, store %d; want 21", c.Count(), c.idx.Len(), c.st.Len())
+			}
+
+			// A delete, stopped after the store removed the items.
+			before = look(t, c, "4", "5")
+			deleted = make(chan error, 1)
+			go func() { deleted <- c.Delete(ctx, "4", "5") }()
+			if op := <-entered; op != "remove" {
+				t.Fatalf("gated %s, want remove", op)
+			}
+			if got := look(t, c, "4", "5"); !reflect.DeepEqual(got, before) {
+				t.Fatalf("during the delete readers see\n%+v\nwant\n%+v", got, before)
+			}
+			release <- struct{}{}
+			if err := wait(t, deleted, "Delete"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := c.Get(ctx, "4"); !errors.Is(err, vector.ErrNotFound) {
+				t.Fatalf("Get after delete: %v", err)
+			}
+			if c.Count() != 19 || c.idx.Len() != 19 || c.st.Len() != 19 {
+				t.Fatalf("count %d, index %d, store %d; want 19", c.Count(), c.idx.Len(), c.st.Len())
+			}
+		})
+	}
+}
+
+// TestSameIDWaitsForFailedWrite checks the other outcome of two Adds of
+// one id: when the first fails in the store, the second, which waited for
+// it, succeeds; and a cancelled wait changes nothing.
+func TestSameIDWaitsForFailedWrite(t *testing.T) {
+	for _, kind := range []IndexKind{Flat, HNSW} {
+		t.Run(kind.String(), func(t *testing.T) {
+			ctx := context.Background()
+			c, gb := gatedCollection(t, kind, 5)
+			entered := make(chan struct{})
+			release := make(chan struct{})
+			stop := make(chan struct{})
+			t.Cleanup(func() { close(stop) })
+			var calls sync.Mutex
+			first := true
+			gb.before = func(op string, n int) error {
+				calls.Lock()
+				f := first
+				first = false
+				calls.Unlock()
+				if f {
+					select {
+					case entered <- struct{}{}:
+					case <-stop:
+					}
+					select {
+					case <-release:
+					case <-stop:
+					}
+					return errInjected
+				}
+				return nil
+			}
+			one := make(chan error, 1)
+			go func() { one <- c.Add(ctx, Item{ID: "x", Embedding: []float32{1, 2}}) }()
+			<-entered
+			two := make(chan error, 1)
+			go func() { two <- c.Add(ctx, Item{ID: "x", Embedding: []float32{3, 4}}) }()
+			notDone(t, two, "second Add")
+			// A third writer of x gives up waiting when its context ends.
+			cctx, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+			defer cancel()
+			if err := c.Upsert(cctx, Item{ID: "x", Embedding: []float32{5, 6}}); !errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("Upsert whose context ends while it waits: %v", err)
+			}
+			close(release)
+			if err := wait(t, one, "first Add"); !errors.Is(err, errInjected) {
+				t.Fatalf("first Add: %v", err)
+			}
+			if err := wait(t, two, "second Add"); err != nil {
+				t.Fatalf("second Add after the first failed: %v", err)
+			}
+			got, err := c.Get(ctx, "x")
+			if err != nil || !reflect.DeepEqual(got[0].Embedding, []float32{3, 4}) {
+				t.Fatalf("Get(x) = %v, %v; want the second Add's vector", got, err)
+			}
+			if c.Count() != 6 || c.idx.Len() != 6 || c.st.Len() != 6 {
+				t.Fatalf("count %d, index %d, store %d; want 6", c.Count(), c.idx.Len(), c.st.Len())
+			}
+			if len(c.pendIDs) != 0 || len(c.pendKeys) != 0 || c.nheld != 0 {
+				t.Fatalf("reservations left: %d ids, %d keys, %d held", len(c.pendIDs), len(c.pendKeys), c.nheld)
+			}
+		})
+	}
+}
+
+// TestWritersShareTheStore checks that writers of different ids are in the
+// store at the same time: each of n writers waits inside the store until
+// all n have arrived, which the old design (one writer at a time) could
+// never satisfy.
+func TestWritersShareTheStore(t *testing.T) {
+	ctx := context.Background()
+	c, gb := gatedCollection(t, HNSW, 8)
+	const n = 8
+	var arrived sync.WaitGroup
+	arrived.Add(n)
+	all := make(chan struct{})
+	go func() { arrived.Wait(); close(all) }()
+	gb.before = func(string, int) error {
+		arrived.Done()
+		select {
+		case <-all:
+			return nil
+		case <-time.After(10 * time.Second):
+			return errors.New("writers did not meet in the store")
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+	for w := range n {
+		wg.Go(func() {
+			if w%2 == 0 {
+				errs <- c.Add(ctx, Item{ID: fmt.Sprint("w", w), Embedding: []float32{float32(w), 2}})
+			} else {
+				errs <- c.Delete(ctx, fmt.Sprint(w))
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Error(err)
+		}
+	}
+}
