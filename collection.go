@@ -397,6 +397,18 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	if c.err != nil {
 		return nil, c.err
 	}
+	// Ids in flight (see write.go) may come back from the index in a
+	// state readers must not see. Exact search asks for as many more
+	// results as there are ids in flight (cheap: a larger heap); graph
+	// search, or exact search past maxInflate ids in flight, filters them
+	// out. settle then drops any that slip through and adds the published
+	// versions of the items in flight.
+	npend := len(c.pendIDs)
+	exclude := npend > 0 && (c.kind == HNSW || npend > maxInflate)
+	kk := k
+	if npend > 0 && !exclude {
+		kk = k + npend
+	}
 	var so *vector.SearchOptions
 	if match != nil {
 		ids := c.matchSet(opts.Filter, match)
@@ -409,12 +421,15 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		case ids.len() == c.len():
 			// Everything matches: search unfiltered.
 		default:
-			so = &vector.SearchOptions{Filter: c.allowList(ids, k+len(c.pendIDs), opts.Ef)}
+			if exclude {
+				ids = c.withoutInFlight(ids)
+			}
+			so = &vector.SearchOptions{Filter: c.allowList(ids, kk, opts.Ef)}
 		}
 	}
-	// Ids in flight (see write.go) may come back from the index in a
-	// state readers must not see: ask for as many more, and settle.
-	kk := k + len(c.pendIDs)
+	if exclude && so == nil {
+		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.notInFlight)}
+	}
 	var (
 		hits []vector.Result
 		err  error
@@ -428,7 +443,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	} else {
 		hits, err = c.idx.Search(ctx, embedding, kk, so)
 	}
-	if err == nil && len(c.pendIDs) > 0 {
+	if err == nil && npend > 0 {
 		hits, err = c.settle(embedding, hits, k, match)
 	}
 	if err != nil {

@@ -376,11 +376,40 @@ func (c *Collection) vectorOf(id vector.ID) (vector.Vector, error) {
 	return c.st.Get(id)
 }
 
+// maxInflate is the number of ids in flight up to which an exact query
+// asks the index for that many more results rather than filter them out
+// (a filter costs a call per vector scanned).
+var maxInflate = 1024
+
+// notInFlight reports whether id has no write in flight; mu is held
+// (shared: searches call it from several goroutines).
+func (c *Collection) notInFlight(id vector.ID) bool {
+	_, busy := c.pendIDs[id]
+	return !busy
+}
+
+// withoutInFlight returns ids less those with a write in flight, as a new
+// slice; mu is held.
+func (c *Collection) withoutInFlight(ids matched) matched {
+	out := make([]vector.ID, 0, ids.len())
+	for _, id := range ids.ids {
+		if c.notInFlight(id) {
+			out = append(out, id)
+		}
+	}
+	for id := range ids.set {
+		if c.notInFlight(id) {
+			out = append(out, id)
+		}
+	}
+	return matched{ids: out}
+}
+
 // settle turns hits, the answer of an index searched for k plus the
-// number of ids in flight, into the top k of the published items: it
-// drops the hits on ids in flight (or unknown), scores the published
-// version of each item in flight that m (if not nil) matches, and keeps
-// the k best. q is the query as given. mu is held.
+// number of ids in flight, or with them filtered out, into the top k of
+// the published items: it drops the hits on ids in flight (or unknown),
+// scores the published version of each item in flight that m (if not nil)
+// matches, and keeps the k best. q is the query as given. mu is held.
 func (c *Collection) settle(q vector.Vector, hits []vector.Result, k int, m matcher) ([]vector.Result, error) {
 	out := hits[:0]
 	for _, h := range hits {

@@ -132,11 +132,20 @@ func wait(t *testing.T, ch <-chan error, what string) error {
 // Count run (they are not held up by the commit) and see exactly the state
 // before the write; that writes of other ids go through meanwhile; that a
 // write of the same id waits; and that afterwards the write is seen whole.
+//
+// Exact search asks for more results while writes are in flight, up to
+// maxInflate of them, and filters them out past it; graph search always
+// filters them out: the flat case runs both ways.
 func TestReadersDuringCommit(t *testing.T) {
-	for _, kind := range []IndexKind{Flat, HNSW} {
-		t.Run(kind.String(), func(t *testing.T) {
+	for _, tc := range []struct {
+		kind    IndexKind
+		inflate int
+	}{{Flat, 1024}, {Flat, 0}, {HNSW, 1024}} {
+		t.Run(fmt.Sprintf("%v/inflate=%d", tc.kind, tc.inflate), func(t *testing.T) {
+			defer func(n int) { maxInflate = n }(maxInflate)
+			maxInflate = tc.inflate
 			ctx := context.Background()
-			c, gb := gatedCollection(t, kind, 20)
+			c, gb := gatedCollection(t, tc.kind, 20)
 			entered := make(chan string)
 			release := make(chan struct{}) // one token lets one write on
 			stop := make(chan struct{})    // unblocks everything if the test fails
