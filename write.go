@@ -28,7 +28,13 @@ import (
 // and the store may already hold its next version, or may have lost it, so
 // readers skip whatever the index returns for ids in flight and use the
 // copy kept in step 1 instead (see settle): a query or a Get sees each
-// write entirely or not at all, and never a write that fails.
+// write entirely or not at all, and never a write that fails. The copies
+// cost memory: a Delete or Upsert of n existing items holds n vectors
+// until it publishes.
+//
+// A write never waits while it holds a reservation (step 1 reserves all
+// its ids at once or none), so writes waiting for each other cannot
+// deadlock.
 
 // inflight records the writes between steps 1 and 3. The collection's mu
 // guards it.
@@ -299,10 +305,11 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 // DeleteWhere removes every item that f matches and returns how many it
 // removed. A nil or malformed filter is an error wrapping
 // [vector.ErrInvalidOptions] (to empty a collection, delete the collection
-// or use And(), which matches everything). It waits for the writes in
-// flight on the items f matches, then removes the items f matches once
-// they have finished; writes still in flight on other items are not
-// affected.
+// or use And(), which matches everything). It first waits for the writes
+// in flight on the items f matches; writes in flight on other items (such
+// as Adds not yet published) are neither waited for nor affected. Until it
+// has committed, it keeps a copy of the vectors it removes, so that
+// queries still see them.
 func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	m, err := f.compile()
 	if err != nil {
