@@ -291,3 +291,59 @@ func TestDeletePending(t *testing.T) {
 		t.Fatalf("Flush with a done context: %v", err)
 	}
 }
+
+// TestAddAmongDeleted adds vectors to a graph whose every node is deleted
+// but not yet unlinked: they must link to the deleted nodes (the only way
+// in) and be found, and a delete-and-add under one id (Update) must work.
+func TestAddAmongDeleted(t *testing.T) {
+	s, err := vector.NewMemStore(2, vector.L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := hnsw.New(s, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 3 {
+		if err := ix.Add(ctx, vector.ID(i), vector.Vector{float32(i), 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		if err := ix.Delete(ctx, vector.ID(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Update(ctx, 7, vector.Vector{1, 1}); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("Update of an absent id: %v", err)
+	}
+	if err := ix.Add(ctx, 1, vector.Vector{10, 10}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Add(ctx, 5, vector.Vector{1, 1}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Update(ctx, 5, vector.Vector{-1, -1}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ix.Search(ctx, vector.Vector{0, 0}, 5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].ID != 5 || got[1].ID != 1 {
+		t.Fatalf("Search = %v, want ids 5 then 1", got)
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := ix.Search(ctx, vector.Vector{0, 0}, 5, nil); len(got) != 2 {
+		t.Fatalf("after Flush, Search = %v, want 2 results", got)
+	}
+}

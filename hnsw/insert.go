@@ -30,7 +30,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 	}
 	sc.ent = append(sc.ent[:0], cur)
 	for lc := min(top, lvl); lc >= 0; lc-- {
-		ix.searchLayer(sc, v, sc.ent, ix.opts.EfConstruction, lc, nil, nil)
+		ix.searchLayer(sc, v, sc.ent, ix.opts.EfConstruction, lc, false, nil, nil)
 		w := sc.w
 		// Another insert may have made s reachable already; never link
 		// s to itself.
@@ -45,10 +45,6 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		for _, c := range sc.sel {
 			ix.addLink(sc, c.node, s, c.dist, lc)
 		}
-		// w holds no deleted node; if it is empty (every node reached
-		// was deleted), the next layer starts from where this one did.
-		if len(w) > 0 {
-			sc.ent = append(sc.ent[:0], w...)
-		}
+		sc.ent = append(sc.ent[:0], w...)
 	}
 }

@@ -76,13 +76,15 @@ func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
 // allowed nodes are found (or the graph is exhausted). done, if non-nil,
 // is polled every checkEvery expansions; when it is closed the search stops
 // and returns what it has.
-func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, filter vector.Filter, done <-chan struct{}) {
+func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, query bool, filter vector.Filter, done <-chan struct{}) {
 	sc.vis.reset(ix.capacity())
 	cands := sc.cands[:0]
 	res := sc.res[:0]
 	// Deleted nodes not yet unlinked (tombstones) are walked through
-	// but never kept.
-	tombs := len(ix.tombs) > 0
+	// but never returned by a query. Inserts do link to them, as to any
+	// node (a new node among deleted ones would otherwise get no links);
+	// the batch that unlinks them repairs those links.
+	tombs := query && len(ix.tombs) > 0
 	for _, e := range ent {
 		if sc.vis.visit(e.node) {
 			continue
@@ -223,7 +225,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 		cur = ix.greedy(qv, cur, lc)
 	}
 	sc.ent = append(sc.ent[:0], cur)
-	ix.searchLayer(sc, qv, sc.ent, ef, 0, so.Filter, ctx.Done())
+	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, so.Filter, ctx.Done())
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
