@@ -53,7 +53,7 @@ const (
 // flat, and the one-off build (a few seconds) is repaid within a few
 // thousand queries. The threshold counts items, so at other dimensions
 // the exact side scales with the dimension: set
-// [CollectionConfig].AutoThreshold for very small or very large vectors.
+// [CollectionConfig.AutoThreshold] for very small or very large vectors.
 const DefaultAutoThreshold = 20000
 
 // String returns "auto", "flat" or "hnsw".
