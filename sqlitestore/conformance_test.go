@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn/flat"
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/vectortest"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
@@ -44,4 +45,21 @@ func TestFlatOverCollection(t *testing.T) {
 	vectortest.TestIndex(t, newCollection, func(t *testing.T, s vector.Store) vector.Index {
 		return flat.New(s)
 	}, vectortest.IndexConfig{})
+}
+
+// TestHNSWOverCollection runs the index suite for the approximate index over
+// SQLite collections: every index of cairn over every store.
+func TestHNSWOverCollection(t *testing.T) {
+	vectortest.TestIndex(t, newCollection, func(t *testing.T, s vector.Store) vector.Index {
+		idx, err := hnsw.New(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			if err := idx.Verify(); err != nil {
+				t.Errorf("hnsw graph: %v", err)
+			}
+		})
+		return idx
+	}, vectortest.IndexConfig{Approximate: true})
 }
