@@ -1,7 +1,6 @@
 package cairn
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -488,18 +487,8 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 // caller holds the collection's lock for the whole search, and posting
 // lists change only under its exclusive lock.
 func (c *Collection) allowList(ids matched, k, ef int) vector.Filter {
-	s, n := float64(ids.len()), float64(c.len())
-	var small bool
-	if c.kind == HNSW {
-		if ef == 0 {
-			ef = cmp.Or(c.cfg.HNSW.EfSearch, hnsw.DefaultEfSearch)
-		}
-		small = s*s <= hnsw.FilterCrossover*float64(max(ef, k))*n
-	} else {
-		// flat scores an allow-list of at most max(n/64, 256) ids one by one.
-		small = s <= max(n/64, 256)
-	}
-	if small {
+	// Both of cairn's indexes answer this with the rule they search by.
+	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
 		if ids.set != nil {
 			return vector.IDSetOf(ids.set)
 		}

@@ -92,6 +92,14 @@ func (x *Index) Delete(ctx context.Context, id vector.ID) error {
 // Len/64 the list is the shorter road.
 func smallSet(n int) int { return max(n/64, 256) }
 
+// ScoresSetExactly reports whether a search with an allow-list
+// ([*vector.IDSet]) of s ids scores those ids one by one rather than
+// scanning the whole store; k and ef do not matter to flat and are there so
+// that callers can ask any index the same question. Callers that build
+// allow-lists use it to choose their representation: a set only where the
+// index will iterate it, something cheaper to build elsewhere.
+func (x *Index) ScoresSetExactly(s, k, ef int) bool { return s <= smallSet(x.s.Len()) }
+
 // Search returns the k vectors of the store nearest to q, closest first,
 // ties broken by ascending id. See [vector.Index.Search].
 func (x *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vector.SearchOptions) ([]vector.Result, error) {
@@ -109,7 +117,7 @@ func (x *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vector
 	if opts != nil {
 		filter = opts.Filter
 	}
-	if set, ok := filter.(*vector.IDSet); ok && set.Len() <= smallSet(x.s.Len()) {
+	if set, ok := filter.(*vector.IDSet); ok && x.ScoresSetExactly(set.Len(), k, 0) {
 		return x.searchSet(ctx, pq, k, set)
 	}
 	top := vector.NewTopK(k)

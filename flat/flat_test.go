@@ -162,3 +162,18 @@ func TestSearchCancelledMidScan(t *testing.T) {
 		t.Fatalf("Search cancelled mid-scan = %v, want context.Canceled", err)
 	}
 }
+
+func TestScoresSetExactly(t *testing.T) {
+	s := memStore(t, 2, vector.L2)
+	idx := flat.New(s)
+	ctx := context.Background()
+	for i := range 64 * 1000 {
+		if err := s.Put(ctx, vector.ID(i), vector.Vector{float32(i), 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// At 64,000 vectors the limit is 1,000 ids.
+	if !idx.ScoresSetExactly(1000, 10, 0) || idx.ScoresSetExactly(1001, 10, 0) {
+		t.Fatalf("ScoresSetExactly around 1,000 of 64,000: %v, %v", idx.ScoresSetExactly(1000, 10, 0), idx.ScoresSetExactly(1001, 10, 0))
+	}
+}

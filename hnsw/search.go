@@ -34,6 +34,24 @@ func exactFilter(s, ef, n int) bool {
 	return float64(s)*float64(s) <= filterCrossover*float64(ef)*float64(n)
 }
 
+// searchEf returns the beam width of a search for k results asked for
+// with ef (0 for the index's EfSearch).
+func (ix *Index) searchEf(ef, k int) int {
+	if ef == 0 {
+		ef = ix.opts.EfSearch
+	}
+	return max(ef, k)
+}
+
+// ScoresSetExactly reports whether a search for k results at beam width ef
+// (0 for [Options].EfSearch) with an allow-list ([*vector.IDSet]) of s ids
+// scores those ids exactly instead of walking the graph, by the rule of
+// [FilterCrossover]. Callers that build allow-lists use it to choose their
+// representation: a set only where the index will iterate it.
+func (ix *Index) ScoresSetExactly(s, k, ef int) bool {
+	return exactFilter(s, ix.searchEf(ef, k), ix.liveCount())
+}
+
 // checkEvery is the number of nodes a search expands between checks of its
 // context.
 const checkEvery = 256
@@ -205,11 +223,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	if err := vector.PrepareInto(qv, q, ix.dim, ix.metric); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
-	ef := so.Ef
-	if ef == 0 {
-		ef = ix.opts.EfSearch
-	}
-	ef = max(ef, k)
+	ef := ix.searchEf(so.Ef, k)
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()

@@ -289,3 +289,36 @@ func TestSearchCancelledMidway(t *testing.T) {
 		t.Errorf("the walk went on after cancellation: %d filter calls", calls)
 	}
 }
+
+// TestScoresSetExactly checks the rule callers ask about: s² ≤
+// FilterCrossover · max(ef, k) · n, with ef defaulting to EfSearch.
+func TestScoresSetExactly(t *testing.T) {
+	s, err := vector.NewMemStore(2, vector.L2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ix, err := hnsw.New(s, &hnsw.Options{EfSearch: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := range 1000 {
+		if err := ix.Add(ctx, vector.ID(i), vector.Vector{float32(i), float32(i % 7)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		s, k, ef int
+		want     bool
+	}{
+		{374, 10, 0, true},   // 374² = 139,876 ≤ 14·10·1000
+		{375, 10, 0, false},  // 140,625 > 140,000
+		{529, 10, 20, true},  // ef 20: 279,841 ≤ 280,000
+		{530, 20, 10, false}, // k 20 raises ef to 20: 280,900 > 280,000
+		{1000, 100, 0, true}, // k 100: 1,000,000 ≤ 1,400,000
+	} {
+		if got := ix.ScoresSetExactly(c.s, c.k, c.ef); got != c.want {
+			t.Errorf("ScoresSetExactly(%d, %d, %d) = %v, want %v", c.s, c.k, c.ef, got, c.want)
+		}
+	}
+}
