@@ -244,10 +244,16 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
 	// Rank by the one ordering of results, distance then id, before
-	// cutting to k, so that ties at the boundary resolve by id.
+	// cutting to k, so that ties at the boundary resolve by id. The walk
+	// scored most nodes with the four-way gather kernel, which sums in
+	// another order than the single one and can differ in the last bit;
+	// scoring the ef finalists again with the single kernel (about 1% of
+	// a query) makes a reported distance depend only on the query and the
+	// vector, the same on every path (the exact one included) and after a
+	// reload, whichever way the walk went.
 	t := vector.NewTopK(k)
 	for _, c := range sc.w {
-		t.Push(ix.idOf(c.node), c.dist)
+		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
 	}
 	return t.Results(), nil
 }
