@@ -110,6 +110,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if _, dup := c.keys[r.key]; dup || r.key == "" {
 			return fmt.Errorf("%w: item %d has a missing or repeated key %q", vector.ErrCorrupt, r.id, r.key)
 		}
+		c.keys[r.key] = r.id
 		c.put(&record{id: r.id, key: r.key, text: r.text, md: r.md})
 		c.next = max(c.next, r.id+1)
 		ids = append(ids, r.id)
@@ -169,7 +170,7 @@ func (c *Collection) Config() CollectionConfig { return c.cfg }
 func (c *Collection) Info() CollectionInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return CollectionInfo{Name: c.name, Config: c.cfg, Count: len(c.keys), Index: c.kind}
+	return CollectionInfo{Name: c.name, Config: c.cfg, Count: c.len(), Index: c.kind}
 }
 
 // Count returns the number of items in the collection (0 once it is closed
@@ -177,7 +178,7 @@ func (c *Collection) Info() CollectionInfo {
 func (c *Collection) Count() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return len(c.keys)
+	return c.len()
 }
 
 // Add stores items, all or nothing. It returns an error wrapping
@@ -211,16 +212,11 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 		return nil, err
 	}
 	rows := make([]row, len(items))
-	seen := make(map[string]struct{}, len(items))
 	var toEmbed []int
 	for i, it := range items {
 		if it.ID == "" {
 			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
 		}
-		if _, dup := seen[it.ID]; dup {
-			return nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
-		}
-		seen[it.ID] = struct{}{}
 		md, err := normalizeMetadata(it.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
@@ -231,6 +227,16 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 		}
 	}
 	if len(toEmbed) > 0 {
+		// An id repeated in items is found when the write reserves its
+		// ids; look for one now only to spare the embedder a batch that
+		// will be refused.
+		seen := make(map[string]struct{}, len(items))
+		for _, it := range items {
+			if _, dup := seen[it.ID]; dup {
+				return nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
+			}
+			seen[it.ID] = struct{}{}
+		}
 		texts := make([]string, len(toEmbed))
 		for j, i := range toEmbed {
 			texts[j] = items[i].Text
@@ -303,15 +309,15 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 				return nil, fmt.Errorf("cairn: get: %w", err)
 			}
 		}
-		id, ok := c.keys[key]
-		if !ok {
+		id := c.keys[key]
+		r := c.recs[id]
+		if r == nil { // no such key, or one a write in flight creates
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
 		v, err := c.vectorOf(id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
 		}
-		r := c.recs[id]
 		out[i] = Item{ID: key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
 	}
 	return out, nil
@@ -402,7 +408,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	// search, or exact search past maxInflate ids in flight, filters them
 	// out. settle then drops any that slip through and adds the published
 	// versions of the items in flight.
-	npend := len(c.pendIDs)
+	npend := len(c.pendIDs) + c.nfresh
 	exclude := npend > 0 && (c.kind == HNSW || npend > maxInflate)
 	kk := k
 	if npend > 0 && !exclude {

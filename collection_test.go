@@ -480,6 +480,14 @@ func TestBadInput(t *testing.T) {
 			{"empty id", func() error { return c.Add(ctx, good, cairn.Item{Embedding: []float32{0, 0, 1}}) }, vector.ErrEmptyID},
 			{"duplicate id", func() error { return c.Add(ctx, good, cairn.Item{ID: "a", Embedding: []float32{0, 0, 1}}) }, vector.ErrDuplicateID},
 			{"repeated id", func() error { return c.Add(ctx, good, good) }, vector.ErrDuplicateID},
+			{"repeated id later in the batch", func() error {
+				return c.Add(ctx, good, cairn.Item{ID: "y", Embedding: []float32{0, 1, 1}}, good)
+			}, vector.ErrDuplicateID},
+			{"upsert repeated stored id", func() error { return c.Upsert(ctx, good, stored[0], stored[0]) }, vector.ErrDuplicateID},
+			{"upsert repeated new id", func() error { return c.Upsert(ctx, stored[1], good, good) }, vector.ErrDuplicateID},
+			{"repeated id needing the embedder", func() error {
+				return c.Add(ctx, cairn.Item{ID: "t", Text: "hi"}, cairn.Item{ID: "t", Text: "hi"})
+			}, vector.ErrDuplicateID},
 			{"bad metadata", func() error {
 				return c.Add(ctx, good, cairn.Item{ID: "x", Embedding: []float32{0, 0, 1}, Metadata: map[string]any{"l": []int{1}}})
 			}, vector.ErrInvalidOptions},
@@ -543,6 +551,11 @@ func TestBadInput(t *testing.T) {
 					t.Fatalf("query after failed call: %v, %v", ids(res), err)
 				}
 			})
+		}
+		// No failed call left a reservation behind: the ids they tried
+		// are free.
+		if err := c.Add(ctx, good, cairn.Item{ID: "x", Embedding: []float32{1, 1, 0}}, cairn.Item{ID: "y", Embedding: []float32{0, 1, 1}}); err != nil {
+			t.Fatalf("Add of the ids the failed calls tried: %v", err)
 		}
 	})
 }

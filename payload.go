@@ -59,14 +59,17 @@ func newPayloads() payloads {
 
 func (p *payloads) len() int { return len(p.rows) }
 
-// put stores r, replacing the record of the same id if there is one.
+// put stores r, replacing the record of the same id if there is one. The
+// caller enters r's key in keys (a write does so when it reserves it).
 func (p *payloads) put(r *record) {
-	if _, ok := p.recs[r.id]; ok {
-		p.remove(r.id)
+	if old := p.recs[r.id]; old != nil {
+		p.unpost(old)
+		r.pos = old.pos
+		p.rows[r.pos] = r
+	} else {
+		r.pos = len(p.rows)
+		p.rows = append(p.rows, r)
 	}
-	r.pos = len(p.rows)
-	p.rows = append(p.rows, r)
-	p.keys[r.key] = r.id
 	p.recs[r.id] = r
 	if len(p.post) > 0 {
 		for k, v := range r.md {
@@ -77,7 +80,22 @@ func (p *payloads) put(r *record) {
 	}
 }
 
-// remove deletes the record of id, which must be present.
+// unpost takes r out of the posting lists.
+func (p *payloads) unpost(r *record) {
+	if len(p.post) == 0 {
+		return
+	}
+	for k, v := range r.md {
+		if ps := p.post[k]; ps != nil {
+			delete(ps[v], r.id)
+			if len(ps[v]) == 0 {
+				delete(ps, v)
+			}
+		}
+	}
+}
+
+// remove deletes the record of id, which must be present, and its key.
 func (p *payloads) remove(id vector.ID) {
 	r := p.recs[id]
 	last := p.rows[len(p.rows)-1]
@@ -87,16 +105,7 @@ func (p *payloads) remove(id vector.ID) {
 	p.rows = p.rows[:len(p.rows)-1]
 	delete(p.keys, r.key)
 	delete(p.recs, id)
-	if len(p.post) > 0 {
-		for k, v := range r.md {
-			if ps := p.post[k]; ps != nil {
-				delete(ps[v], id)
-				if len(ps[v]) == 0 {
-					delete(ps, v)
-				}
-			}
-		}
-	}
+	p.unpost(r)
 }
 
 // match returns the ids of the records f matches; m is f compiled. When

@@ -13,24 +13,31 @@ import (
 //
 //  1. Reserve, under mu: wait until no other write has any of its ids in
 //     flight, check the ids against the published items (ErrDuplicateID,
-//     ErrNotFound), give fresh ids their numbers and mark every id as in
-//     flight, keeping a copy of the published version of the ones the
-//     write replaces or deletes.
+//     ErrNotFound), give fresh ids their numbers (entering their keys in
+//     the key map at once, so that a second write of the same key finds
+//     them) and hold the published ids the write replaces or deletes,
+//     keeping a copy of their published version.
 //  2. Write, without mu: take the replaced and deleted ids out of the
 //     index, write to the store (one transaction, shared with concurrent
 //     writers by sqlitestore's group commit) and, once it is durable, put
 //     the new vectors in the index.
-//  3. Publish, under mu: apply the change to the maps and drop the
+//  3. Publish, under mu: apply the change to the records and drop the
 //     reservation; or, if step 2 failed, put the index back as it was and
-//     drop the reservation alone.
+//     drop the reservation alone (with the fresh keys).
 //
-// Readers see only published items. While an id is in flight the index
-// and the store may already hold its next version, or may have lost it, so
-// readers skip whatever the index returns for ids in flight and use the
-// copy kept in step 1 instead (see settle): a query or a Get sees each
-// write entirely or not at all, and never a write that fails. The copies
-// cost memory: a Delete or Upsert of n existing items holds n vectors
-// until it publishes.
+// An id is published when it has a record; a key may map to an id that is
+// not published yet, which a write in flight is creating. Readers see only
+// published items. While an id is in flight the index and the store may
+// already hold its next version, or may have lost it, so readers skip
+// whatever the index returns for ids in flight and use the copy kept in
+// step 1 instead (see settle): a query or a Get sees each write entirely
+// or not at all, and never a write that fails. The copies cost memory: a
+// Delete or Upsert of n existing items holds n vectors until it
+// publishes.
+//
+// The bookkeeping of a batch of fresh items is one key-map insertion per
+// item: the ids a write creates are consecutive, so its flight records
+// them as a range rather than one by one.
 //
 // A write never waits while it holds a reservation (step 1 reserves all
 // its ids at once or none), so writes waiting for each other cannot
@@ -39,24 +46,24 @@ import (
 // inflight records the writes between steps 1 and 3. The collection's mu
 // guards it.
 type inflight struct {
-	pendKeys map[string]*flight // caller's ids held by a write
-	pendIDs  map[vector.ID]held // numeric ids held by a write
-	nheld    int                // how many of pendIDs have a published version
+	flights []*flight          // the writes in flight
+	pendIDs map[vector.ID]held // published ids that a write in flight replaces or deletes
+	nfresh  int                // ids that the writes in flight create
 }
 
 func newInflight() inflight {
-	return inflight{pendKeys: make(map[string]*flight), pendIDs: make(map[vector.ID]held)}
+	return inflight{pendIDs: make(map[vector.ID]held)}
 }
 
 // flight is one write in progress; done is closed when it has published or
 // abandoned its change.
 type flight struct {
-	done chan struct{}
+	done   chan struct{}
+	lo, hi vector.ID // the ids it creates, [lo, hi)
 }
 
-// held is a numeric id reserved by a write in flight, with the published
-// version of its item if it has one (rec and vec are nil for an id the
-// write creates). vec is a copy, immune to the write.
+// held is a published id reserved by a write in flight, with a copy of its
+// published vector (immune to the write) and its record.
 type held struct {
 	f   *flight
 	rec *record
@@ -92,27 +99,45 @@ func (c *Collection) lockClear(ctx context.Context, op string, conflict func() *
 	}
 }
 
-// keyConflict returns the flight holding one of keys, or nil. mu is held.
-func (c *Collection) keyConflict(keys []string) *flight {
-	for _, k := range keys {
-		if f := c.pendKeys[k]; f != nil {
+// flightOf returns the write in flight on id, which is in the key map, or
+// nil if id is published and free. mu is held.
+func (c *Collection) flightOf(id vector.ID) *flight {
+	if h, ok := c.pendIDs[id]; ok {
+		return h.f
+	}
+	if c.recs[id] != nil {
+		return nil
+	}
+	for _, f := range c.flights {
+		if id >= f.lo && id < f.hi {
 			return f
+		}
+	}
+	return nil // unreachable: a key maps only to published ids and to ids in flight
+}
+
+// lookupKeys sets found[i] to the id of keys[i], or 0 if it has none, and
+// returns the first write in flight on one of them (nil if none is). mu is
+// held.
+func (c *Collection) lookupKeys(keys []string, found []vector.ID) *flight {
+	for i, k := range keys {
+		id, ok := c.keys[k]
+		found[i] = id
+		if ok {
+			if f := c.flightOf(id); f != nil {
+				return f
+			}
 		}
 	}
 	return nil
 }
 
-// hold reserves keys, the fresh ids and the published ids olds for a new
-// flight, keeping a copy of the published version of each of olds. mu is
-// held. It returns the flight and the copies, in the order of olds.
-func (c *Collection) hold(keys []string, fresh, olds []vector.ID) (*flight, []held) {
-	f := &flight{done: make(chan struct{})}
-	for _, k := range keys {
-		c.pendKeys[k] = f
-	}
-	for _, id := range fresh {
-		c.pendIDs[id] = held{f: f}
-	}
+// hold starts flight f, which creates the ids [f.lo, f.hi) and reserves
+// the published ids olds, keeping a copy of the published version of each.
+// mu is held. It returns the copies, in the order of olds.
+func (c *Collection) hold(f *flight, olds []vector.ID) []held {
+	c.flights = append(c.flights, f)
+	c.nfresh += int(f.hi - f.lo)
 	copies := make([]held, len(olds))
 	buf := make([]float32, 0, len(olds)*c.cfg.Dim) // one allocation for the batch
 	for i, id := range olds {
@@ -125,26 +150,26 @@ func (c *Collection) hold(keys []string, fresh, olds []vector.ID) (*flight, []he
 		c.pendIDs[id] = h
 		copies[i] = h
 	}
-	c.nheld += len(olds)
-	return f, copies
+	return copies
 }
 
-// release ends flight f, which holds keys and ids (nolds of them with a
-// published version): under mu it runs publish, if not nil, then drops
-// the reservation and wakes the writes waiting for f.
-func (c *Collection) release(f *flight, keys []string, ids []vector.ID, nolds int, publish func()) {
+// release ends flight f, which holds the published ids olds: under mu it
+// runs apply, if not nil, then drops the reservation and wakes the writes
+// waiting for f.
+func (c *Collection) release(f *flight, olds []vector.ID, apply func()) {
 	c.mu.Lock()
-	if publish != nil {
-		publish()
-		c.dirty = true
+	if apply != nil {
+		apply()
 	}
-	for _, k := range keys {
-		delete(c.pendKeys, k)
-	}
-	for _, id := range ids {
+	for _, id := range olds {
 		delete(c.pendIDs, id)
 	}
-	c.nheld -= nolds
+	c.nfresh -= int(f.hi - f.lo)
+	i := slices.Index(c.flights, f)
+	last := len(c.flights) - 1
+	c.flights[i] = c.flights[last]
+	c.flights[last] = nil
+	c.flights = c.flights[:last]
 	c.mu.Unlock()
 	close(f.done)
 }
@@ -170,32 +195,18 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 	for i := range rows {
 		keys[i] = rows[i].key
 	}
-	if err := c.lockClear(ctx, op, func() *flight { return c.keyConflict(keys) }); err != nil {
+	found := make([]vector.ID, len(rows))
+	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(keys, found) }); err != nil {
 		return err
 	}
-	// Step 1, under mu.
-	var olds, fresh []vector.ID
-	isOld := make([]bool, len(rows))
-	for i := range rows {
-		if id, ok := c.keys[rows[i].key]; ok {
-			if !replace {
-				c.mu.Unlock()
-				return fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
-			}
-			rows[i].id, isOld[i] = id, true
-			olds = append(olds, id)
-		}
+	// Step 1, under mu: found holds the published id of every key that
+	// has one (and none is in flight).
+	f, olds, err := c.reserve(op, rows, found, replace)
+	if err != nil {
+		c.mu.Unlock()
+		return err
 	}
-	ids := make([]vector.ID, len(rows))
-	for i := range rows {
-		if !isOld[i] {
-			rows[i].id = c.next
-			c.next++
-			fresh = append(fresh, rows[i].id)
-		}
-		ids[i] = rows[i].id
-	}
-	f, copies := c.hold(keys, fresh, olds)
+	copies := c.hold(f, olds)
 	idx := c.idx // stable while wmu is held
 	c.mu.Unlock()
 
@@ -203,10 +214,9 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 	// or nothing), then the index is told; a failure at either step
 	// undoes the steps before it.
 	abandon := func(err error) error {
-		c.release(f, keys, ids, len(olds), nil)
+		c.release(f, olds, func() { c.forget(rows, f) })
 		return err
 	}
-	var err error
 	if len(olds) == 0 {
 		err = c.be.insert(ctx, rows)
 	} else {
@@ -222,8 +232,12 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 		return abandon(c.explain(op, rows, err))
 	}
 	// The rows are durable: finish even if ctx is cancelled now.
+	ids := make([]vector.ID, len(rows))
+	for i := range rows {
+		ids[i] = rows[i].id
+	}
 	if err := track(context.WithoutCancel(ctx), idx, ids); err != nil {
-		return abandon(c.unwrite(ctx, op, idx, fresh, copies, fmt.Errorf("cairn: %s: indexing: %w", op, err)))
+		return abandon(c.unwrite(ctx, op, idx, rows, f, copies, fmt.Errorf("cairn: %s: indexing: %w", op, err)))
 	}
 
 	// Step 3.
@@ -231,20 +245,81 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 	for i, r := range rows {
 		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
 	}
-	c.release(f, keys, ids, len(olds), func() {
+	c.release(f, olds, func() {
 		for i := range recs {
 			c.put(&recs[i])
 		}
+		c.dirty = true
 	})
 	return nil
+}
+
+// reserve gives rows their ids: the published id found for their key
+// (an error unless replace) or, for the others, a fresh one, entered in
+// the key map. It returns the flight to hold them and the published ids
+// the write replaces. On error it changes nothing. mu is held.
+func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace bool) (*flight, []vector.ID, error) {
+	var olds []vector.ID
+	for i := range rows {
+		if id := found[i]; id != 0 {
+			if !replace {
+				return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
+			}
+			rows[i].id = id
+			olds = append(olds, id)
+		}
+	}
+	if len(olds) > 1 {
+		sorted := slices.Clone(olds)
+		slices.Sort(sorted)
+		for j := 1; j < len(sorted); j++ {
+			if sorted[j] == sorted[j-1] {
+				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, c.recs[sorted[j]].key, vector.ErrDuplicateID)
+			}
+		}
+	}
+	f := &flight{done: make(chan struct{}), lo: c.next}
+	for i := range rows {
+		if found[i] != 0 {
+			continue
+		}
+		n := len(c.keys)
+		c.keys[rows[i].key] = c.next
+		if len(c.keys) == n { // the key was entered by an earlier row
+			f.hi = c.next
+			c.forget(rows[:i], f)
+			c.next = f.lo
+			return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, rows[i].key, vector.ErrDuplicateID)
+		}
+		rows[i].id = c.next
+		c.next++
+	}
+	f.hi = c.next
+	return f, olds, nil
+}
+
+// forget takes out of the key map the keys of those rows whose ids f
+// creates, for a write abandoned. mu is held.
+func (c *Collection) forget(rows []row, f *flight) {
+	for _, r := range rows {
+		if r.id >= f.lo && r.id < f.hi {
+			delete(c.keys, r.key)
+		}
+	}
 }
 
 // unwrite undoes a durable write that the index refused (which only a bug
 // can cause): the fresh rows are removed from the store and the replaced
 // ones written back from their copies and indexed again. It returns err,
 // with whatever went wrong on the way.
-func (c *Collection) unwrite(ctx context.Context, op string, idx vector.Index, fresh []vector.ID, copies []held, err error) error {
+func (c *Collection) unwrite(ctx context.Context, op string, idx vector.Index, rows []row, f *flight, copies []held, err error) error {
 	ctx = context.WithoutCancel(ctx)
+	var fresh []vector.ID
+	for _, r := range rows {
+		if r.id >= f.lo && r.id < f.hi {
+			fresh = append(fresh, r.id)
+		}
+	}
 	if len(fresh) > 0 {
 		if rerr := c.be.remove(ctx, fresh); rerr != nil {
 			return fmt.Errorf("%w (and removing the rows: %v)", err, rerr)
@@ -253,14 +328,14 @@ func (c *Collection) unwrite(ctx context.Context, op string, idx vector.Index, f
 	if len(copies) == 0 {
 		return err
 	}
-	rows := make([]row, len(copies))
+	olds := make([]row, len(copies))
 	ids := make([]vector.ID, len(copies))
 	for i, h := range copies {
-		rows[i] = row{id: h.rec.id, key: h.rec.key, vec: h.vec, text: h.rec.text, md: h.rec.md}
+		olds[i] = row{id: h.rec.id, key: h.rec.key, vec: h.vec, text: h.rec.text, md: h.rec.md}
 		ids[i] = h.rec.id
 	}
 	untrack(ctx, idx, ids) // those of ids that made it in
-	if uerr := c.be.upsert(ctx, rows); uerr != nil {
+	if uerr := c.be.upsert(ctx, olds); uerr != nil {
 		return fmt.Errorf("%w (and restoring the rows: %v)", err, uerr)
 	}
 	if terr := track(ctx, idx, ids); terr != nil {
@@ -287,19 +362,17 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	if err := c.lockClear(ctx, "delete", func() *flight { return c.keyConflict(keys) }); err != nil {
+	nums := make([]vector.ID, len(keys))
+	if err := c.lockClear(ctx, "delete", func() *flight { return c.lookupKeys(keys, nums) }); err != nil {
 		return err
 	}
-	nums := make([]vector.ID, len(keys))
-	for i, k := range keys {
-		id, ok := c.keys[k]
-		if !ok {
+	for i, id := range nums {
+		if id == 0 {
 			c.mu.Unlock()
-			return fmt.Errorf("cairn: delete %q: %w", k, vector.ErrNotFound)
+			return fmt.Errorf("cairn: delete %q: %w", keys[i], vector.ErrNotFound)
 		}
-		nums[i] = id
 	}
-	return c.removeHeld(ctx, keys, nums)
+	return c.removeHeld(ctx, nums)
 }
 
 // DeleteWhere removes every item that f matches and returns how many it
@@ -333,43 +406,41 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	keys := make([]string, len(nums))
-	for i, id := range nums {
-		keys[i] = c.recs[id].key
-	}
-	if err := c.removeHeld(ctx, keys, nums); err != nil {
+	if err := c.removeHeld(ctx, nums); err != nil {
 		return 0, err
 	}
 	return len(nums), nil
 }
 
-// removeHeld deletes ids (published, none in flight) whose keys are keys;
-// it is called with mu held, reserves them and releases mu, then removes
-// them from the index and the store, putting the index back if the store
-// fails. wmu is held shared.
-func (c *Collection) removeHeld(ctx context.Context, keys []string, ids []vector.ID) error {
+// removeHeld deletes ids (published, none in flight); it is called with
+// mu held, reserves them and releases mu, then removes them from the index
+// and the store, putting the index back if the store fails. wmu is held
+// shared.
+func (c *Collection) removeHeld(ctx context.Context, ids []vector.ID) error {
 	if len(ids) == 0 {
 		c.mu.Unlock()
 		return nil
 	}
-	f, _ := c.hold(keys, nil, ids)
+	f := &flight{done: make(chan struct{})}
+	c.hold(f, ids)
 	idx := c.idx
 	c.mu.Unlock()
 	if err := untrack(ctx, idx, ids); err != nil {
-		c.release(f, keys, ids, len(ids), nil)
+		c.release(f, ids, nil)
 		return fmt.Errorf("cairn: delete: %w", err)
 	}
 	if err := c.be.remove(ctx, ids); err != nil {
 		if terr := track(context.WithoutCancel(ctx), idx, ids); terr != nil {
 			err = fmt.Errorf("%w (and restoring the index: %v)", err, terr)
 		}
-		c.release(f, keys, ids, len(ids), nil)
+		c.release(f, ids, nil)
 		return fmt.Errorf("cairn: delete: %w", err)
 	}
-	c.release(f, keys, ids, len(ids), func() {
+	c.release(f, ids, func() {
 		for _, id := range ids {
 			c.remove(id)
 		}
+		c.dirty = true
 	})
 	return nil
 }
@@ -388,11 +459,11 @@ func (c *Collection) vectorOf(id vector.ID) (vector.Vector, error) {
 // (a filter costs a call per vector scanned).
 var maxInflate = 1024
 
-// notInFlight reports whether id has no write in flight; mu is held
-// (shared: searches call it from several goroutines).
+// notInFlight reports whether id is published and has no write in
+// flight; mu is held (shared: searches call it from several goroutines).
 func (c *Collection) notInFlight(id vector.ID) bool {
 	_, busy := c.pendIDs[id]
-	return !busy
+	return !busy && c.recs[id] != nil
 }
 
 // withoutInFlight returns ids less those with a write in flight, as a new
@@ -428,7 +499,7 @@ func (c *Collection) settle(q vector.Vector, hits []vector.Result, k int, m matc
 		}
 		out = append(out, h)
 	}
-	if c.nheld > 0 {
+	if len(c.pendIDs) > 0 {
 		pq, err := vector.Prepare(q, c.cfg.Dim, c.cfg.Metric)
 		if err != nil {
 			return nil, err
