@@ -16,7 +16,7 @@ type row struct {
 	key  string
 	vec  vector.Vector
 	text string
-	md   map[string]any
+	md   metadata
 }
 
 // backend is where a collection's items live: the vector.Store its index

@@ -310,7 +310,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 			}
 		}
 		id := c.keys[key]
-		r := c.recs[id]
+		r := c.recs.get(id)
 		if r == nil { // no such key, or one a write in flight creates
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
@@ -318,7 +318,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
 		}
-		out[i] = Item{ID: key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
+		out[i] = Item{ID: key, Embedding: slices.Clone(v), Text: r.text, Metadata: r.md.toMap()}
 	}
 	return out, nil
 }
@@ -364,8 +364,8 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 		if err != nil {
 			return nil, fmt.Errorf("cairn: find: %w", err)
 		}
-		r := c.recs[id]
-		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: cloneMetadata(r.md)}
+		r := c.recs.get(id)
+		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: r.md.toMap()}
 	}
 	return out, nil
 }
@@ -460,8 +460,8 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
 			break // similarity falls as distance grows
 		}
-		r := c.recs[h.ID]
-		out = append(out, Result{ID: r.key, Text: r.text, Metadata: cloneMetadata(r.md), Distance: float64(h.Distance), Similarity: sim})
+		r := c.recs.get(h.ID)
+		out = append(out, Result{ID: r.key, Text: r.text, Metadata: r.md.toMap(), Distance: float64(h.Distance), Similarity: sim})
 	}
 	return out, nil
 }

@@ -151,7 +151,7 @@ func writeValue(b *strings.Builder, v any) {
 
 // matcher is a compiled filter: it reports whether an item's normalised
 // metadata satisfies the condition.
-type matcher func(md map[string]any) bool
+type matcher func(md metadata) bool
 
 // compile validates f and turns it into a matcher. The error wraps
 // [vector.ErrInvalidOptions] and names the offending condition.
@@ -170,14 +170,14 @@ func (f *Filter) compile() (matcher, error) {
 		}
 		key := f.key
 		if f.op == opEq {
-			return func(md map[string]any) bool { v, ok := md[key]; return ok && v == want }, nil
+			return func(md metadata) bool { v, ok := md.get(key); return ok && v == want }, nil
 		}
-		return func(md map[string]any) bool { v, ok := md[key]; return !ok || v != want }, nil
+		return func(md metadata) bool { v, ok := md.get(key); return !ok || v != want }, nil
 	case opIn:
 		if err := f.checkKey(); err != nil {
 			return nil, err
 		}
-		set := make(map[any]struct{}, len(f.vals))
+		set := make(map[value]struct{}, len(f.vals))
 		for i := range f.vals {
 			v, err := f.value(i)
 			if err != nil {
@@ -186,8 +186,8 @@ func (f *Filter) compile() (matcher, error) {
 			set[v] = struct{}{}
 		}
 		key := f.key
-		return func(md map[string]any) bool {
-			v, ok := md[key]
+		return func(md metadata) bool {
+			v, ok := md.get(key)
 			if !ok {
 				return false
 			}
@@ -202,16 +202,16 @@ func (f *Filter) compile() (matcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		bound, ok := v.(float64)
-		if !ok {
+		if v.kind != kindNumber {
 			return nil, fmt.Errorf("%w: filter %s: range bound must be a number, got %T", vector.ErrInvalidOptions, f, f.vals[0])
 		}
-		key, op := f.key, f.op
-		return func(md map[string]any) bool {
-			x, ok := md[key].(float64)
-			if !ok {
+		key, op, bound := f.key, f.op, v.num
+		return func(md metadata) bool {
+			v, ok := md.get(key)
+			if !ok || v.kind != kindNumber {
 				return false
 			}
+			x := v.num
 			switch op {
 			case opLt:
 				return x < bound
@@ -233,7 +233,7 @@ func (f *Filter) compile() (matcher, error) {
 			subs[i] = m
 		}
 		if f.op == opAnd {
-			return func(md map[string]any) bool {
+			return func(md metadata) bool {
 				for _, m := range subs {
 					if !m(md) {
 						return false
@@ -242,7 +242,7 @@ func (f *Filter) compile() (matcher, error) {
 				return true
 			}, nil
 		}
-		return func(md map[string]any) bool {
+		return func(md metadata) bool {
 			for _, m := range subs {
 				if m(md) {
 					return true
@@ -258,7 +258,7 @@ func (f *Filter) compile() (matcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(md map[string]any) bool { return !m(md) }, nil
+		return func(md metadata) bool { return !m(md) }, nil
 	}
 	return nil, fmt.Errorf("%w: zero Filter (build filters with Eq, In, And, ...)", vector.ErrInvalidOptions)
 }
@@ -273,10 +273,10 @@ func (f *Filter) checkKey() error {
 	return nil
 }
 
-func (f *Filter) value(i int) (any, error) {
-	v, err := normalizeValue(f.vals[i])
+func (f *Filter) value(i int) (value, error) {
+	v, err := toValue(f.vals[i])
 	if err != nil {
-		return nil, fmt.Errorf("filter %s: %w", f, err)
+		return value{}, fmt.Errorf("filter %s: %w", f, err)
 	}
 	return v, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"reflect"
 	"slices"
 	"testing"
@@ -14,7 +15,10 @@ import (
 )
 
 func TestFilterMatch(t *testing.T) {
-	md := map[string]any{"topic": "go", "year": 2021.0, "stars": 5.0, "draft": false}
+	md, err := normalizeMetadata(map[string]any{"topic": "go", "year": 2021.0, "stars": 5.0, "draft": false})
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		f    *Filter
 		want bool
@@ -114,13 +118,11 @@ func TestMetadataRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for k, v := range md {
-		if back[k] != v {
-			t.Errorf("%s: %v (%T) after round trip, was %v (%T)", k, back[k], back[k], v, v)
-		}
+	if !slices.Equal(back, md) {
+		t.Errorf("%v after round trip, was %v", back, md)
 	}
-	if back["i"] != 3.0 || back["u"] != 7.0 {
-		t.Errorf("integers not stored as float64: %v", back)
+	if m := back.toMap(); m["i"] != 3.0 || m["u"] != 7.0 || m["b"] != true || m["s"] != "x" {
+		t.Errorf("integers not stored as float64, or other values changed: %v", m)
 	}
 	if _, err := decodeMetadata([]byte(`{"x":[1]}`)); !errors.Is(err, vector.ErrCorrupt) {
 		t.Errorf("list in stored metadata: %v", err)
@@ -146,7 +148,11 @@ func TestEncodeMetadataMatchesJSON(t *testing.T) {
 	for i, f := range nums {
 		md[fmt.Sprint("n", i)] = f
 	}
-	got, err := encodeMetadata(md)
+	nmd, err := normalizeMetadata(md)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := encodeMetadata(nmd)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +173,7 @@ func TestEncodeMetadataMatchesJSON(t *testing.T) {
 			t.Errorf("%q: %q after round trip, want %q", k, a[k], s)
 		}
 	}
-	if _, err := encodeMetadata(map[string]any{"x": math.Inf(1)}); !errors.Is(err, vector.ErrInvalidOptions) {
+	if _, err := encodeMetadata(metadata{{"x", value{kind: kindNumber, num: math.Inf(1)}}}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("Inf: %v", err)
 	}
 }
@@ -183,11 +189,11 @@ func FuzzFilter(f *testing.F) {
 	vals := []any{"red", "blue", 1, 2.5, true, false, nil, []int{1}, math.NaN(), int64(3), "3"}
 	p := newPayloads()
 	for i := range 60 {
-		md, _ := normalizeMetadata(map[string]any{
-			"color": []string{"red", "blue", "green"}[i%3], "n": i % 7, "ok": i%2 == 0})
+		raw := map[string]any{"color": []string{"red", "blue", "green"}[i%3], "n": i % 7, "ok": i%2 == 0}
 		if i%11 == 0 {
-			delete(md, "n")
+			delete(raw, "n")
 		}
+		md, _ := normalizeMetadata(raw)
 		p.put(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
 	}
 	f.Fuzz(func(t *testing.T, prog []byte) {
@@ -282,7 +288,7 @@ func TestMatchSetSharesPostings(t *testing.T) {
 	if got.set == nil || got.len() != 10 {
 		t.Fatalf("matchSet(Eq) = %d ids, set %v; want the posting list of 10", got.len(), got.set != nil)
 	}
-	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(p.post["color"]["red"]).UnsafePointer() {
+	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(p.post["color"][value{kind: kindString, str: "red"}]).UnsafePointer() {
 		t.Fatal("matchSet copied the posting list")
 	}
 	s := vector.IDSetOf(got.set)
@@ -306,5 +312,51 @@ func TestMatchSetSharesPostings(t *testing.T) {
 	m3, _ := f3.compile()
 	if got := p.matchSet(f3, m3); got.set != nil || got.len() != 20 {
 		t.Fatalf("matchSet(In) = %d ids, set %v; want a slice of 20", got.len(), got.set != nil)
+	}
+}
+
+// TestRecTable checks the id table against a map under random inserts,
+// replacements and deletes, dense and far-off ids alike, and that pages
+// are freed when they empty.
+func TestRecTable(t *testing.T) {
+	var tab recTable
+	ref := map[vector.ID]*record{}
+	rng := rand.New(rand.NewPCG(1, 2))
+	pick := func() vector.ID {
+		switch rng.IntN(10) {
+		case 0:
+			return vector.ID(rng.Uint64()) // far beyond the table
+		case 1:
+			return vector.ID(rng.IntN(200_000))
+		}
+		return vector.ID(rng.IntN(5_000))
+	}
+	for range 50_000 {
+		id := pick()
+		if rng.IntN(3) == 0 {
+			tab.del(id)
+			delete(ref, id)
+		} else {
+			r := &record{id: id}
+			tab.set(id, r)
+			ref[id] = r
+		}
+		if probe := pick(); tab.get(probe) != ref[probe] {
+			t.Fatalf("get(%d) = %p, want %p", probe, tab.get(probe), ref[probe])
+		}
+	}
+	for id, r := range ref {
+		if tab.get(id) != r {
+			t.Fatalf("get(%d) = %p, want %p", id, tab.get(id), r)
+		}
+		tab.del(id)
+	}
+	for p, pg := range tab.pages {
+		if pg != nil {
+			t.Fatalf("page %d kept after its last record went (n = %d)", p, pg.n)
+		}
+	}
+	if len(tab.far) != 0 {
+		t.Fatalf("%d far ids left", len(tab.far))
 	}
 }

@@ -1,9 +1,9 @@
 package cairn
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"math"
 	"slices"
 	"strconv"
@@ -11,15 +11,44 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// normalizeValue returns the stored form of a metadata value: strings and
+// An item's metadata is kept in a compact form rather than as the map the
+// caller gave: a slice of fields sorted by key, each value a small struct.
+// It costs one allocation per item where a map costs several (a map, its
+// slots, and a box for every number), and a lookup among the few keys an
+// item has is a short scan.
+
+// valueKind is the type of a metadata value.
+type valueKind uint8
+
+const (
+	kindString valueKind = iota + 1
+	kindNumber
+	kindBool
+)
+
+// value is a normalised metadata value: a string, a float64 or a bool. It
+// is comparable, so it serves as a map key; numbers compare as float64
+// (0 and −0 are equal), and a string never equals a number.
+type value struct {
+	kind valueKind
+	num  float64 // the number; 1 or 0 for a bool
+	str  string
+}
+
+// toValue returns the stored form of a metadata value: strings and
 // booleans as they are, every Go number type as a float64. It returns an
 // error wrapping [vector.ErrInvalidOptions] for any other type and for
 // non-finite numbers, which JSON cannot carry.
-func normalizeValue(v any) (any, error) {
+func toValue(v any) (value, error) {
 	var f float64
 	switch x := v.(type) {
-	case string, bool:
-		return x, nil
+	case string:
+		return value{kind: kindString, str: x}, nil
+	case bool:
+		if x {
+			return value{kind: kindBool, num: 1}, nil
+		}
+		return value{kind: kindBool}, nil
 	case float64:
 		f = x
 	case float32:
@@ -47,77 +76,114 @@ func normalizeValue(v any) (any, error) {
 	case json.Number:
 		g, err := x.Float64()
 		if err != nil {
-			return nil, fmt.Errorf("%w: number %q: %v", vector.ErrInvalidOptions, x, err)
+			return value{}, fmt.Errorf("%w: number %q: %v", vector.ErrInvalidOptions, x, err)
 		}
 		f = g
 	default:
-		return nil, fmt.Errorf("%w: unsupported metadata type %T (want string, number or bool)", vector.ErrInvalidOptions, v)
+		return value{}, fmt.Errorf("%w: unsupported metadata type %T (want string, number or bool)", vector.ErrInvalidOptions, v)
 	}
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return nil, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
+		return value{}, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
 	}
-	return f, nil
+	return value{kind: kindNumber, num: f}, nil
 }
 
-// normalizeMetadata returns a copy of md with every value in its stored
-// form (see normalizeValue), or nil for an empty map.
-func normalizeMetadata(md map[string]any) (map[string]any, error) {
+// any returns v as the caller sees it: a string, a float64 or a bool.
+func (v value) any() any {
+	switch v.kind {
+	case kindString:
+		return v.str
+	case kindBool:
+		return v.num != 0
+	}
+	return v.num
+}
+
+// field is one key of an item's metadata with its value.
+type field struct {
+	key string
+	val value
+}
+
+// metadata is an item's normalised metadata: its fields sorted by key,
+// each key once; nil for none. It is never changed once built.
+type metadata []field
+
+// normalizeMetadata returns md in its stored form (see toValue), or nil
+// for an empty map.
+func normalizeMetadata(md map[string]any) (metadata, error) {
 	if len(md) == 0 {
 		return nil, nil
 	}
-	out := make(map[string]any, len(md))
+	out := make(metadata, 0, len(md))
 	for k, v := range md {
-		nv, err := normalizeValue(v)
+		nv, err := toValue(v)
 		if err != nil {
 			return nil, fmt.Errorf("metadata %q: %w", k, err)
 		}
-		out[k] = nv
+		out = append(out, field{k, nv})
 	}
+	slices.SortFunc(out, func(a, b field) int { return cmp.Compare(a.key, b.key) })
 	return out, nil
 }
 
-// cloneMetadata returns a copy of a normalised map, so that callers cannot
-// change what the collection holds. The values are immutable scalars.
-func cloneMetadata(md map[string]any) map[string]any {
-	if md == nil {
-		return nil
+// get returns the value of key.
+func (m metadata) get(key string) (value, bool) {
+	if len(m) > 16 {
+		i, ok := slices.BinarySearchFunc(m, key, func(f field, k string) int { return cmp.Compare(f.key, k) })
+		if !ok {
+			return value{}, false
+		}
+		return m[i].val, true
 	}
-	return maps.Clone(md)
+	for i := range m {
+		if m[i].key == key {
+			return m[i].val, true
+		}
+	}
+	return value{}, false
 }
 
-// encodeMetadata returns the JSON form of a normalised map, nil for none:
-// an object with its keys sorted. It is written by hand because it runs
-// for every item of every write to a file, and a flat object of scalars
-// needs none of encoding/json's reflection (it is several times faster).
-func encodeMetadata(md map[string]any) ([]byte, error) {
+// toMap returns m as a new map for the caller, nil for none.
+func (m metadata) toMap() map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	out := make(map[string]any, len(m))
+	for _, f := range m {
+		out[f.key] = f.val.any()
+	}
+	return out
+}
+
+// encodeMetadata returns the JSON form of md, nil for none: an object with
+// its keys sorted. It is written by hand because it runs for every item of
+// every write to a file, and a flat object of scalars needs none of
+// encoding/json's reflection (it is several times faster).
+func encodeMetadata(md metadata) ([]byte, error) {
 	if len(md) == 0 {
 		return nil, nil
 	}
-	keys := make([]string, 0, len(md))
-	for k := range md {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
 	b := make([]byte, 0, 16*len(md)+2)
 	b = append(b, '{')
-	for i, k := range keys {
+	for i, f := range md {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = appendJSONString(b, k)
+		b = appendJSONString(b, f.key)
 		b = append(b, ':')
-		switch v := md[k].(type) {
-		case string:
-			b = appendJSONString(b, v)
-		case bool:
-			b = strconv.AppendBool(b, v)
-		case float64:
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return nil, fmt.Errorf("%w: metadata %q: number %v is not finite", vector.ErrInvalidOptions, k, v)
+		switch v := f.val; v.kind {
+		case kindString:
+			b = appendJSONString(b, v.str)
+		case kindBool:
+			b = strconv.AppendBool(b, v.num != 0)
+		case kindNumber:
+			if math.IsNaN(v.num) || math.IsInf(v.num, 0) {
+				return nil, fmt.Errorf("%w: metadata %q: number %v is not finite", vector.ErrInvalidOptions, f.key, v.num)
 			}
-			b = strconv.AppendFloat(b, v, 'g', -1, 64)
+			b = strconv.AppendFloat(b, v.num, 'g', -1, 64)
 		default:
-			return nil, fmt.Errorf("%w: metadata %q has type %T", vector.ErrInvalidOptions, k, v)
+			return nil, fmt.Errorf("%w: metadata %q has no value", vector.ErrInvalidOptions, f.key)
 		}
 	}
 	return append(b, '}'), nil
@@ -140,23 +206,24 @@ func appendJSONString(b []byte, s string) []byte {
 
 // decodeMetadata parses the JSON form written by encodeMetadata and checks
 // that every value is a supported scalar.
-func decodeMetadata(b []byte) (map[string]any, error) {
+func decodeMetadata(b []byte) (metadata, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	var md map[string]any
-	if err := json.Unmarshal(b, &md); err != nil {
+	var raw map[string]any
+	if err := json.Unmarshal(b, &raw); err != nil {
 		return nil, fmt.Errorf("%w: metadata: %v", vector.ErrCorrupt, err)
 	}
-	for k, v := range md {
+	for k, v := range raw {
 		switch v.(type) {
 		case string, bool, float64:
 		default:
 			return nil, fmt.Errorf("%w: metadata %q has type %T", vector.ErrCorrupt, k, v)
 		}
 	}
-	if len(md) == 0 {
-		return nil, nil
+	md, err := normalizeMetadata(raw)
+	if err != nil { // unreachable: JSON numbers are finite
+		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, err)
 	}
 	return md, nil
 }

@@ -12,7 +12,7 @@ type record struct {
 	id   vector.ID
 	key  string
 	text string
-	md   map[string]any
+	md   metadata
 	pos  int // index in payloads.rows
 }
 
@@ -30,17 +30,94 @@ type record struct {
 // a key's lists.
 type payloads struct {
 	keys map[string]vector.ID
-	recs map[vector.ID]*record
+	recs recTable
 	rows []*record
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
 }
 
-// postings maps each value of one metadata key to the ids that have it.
-type postings map[any]map[vector.ID]struct{}
+// recTable maps ids to records. Ids are issued in sequence from 1, so it
+// is a table of fixed pages indexed by id rather than a hash map: a lookup
+// is two loads and an insert little more. A page is freed when its last
+// record goes, so memory follows the live items, plus a pointer for every
+// 256 ids ever issued. Ids far beyond the table, which only a damaged or
+// hand-made file can hold, go to a map instead.
+type recTable struct {
+	pages []*recPage
+	far   map[vector.ID]*record
+}
 
-func (ps postings) add(v any, id vector.ID) {
+const recPageBits = 8
+
+type recPage struct {
+	n    int // records in the page
+	recs [1 << recPageBits]*record
+}
+
+func (t *recTable) get(id vector.ID) *record {
+	if p := id >> recPageBits; p < vector.ID(len(t.pages)) {
+		if pg := t.pages[p]; pg != nil {
+			return pg.recs[id&(1<<recPageBits-1)]
+		}
+		return nil
+	}
+	return t.far[id]
+}
+
+func (t *recTable) set(id vector.ID, r *record) {
+	p := id >> recPageBits
+	if p >= vector.ID(len(t.pages)) {
+		if p > vector.ID(2*len(t.pages)+64) {
+			if t.far == nil {
+				t.far = make(map[vector.ID]*record)
+			}
+			t.far[id] = r
+			return
+		}
+		t.pages = append(t.pages, make([]*recPage, int(p)+1-len(t.pages))...)
+		for fid, fr := range t.far { // those now within the table move in
+			if fid>>recPageBits < vector.ID(len(t.pages)) {
+				delete(t.far, fid)
+				t.set(fid, fr)
+			}
+		}
+	}
+	pg := t.pages[p]
+	if pg == nil {
+		pg = new(recPage)
+		t.pages[p] = pg
+	}
+	slot := &pg.recs[id&(1<<recPageBits-1)]
+	if *slot == nil {
+		pg.n++
+	}
+	*slot = r
+}
+
+func (t *recTable) del(id vector.ID) {
+	p := id >> recPageBits
+	if p >= vector.ID(len(t.pages)) {
+		delete(t.far, id)
+		return
+	}
+	pg := t.pages[p]
+	if pg == nil {
+		return
+	}
+	slot := &pg.recs[id&(1<<recPageBits-1)]
+	if *slot != nil {
+		*slot = nil
+		if pg.n--; pg.n == 0 {
+			t.pages[p] = nil
+		}
+	}
+}
+
+// postings maps each value of one metadata key to the ids that have it.
+type postings map[value]map[vector.ID]struct{}
+
+func (ps postings) add(v value, id vector.ID) {
 	ids := ps[v]
 	if ids == nil {
 		ids = make(map[vector.ID]struct{})
@@ -52,7 +129,6 @@ func (ps postings) add(v any, id vector.ID) {
 func newPayloads() payloads {
 	return payloads{
 		keys: make(map[string]vector.ID),
-		recs: make(map[vector.ID]*record),
 		post: make(map[string]postings),
 	}
 }
@@ -62,7 +138,7 @@ func (p *payloads) len() int { return len(p.rows) }
 // put stores r, replacing the record of the same id if there is one. The
 // caller enters r's key in keys (a write does so when it reserves it).
 func (p *payloads) put(r *record) {
-	if old := p.recs[r.id]; old != nil {
+	if old := p.recs.get(r.id); old != nil {
 		p.unpost(old)
 		r.pos = old.pos
 		p.rows[r.pos] = r
@@ -70,11 +146,11 @@ func (p *payloads) put(r *record) {
 		r.pos = len(p.rows)
 		p.rows = append(p.rows, r)
 	}
-	p.recs[r.id] = r
+	p.recs.set(r.id, r)
 	if len(p.post) > 0 {
-		for k, v := range r.md {
-			if ps := p.post[k]; ps != nil {
-				ps.add(v, r.id)
+		for _, f := range r.md {
+			if ps := p.post[f.key]; ps != nil {
+				ps.add(f.val, r.id)
 			}
 		}
 	}
@@ -85,11 +161,11 @@ func (p *payloads) unpost(r *record) {
 	if len(p.post) == 0 {
 		return
 	}
-	for k, v := range r.md {
-		if ps := p.post[k]; ps != nil {
-			delete(ps[v], r.id)
-			if len(ps[v]) == 0 {
-				delete(ps, v)
+	for _, f := range r.md {
+		if ps := p.post[f.key]; ps != nil {
+			delete(ps[f.val], r.id)
+			if len(ps[f.val]) == 0 {
+				delete(ps, f.val)
 			}
 		}
 	}
@@ -97,14 +173,14 @@ func (p *payloads) unpost(r *record) {
 
 // remove deletes the record of id, which must be present, and its key.
 func (p *payloads) remove(id vector.ID) {
-	r := p.recs[id]
+	r := p.recs.get(id)
 	last := p.rows[len(p.rows)-1]
 	p.rows[r.pos] = last
 	last.pos = r.pos
 	p.rows[len(p.rows)-1] = nil
 	p.rows = p.rows[:len(p.rows)-1]
 	delete(p.keys, r.key)
-	delete(p.recs, id)
+	p.recs.del(id)
 	p.unpost(r)
 }
 
@@ -167,7 +243,7 @@ func (p *payloads) matchSet(f *Filter, m matcher) matched {
 	ids := make([]vector.ID, 0, n)
 	for _, l := range lists {
 		for id := range l {
-			if exact || m(p.recs[id].md) {
+			if exact || m(p.recs.get(id).md) {
 				ids = append(ids, id)
 			}
 		}
@@ -181,12 +257,12 @@ func (p *payloads) matchSet(f *Filter, m matcher) matched {
 func (p *payloads) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact, ok bool) {
 	switch f.op {
 	case opEq, opIn:
-		seen := make(map[any]bool, len(f.vals))
+		seen := make(map[value]bool, len(f.vals))
 		p.postMu.Lock()
 		defer p.postMu.Unlock()
 		ps := p.postingsLocked(f.key)
 		for _, raw := range f.vals {
-			v, err := normalizeValue(raw)
+			v, err := toValue(raw)
 			if err != nil || seen[v] {
 				continue // compile has reported bad values already
 			}
@@ -232,7 +308,7 @@ func (p *payloads) postingsLocked(key string) postings {
 	}
 	ps := make(postings)
 	for _, r := range p.rows {
-		if v, ok := r.md[key]; ok {
+		if v, ok := r.md.get(key); ok {
 			ps.add(v, r.id)
 		}
 	}

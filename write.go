@@ -105,7 +105,7 @@ func (c *Collection) flightOf(id vector.ID) *flight {
 	if h, ok := c.pendIDs[id]; ok {
 		return h.f
 	}
-	if c.recs[id] != nil {
+	if c.recs.get(id) != nil {
 		return nil
 	}
 	for _, f := range c.flights {
@@ -141,7 +141,7 @@ func (c *Collection) hold(f *flight, olds []vector.ID) []held {
 	copies := make([]held, len(olds))
 	buf := make([]float32, 0, len(olds)*c.cfg.Dim) // one allocation for the batch
 	for i, id := range olds {
-		h := held{f: f, rec: c.recs[id]}
+		h := held{f: f, rec: c.recs.get(id)}
 		if v, err := c.st.Get(id); err == nil {
 			n := len(buf)
 			buf = append(buf, v...)
@@ -274,7 +274,7 @@ func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace b
 		slices.Sort(sorted)
 		for j := 1; j < len(sorted); j++ {
 			if sorted[j] == sorted[j-1] {
-				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, c.recs[sorted[j]].key, vector.ErrDuplicateID)
+				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, c.recs.get(sorted[j]).key, vector.ErrDuplicateID)
 			}
 		}
 	}
@@ -463,7 +463,7 @@ var maxInflate = 1024
 // flight; mu is held (shared: searches call it from several goroutines).
 func (c *Collection) notInFlight(id vector.ID) bool {
 	_, busy := c.pendIDs[id]
-	return !busy && c.recs[id] != nil
+	return !busy && c.recs.get(id) != nil
 }
 
 // withoutInFlight returns ids less those with a write in flight, as a new
@@ -494,7 +494,7 @@ func (c *Collection) settle(q vector.Vector, hits []vector.Result, k int, m matc
 		if _, busy := c.pendIDs[h.ID]; busy {
 			continue
 		}
-		if _, ok := c.recs[h.ID]; !ok {
+		if c.recs.get(h.ID) == nil {
 			continue
 		}
 		out = append(out, h)
