@@ -213,13 +213,23 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 	}
 	rows := make([]row, len(items))
 	var toEmbed []int
+	nmd := 0
+	for _, it := range items {
+		nmd += len(it.Metadata)
+	}
+	slab := make(metadata, 0, nmd) // the batch's metadata, one allocation
 	for i, it := range items {
 		if it.ID == "" {
 			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
 		}
-		md, err := normalizeMetadata(it.Metadata)
-		if err != nil {
+		n := len(slab)
+		var err error
+		if slab, err = appendMetadata(slab, it.Metadata); err != nil {
 			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		var md metadata
+		if len(slab) > n {
+			md = slab[n:len(slab):len(slab)]
 		}
 		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, md: md}
 		if len(it.Embedding) == 0 && it.Text != "" {

@@ -112,19 +112,32 @@ type metadata []field
 // normalizeMetadata returns md in its stored form (see toValue), or nil
 // for an empty map.
 func normalizeMetadata(md map[string]any) (metadata, error) {
-	if len(md) == 0 {
-		return nil, nil
+	out, err := appendMetadata(nil, md)
+	if len(out) == 0 {
+		return nil, err
 	}
-	out := make(metadata, 0, len(md))
+	return out, err
+}
+
+// appendMetadata appends md in its stored form to dst and returns the
+// result, whose new part, sorted, is md's metadata. A batch's items share
+// one allocation this way (and keep it alive together).
+func appendMetadata(dst metadata, md map[string]any) (metadata, error) {
+	n := len(dst)
 	for k, v := range md {
 		nv, err := toValue(v)
 		if err != nil {
-			return nil, fmt.Errorf("metadata %q: %w", k, err)
+			return dst[:n], fmt.Errorf("metadata %q: %w", k, err)
 		}
-		out = append(out, field{k, nv})
+		dst = append(dst, field{k, nv})
 	}
-	slices.SortFunc(out, func(a, b field) int { return cmp.Compare(a.key, b.key) })
-	return out, nil
+	// Insertion sort: an item has few keys.
+	for i := n + 1; i < len(dst); i++ {
+		for j := i; j > n && dst[j].key < dst[j-1].key; j-- {
+			dst[j], dst[j-1] = dst[j-1], dst[j]
+		}
+	}
+	return dst, nil
 }
 
 // get returns the value of key.

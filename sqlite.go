@@ -138,7 +138,8 @@ func (p *sqlPersister) close() error { return p.db.Close() }
 // sqlBackend keeps a collection in a sqlitestore.Collection: each write is
 // one transaction holding the vectors and their payload together.
 type sqlBackend struct {
-	c *sqlitestore.Collection
+	c     *sqlitestore.Collection
+	clock *storeClock // nil but in benchmarks
 }
 
 func (b *sqlBackend) store() vector.Store { return b.c }
@@ -160,7 +161,7 @@ func (b *sqlBackend) insert(ctx context.Context, rows []row) error {
 	if err != nil {
 		return err
 	}
-	return b.c.PutItems(ctx, items)
+	return b.clock.time(func() error { return b.c.PutItems(ctx, items) })
 }
 
 func (b *sqlBackend) upsert(ctx context.Context, rows []row) error {
