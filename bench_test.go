@@ -309,6 +309,40 @@ func BenchmarkAdd(b *testing.B) {
 				b.ReportMetric(float64(tc)/float64(ts), "cairn/store")
 			})
 		}
+		// The control: two bare SQLite stores, alternating the same way.
+		// Its ratio, which ought to be 1, shows how far two files on this
+		// machine differ by themselves (BenchmarkAddSplit in the package's
+		// internal tests times the store within the same Add instead).
+		b.Run("sqlite-control", func(b *testing.B) {
+			var cols [2]*sqlitestore.Collection
+			for i := range cols {
+				sdb, err := sqlitestore.Open(ctx, filepath.Join(b.TempDir(), fmt.Sprint(i, ".db")), nil)
+				if err != nil {
+					b.Fatal(err)
+				}
+				defer sdb.Close()
+				cols[i], _ = sdb.CreateCollection(ctx, "c", sqlitestore.CollectionConfig{Dim: dim, Metric: vector.Cosine})
+			}
+			var t [2]time.Duration
+			round := 0
+			for b.Loop() {
+				its := make([]sqlitestore.Item, batch)
+				for i, v := range ds.Base {
+					its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
+						Vector: v, Text: "some text", Metadata: meta}
+				}
+				for j := range 2 {
+					k := (round + j) % 2 // alternate which goes first
+					start := time.Now()
+					if err := cols[k].PutItems(ctx, its); err != nil {
+						b.Fatal(err)
+					}
+					t[k] += time.Since(start)
+				}
+				round++
+			}
+			b.ReportMetric(float64(t[0])/float64(t[1]), "store/store")
+		})
 	})
 	b.Run(fmt.Sprintf("sqlite/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
 		b.Run("cairn", func(b *testing.B) {
