@@ -107,10 +107,12 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
-		if _, dup := c.keys[r.key]; dup || r.key == "" {
-			return fmt.Errorf("%w: item %d has a missing or repeated key %q", vector.ErrCorrupt, r.id, r.key)
+		if r.key == "" || c.recs.get(r.id) != nil {
+			return fmt.Errorf("%w: item %d has a missing key or a repeated id", vector.ErrCorrupt, r.id)
 		}
-		c.keys[r.key] = r.id
+		if _, dup := c.keys.add(r.key, r.id, c); dup {
+			return fmt.Errorf("%w: item %d has a repeated key %q", vector.ErrCorrupt, r.id, r.key)
+		}
 		c.put(&record{id: r.id, key: r.key, text: r.text, md: r.md})
 		c.next = max(c.next, r.id+1)
 		ids = append(ids, r.id)
@@ -319,7 +321,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 				return nil, fmt.Errorf("cairn: get: %w", err)
 			}
 		}
-		id := c.keys[key]
+		id, _ := c.keys.get(key, c)
 		r := c.recs.get(id)
 		if r == nil { // no such key, or one a write in flight creates
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)

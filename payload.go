@@ -29,7 +29,7 @@ type record struct {
 // readers hold it shared and may call match, which takes postMu to build
 // a key's lists.
 type payloads struct {
-	keys map[string]vector.ID
+	keys keyIndex
 	recs recTable
 	rows []*record
 
@@ -128,7 +128,7 @@ func (ps postings) add(v value, id vector.ID) {
 
 func newPayloads() payloads {
 	return payloads{
-		keys: make(map[string]vector.ID),
+		keys: newKeyIndex(),
 		post: make(map[string]postings),
 	}
 }
@@ -179,7 +179,7 @@ func (p *payloads) remove(id vector.ID) {
 	last.pos = r.pos
 	p.rows[len(p.rows)-1] = nil
 	p.rows = p.rows[:len(p.rows)-1]
-	delete(p.keys, r.key)
+	p.keys.del(r.key, r.id)
 	p.recs.del(id)
 	p.unpost(r)
 }

@@ -60,6 +60,21 @@ func newInflight() inflight {
 type flight struct {
 	done   chan struct{}
 	lo, hi vector.ID // the ids it creates, [lo, hi)
+	keys   []string  // their keys, in the same order (see keyOf)
+}
+
+// keyOf returns the key of id, which the key index holds: the key of its
+// record, or of the write in flight that creates it. mu is held.
+func (c *Collection) keyOf(id vector.ID) string {
+	if r := c.recs.get(id); r != nil {
+		return r.key
+	}
+	for _, f := range c.flights {
+		if id >= f.lo && id-f.lo < vector.ID(len(f.keys)) {
+			return f.keys[id-f.lo]
+		}
+	}
+	return "" // unreachable: the index holds only published ids and ids in flight
 }
 
 // held is a published id reserved by a write in flight, with a copy of its
@@ -121,7 +136,7 @@ func (c *Collection) flightOf(id vector.ID) *flight {
 // held.
 func (c *Collection) lookupKeys(keys []string, found []vector.ID) *flight {
 	for i, k := range keys {
-		id, ok := c.keys[k]
+		id, ok := c.keys.get(k, c)
 		found[i] = id
 		if ok {
 			if f := c.flightOf(id); f != nil {
@@ -132,11 +147,10 @@ func (c *Collection) lookupKeys(keys []string, found []vector.ID) *flight {
 	return nil
 }
 
-// hold starts flight f, which creates the ids [f.lo, f.hi) and reserves
-// the published ids olds, keeping a copy of the published version of each.
-// mu is held. It returns the copies, in the order of olds.
+// hold reserves for flight f, which reserve has started, the published
+// ids olds, keeping a copy of the published version of each. mu is held.
+// It returns the copies, in the order of olds.
 func (c *Collection) hold(f *flight, olds []vector.ID) []held {
-	c.flights = append(c.flights, f)
 	c.nfresh += int(f.hi - f.lo)
 	copies := make([]held, len(olds))
 	buf := make([]float32, 0, len(olds)*c.cfg.Dim) // one allocation for the batch
@@ -153,6 +167,15 @@ func (c *Collection) hold(f *flight, olds []vector.ID) []held {
 	return copies
 }
 
+// unflight takes f out of the writes in flight. mu is held.
+func (c *Collection) unflight(f *flight) {
+	i := slices.Index(c.flights, f)
+	last := len(c.flights) - 1
+	c.flights[i] = c.flights[last]
+	c.flights[last] = nil
+	c.flights = c.flights[:last]
+}
+
 // release ends flight f, which holds the published ids olds: under mu it
 // runs apply, if not nil, then drops the reservation and wakes the writes
 // waiting for f.
@@ -165,11 +188,7 @@ func (c *Collection) release(f *flight, olds []vector.ID, apply func()) {
 		delete(c.pendIDs, id)
 	}
 	c.nfresh -= int(f.hi - f.lo)
-	i := slices.Index(c.flights, f)
-	last := len(c.flights) - 1
-	c.flights[i] = c.flights[last]
-	c.flights[last] = nil
-	c.flights = c.flights[:last]
+	c.unflight(f)
 	c.mu.Unlock()
 	close(f.done)
 }
@@ -278,16 +297,17 @@ func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace b
 			}
 		}
 	}
-	f := &flight{done: make(chan struct{}), lo: c.next}
+	f := &flight{done: make(chan struct{}), lo: c.next, keys: make([]string, 0, len(rows)-len(olds))}
+	c.flights = append(c.flights, f) // so that keyOf finds the keys entered below
 	for i := range rows {
 		if found[i] != 0 {
 			continue
 		}
-		n := len(c.keys)
-		c.keys[rows[i].key] = c.next
-		if len(c.keys) == n { // the key was entered by an earlier row
+		f.keys = append(f.keys, rows[i].key)
+		if _, dup := c.keys.add(rows[i].key, c.next, c); dup { // entered by an earlier row
 			f.hi = c.next
 			c.forget(rows[:i], f)
+			c.unflight(f)
 			c.next = f.lo
 			return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, rows[i].key, vector.ErrDuplicateID)
 		}
@@ -303,7 +323,7 @@ func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace b
 func (c *Collection) forget(rows []row, f *flight) {
 	for _, r := range rows {
 		if r.id >= f.lo && r.id < f.hi {
-			delete(c.keys, r.key)
+			c.keys.del(r.key, r.id)
 		}
 	}
 }
@@ -422,6 +442,7 @@ func (c *Collection) removeHeld(ctx context.Context, ids []vector.ID) error {
 		return nil
 	}
 	f := &flight{done: make(chan struct{})}
+	c.flights = append(c.flights, f)
 	c.hold(f, ids)
 	idx := c.idx
 	c.mu.Unlock()

@@ -292,9 +292,9 @@ func TestSameIDWaitsForFailedWrite(t *testing.T) {
 			if c.Count() != 6 || c.idx.Len() != 6 || c.st.Len() != 6 {
 				t.Fatalf("count %d, index %d, store %d; want 6", c.Count(), c.idx.Len(), c.st.Len())
 			}
-			if len(c.pendIDs) != 0 || len(c.flights) != 0 || c.nfresh != 0 || len(c.keys) != len(c.rows) {
+			if len(c.pendIDs) != 0 || len(c.flights) != 0 || c.nfresh != 0 || c.keys.len() != len(c.rows) {
 				t.Fatalf("reservations left: %d ids, %d flights, %d fresh, %d keys for %d items",
-					len(c.pendIDs), len(c.flights), c.nfresh, len(c.keys), len(c.rows))
+					len(c.pendIDs), len(c.flights), c.nfresh, c.keys.len(), len(c.rows))
 			}
 		})
 	}
