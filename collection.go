@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -107,8 +108,8 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
-		if r.key == "" || c.recs.get(r.id) != nil {
-			return fmt.Errorf("%w: item %d has a missing key or a repeated id", vector.ErrCorrupt, r.id)
+		if r.key == "" || r.id == 0 || c.recs.get(r.id) != nil {
+			return fmt.Errorf("%w: item %d (%q) has a missing key, id 0 or a repeated id", vector.ErrCorrupt, r.id, r.key)
 		}
 		if _, dup := c.keys.add(r.key, r.id, c); dup {
 			return fmt.Errorf("%w: item %d has a repeated key %q", vector.ErrCorrupt, r.id, r.key)
@@ -209,34 +210,33 @@ func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 // embedding the ones given only as text. Upserts check every vector here,
 // before anything is taken out of the index; for Add the store's own
 // all-or-nothing validation is enough.
-func (c *Collection) prepare(ctx context.Context, op string, items []Item, check bool) ([]row, error) {
+//
+// The rows' metadata is normalised here too, unless the write may do it
+// while the store inserts the vectors (see laterMetadata): then the
+// returned function does it, and must run before the rows are published.
+func (c *Collection) prepare(ctx context.Context, op string, items []Item, check bool) ([]row, func() ([]metadata, error), error) {
 	if err := c.usable(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	rows := make([]row, len(items))
 	var toEmbed []int
-	nmd := 0
-	for _, it := range items {
-		nmd += len(it.Metadata)
-	}
-	slab := make(metadata, 0, nmd) // the batch's metadata, one allocation
 	for i, it := range items {
 		if it.ID == "" {
-			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
+			return nil, nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
 		}
-		n := len(slab)
-		var err error
-		if slab, err = appendMetadata(slab, it.Metadata); err != nil {
-			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
-		}
-		var md metadata
-		if len(slab) > n {
-			md = slab[n:len(slab):len(slab)]
-		}
-		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, md: md}
+		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text}
 		if len(it.Embedding) == 0 && it.Text != "" {
 			toEmbed = append(toEmbed, i)
 		}
+	}
+	meta := func() ([]metadata, error) { return normalizeBatch(op, items) }
+	if check || len(toEmbed) > 0 || !c.laterMetadata(len(items)) {
+		mds, err := meta()
+		if err != nil {
+			return nil, nil, err
+		}
+		setMetadata(rows, mds)
+		meta = nil
 	}
 	if len(toEmbed) > 0 {
 		// An id repeated in items is found when the write reserves its
@@ -245,7 +245,7 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 		seen := make(map[string]struct{}, len(items))
 		for _, it := range items {
 			if _, dup := seen[it.ID]; dup {
-				return nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
+				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
 			}
 			seen[it.ID] = struct{}{}
 		}
@@ -255,7 +255,7 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 		}
 		vs, err := c.embed(ctx, texts)
 		if err != nil {
-			return nil, fmt.Errorf("cairn: %s %q: %w", op, items[toEmbed[0]].ID, err)
+			return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, items[toEmbed[0]].ID, err)
 		}
 		for j, i := range toEmbed {
 			rows[i].vec = vs[j]
@@ -264,11 +264,55 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 	if check {
 		for _, r := range rows {
 			if err := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); err != nil {
-				return nil, fmt.Errorf("cairn: %s %q: %w", op, r.key, err)
+				return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, r.key, err)
 			}
 		}
 	}
-	return rows, nil
+	return rows, meta, nil
+}
+
+// laterMetadataMin is the batch size from which an Add to memory
+// normalises its metadata on another goroutine while the store copies
+// the vectors.
+const laterMetadataMin = 256
+
+// laterMetadata reports whether an Add of n items may leave its metadata
+// until its vectors are stored: the backend must not need it to store
+// them (the in-memory one does not; a file stores it in the same
+// transaction), the batch must be large enough to pay for a goroutine,
+// and there must be a CPU to run it on.
+func (c *Collection) laterMetadata(n int) bool {
+	_, mem := c.be.(*memBackend)
+	return mem && n >= laterMetadataMin && runtime.GOMAXPROCS(0) > 1
+}
+
+// normalizeBatch returns the metadata of items in its stored form, the
+// whole batch's in one allocation.
+func normalizeBatch(op string, items []Item) ([]metadata, error) {
+	n := 0
+	for _, it := range items {
+		n += len(it.Metadata)
+	}
+	mds := make([]metadata, len(items))
+	slab := make(metadata, 0, n)
+	for i, it := range items {
+		start := len(slab)
+		var err error
+		if slab, err = appendMetadata(slab, it.Metadata); err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		if len(slab) > start {
+			mds[i] = slab[start:len(slab):len(slab)]
+		}
+	}
+	return mds, nil
+}
+
+// setMetadata gives each row its metadata.
+func setMetadata(rows []row, mds []metadata) {
+	for i := range rows {
+		rows[i].md = mds[i]
+	}
 }
 
 // explain turns a store's error about a batch into one that names the

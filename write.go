@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -131,12 +132,12 @@ func (c *Collection) flightOf(id vector.ID) *flight {
 	return nil // unreachable: a key maps only to published ids and to ids in flight
 }
 
-// lookupKeys sets found[i] to the id of keys[i], or 0 if it has none, and
-// returns the first write in flight on one of them (nil if none is). mu is
-// held.
-func (c *Collection) lookupKeys(keys []string, found []vector.ID) *flight {
-	for i, k := range keys {
-		id, ok := c.keys.get(k, c)
+// lookupKeys sets found[i] to the id of key(i), for i < n, or to 0 if it
+// has none, and returns the first write in flight on one of them (nil if
+// none is). mu is held.
+func (c *Collection) lookupKeys(n int, key func(int) string, found []vector.ID) *flight {
+	for i := range n {
+		id, ok := c.keys.get(key(i), c)
 		found[i] = id
 		if ok {
 			if f := c.flightOf(id); f != nil {
@@ -194,12 +195,12 @@ func (c *Collection) release(f *flight, olds []vector.ID, apply func()) {
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
-	rows, err := c.prepare(ctx, op, items, replace)
+	rows, meta, err := c.prepare(ctx, op, items, replace)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	c.wmu.RLock()
-	err = c.writeRows(ctx, op, rows, replace)
+	err = c.writeRows(ctx, op, rows, meta, replace)
 	c.wmu.RUnlock()
 	if err == nil {
 		c.maybeSwitch(ctx)
@@ -208,14 +209,12 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 }
 
 // writeRows stores rows (ids not yet assigned) in the three steps above;
-// wmu is held shared.
-func (c *Collection) writeRows(ctx context.Context, op string, rows []row, replace bool) error {
-	keys := make([]string, len(rows))
-	for i := range rows {
-		keys[i] = rows[i].key
-	}
+// wmu is held shared. meta, if not nil, returns the metadata of rows,
+// which are all new, in its stored form (see Collection.prepare).
+func (c *Collection) writeRows(ctx context.Context, op string, rows []row, meta func() ([]metadata, error), replace bool) error {
 	found := make([]vector.ID, len(rows))
-	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(keys, found) }); err != nil {
+	key := func(i int) string { return rows[i].key }
+	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(len(rows), key, found) }); err != nil {
 		return err
 	}
 	// Step 1, under mu: found holds the published id of every key that
@@ -236,8 +235,12 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 		c.release(f, olds, func() { c.forget(rows, f) })
 		return err
 	}
+	var recs []record
 	if len(olds) == 0 {
-		err = c.be.insert(ctx, rows)
+		var metaErr error
+		if recs, err, metaErr = c.insertRows(ctx, rows, meta); metaErr != nil {
+			return abandon(metaErr)
+		}
 	} else {
 		if err := untrack(ctx, idx, olds); err != nil {
 			return abandon(fmt.Errorf("cairn: %s: %w", op, err))
@@ -260,9 +263,8 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 	}
 
 	// Step 3.
-	recs := make([]record, len(rows)) // one allocation for the batch
-	for i, r := range rows {
-		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
+	if recs == nil {
+		recs = records(rows, nil)
 	}
 	c.release(f, olds, func() {
 		for i := range recs {
@@ -273,10 +275,59 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 	return nil
 }
 
+// insertRows stores rows, all new, in the backend. If meta is not nil, it
+// normalises the rows' metadata on another goroutine meanwhile (the
+// in-memory backend, the only one that leaves it for later, does not
+// need it) and makes their records, which it returns; if meta fails, the
+// vectors are taken out of the store again and its error is returned as
+// metaErr.
+func (c *Collection) insertRows(ctx context.Context, rows []row, meta func() ([]metadata, error)) (recs []record, err, metaErr error) {
+	if meta == nil {
+		return nil, c.be.insert(ctx, rows), nil
+	}
+	var run sync.WaitGroup
+	run.Go(func() {
+		var mds []metadata
+		if mds, metaErr = meta(); metaErr == nil {
+			recs = records(rows, mds)
+		}
+	})
+	err = c.be.insert(ctx, rows)
+	run.Wait()
+	if metaErr == nil {
+		return recs, err, nil
+	}
+	if err == nil {
+		ids := make([]vector.ID, len(rows))
+		for i := range rows {
+			ids[i] = rows[i].id
+		}
+		if rerr := c.be.remove(context.WithoutCancel(ctx), ids); rerr != nil {
+			metaErr = fmt.Errorf("%w (and removing the vectors stored meanwhile: %v)", metaErr, rerr)
+		}
+	}
+	return nil, err, metaErr
+}
+
+// records returns the records of rows, whose ids are set, with the
+// metadata mds if not nil, else their own; one allocation for the batch.
+func records(rows []row, mds []metadata) []record {
+	recs := make([]record, len(rows))
+	for i := range rows {
+		r := &rows[i]
+		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
+		if mds != nil {
+			recs[i].md = mds[i]
+		}
+	}
+	return recs
+}
+
 // reserve gives rows their ids: the published id found for their key
 // (an error unless replace) or, for the others, a fresh one, entered in
-// the key map. It returns the flight to hold them and the published ids
-// the write replaces. On error it changes nothing. mu is held.
+// the key index. It returns the flight to hold them and the published ids
+// the write replaces. On error it changes nothing. mu is held, as it has
+// been since found was looked up.
 func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace bool) (*flight, []vector.ID, error) {
 	var olds []vector.ID
 	for i := range rows {
@@ -303,13 +354,14 @@ func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace b
 		if found[i] != 0 {
 			continue
 		}
-		f.keys = append(f.keys, rows[i].key)
-		if _, dup := c.keys.add(rows[i].key, c.next, c); dup { // entered by an earlier row
+		k := rows[i].key
+		f.keys = append(f.keys, k)
+		if _, dup := c.keys.add(k, c.next, c); dup { // entered by an earlier row
 			f.hi = c.next
 			c.forget(rows[:i], f)
 			c.unflight(f)
 			c.next = f.lo
-			return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, rows[i].key, vector.ErrDuplicateID)
+			return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, k, vector.ErrDuplicateID)
 		}
 		rows[i].id = c.next
 		c.next++
@@ -383,7 +435,8 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
 	nums := make([]vector.ID, len(keys))
-	if err := c.lockClear(ctx, "delete", func() *flight { return c.lookupKeys(keys, nums) }); err != nil {
+	key := func(i int) string { return keys[i] }
+	if err := c.lockClear(ctx, "delete", func() *flight { return c.lookupKeys(len(keys), key, nums) }); err != nil {
 		return err
 	}
 	for i, id := range nums {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -338,5 +339,54 @@ func TestWritersShareTheStore(t *testing.T) {
 		if err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// TestAddBadMetadataLater checks the path where a large Add to memory
+// normalises its metadata while the store takes the vectors: a bad value
+// at the end of the batch fails the Add, and the vectors already stored
+// are taken out again.
+func TestAddBadMetadataLater(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	ctx := t.Context()
+	db := OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, Item{ID: "old", Embedding: []float32{1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	batch := make([]Item, 2*laterMetadataMin)
+	for i := range batch {
+		batch[i] = Item{ID: fmt.Sprint("n", i), Embedding: []float32{1, float32(i)}, Metadata: map[string]any{"i": i}}
+	}
+	if !c.laterMetadata(len(batch)) {
+		t.Fatal("the batch does not take the path under test")
+	}
+	batch[len(batch)-1].Metadata["bad"] = []int{1}
+	if err := c.Add(ctx, batch...); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("Add with bad metadata: %v", err)
+	}
+	if c.Count() != 1 || c.st.Len() != 1 || c.idx.Len() != 1 {
+		t.Fatalf("after the failed Add: count %d, store %d, index %d; want 1", c.Count(), c.st.Len(), c.idx.Len())
+	}
+	res, err := c.Query(ctx, []float32{1, 0.5}, 5, nil)
+	if err != nil || len(res) != 1 || res[0].ID != "old" {
+		t.Fatalf("query after the failed Add: %v, %v", res, err)
+	}
+	delete(batch[len(batch)-1].Metadata, "bad")
+	if err := c.Add(ctx, batch...); err != nil {
+		t.Fatalf("the same batch, fixed: %v", err)
+	}
+	got, err := c.Get(ctx, "n7")
+	if err != nil || got[0].Metadata["i"] != 7.0 {
+		t.Fatalf("Get(n7) = %v, %v", got, err)
+	}
+	if c.Count() != len(batch)+1 {
+		t.Fatalf("Count = %d, want %d", c.Count(), len(batch)+1)
 	}
 }
