@@ -211,9 +211,8 @@ func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 // before anything is taken out of the index; for Add the store's own
 // all-or-nothing validation is enough.
 //
-// The rows' metadata is normalised here too, unless the write may do it
-// while the store inserts the vectors (see laterMetadata): then the
-// returned function does it, and must run before the rows are published.
+// The rows' metadata is normalised here too, unless the Add takes the
+// route of addAhead (see addsAhead): then the returned function does it.
 func (c *Collection) prepare(ctx context.Context, op string, items []Item, check bool) ([]row, func() ([]metadata, error), error) {
 	if err := c.usable(); err != nil {
 		return nil, nil, err
@@ -230,7 +229,7 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 		}
 	}
 	meta := func() ([]metadata, error) { return normalizeBatch(op, items) }
-	if check || len(toEmbed) > 0 || !c.laterMetadata(len(items)) {
+	if check || len(toEmbed) > 0 || !c.addsAhead(len(items)) {
 		mds, err := meta()
 		if err != nil {
 			return nil, nil, err
@@ -271,19 +270,19 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, check
 	return rows, meta, nil
 }
 
-// laterMetadataMin is the batch size from which an Add to memory
-// normalises its metadata on another goroutine while the store copies
-// the vectors.
-const laterMetadataMin = 256
+// aheadMin is the batch size from which an Add to memory stores its
+// vectors while another goroutine checks its ids and metadata (see
+// addAhead).
+const aheadMin = 256
 
-// laterMetadata reports whether an Add of n items may leave its metadata
-// until its vectors are stored: the backend must not need it to store
-// them (the in-memory one does not; a file stores it in the same
-// transaction), the batch must be large enough to pay for a goroutine,
-// and there must be a CPU to run it on.
-func (c *Collection) laterMetadata(n int) bool {
+// addsAhead reports whether an Add of n items takes the route of
+// addAhead: the backend must not need the metadata to store the vectors
+// (the in-memory one does not; a file stores it in the same transaction),
+// the batch must be large enough to pay for a goroutine, and there must
+// be a CPU to run it on.
+func (c *Collection) addsAhead(n int) bool {
 	_, mem := c.be.(*memBackend)
-	return mem && n >= laterMetadataMin && runtime.GOMAXPROCS(0) > 1
+	return mem && n >= aheadMin && runtime.GOMAXPROCS(0) > 1
 }
 
 // normalizeBatch returns the metadata of items in its stored form, the

@@ -43,6 +43,10 @@ import (
 // A write never waits while it holds a reservation (step 1 reserves all
 // its ids at once or none), so writes waiting for each other cannot
 // deadlock.
+//
+// A large Add to memory takes another route to the same end (addAhead):
+// it takes its ids and stores its vectors first, and reserves its keys
+// on another goroutine meanwhile.
 
 // inflight records the writes between steps 1 and 3. The collection's mu
 // guards it.
@@ -200,7 +204,11 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 		return err
 	}
 	c.wmu.RLock()
-	err = c.writeRows(ctx, op, rows, meta, replace)
+	if meta != nil {
+		err = c.addAhead(ctx, op, rows, meta)
+	} else {
+		err = c.writeRows(ctx, op, rows, replace)
+	}
 	c.wmu.RUnlock()
 	if err == nil {
 		c.maybeSwitch(ctx)
@@ -209,9 +217,8 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 }
 
 // writeRows stores rows (ids not yet assigned) in the three steps above;
-// wmu is held shared. meta, if not nil, returns the metadata of rows,
-// which are all new, in its stored form (see Collection.prepare).
-func (c *Collection) writeRows(ctx context.Context, op string, rows []row, meta func() ([]metadata, error), replace bool) error {
+// wmu is held shared.
+func (c *Collection) writeRows(ctx context.Context, op string, rows []row, replace bool) error {
 	found := make([]vector.ID, len(rows))
 	key := func(i int) string { return rows[i].key }
 	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(len(rows), key, found) }); err != nil {
@@ -235,12 +242,8 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, meta 
 		c.release(f, olds, func() { c.forget(rows, f) })
 		return err
 	}
-	var recs []record
 	if len(olds) == 0 {
-		var metaErr error
-		if recs, err, metaErr = c.insertRows(ctx, rows, meta); metaErr != nil {
-			return abandon(metaErr)
-		}
+		err = c.be.insert(ctx, rows)
 	} else {
 		if err := untrack(ctx, idx, olds); err != nil {
 			return abandon(fmt.Errorf("cairn: %s: %w", op, err))
@@ -263,9 +266,7 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, meta 
 	}
 
 	// Step 3.
-	if recs == nil {
-		recs = records(rows, nil)
-	}
+	recs := records(rows, nil)
 	c.release(f, olds, func() {
 		for i := range recs {
 			c.put(&recs[i])
@@ -275,38 +276,122 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, meta 
 	return nil
 }
 
-// insertRows stores rows, all new, in the backend. If meta is not nil, it
-// normalises the rows' metadata on another goroutine meanwhile (the
-// in-memory backend, the only one that leaves it for later, does not
-// need it) and makes their records, which it returns; if meta fails, the
-// vectors are taken out of the store again and its error is returned as
-// metaErr.
-func (c *Collection) insertRows(ctx context.Context, rows []row, meta func() ([]metadata, error)) (recs []record, err, metaErr error) {
-	if meta == nil {
-		return nil, c.be.insert(ctx, rows), nil
+// addAhead is writeRows for a large Add to memory (see addsAhead),
+// with the store's copy of the vectors, the longest part, started first
+// and the rest done on another goroutine meanwhile:
+//
+//   - Under mu, it takes the next len(rows) ids and starts its flight with
+//     them and the keys, so that readers skip those ids as they would
+//     any write's in flight. Nothing waits for such a flight: its keys
+//     are not in the key index yet, and its ids are held by no one else.
+//   - It stores the vectors, while the other goroutine waits for the
+//     writes in flight on the same keys (as step 1 does), checks and
+//     enters the keys, then normalises the metadata and makes the
+//     records.
+//   - If anything failed, it undoes the rest (the keys entered, the
+//     vectors stored) and returns the error that the steps in order
+//     would have met first: metadata, then ids, then vectors.
+//   - Otherwise it indexes the ids and publishes, as in step 3.
+func (c *Collection) addAhead(ctx context.Context, op string, rows []row, meta func() ([]metadata, error)) error {
+	keys := make([]string, len(rows))
+	for i := range rows {
+		keys[i] = rows[i].key
 	}
-	var run sync.WaitGroup
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return c.err
+	}
+	f := &flight{done: make(chan struct{}), lo: c.next, hi: c.next + vector.ID(len(rows)), keys: keys}
+	c.next = f.hi
+	c.flights = append(c.flights, f)
+	c.nfresh += len(rows)
+	idx := c.idx // stable while wmu is held
+	c.mu.Unlock()
+	ids := make([]vector.ID, len(rows))
+	for i := range rows {
+		rows[i].id = f.lo + vector.ID(i)
+		ids[i] = rows[i].id
+	}
+
+	var (
+		run             sync.WaitGroup
+		keyErr, metaErr error
+		entered         bool
+		recs            []record
+	)
 	run.Go(func() {
+		entered, keyErr = c.enterKeys(ctx, op, rows, f)
 		var mds []metadata
-		if mds, metaErr = meta(); metaErr == nil {
+		if mds, metaErr = meta(); metaErr == nil && keyErr == nil {
 			recs = records(rows, mds)
 		}
 	})
-	err = c.be.insert(ctx, rows)
+	err := c.be.insert(ctx, rows)
 	run.Wait()
-	if metaErr == nil {
-		return recs, err, nil
+	forget := func() {
+		if entered {
+			c.forget(rows, f)
+		}
 	}
+	if err == nil && keyErr == nil && metaErr == nil {
+		// The rows are durable: finish even if ctx is cancelled now.
+		if err := track(context.WithoutCancel(ctx), idx, ids); err != nil {
+			err = c.unwrite(ctx, op, idx, rows, f, nil, fmt.Errorf("cairn: %s: indexing: %w", op, err))
+			c.release(f, nil, forget)
+			return err
+		}
+		c.release(f, nil, func() {
+			for i := range recs {
+				c.put(&recs[i])
+			}
+			c.dirty = true
+		})
+		return nil
+	}
+	var undoErr error
 	if err == nil {
-		ids := make([]vector.ID, len(rows))
-		for i := range rows {
-			ids[i] = rows[i].id
-		}
-		if rerr := c.be.remove(context.WithoutCancel(ctx), ids); rerr != nil {
-			metaErr = fmt.Errorf("%w (and removing the vectors stored meanwhile: %v)", metaErr, rerr)
+		undoErr = c.be.remove(context.WithoutCancel(ctx), ids)
+	}
+	switch {
+	case metaErr != nil:
+		err = metaErr
+	case keyErr != nil:
+		err = keyErr
+	default:
+		err = c.explain(op, rows, err)
+	}
+	if undoErr != nil {
+		err = fmt.Errorf("%w (and removing the vectors stored meanwhile: %v)", err, undoErr)
+	}
+	c.release(f, nil, forget)
+	return err
+}
+
+// enterKeys checks the keys of rows, all fresh, and enters them in the key
+// index with the ids f gives them, all or none: it waits for the writes in
+// flight on any of them, as step 1 does, and fails if one is in the
+// collection already or repeated in rows. It holds mu only while it
+// looks and enters, and reports whether it entered the keys.
+func (c *Collection) enterKeys(ctx context.Context, op string, rows []row, f *flight) (bool, error) {
+	found := make([]vector.ID, len(rows))
+	key := func(i int) string { return rows[i].key }
+	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(len(rows), key, found) }); err != nil {
+		return false, err
+	}
+	defer c.mu.Unlock()
+	for i, id := range found {
+		if id != 0 {
+			return false, fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
 		}
 	}
-	return nil, err, metaErr
+	for i := range rows {
+		if _, dup := c.keys.add(rows[i].key, rows[i].id, c); dup {
+			c.forget(rows[:i], f)
+			return false, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, rows[i].key, vector.ErrDuplicateID)
+		}
+	}
+	return true, nil
 }
 
 // records returns the records of rows, whose ids are set, with the

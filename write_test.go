@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"runtime"
 	"sync"
@@ -342,6 +343,107 @@ func TestWritersShareTheStore(t *testing.T) {
 	}
 }
 
+// TestAddAhead checks the path where a large Add to memory stores its
+// vectors before it has checked its ids and metadata (addAhead): each
+// kind of bad batch fails with the error the steps in order would give,
+// and leaves the collection as it was; then concurrent large Adds that
+// share a key each get it or ErrDuplicateID, exactly one winning.
+func TestAddAhead(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(2))
+	}
+	ctx := t.Context()
+	for _, kind := range []IndexKind{Flat, HNSW} {
+		t.Run(kind.String(), func(t *testing.T) {
+			db := OpenMemory(nil)
+			defer db.Close()
+			c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, Index: kind})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, Item{ID: "old", Embedding: []float32{1, 0}}); err != nil {
+				t.Fatal(err)
+			}
+			batch := func(prefix string) []Item {
+				b := make([]Item, 2*aheadMin)
+				for i := range b {
+					b[i] = Item{ID: fmt.Sprint(prefix, i), Embedding: []float32{1, float32(i)}, Metadata: map[string]any{"i": i}}
+				}
+				return b
+			}
+			if !c.addsAhead(len(batch("x"))) {
+				t.Fatal("the batches do not take the path under test")
+			}
+			type badBatch struct {
+				name  string
+				items []Item
+				want  error
+			}
+			var bad []badBatch
+			spoil := func(name string, want error, f func(b []Item)) {
+				b := batch(fmt.Sprint(len(bad), "-"))
+				f(b)
+				bad = append(bad, badBatch{name, b, want})
+			}
+			spoil("bad metadata", vector.ErrInvalidOptions, func(b []Item) { b[300].Metadata["bad"] = []int{1} })
+			spoil("id stored already", vector.ErrDuplicateID, func(b []Item) { b[100].ID = "old" })
+			spoil("id repeated", vector.ErrDuplicateID, func(b []Item) { b[400].ID = b[3].ID })
+			spoil("wrong dimension", vector.ErrDimensionMismatch, func(b []Item) { b[200].Embedding = []float32{1, 2, 3} })
+			spoil("metadata before ids", vector.ErrInvalidOptions, func(b []Item) {
+				b[10].ID = "old"
+				b[500].Metadata["bad"] = math.NaN()
+			})
+			spoil("ids before vectors", vector.ErrDuplicateID, func(b []Item) {
+				b[10].ID = "old"
+				b[20].Embedding = []float32{0, 0}
+			})
+			for _, tc := range bad {
+				name := tc.name
+				if err := c.Add(ctx, tc.items...); !errors.Is(err, tc.want) {
+					t.Fatalf("%s: %v, want %v", name, err, tc.want)
+				}
+				if c.Count() != 1 || c.st.Len() != 1 || c.idx.Len() != 1 || c.keys.len() != 1 {
+					t.Fatalf("%s: count %d, store %d, index %d, keys %d; want 1", name, c.Count(), c.st.Len(), c.idx.Len(), c.keys.len())
+				}
+				if len(c.flights) != 0 || c.nfresh != 0 {
+					t.Fatalf("%s: %d flights, %d fresh ids left", name, len(c.flights), c.nfresh)
+				}
+			}
+			// Concurrent large Adds, each sharing one key with the next.
+			const writers = 4
+			errs := make(chan error, writers)
+			for w := range writers {
+				go func() {
+					b := batch(fmt.Sprint("w", w, "-"))
+					b[0].ID = fmt.Sprint("shared", w)
+					b[1].ID = fmt.Sprint("shared", (w+1)%writers)
+					errs <- c.Add(ctx, b...)
+				}()
+			}
+			won := 0
+			for range writers {
+				switch err := <-errs; {
+				case err == nil:
+					won++
+				case !errors.Is(err, vector.ErrDuplicateID):
+					t.Fatalf("concurrent Add: %v", err)
+				}
+			}
+			if won == 0 || won == writers {
+				t.Fatalf("%d of %d concurrent Adds sharing keys succeeded", won, writers)
+			}
+			want := 1 + won*2*aheadMin
+			if c.Count() != want || c.st.Len() != want || c.idx.Len() != want || c.keys.len() != want {
+				t.Fatalf("count %d, store %d, index %d, keys %d; want %d", c.Count(), c.st.Len(), c.idx.Len(), c.keys.len(), want)
+			}
+			res, err := c.Query(ctx, []float32{1, 3}, 3, &QueryOptions{Filter: Eq("i", 3)})
+			if err != nil || len(res) != won {
+				t.Fatalf("query for i = 3: %d results, %v; want %d", len(res), err, won)
+			}
+		})
+	}
+}
+
 // TestAddBadMetadataLater checks the path where a large Add to memory
 // normalises its metadata while the store takes the vectors: a bad value
 // at the end of the batch fails the Add, and the vectors already stored
@@ -360,11 +462,11 @@ func TestAddBadMetadataLater(t *testing.T) {
 	if err := c.Add(ctx, Item{ID: "old", Embedding: []float32{1, 0}}); err != nil {
 		t.Fatal(err)
 	}
-	batch := make([]Item, 2*laterMetadataMin)
+	batch := make([]Item, 2*aheadMin)
 	for i := range batch {
 		batch[i] = Item{ID: fmt.Sprint("n", i), Embedding: []float32{1, float32(i)}, Metadata: map[string]any{"i": i}}
 	}
-	if !c.laterMetadata(len(batch)) {
+	if !c.addsAhead(len(batch)) {
 		t.Fatal("the batch does not take the path under test")
 	}
 	batch[len(batch)-1].Metadata["bad"] = []int{1}
