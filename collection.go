@@ -193,7 +193,10 @@ func (c *Collection) Count() int {
 // when the store has no embedder. On error nothing is stored.
 //
 // Items without an embedding are embedded from their text, all in one call
-// to the embedder, before the collection is locked.
+// to the embedder, before the collection is locked. In a collection kept in
+// memory, an Add of a few hundred items or more checks its ids and
+// metadata on a second goroutine while the vectors are copied in, when
+// GOMAXPROCS allows.
 func (c *Collection) Add(ctx context.Context, items ...Item) error {
 	return c.write(ctx, "add", items, false)
 }
