@@ -199,7 +199,17 @@ func BenchmarkAdd(b *testing.B) {
 		}
 		return out
 	}
+	// storeItems is items(round) as sqlitestore takes them, with the ids
+	// a collection would give them and their metadata already in JSON.
 	meta := []byte(`{"bucket":3,"source":"bench"}`)
+	storeItems := func(round int) []sqlitestore.Item {
+		out := make([]sqlitestore.Item, batch)
+		for i, v := range ds.Base {
+			out[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
+				Vector: v, Text: "some text", Metadata: meta}
+		}
+		return out
+	}
 	b.Run(fmt.Sprintf("memory/batch=%d/dim=%d", batch, dim), func(b *testing.B) {
 		b.Run("cairn", func(b *testing.B) {
 			db := cairn.OpenMemory(nil)
@@ -259,11 +269,7 @@ func BenchmarkAdd(b *testing.B) {
 					defer sdb.Close()
 					sc, _ := sdb.CreateCollection(ctx, "c", sqlitestore.CollectionConfig{Dim: dim, Metric: vector.Cosine})
 					prep = func(round int) func() error {
-						its := make([]sqlitestore.Item, batch)
-						for i, v := range ds.Base {
-							its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
-								Vector: v, Text: "some text", Metadata: meta}
-						}
+						its := storeItems(round)
 						return func() error { return sc.PutItems(ctx, its) }
 					}
 				} else {
@@ -326,11 +332,7 @@ func BenchmarkAdd(b *testing.B) {
 			var t [2]time.Duration
 			round := 0
 			for b.Loop() {
-				its := make([]sqlitestore.Item, batch)
-				for i, v := range ds.Base {
-					its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
-						Vector: v, Text: "some text", Metadata: meta}
-				}
+				its := storeItems(round)
 				for j := range 2 {
 					k := (round + j) % 2 // alternate which goes first
 					start := time.Now()
@@ -375,11 +377,7 @@ func BenchmarkAdd(b *testing.B) {
 			round := 0
 			for b.Loop() {
 				b.StopTimer()
-				its := make([]sqlitestore.Item, batch)
-				for i, v := range ds.Base {
-					its[i] = sqlitestore.Item{ID: vector.ID(round*batch + i + 1), Key: fmt.Sprintf("r%d-%d", round, i),
-						Vector: v, Text: "some text", Metadata: meta}
-				}
+				its := storeItems(round)
 				b.StartTimer()
 				if err := sc.PutItems(ctx, its); err != nil {
 					b.Fatal(err)

@@ -466,7 +466,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	// search, or exact search past maxInflate ids in flight, filters them
 	// out. settle then drops any that slip through and adds the published
 	// versions of the items in flight.
-	npend := len(c.pendIDs) + c.nfresh
+	npend := len(c.pendIDs) + c.freshInFlight()
 	exclude := npend > 0 && (c.kind == HNSW || npend > maxInflate)
 	kk := k
 	if npend > 0 && !exclude {

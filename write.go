@@ -53,7 +53,16 @@ import (
 type inflight struct {
 	flights []*flight          // the writes in flight
 	pendIDs map[vector.ID]held // published ids that a write in flight replaces or deletes
-	nfresh  int                // ids that the writes in flight create
+}
+
+// freshInFlight returns how many ids the writes in flight create. mu is
+// held.
+func (c *Collection) freshInFlight() int {
+	n := 0
+	for _, f := range c.flights {
+		n += int(f.hi - f.lo)
+	}
+	return n
 }
 
 func newInflight() inflight {
@@ -156,7 +165,6 @@ func (c *Collection) lookupKeys(n int, key func(int) string, found []vector.ID) 
 // ids olds, keeping a copy of the published version of each. mu is held.
 // It returns the copies, in the order of olds.
 func (c *Collection) hold(f *flight, olds []vector.ID) []held {
-	c.nfresh += int(f.hi - f.lo)
 	copies := make([]held, len(olds))
 	buf := make([]float32, 0, len(olds)*c.cfg.Dim) // one allocation for the batch
 	for i, id := range olds {
@@ -192,10 +200,20 @@ func (c *Collection) release(f *flight, olds []vector.ID, apply func()) {
 	for _, id := range olds {
 		delete(c.pendIDs, id)
 	}
-	c.nfresh -= int(f.hi - f.lo)
 	c.unflight(f)
 	c.mu.Unlock()
 	close(f.done)
+}
+
+// publish ends flight f, which holds the published ids olds, with its
+// records made the collection's (step 3).
+func (c *Collection) publish(f *flight, olds []vector.ID, recs []record) {
+	c.release(f, olds, func() {
+		for i := range recs {
+			c.put(&recs[i])
+		}
+		c.dirty = true
+	})
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
@@ -267,12 +285,7 @@ func (c *Collection) writeRows(ctx context.Context, op string, rows []row, repla
 
 	// Step 3.
 	recs := records(rows, nil)
-	c.release(f, olds, func() {
-		for i := range recs {
-			c.put(&recs[i])
-		}
-		c.dirty = true
-	})
+	c.publish(f, olds, recs)
 	return nil
 }
 
@@ -305,7 +318,6 @@ func (c *Collection) addAhead(ctx context.Context, op string, rows []row, meta f
 	f := &flight{done: make(chan struct{}), lo: c.next, hi: c.next + vector.ID(len(rows)), keys: keys}
 	c.next = f.hi
 	c.flights = append(c.flights, f)
-	c.nfresh += len(rows)
 	idx := c.idx // stable while wmu is held
 	c.mu.Unlock()
 	ids := make([]vector.ID, len(rows))
@@ -341,12 +353,7 @@ func (c *Collection) addAhead(ctx context.Context, op string, rows []row, meta f
 			c.release(f, nil, forget)
 			return err
 		}
-		c.release(f, nil, func() {
-			for i := range recs {
-				c.put(&recs[i])
-			}
-			c.dirty = true
-		})
+		c.publish(f, nil, recs)
 		return nil
 	}
 	var undoErr error
@@ -433,7 +440,7 @@ func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace b
 			}
 		}
 	}
-	f := &flight{done: make(chan struct{}), lo: c.next, keys: make([]string, 0, len(rows)-len(olds))}
+	f := &flight{done: make(chan struct{}), lo: c.next, hi: c.next, keys: make([]string, 0, len(rows)-len(olds))}
 	c.flights = append(c.flights, f) // so that keyOf finds the keys entered below
 	for i := range rows {
 		if found[i] != 0 {

@@ -294,9 +294,9 @@ func TestSameIDWaitsForFailedWrite(t *testing.T) {
 			if c.Count() != 6 || c.idx.Len() != 6 || c.st.Len() != 6 {
 				t.Fatalf("count %d, index %d, store %d; want 6", c.Count(), c.idx.Len(), c.st.Len())
 			}
-			if len(c.pendIDs) != 0 || len(c.flights) != 0 || c.nfresh != 0 || c.keys.len() != len(c.rows) {
+			if len(c.pendIDs) != 0 || len(c.flights) != 0 || c.freshInFlight() != 0 || c.keys.len() != len(c.rows) {
 				t.Fatalf("reservations left: %d ids, %d flights, %d fresh, %d keys for %d items",
-					len(c.pendIDs), len(c.flights), c.nfresh, c.keys.len(), len(c.rows))
+					len(c.pendIDs), len(c.flights), c.freshInFlight(), c.keys.len(), len(c.rows))
 			}
 		})
 	}
@@ -405,8 +405,8 @@ func TestAddAhead(t *testing.T) {
 				if c.Count() != 1 || c.st.Len() != 1 || c.idx.Len() != 1 || c.keys.len() != 1 {
 					t.Fatalf("%s: count %d, store %d, index %d, keys %d; want 1", name, c.Count(), c.st.Len(), c.idx.Len(), c.keys.len())
 				}
-				if len(c.flights) != 0 || c.nfresh != 0 {
-					t.Fatalf("%s: %d flights, %d fresh ids left", name, len(c.flights), c.nfresh)
+				if len(c.flights) != 0 || c.freshInFlight() != 0 {
+					t.Fatalf("%s: %d flights, %d fresh ids left", name, len(c.flights), c.freshInFlight())
 				}
 			}
 			// Concurrent large Adds, each sharing one key with the next.
