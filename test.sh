@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every check CI runs: formatting, vet, the whole test suite under the
-# race detector, and a quick vecbench smoke run. Needs only Go 1.26 (and a C
-# compiler for the race detector's runtime); modules come from the proxy.
+# Runs every check CI runs, over every module of the workspace (go.work):
+# formatting, vet, the whole test suite under the race detector, and a quick
+# vecbench smoke run. Needs only Go 1.26 (and a C compiler for the race
+# detector's runtime); modules come from the proxy.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -11,13 +12,16 @@ if [ -n "$unformatted" ]; then
 	echo "gofmt would change:"; echo "$unformatted"; exit 1
 fi
 
+# Every package of every module in go.work.
+all=github.com/cairndb/cairn/...
+
 echo "== go vet"
-go vet ./...
+go vet "$all"
 
 echo "== go test -race"
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT
-go test -race -count=1 -timeout 15m ./... 2>&1 | tee "$log"
+go test -race -count=1 -timeout 15m "$all" 2>&1 | tee "$log"
 passed=$(grep -c '^ok ' "$log" || true)
 
 echo "== go test (purego kernels)"

@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"gonum.org/v1/gonum/blas"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
@@ -110,7 +107,8 @@ func BenchmarkScan(b *testing.B) {
 
 // BenchmarkSearchBatch answers 1,000 queries over 100,000 × 768 in one
 // SearchBatch call and reports queries per second, beside the same queries
-// answered one Search at a time.
+// answered one Search at a time. gonum's Sgemm on the same work is in the
+// internal/baseline module.
 func BenchmarkSearchBatch(b *testing.B) {
 	const n, nq = 100000, 1000
 	idx, s, qs := benchIndex(b, n, nq)
@@ -121,28 +119,6 @@ func BenchmarkSearchBatch(b *testing.B) {
 			if _, err := idx.SearchBatch(ctx, qs, 10, nil); err != nil {
 				b.Fatal(err)
 			}
-		}
-		b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")
-	})
-	// gonum's BLAS as the alternative the issue names: one Sgemm per
-	// arena block computes the same 1,000 × n distances (no top-k, so this
-	// flatters it); flat's blocked scan must beat it to stay.
-	b.Run("gonum-sgemm", func(b *testing.B) {
-		qm := blas32.General{Rows: nq, Cols: 768, Stride: 768, Data: make([]float32, nq*768)}
-		for i, q := range qs {
-			copy(qm.Data[i*768:], q)
-		}
-		c := blas32.General{Rows: nq, Cols: 256, Stride: 256, Data: make([]float32, nq*256)}
-		for b.Loop() {
-			_ = s.ViewBlocks(func(blocks []vector.Block) error {
-				for _, blk := range blocks {
-					rows := len(blk.IDs)
-					x := blas32.General{Rows: rows, Cols: 768, Stride: 768, Data: blk.Data}
-					c.Cols = rows
-					blas32.Gemm(blas.NoTrans, blas.Trans, 1, qm, x, 0, c)
-				}
-				return nil
-			})
 		}
 		b.ReportMetric(float64(nq*b.N)/b.Elapsed().Seconds(), "queries/s")
 	})

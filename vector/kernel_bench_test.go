@@ -5,20 +5,20 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"github.com/viterin/vek/vek32"
-	"gonum.org/v1/gonum/blas/blas32"
-
 	"github.com/cairndb/cairn/vector/internal/kernel"
 )
 
 // The kernel benchmarks compare, in one run, each of our kernels on this
-// CPU (kernel.Impls: avx512, avx2, generic) with vek, gonum and a plain
-// one-accumulator Go loop, at the dimensions of small, medium and large
+// CPU (kernel.Impls: avx512, avx2, generic) with a plain one-accumulator Go
+// loop, at the dimensions of small, medium and large
 // embedding models. The vectors are small enough to stay in L1/L2 cache,
 // so these measure arithmetic throughput, not memory bandwidth; SetBytes
 // counts both inputs so the GB/s column reads as bytes consumed.
 //
 //	go test -run '^$' -bench 'Dot|L2' -benchtime=20000x ./vector/
+//
+// The same comparison against vek and gonum, which the library does not
+// import, is in the internal/baseline module.
 
 var benchDims = []int{96, 768, 1536}
 
@@ -45,10 +45,6 @@ func loopL2(a, b []float32) float32 {
 		s += d * d
 	}
 	return s
-}
-
-func gonumDot(a, b []float32) float32 {
-	return blas32.Dot(blas32.Vector{N: len(a), Inc: 1, Data: a}, blas32.Vector{N: len(b), Inc: 1, Data: b})
 }
 
 func benchPair(b *testing.B, fs []pairFunc) {
@@ -78,27 +74,16 @@ func BenchmarkDot(b *testing.B) {
 	for _, k := range kernel.Impls() {
 		fs = append(fs, pairFunc{k.Name, k.Dot})
 	}
-	fs = append(fs,
-		pairFunc{"vek", vek32.Dot},
-		pairFunc{"gonum", gonumDot}, // blas32.Dot: gonum's SSE assembly (f32.DotUnitary)
-		pairFunc{"loop", loopDot},
-	)
+	fs = append(fs, pairFunc{"loop", loopDot})
 	benchPair(b, fs)
 }
 
-// BenchmarkL2 has no gonum entry: blas32 offers no distance, and the
-// float32 distance in gonum (internal/asm/f32.L2DistanceUnitary) is
-// internal. vek has no squared distance either; vek32.Distance is the
-// Euclidean distance, the same loop plus one square root.
 func BenchmarkL2(b *testing.B) {
 	var fs []pairFunc
 	for _, k := range kernel.Impls() {
 		fs = append(fs, pairFunc{k.Name, k.L2})
 	}
-	fs = append(fs,
-		pairFunc{"vek", vek32.Distance},
-		pairFunc{"loop", loopL2},
-	)
+	fs = append(fs, pairFunc{"loop", loopL2})
 	benchPair(b, fs)
 }
 
@@ -150,7 +135,6 @@ func BenchmarkDotBatch(b *testing.B) {
 	for _, k := range kernel.Impls() {
 		fs = append(fs, batchFunc{k.Name, k.DotBatch}, batchFunc{k.Name + "-single", singleBatch(k.Dot)})
 	}
-	fs = append(fs, batchFunc{"vek", singleBatch(vek32.Dot)})
 	benchBatch(b, fs)
 }
 
@@ -159,7 +143,6 @@ func BenchmarkL2Batch(b *testing.B) {
 	for _, k := range kernel.Impls() {
 		fs = append(fs, batchFunc{k.Name, k.L2Batch}, batchFunc{k.Name + "-single", singleBatch(k.L2)})
 	}
-	fs = append(fs, batchFunc{"vek", singleBatch(vek32.Distance)})
 	benchBatch(b, fs)
 }
 

@@ -1,5 +1,7 @@
-// Package lint holds tests that guard the shape of the module: the package
-// graph of STYLE.md, checked with `go list`.
+// Package lint holds tests that guard the shape of the repository: the
+// package graph of every module in the workspace (go.work), and the module
+// graph a program importing the library pays for, both checked with
+// `go list`.
 package lint
 
 import (
@@ -19,8 +21,10 @@ type rule struct {
 	third []string
 }
 
-// graph is the package graph of STYLE.md. A package missing from it fails
-// the test: a new package must be given its place here.
+// graph is the package graph of the workspace: the library module's
+// packages, and those of the modules that carry heavy dependencies
+// (internal/baseline, cmd/vecbench). A package missing from it fails the
+// test: a new package must be given its place here.
 var graph = map[string]rule{
 	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
 	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
@@ -30,7 +34,7 @@ var graph = map[string]rule{
 	"recall":                 {cairn: []string{"vector"}},
 	"internal/vectortest":    {cairn: []string{"vector"}},
 	"internal/lint":          {},
-	"internal/baseline":      {cairn: []string{"vector"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek"}},
+	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore"}},
 	"cmd/vecbench": {
 		cairn: []string{"recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector"},
@@ -135,6 +139,38 @@ func TestPackageGraph(t *testing.T) {
 	}
 	for _, v := range violations(pkgs) {
 		t.Error(v)
+	}
+}
+
+// benchOnly are the modules only the benchmarks and vecbench need: a
+// program that imports the library must not get them in its module graph.
+var benchOnly = []string{"gonum.org/v1/plot", "github.com/coder/hnsw", "github.com/viterin/vek"}
+
+// TestLibraryModuleGraph lists the library module's own module graph, as
+// a program that imports only github.com/cairndb/cairn sees it (outside
+// the workspace), and fails if a benchmark-only module is in it.
+func TestLibraryModuleGraph(t *testing.T) {
+	dir, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", module).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", module, err)
+	}
+	cmd := exec.Command("go", "list", "-m", "all")
+	cmd.Dir = strings.TrimSpace(string(dir))
+	cmd.Env = append(cmd.Environ(), "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go list -m all: %v\n%s", err, out)
+	}
+	mods := strings.Fields(string(out))
+	if !slices.Contains(mods, "modernc.org/sqlite") {
+		t.Fatalf("go list -m all does not list modernc.org/sqlite; output:\n%s", out)
+	}
+	for _, m := range mods {
+		for _, bad := range benchOnly {
+			if m == bad {
+				t.Errorf("the library module's graph holds %s, which only benchmarks need", m)
+			}
+		}
 	}
 }
 

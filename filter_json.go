@@ -1,0 +1,337 @@
+// This file holds the JSON form of a Filter: the document that command-line
+// tools, MCP clients and other modules exchange instead of Go calls.
+
+package cairn
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// maxFilterDepth bounds the nesting of a parsed filter, so that a hostile
+// document cannot make compiling or evaluating it recurse without end.
+const maxFilterDepth = 64
+
+// ParseFilter reads a filter from its JSON form, the query language of
+// MongoDB and Chroma's where clauses:
+//
+//	{"kind": "fact"}                             Eq("kind", "fact")
+//	{"year": {"$gte": 2020, "$lt": 2025}}        And(Gte("year", 2020), Lt("year", 2025))
+//	{"tag": {"$in": ["a", "b"]}}                 In("tag", "a", "b")
+//	{"tag": {"$nin": ["a"]}}                     Not(In("tag", "a"))
+//	{"$or": [{"kind": "fact"}, {"pinned": true}]}
+//	{"$and": [...]}, {"$not": {...}}
+//
+// The operators are $eq, $ne, $in, $nin, $lt, $lte, $gt and $gte; several
+// entries in one object are all required (an And, in key order). Values are
+// strings, numbers and booleans. A metadata key that starts with "$" cannot
+// be named in this form. Every error wraps [vector.ErrInvalidOptions].
+//
+// The result is the filter built by the constructors, so it is checked
+// again, against the collection, when it is used.
+func ParseFilter(data []byte) (*Filter, error) {
+	if !utf8.Valid(data) {
+		return nil, fmt.Errorf("%w: filter JSON is not valid UTF-8", vector.ErrInvalidOptions)
+	}
+	f, err := parseFilter(json.RawMessage(data), 0)
+	if err != nil {
+		return nil, fmt.Errorf("%w: filter JSON: %v", vector.ErrInvalidOptions, err)
+	}
+	return f, nil
+}
+
+// UnmarshalJSON sets f to the filter that data holds, in the form
+// [ParseFilter] reads.
+func (f *Filter) UnmarshalJSON(data []byte) error {
+	g, err := ParseFilter(data)
+	if err != nil {
+		return err
+	}
+	*f = *g
+	return nil
+}
+
+// MarshalJSON returns f in the form [ParseFilter] reads, each condition
+// spelled with its operator: {"kind":{"$eq":"fact"}}. A filter that
+// [Filter.String] would show with "?" (the zero Filter) is an error.
+func (f *Filter) MarshalJSON() ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.writeJSON(&b); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+var jsonOps = map[string]filterOp{
+	"$eq": opEq, "$ne": opNe, "$in": opIn,
+	"$lt": opLt, "$lte": opLte, "$gt": opGt, "$gte": opGte,
+}
+
+func (f *Filter) writeJSON(b *bytes.Buffer) error {
+	if f == nil {
+		return fmt.Errorf("%w: nil filter", vector.ErrInvalidOptions)
+	}
+	switch f.op {
+	case opAnd, opOr, opNot:
+		name := map[filterOp]string{opAnd: "$and", opOr: "$or", opNot: "$not"}[f.op]
+		b.WriteString(`{"` + name + `":`)
+		if f.op == opNot {
+			if len(f.subs) != 1 {
+				return fmt.Errorf("%w: not takes one filter", vector.ErrInvalidOptions)
+			}
+			if err := f.subs[0].writeJSON(b); err != nil {
+				return err
+			}
+		} else {
+			b.WriteByte('[')
+			for i, s := range f.subs {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				if err := s.writeJSON(b); err != nil {
+					return err
+				}
+			}
+			b.WriteByte(']')
+		}
+		b.WriteByte('}')
+		return nil
+	}
+	var name string
+	for n, op := range jsonOps {
+		if op == f.op {
+			name = n
+		}
+	}
+	if name == "" {
+		return fmt.Errorf("%w: zero Filter (build filters with Eq, In, And, ...)", vector.ErrInvalidOptions)
+	}
+	key, err := json.Marshal(f.key)
+	if err != nil {
+		return err
+	}
+	var val any = f.vals
+	if f.op != opIn {
+		if len(f.vals) != 1 {
+			return fmt.Errorf("%w: filter %s: one value expected", vector.ErrInvalidOptions, f)
+		}
+		val = f.vals[0]
+	}
+	v, err := json.Marshal(val)
+	if err != nil {
+		return fmt.Errorf("%w: filter %s: %v", vector.ErrInvalidOptions, f, err)
+	}
+	fmt.Fprintf(b, `{%s:{"%s":%s}}`, key, name, v)
+	return nil
+}
+
+// entry is one member of a JSON object, in document order.
+type entry struct {
+	key string
+	val json.RawMessage
+}
+
+// objectEntries reads a JSON object's members in order, refusing duplicate
+// keys (which encoding/json would silently resolve to the last).
+func objectEntries(data json.RawMessage) ([]entry, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	tok, err := dec.Token()
+	if err != nil {
+		return nil, err
+	}
+	if d, ok := tok.(json.Delim); !ok || d != '{' {
+		return nil, fmt.Errorf("want an object, got %s", describe(data))
+	}
+	var out []entry
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, err
+		}
+		key := tok.(string)
+		if slices.ContainsFunc(out, func(e entry) bool { return e.key == key }) {
+			return nil, fmt.Errorf("key %q given twice", key)
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, err
+		}
+		out = append(out, entry{key, raw})
+	}
+	if _, err := dec.Token(); err != nil {
+		return nil, err
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("data after the filter object")
+	}
+	return out, nil
+}
+
+func parseFilter(data json.RawMessage, depth int) (*Filter, error) {
+	if depth > maxFilterDepth {
+		return nil, fmt.Errorf("nested deeper than %d", maxFilterDepth)
+	}
+	entries, err := objectEntries(data)
+	if err != nil {
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("empty object (use no filter to match everything)")
+	}
+	var parts []*Filter
+	for _, e := range entries {
+		f, err := parseEntry(e, depth)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, f)
+	}
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	return And(parts...), nil
+}
+
+func parseEntry(e entry, depth int) (*Filter, error) {
+	switch e.key {
+	case "$and", "$or":
+		var raws []json.RawMessage
+		if err := json.Unmarshal(e.val, &raws); err != nil || raws == nil {
+			return nil, fmt.Errorf("%s wants an array of filters, got %s", e.key, describe(e.val))
+		}
+		subs := make([]*Filter, len(raws))
+		for i, r := range raws {
+			s, err := parseFilter(r, depth+1)
+			if err != nil {
+				return nil, err
+			}
+			subs[i] = s
+		}
+		if e.key == "$and" {
+			return And(subs...), nil
+		}
+		return Or(subs...), nil
+	case "$not":
+		s, err := parseFilter(e.val, depth+1)
+		if err != nil {
+			return nil, err
+		}
+		return Not(s), nil
+	}
+	if strings.HasPrefix(e.key, "$") {
+		return nil, fmt.Errorf("unknown operator %q at the top of a filter", e.key)
+	}
+	if e.key == "" {
+		return nil, errors.New("empty metadata key")
+	}
+	trimmed := bytes.TrimSpace(e.val)
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		v, err := scalar(e.val)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %v", e.key, err)
+		}
+		return Eq(e.key, v), nil
+	}
+	ops, err := objectEntries(e.val)
+	if err != nil {
+		return nil, fmt.Errorf("key %q: %v", e.key, err)
+	}
+	if len(ops) == 0 {
+		return nil, fmt.Errorf("key %q: no operator", e.key)
+	}
+	var conds []*Filter
+	for _, o := range ops {
+		c, err := parseCondition(e.key, o)
+		if err != nil {
+			return nil, fmt.Errorf("key %q: %v", e.key, err)
+		}
+		conds = append(conds, c)
+	}
+	if len(conds) == 1 {
+		return conds[0], nil
+	}
+	return And(conds...), nil
+}
+
+func parseCondition(key string, o entry) (*Filter, error) {
+	if o.key == "$in" || o.key == "$nin" {
+		var raws []json.RawMessage
+		if err := json.Unmarshal(o.val, &raws); err != nil || raws == nil {
+			return nil, fmt.Errorf("%s wants an array of values, got %s", o.key, describe(o.val))
+		}
+		vals := make([]any, len(raws))
+		for i, r := range raws {
+			v, err := scalar(r)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", o.key, err)
+			}
+			vals[i] = v
+		}
+		if o.key == "$nin" {
+			return Not(In(key, vals...)), nil
+		}
+		return In(key, vals...), nil
+	}
+	op, ok := jsonOps[o.key]
+	if !ok {
+		return nil, fmt.Errorf("unknown operator %q", o.key)
+	}
+	v, err := scalar(o.val)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", o.key, err)
+	}
+	return &Filter{op: op, key: key, vals: []any{v}}, nil
+}
+
+// scalar decodes a string, number or boolean; numbers become float64, as
+// metadata numbers do.
+func scalar(raw json.RawMessage) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	switch x := v.(type) {
+	case string, bool:
+		return x, nil
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("number %s out of range", x)
+		}
+		return f, nil
+	}
+	return nil, fmt.Errorf("want a string, number or boolean, got %s", describe(raw))
+}
+
+// describe names the JSON type of raw for an error message.
+func describe(raw json.RawMessage) string {
+	t := bytes.TrimSpace(raw)
+	if len(t) == 0 {
+		return "nothing"
+	}
+	switch t[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	}
+	return "a number"
+}

@@ -1,0 +1,117 @@
+package cairn_test
+
+import (
+	"encoding/json"
+	"errors"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+func TestParseFilter(t *testing.T) {
+	cases := []struct{ in, want string }{
+		{`{"kind": "fact"}`, `kind = "fact"`},
+		{`{"n": 3}`, `n = 3`},
+		{`{"ok": true}`, `ok = true`},
+		{`{"year": {"$gte": 2020, "$lt": 2025}}`, `(year >= 2020 and year < 2025)`},
+		{`{"tag": {"$in": ["a", "b"]}}`, `tag in ["a", "b"]`},
+		{`{"tag": {"$nin": ["a"]}}`, `not tag in ["a"]`},
+		{`{"tag": {"$ne": "a"}}`, `tag != "a"`},
+		{`{"$or": [{"kind": "fact"}, {"pinned": true}]}`, `(kind = "fact" or pinned = true)`},
+		{`{"$and": []}`, `and()`},
+		{`{"$not": {"a": 1}}`, `not a = 1`},
+		{`{"a": 1, "b": {"$lte": 2}}`, `(a = 1 and b <= 2)`},
+	}
+	for _, c := range cases {
+		f, err := cairn.ParseFilter([]byte(c.in))
+		if err != nil {
+			t.Errorf("ParseFilter(%s): %v", c.in, err)
+			continue
+		}
+		if got := f.String(); got != c.want {
+			t.Errorf("ParseFilter(%s) = %s, want %s", c.in, got, c.want)
+		}
+		// The canonical form parses back to the same filter.
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Errorf("Marshal(%s): %v", c.want, err)
+			continue
+		}
+		g, err := cairn.ParseFilter(out)
+		if err != nil || g.String() != c.want {
+			t.Errorf("round trip of %s through %s = %v, %v", c.in, out, g, err)
+		}
+	}
+}
+
+func TestParseFilterErrors(t *testing.T) {
+	bad := []string{
+		``, `null`, `[]`, `"a"`, `{}`, `{"a": null}`, `{"a": [1]}`, `{"a": {}}`,
+		`{"a": {"$regex": "x"}}`, `{"$nor": []}`, `{"$and": {}}`, `{"$and": null}`,
+		`{"a": {"$in": "x"}}`, `{"a": {"$in": [null]}}`, `{"a": {"$eq": {"b": 1}}}`,
+		`{"a": 1, "a": 2}`, `{"a": 1} {"b": 2}`, `{"": 1}`, `{"a": 1e999}`,
+		"{\"a\xff\": 1}", `{"$not": []}`, `{"a": 1`,
+	}
+	for _, in := range bad {
+		if f, err := cairn.ParseFilter([]byte(in)); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("ParseFilter(%q) = %v, %v; want ErrInvalidOptions", in, f, err)
+		}
+	}
+	deep := ""
+	for range 100 {
+		deep += `{"$not":`
+	}
+	deep += `{"a":1}`
+	for range 100 {
+		deep += `}`
+	}
+	if _, err := cairn.ParseFilter([]byte(deep)); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("a filter nested 100 deep: %v, want ErrInvalidOptions", err)
+	}
+	if _, err := json.Marshal(&cairn.Filter{}); err == nil {
+		t.Error("Marshal of the zero Filter succeeded")
+	}
+}
+
+// TestFilterJSONField checks that a Filter decodes as a field of a larger
+// document, as tools receive it.
+func TestFilterJSONField(t *testing.T) {
+	var req struct {
+		Filter *cairn.Filter `json:"filter"`
+	}
+	if err := json.Unmarshal([]byte(`{"filter": {"kind": {"$in": ["a", 2, false]}}}`), &req); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := req.Filter.String(), `kind in ["a", 2, false]`; got != want {
+		t.Fatalf("filter = %s, want %s", got, want)
+	}
+}
+
+// FuzzParseFilter: any input either parses to a filter whose canonical
+// JSON parses back to the same filter, or fails with ErrInvalidOptions.
+func FuzzParseFilter(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"$or":[{"a":"x"},{"b":{"$gte":2}}]}`, `{"t":{"$nin":[true,1,"s"]}}`, `{"$not":{"a":{"$ne":0}}}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		flt, err := cairn.ParseFilter(data)
+		if err != nil {
+			if !errors.Is(err, vector.ErrInvalidOptions) {
+				t.Fatalf("error %v does not wrap ErrInvalidOptions", err)
+			}
+			return
+		}
+		out, err := json.Marshal(flt)
+		if err != nil {
+			t.Fatalf("Marshal(%s): %v", flt, err)
+		}
+		back, err := cairn.ParseFilter(out)
+		if err != nil {
+			t.Fatalf("canonical form %s does not parse: %v", out, err)
+		}
+		if back.String() != flt.String() {
+			t.Fatalf("round trip %s -> %s -> %s", flt, out, back)
+		}
+	})
+}
