@@ -47,6 +47,18 @@ type result struct {
 	Threads     int     `json:"threads"`
 	OpenS       float64 `json:"open_s,omitempty"`
 	Pareto      bool    `json:"pareto,omitempty"`
+
+	// The filtered report (report "filtered").
+	FilterFraction float64 `json:"filter_fraction,omitempty"`
+	FilterItems    int     `json:"filter_items,omitempty"`
+	FilterRoute    string  `json:"filter_route,omitempty"`     // "allow-list" or "metadata"
+	FilterStrategy string  `json:"filter_strategy,omitempty"`  // "exact", "walk" or "scan"
+	FilterChosenBy string  `json:"filter_chosen_by,omitempty"` // "rule" or "forced"
+
+	// The clients report (report "clients").
+	Clients int     `json:"clients,omitempty"`
+	InsertS float64 `json:"insert_s,omitempty"`
+	LoadS   float64 `json:"load_s,omitempty"`
 }
 
 // params are an index's settings; empty for flat.
@@ -93,7 +105,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		if err := os.MkdirAll(b.c.exportDir, 0o755); err != nil {
 			return fmt.Errorf("--export: %w", err)
 		}
-		if !b.c.memory && !b.c.indexes && !b.c.sweep && !b.c.peers {
+		if !b.c.memory && !b.c.reportsNamed() {
 			for _, n := range b.c.sizesFor("indexes") {
 				if _, _, err := b.dataset(ctx, b.c.familyFor("indexes"), n); err != nil {
 					return err
@@ -114,6 +126,16 @@ func (b *bench) runAll(ctx context.Context) error {
 	}
 	if b.c.sweep {
 		if err := b.sweepReport(ctx); err != nil {
+			return err
+		}
+	}
+	if len(b.c.filtered) > 0 {
+		if err := b.filteredReport(ctx); err != nil {
+			return err
+		}
+	}
+	if len(b.c.clients) > 0 {
+		if err := b.clientsReport(ctx); err != nil {
 			return err
 		}
 	}
