@@ -86,6 +86,7 @@ type bench struct {
 	p       *progress
 	machine machine
 	results []result
+	recs    []recommendation // the sweep's, for --json
 
 	// The last data set loaded, kept for the next report that wants it.
 	lastKey   string
@@ -568,12 +569,16 @@ func (b *bench) peerRows(ctx context.Context, ds *recall.Dataset, truth [][]int3
 func (b *bench) writeOutputs() error {
 	if b.c.jsonPath != "" {
 		rep := struct {
-			Machine machine  `json:"machine"`
-			Command string   `json:"command"`
-			Results []result `json:"results"`
-		}{b.machine, b.command(), b.results}
+			Machine         machine          `json:"machine"`
+			Command         string           `json:"command"`
+			Results         []result         `json:"results"`
+			Recommendations []recommendation `json:"recommendations"`
+		}{b.machine, b.command(), b.results, b.recs}
 		if rep.Results == nil {
 			rep.Results = []result{}
+		}
+		if rep.Recommendations == nil {
+			rep.Recommendations = []recommendation{}
 		}
 		err := recall.WriteFile(b.c.jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -585,7 +590,7 @@ func (b *bench) writeOutputs() error {
 		}
 	}
 	if b.c.plotPath != "" {
-		if err := writePlot(b.c.plotPath, b.results); err != nil {
+		if err := b.writePlots(); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}

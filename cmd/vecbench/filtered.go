@@ -211,21 +211,32 @@ func (b *bench) filteredReport(ctx context.Context) error {
 		}
 		k := b.c.k
 		labels := newFilterLabels(len(ds.Base), b.c.seed)
+		var fractions []float64
 		for _, f := range b.c.filtered {
-			if m := labels.kept(f); m < k {
+			m := labels.kept(f)
+			switch {
+			case m >= k:
+				fractions = append(fractions, f)
+			case b.c.quick:
+				// A smoke run on a small file of the user's goes on.
+				fmt.Fprintf(b.out, "Filtered search on %s: a filter keeping %s keeps %d items, fewer than k = %d; skipped.\n\n", ds.Name, fmtPct(f), m, k)
+			default:
 				return fmt.Errorf("--filtered %g keeps %d of the %s items, fewer than k = %d: use a larger fraction or more items", f, m, fmtInt(len(ds.Base)), k)
 			}
 		}
-		sets := make([]*vector.IDSet, len(b.c.filtered))
-		truths := make([][][]int32, len(b.c.filtered))
+		if len(fractions) == 0 {
+			continue
+		}
+		sets := make([]*vector.IDSet, len(fractions))
+		truths := make([][][]int32, len(fractions))
 		cb := b.p.begin("filtered ground truth " + ds.Name)
-		for i, f := range b.c.filtered {
+		for i, f := range fractions {
 			sets[i] = labels.set(f)
 			if truths[i], err = filteredTruth(ctx, ds, truth, sets[i], k); err != nil {
 				b.p.end()
 				return err
 			}
-			cb(i+1, len(b.c.filtered))
+			cb(i+1, len(fractions))
 		}
 		b.p.end()
 
@@ -233,7 +244,7 @@ func (b *bench) filteredReport(ctx context.Context) error {
 			ds.Name, ds.Dim, ds.Metric, k, fmtInt(len(ds.Queries))),
 			"<index", "keeps", "<through", "<strategy", fmt.Sprintf("recall@%d", k), "p50", "p95", "QPS")
 		for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW} {
-			rows, err := b.filteredIndex(ctx, ds, kind, labels, sets, truths)
+			rows, err := b.filteredIndex(ctx, ds, kind, labels, fractions, sets, truths)
 			for _, r := range rows {
 				b.add(r)
 				star := ""
@@ -263,7 +274,7 @@ func (b *bench) filteredReport(ctx context.Context) error {
 // fraction: the allow-list with the strategy the index chooses, the
 // allow-list with the other strategy forced, and the collection's metadata
 // filter.
-func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cairn.IndexKind, labels filterLabels, sets []*vector.IDSet, truths [][][]int32) ([]result, error) {
+func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cairn.IndexKind, labels filterLabels, fractions []float64, sets []*vector.IDSet, truths [][][]int32) ([]result, error) {
 	k := b.c.k
 	store, err := vector.NewMemStore(ds.Dim, ds.Metric)
 	if err != nil {
@@ -287,7 +298,7 @@ func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cair
 		return nil, err
 	}
 	var rows []result
-	for i, f := range b.c.filtered {
+	for i, f := range fractions {
 		set := sets[i]
 		chosen := fc.other
 		if fc.idx.(setScorer).ScoresSetExactly(set.Len(), k, 0) {
@@ -317,7 +328,7 @@ func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cair
 	// The same filters through the memory store, on a collection of its
 	// own: the store finds the matching items from their metadata and
 	// hands the index the allow-list the index's rule asks for.
-	mrows, err := b.filteredCollection(ctx, ds, fc, labels, sets, truths)
+	mrows, err := b.filteredCollection(ctx, ds, fc, labels, fractions, sets, truths)
 	return append(rows, mrows...), err
 }
 
@@ -371,19 +382,19 @@ func (b *bench) measureFiltered(ctx context.Context, ds *recall.Dataset, truth [
 // filteredCollection loads ds into a memory-store collection of fc's kind,
 // each item labelled with its filters' metadata, and measures a query with
 // each fraction's metadata filter.
-func (b *bench) filteredCollection(ctx context.Context, ds *recall.Dataset, fc filterCase, labels filterLabels, sets []*vector.IDSet, truths [][][]int32) ([]result, error) {
+func (b *bench) filteredCollection(ctx context.Context, ds *recall.Dataset, fc filterCase, labels filterLabels, fractions []float64, sets []*vector.IDSet, truths [][][]int32) ([]result, error) {
 	db := cairn.OpenMemory(nil)
 	defer db.Close()
 	coll, err := db.CreateCollection(ctx, "bench", cairn.CollectionConfig{Dim: ds.Dim, Metric: ds.Metric, Index: fc.kind, HNSW: fc.hnsw})
 	if err != nil {
 		return nil, err
 	}
-	bs, err := b.loadCollection(ctx, coll, ds, func(i int) map[string]any { return labels.metadata(i, b.c.filtered) })
+	bs, err := b.loadCollection(ctx, coll, ds, func(i int) map[string]any { return labels.metadata(i, fractions) })
 	if err != nil {
 		return nil, err
 	}
 	var rows []result
-	for i, f := range b.c.filtered {
+	for i, f := range fractions {
 		strategy := fc.other
 		if fc.idx.(setScorer).ScoresSetExactly(sets[i].Len(), b.c.k, 0) {
 			strategy = strategyExact

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -21,6 +22,7 @@ type machine struct {
 	Kernel  string `json:"kernel"`
 	OS      string `json:"os"`
 	Threads int    `json:"threads"`
+	Date    string `json:"date"` // the day of the run, UTC, as 2006-01-02
 }
 
 func detectMachine(threads int) machine {
@@ -32,12 +34,13 @@ func detectMachine(threads int) machine {
 		Kernel:  vector.KernelName(),
 		OS:      runtime.GOOS + "/" + runtime.GOARCH,
 		Threads: threads,
+		Date:    time.Now().UTC().Format(time.DateOnly),
 	}
 }
 
 func (m machine) line() string {
-	return fmt.Sprintf("machine: %s, %d cores (%d used), %s %s, commit %s, distance kernels %s",
-		m.CPU, m.Cores, m.Threads, m.Go, m.OS, m.Commit, m.Kernel)
+	return fmt.Sprintf("machine: %s, %d cores (%d used), %s %s, commit %s, distance kernels %s, %s",
+		m.CPU, m.Cores, m.Threads, m.Go, m.OS, m.Commit, m.Kernel, m.Date)
 }
 
 // cpuModel reads the model name from /proc/cpuinfo where there is one.

@@ -332,6 +332,12 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	if c.threads == 0 {
 		c.threads = runtime.NumCPU()
 	}
+	if c.plotPath != "" && !c.sweep && !c.indexes && !c.peers {
+		return nil, usagef("--plot draws the results of --sweep or --indexes; add one")
+	}
+	if c.peersJSON != "" && !c.sweep {
+		return nil, usagef("--peers-json goes on the recall plot of --sweep; add --sweep")
+	}
 	return c, nil
 }
 
