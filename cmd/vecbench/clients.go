@@ -1,6 +1,7 @@
 // This file holds the clients report (--clients): throughput and latency
 // with several goroutines querying one index at once, after loading it, as
 // VectorDBBench reports a system's concurrent search and load duration.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // filtered cases, searched through an index's allow-list and through the
 // memory store's metadata filter, with the strategy each index chose
 // measured against the other.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // This file reads --peers-json: the JSON lines ../shared/peers/run prints
 // for hnswlib (and bench/peers.sh collects), one measured ef a line.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // This file tests the reading of --peers-json.
+
 package main
 
 import (

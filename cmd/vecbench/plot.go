@@ -3,6 +3,7 @@
 // per index and build setting over its search settings, each series'
 // Pareto front drawn strongly and its dominated settings faintly, with the
 // peers of --peers-json beside cairn.
+
 package main
 
 import (
@@ -71,7 +72,18 @@ type tradePoint struct {
 type tradeSeries struct {
 	name   string
 	peer   bool
+	order  [3]int // legend order: cairn's HNSW by M and efConstruction, flat, then the peers
 	points []tradePoint
+}
+
+// seriesOrder is the legend place of a series of index with m and efc.
+func seriesOrder(index string, m, efc int) [3]int {
+	rank := map[string]int{"hnsw": 0, "flat": 1, "coder-hnsw": 2}
+	r, ok := rank[index]
+	if !ok {
+		r = 3
+	}
+	return [3]int{r, m, efc}
 }
 
 // markFront marks the points no other point of the series beats on both
@@ -122,10 +134,10 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 	multi := len(heads) > 1
 	byName := map[string]*tradeSeries{}
 	var out []*tradeSeries
-	add := func(name string, peer bool, p tradePoint) {
+	add := func(name string, peer bool, order [3]int, p tradePoint) {
 		s := byName[name]
 		if s == nil {
-			s = &tradeSeries{name: name, peer: peer}
+			s = &tradeSeries{name: name, peer: peer, order: order}
 			byName[name] = s
 			out = append(out, s)
 		}
@@ -140,7 +152,7 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 		if multi {
 			name = r.Dataset + " " + name
 		}
-		add(name, r.Index == "coder-hnsw", tradePoint{recall: r.Recall, qps: r.QPS})
+		add(name, r.Index == "coder-hnsw", seriesOrder(r.Index, r.Params.M, r.Params.EfConstruction), tradePoint{recall: r.Recall, qps: r.QPS})
 	}
 	if len(peers) > 0 {
 		used := 0
@@ -156,7 +168,7 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 				if multi {
 					name = h.Dataset + " " + name
 				}
-				add(name, true, tradePoint{recall: p.Recall, qps: p.QPS})
+				add(name, true, seriesOrder(p.System, p.M, p.EfConstruction), tradePoint{recall: p.Recall, qps: p.QPS})
 				used++
 			}
 		}
@@ -168,6 +180,9 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 	for _, s := range out {
 		s.markFront()
 	}
+	slices.SortStableFunc(out, func(a, b *tradeSeries) int {
+		return cmp.Or(cmp.Compare(a.order[0], b.order[0]), cmp.Compare(a.order[1], b.order[1]), cmp.Compare(a.order[2], b.order[2]))
+	})
 	return out, heads, nil
 }
 
@@ -186,7 +201,9 @@ func writeTradeoff(path string, results []result, peers []peerResult, m machine)
 
 	p := newPlot()
 	p.X.Label.Text = fmt.Sprintf("recall@%d (spaced by 1 − recall, log scale)", h.K)
-	p.Y.Label.Text = "queries per second (log scale)"
+	// gonum centres a y-axis label at the arithmetic middle of the range,
+	// far off centre on a log axis: the title names the axis.
+	p.Title.Text = "Queries per second (log scale)"
 	p.X.Scale, p.X.Tick.Marker = scale, scale
 	p.Y.Scale, p.Y.Tick.Marker = plot.LogScale{}, logTicks{}
 	legend := newLegend()
@@ -231,8 +248,8 @@ func writeTradeoff(path string, results []result, peers []peerResult, m machine)
 	}
 	dom, _ := plotter.NewScatter(plotter.XYs{{}})
 	dom.GlyphStyle = draw.GlyphStyle{Color: faint(color.Black), Shape: draw.CircleGlyph{}, Radius: vg.Points(3)}
-	legend.Add("faint: settings another of", dom)
-	legend.Add("  the same series beats")
+	legend.Add("faint: beaten on recall and QPS", dom)
+	legend.Add("  by a setting of its own series")
 	p.X.Min, p.X.Max = scale.recallRange(lo)
 	p.Y.Min, p.Y.Max = minQ/1.3, maxQ*1.3
 

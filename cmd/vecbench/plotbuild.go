@@ -1,12 +1,12 @@
 // This file holds --plot's build figure, drawn from the index table: build
 // time and memory of every index at every size, side by side.
+
 package main
 
 import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -80,8 +80,10 @@ func writeBuildPlot(path string, results []result, m machine) error {
 		sizeTicks = append(sizeTicks, plot.Tick{Value: float64(i), Label: fmtInt(n)})
 	}
 	panels := []*plot.Plot{newPlot(), newPlot()}
-	panels[0].Y.Label.Text = "build time, s (log scale)"
-	panels[1].Y.Label.Text = "memory, MiB (log scale)"
+	// gonum centres a y-axis label at the arithmetic middle of the range,
+	// far off centre on a log axis: the panels' titles name the axes.
+	panels[0].Title.Text = "Build time, s (log scale)"
+	panels[1].Title.Text = "Memory, MiB (log scale)"
 	legend := newLegend()
 	for pi, p := range panels {
 		p.X.Label.Text = "items"
@@ -113,7 +115,7 @@ func writeBuildPlot(path string, results []result, m machine) error {
 			for k := range labels.TextStyle {
 				labels.TextStyle[k] = textStyle(8.5, st.color)
 			}
-			labels.Offset = vg.Point{X: vg.Points(6), Y: -vg.Points(3)}
+			labels.Offset = vg.Point{X: vg.Points(6), Y: vg.Points(2)}
 			p.Add(line, marks, labels)
 			if pi == 0 {
 				legend.Add(s.name, line, marks)
@@ -122,17 +124,15 @@ func writeBuildPlot(path string, results []result, m machine) error {
 		p.Y.Min, p.Y.Max = lo/2, hi*2
 	}
 	h := rows[0]
-	var names []string
-	for _, r := range rows {
-		if !slices.Contains(names, r.Dataset) {
-			names = append(names, r.Dataset)
-		}
+	data := rows[0].Dataset
+	if len(sizes) > 1 {
+		data = fmt.Sprintf("%s to %s items", fmtInt(sizes[0]), fmtInt(sizes[len(sizes)-1]))
 	}
 	pg := &page{
 		title: "Build time and memory per index",
 		subtitle: []string{
-			fmt.Sprintf("%s: %d-d, %s · build: adding every vector in batches, on %d threads · memory: growth of the live heap, vectors included",
-				strings.Join(names, ", "), h.Dim, h.Metric, m.Threads),
+			fmt.Sprintf("%s, %d-d, %s · build: adding every vector in batches, on %d threads · memory: growth of the live heap, vectors included",
+				data, h.Dim, h.Metric, m.Threads),
 			machineLine(m),
 		},
 		panels: panels,

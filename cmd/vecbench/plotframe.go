@@ -2,6 +2,7 @@
 // by the file's extension), a title and a subtitle naming the data and
 // the machine, the legend in a column of its own, and the styles that
 // keep series apart in print.
+
 package main
 
 import (
@@ -38,6 +39,7 @@ func newPlot() *plot.Plot {
 		a.Tick.Label.Font = font.From(sans, 9.5)
 	}
 	p.Title.TextStyle.Font = font.From(sans, 12)
+	p.Title.Padding = vg.Points(8)
 	grid := plotterGrid()
 	p.Add(grid)
 	return p
@@ -125,10 +127,11 @@ func styleOf(i int, peer bool) seriesStyle {
 	return s
 }
 
-// faint is c at a quarter of its strength, for dominated points.
+// faint is c mixed with two parts of white, for dominated points: still
+// legible, clearly behind the fronts.
 func faint(c color.Color) color.Color {
 	r, g, b, _ := c.RGBA()
-	mix := func(x uint32) uint8 { return uint8((x>>8)/4 + 0xff*3/4) }
+	mix := func(x uint32) uint8 { return uint8(((x >> 8) + 0xff*2) / 3) }
 	return color.RGBA{R: mix(r), G: mix(g), B: mix(b), A: 0xff}
 }
 

@@ -2,6 +2,7 @@
 // 1 − recall on a log scale, so that 0.9, 0.99 and 0.999 are equally far
 // apart and the settings people tune in (recall above 0.95) spread out
 // instead of piling up at 1, as ann-benchmarks' logit axis does.
+
 package main
 
 import (

@@ -1,6 +1,7 @@
 // This file holds the sweep's recommendations: for each target recall, the
 // fastest setting of the grid that reaches it, written as the code a user
 // would type, for an index of their own and for a memory-store collection.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // This file tests the filtered and clients reports, the recommendations,
 // the plots, and the shape of --json (against a golden file).
+
 package main
 
 import (
