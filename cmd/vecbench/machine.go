@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
@@ -78,9 +79,17 @@ func commit() string {
 			return rev[:min(12, len(rev))] + dirty
 		}
 	}
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err == nil {
-		return strings.TrimSpace(string(out))
+	// From the working directory, else from the source tree the binary
+	// was built from (go build in a workspace does not stamp either).
+	dirs := []string{"."}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		dirs = append(dirs, filepath.Dir(file))
+	}
+	for _, dir := range dirs {
+		out, err := exec.Command("git", "-C", dir, "describe", "--always", "--dirty", "--abbrev=12").Output()
+		if err == nil {
+			return strings.TrimSpace(string(out))
+		}
 	}
 	return "unknown"
 }

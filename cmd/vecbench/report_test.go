@@ -127,24 +127,24 @@ func decodeReport(t *testing.T, path string) (map[string]any, []result) {
 func TestFilteredReport(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "f.json")
-	// At 2,000 items a filter keeping 5% is scored exactly by both
-	// indexes, one keeping 90% walked (HNSW) or scanned (flat).
+	// At 1,200 items a filter keeping 5% is scored exactly by both
+	// indexes, one keeping 95% walked (HNSW) or scanned (flat).
 	out, errOut, err := runArgs(t, context.Background(), "--dim", "16", "--queries", "30", "--quiet", "--cache", dir,
-		"--filtered", "0.05,0.9", "--sizes", "2000", "--json", jsonPath)
+		"--filtered", "0.05,0.95", "--sizes", "1200", "--json", jsonPath)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
 	for _, want := range []string{
-		"## Filtered search: clustered-2000-d16",
-		"| flat | 5% (100) | allow-list | exact scoring of the allow-list ★ | 1.000 |",
-		"| flat | 90% (1,800) | allow-list | filtered scan ★ | 1.000 |",
-		"| flat | 90% (1,800) | allow-list | exact scoring of the allow-list | 1.000 |",
-		"| flat | 5% (100) | memory store filter | exact scoring of the allow-list ★ | 1.000 |",
-		"| hnsw | 5% (100) | allow-list | exact scoring of the allow-list ★ | 1.000 |",
-		"| hnsw | 90% (1,800) | allow-list | filtered graph walk ★ |",
-		"| hnsw | 5% (100) | allow-list | filtered graph walk |",
-		"| hnsw | 90% (1,800) | memory store filter | filtered graph walk ★ |",
-		"- hnsw, filter keeping 90%: the rule chose filtered graph walk",
+		"## Filtered search: clustered-1200-d16",
+		"| flat | 5% (60) | allow-list | exact scoring of the allow-list ★ | 1.000 |",
+		"| flat | 95% (1,140) | allow-list | filtered scan ★ | 1.000 |",
+		"| flat | 95% (1,140) | allow-list | exact scoring of the allow-list | 1.000 |",
+		"| flat | 5% (60) | memory store filter | exact scoring of the allow-list ★ | 1.000 |",
+		"| hnsw | 5% (60) | allow-list | exact scoring of the allow-list ★ | 1.000 |",
+		"| hnsw | 95% (1,140) | allow-list | filtered graph walk ★ |",
+		"| hnsw | 5% (60) | allow-list | filtered graph walk |",
+		"| hnsw | 95% (1,140) | memory store filter | filtered graph walk ★ |",
+		"- hnsw, filter keeping 95%: the rule chose filtered graph walk",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -155,11 +155,11 @@ func TestFilteredReport(t *testing.T) {
 		t.Fatalf("%d results, want 2 indexes × 2 fractions × 3 ways", len(rows))
 	}
 	for _, r := range rows {
-		if r.Report != "filtered" || r.FilterItems != int(math.Round(r.FilterFraction*2000)) {
+		if r.Report != "filtered" || r.FilterItems != int(math.Round(r.FilterFraction*1200)) {
 			t.Errorf("row %+v", r)
 		}
 		// Exact strategies are exact; so is flat's scan. HNSW's walk
-		// over a 2,000-item graph at ef = 64 is all but exact.
+		// over a 1,200-item graph at ef = 64 is all but exact.
 		floor := 1.0
 		if r.FilterStrategy == strategyWalk {
 			floor = 0.9
