@@ -130,14 +130,11 @@ func (b *bench) runAll(ctx context.Context) error {
 			return err
 		}
 	}
-	if len(b.c.filtered) > 0 {
-		if err := b.filteredReport(ctx); err != nil {
-			return err
-		}
-	}
-	if len(b.c.clients) > 0 {
-		if err := b.clientsReport(ctx); err != nil {
-			return err
+	for _, g := range flagGroups {
+		if g.asked(b.c) {
+			if err := g.run(b, ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -39,6 +39,8 @@ func init() {
 			return err
 		},
 		quick: func(c *config) { c.clients = []int{1, 2, 4} },
+		asked: func(c *config) bool { return len(c.clients) > 0 },
+		run:   (*bench).clientsReport,
 	})
 }
 

@@ -42,6 +42,8 @@ func init() {
 			return err
 		},
 		quick: func(c *config) { c.filtered = []float64{0.01, 0.99} },
+		asked: func(c *config) bool { return len(c.filtered) > 0 },
+		run:   (*bench).filteredReport,
 	})
 }
 

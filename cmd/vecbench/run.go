@@ -67,17 +67,20 @@ type config struct {
 	args                          []string
 }
 
-// A flagGroup is a set of flags kept in its own file with the report they
-// drive: define registers the flags on fs (storing into c), check
-// validates them once every flag is parsed (set names the flags given),
-// quick turns its report on when --quick runs every report, and usage is its block of --help.
-// Files add theirs to flagGroups from an init function, so that a new
-// report needs no edit to parseArgs.
+// A flagGroup is a report with its flags, kept in a file of its own:
+// define registers the flags on fs (storing into c), check validates them
+// once every flag is parsed (set names the flags given), quick turns the
+// report on when --quick runs every report, asked reports whether the
+// command line asked for the report, run prints it, and usage is its block
+// of --help. Files add theirs to flagGroups from an init function, so that
+// a new report needs no edit elsewhere.
 type flagGroup struct {
 	usage  string
 	define func(fs *flag.FlagSet, c *config)
 	check  func(c *config, set map[string]bool) error
 	quick  func(c *config)
+	asked  func(c *config) bool
+	run    func(b *bench, ctx context.Context) error
 }
 
 // flagGroups are the flag groups of the files that define one, in the
@@ -87,7 +90,15 @@ var flagGroups []flagGroup
 // reportsNamed reports whether any report flag, of parseArgs or of a
 // flag group, asked for a report.
 func (c *config) reportsNamed() bool {
-	return c.indexes || c.sweep || c.peers || len(c.filtered) > 0 || len(c.clients) > 0
+	if c.indexes || c.sweep || c.peers {
+		return true
+	}
+	for _, g := range flagGroups {
+		if g.asked(c) {
+			return true
+		}
+	}
+	return false
 }
 
 // usage is the text of --help: usageText with the blocks of the flag
