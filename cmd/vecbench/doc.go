@@ -104,7 +104,10 @@
 // --json FILE writes one object, whose field names are kept stable:
 //
 //	machine          cpu, cores, go, commit, kernel (distance kernels), os,
-//	                 threads (used), date (UTC, 2006-01-02)
+//	                 threads (used), date (UTC, 2006-01-02); commit is the
+//	                 revision go build stamped, else git describe of the
+//	                 working directory or of the source tree at run time
+//	                 (exact under go run, which builds from the tree)
 //	command          the command line
 //	results          one object per measured row (below)
 //	recommendations  the sweep's, one per target recall (below)
