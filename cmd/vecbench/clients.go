@@ -80,7 +80,7 @@ func concurrent(ctx context.Context, ds *recall.Dataset, truth [][]int32, k, cli
 	}
 	nq := len(ds.Queries)
 	lat := make([]time.Duration, nq)
-	hits, hits1 := make([]float64, nq), make([]float64, nq)
+	answers := make([][]vector.Result, nq)
 	var next atomic.Int64
 	errs := make([]error, clients)
 	var wg sync.WaitGroup
@@ -99,7 +99,7 @@ func concurrent(ctx context.Context, ds *recall.Dataset, truth [][]int32, k, cli
 					errs[c] = fmt.Errorf("query %d: %w", i, err)
 					return
 				}
-				hits[i], hits1[i] = recall.At(res, truth[i], k), recall.At(res, truth[i], 1)
+				answers[i] = res // scored once the clock has stopped
 			}
 		})
 	}
@@ -116,8 +116,8 @@ func concurrent(ctx context.Context, ds *recall.Dataset, truth [][]int32, k, cli
 	slices.Sort(lat)
 	st.lat = lat
 	var sum, sum1 float64
-	for i := range hits {
-		sum, sum1 = sum+hits[i], sum1+hits1[i]
+	for i, res := range answers {
+		sum, sum1 = sum+recall.At(res, truth[i], k), sum1+recall.At(res, truth[i], 1)
 	}
 	st.recall, st.recall1 = sum/float64(nq), sum1/float64(nq)
 	return st, nil

@@ -204,6 +204,16 @@ type filterCase struct {
 	hnsw  hnsw.Options
 }
 
+// ruleChoice is the strategy fc's index takes for an allow-list of s ids
+// at k: exact scoring where its crossover rule says so, else its walk or
+// scan (always, for an index without the rule).
+func (fc filterCase) ruleChoice(s, k int) string {
+	if sc, ok := fc.idx.(setScorer); ok && sc.ScoresSetExactly(s, k, 0) {
+		return strategyExact
+	}
+	return fc.other
+}
+
 // filteredReport measures every fraction of --filtered on flat and HNSW.
 func (b *bench) filteredReport(ctx context.Context) error {
 	family := b.c.familyFor("filtered")
@@ -303,10 +313,7 @@ func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cair
 	var rows []result
 	for i, f := range fractions {
 		set := sets[i]
-		chosen := fc.other
-		if fc.idx.(setScorer).ScoresSetExactly(set.Len(), k, 0) {
-			chosen = strategyExact
-		}
+		chosen := fc.ruleChoice(set.Len(), k)
 		forced := strategyExact
 		if chosen == strategyExact {
 			forced = fc.other
@@ -398,10 +405,7 @@ func (b *bench) filteredCollection(ctx context.Context, ds *recall.Dataset, fc f
 	}
 	var rows []result
 	for i, f := range fractions {
-		strategy := fc.other
-		if fc.idx.(setScorer).ScoresSetExactly(sets[i].Len(), b.c.k, 0) {
-			strategy = strategyExact
-		}
+		strategy := fc.ruleChoice(sets[i].Len(), b.c.k)
 		qo := &cairn.QueryOptions{Filter: cairn.Eq(metadataKey(f), true)}
 		qs, err := b.measureFiltered(ctx, ds, truths[i], fmt.Sprintf("%s store %s", fc.name, fmtPct(f)), collectionSearch(coll, qo))
 		if err != nil {

@@ -401,3 +401,25 @@ func TestJSONShape(t *testing.T) {
 		t.Errorf("the shape of --json changed (run with -update if on purpose, and update vecbench's doc):\ngot\n%s\nwant\n%s", got, want)
 	}
 }
+
+// TestPeersOnPlot: --peers-json end to end, on the data set the fixture
+// was measured on (../shared/peers/run over vecbench --export of
+// clustered-2000-d64 with 200 queries).
+func TestPeersOnPlot(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "sweep.svg")
+	_, errOut, err := runArgs(t, context.Background(), "--sweep", "--clustered", "--sizes", "2000", "--dim", "64", "--queries", "200",
+		"--m", "4", "--efc", "20", "--ef", "10,40", "--quiet", "--cache", dir, "--plot", svg, "--peers-json", "testdata/hnswlib.jsonl")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hnswlib M=16 efC=200 (2 build threads)", "hnsw M=4 efC=20", "clustered-2000-d64"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+}

@@ -88,6 +88,11 @@ func TestHelp(t *testing.T) {
 	if err != nil || !strings.Contains(out, "usage: vecbench") || !strings.Contains(out, "--sweep") {
 		t.Fatalf("help: %v\n%s", err, out)
 	}
+	for _, f := range []string{"--filtered 0.01,0.99", "--clients 1,2,4,8,16", "--peers-json", "--plot FILE"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("help lacks %s", f)
+		}
+	}
 }
 
 // tiny are flags that keep a run to a fraction of a second.
