@@ -6,6 +6,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"image/color"
 	"io"
@@ -95,8 +96,18 @@ func (pg *page) save(path string) error {
 	for i, p := range pg.panels {
 		p.Draw(canvases[0][i])
 	}
+	var buf bytes.Buffer
+	if _, err := c.WriteTo(&buf); err != nil {
+		return err
+	}
+	out := buf.Bytes()
+	if _, ok := c.(*vgsvg.Canvas); ok {
+		// SVG names the font without embedding it; Liberation Sans has
+		// Arial's metrics, so a viewer without it keeps the layout.
+		out = bytes.ReplaceAll(out, []byte("font-family:Liberation Sans;"), []byte("font-family:Liberation Sans,Arial,Helvetica,sans-serif;"))
+	}
 	return recall.WriteFile(path, func(w io.Writer) error {
-		_, err := c.WriteTo(w)
+		_, err := w.Write(out)
 		return err
 	})
 }

@@ -292,7 +292,7 @@ func TestPlotKinds(t *testing.T) {
 		want []string // in the SVG
 	}{
 		{"tradeoff.svg", func(p string) error { return writeTradeoff(p, plotResults(), peers, m) },
-			[]string{"Recall@10 against queries per second", "hnsw M=16 efC=100", "hnswlib M=16 efC=200", "n = 2,000, 64-d, cosine", m.Commit}},
+			[]string{"Recall@10 against queries per second", "hnsw M=16 efC=100", "hnswlib M=16 efC=200", "n = 2,000, 64-d, cosine", m.Commit, "Liberation Sans,Arial"}},
 		{"tradeoff.png", func(p string) error { return writeTradeoff(p, plotResults(), nil, m) }, nil},
 		{"build.svg", func(p string) error { return writeBuildPlot(p, plotResults(), m) },
 			[]string{"Build time and memory per index", "flat (exact)", "hnsw M=16 efC=200", "20,000"}},
