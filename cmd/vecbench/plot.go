@@ -277,11 +277,13 @@ func writeTradeoff(path string, results []result, peers []peerResult, m machine)
 }
 
 // logTicks labels a log axis at 1, 2 and 5 times each power of ten, with
-// thousands separators, and marks the other integers unlabelled.
+// thousands separators, and marks the other multiples unlabelled; an axis
+// spanning little more than a decade gets every multiple labelled.
 type logTicks struct{}
 
 // Ticks implements plot.Ticker.
 func (logTicks) Ticks(lo, hi float64) []plot.Tick {
+	every := hi/lo < 15
 	var ticks []plot.Tick
 	for e := math.Floor(math.Log10(lo)); math.Pow(10, e) <= hi; e++ {
 		base := math.Pow(10, e)
@@ -291,7 +293,7 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 				continue
 			}
 			label := ""
-			if m == 1 || m == 2 || m == 5 {
+			if every || m == 1 || m == 2 || m == 5 {
 				label = fmtTick(v)
 			}
 			ticks = append(ticks, plot.Tick{Value: v, Label: label})
