@@ -13,6 +13,7 @@ import (
 	"math"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -303,12 +304,12 @@ func (logTicks) Ticks(lo, hi float64) []plot.Tick {
 }
 
 // fmtTick prints an axis value: whole numbers with separators, fractions
-// with as many digits as they need.
+// with up to six significant digits (m·10ᵉ is not exact in binary).
 func fmtTick(v float64) string {
 	if v >= 1 {
 		return fmtInt(int(math.Round(v)))
 	}
-	return fmt.Sprintf("%g", v)
+	return strconv.FormatFloat(v, 'g', 6, 64)
 }
 
 // plotterGrid is a light grid behind the data.

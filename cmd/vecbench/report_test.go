@@ -423,3 +423,21 @@ func TestPeersOnPlot(t *testing.T) {
 		}
 	}
 }
+
+func TestLogTicks(t *testing.T) {
+	labels := func(lo, hi float64) []string {
+		var out []string
+		for _, tk := range (logTicks{}).Ticks(lo, hi) {
+			if tk.Label != "" {
+				out = append(out, tk.Label)
+			}
+		}
+		return out
+	}
+	if got, want := labels(1500, 180000), []string{"2,000", "5,000", "10,000", "20,000", "50,000", "100,000"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, want := labels(0.0004, 0.003), []string{"0.0004", "0.0005", "0.0006", "0.0007", "0.0008", "0.0009", "0.001", "0.002", "0.003"}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+}
