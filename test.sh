@@ -28,7 +28,11 @@ echo "== go test (purego kernels)"
 go test -count=1 -tags purego ./vector/... ./flat/...
 
 echo "== vecbench --quick"
-go run ./cmd/vecbench --quick --quiet > /dev/null
+# Every report (filtered and concurrent included) and both plot kinds.
+plots=$(mktemp -d)
+trap 'rm -f "$log"; rm -rf "$plots"' EXIT
+go run ./cmd/vecbench --quick --quiet --plot "$plots/quick.svg" > /dev/null
+test -s "$plots/quick.svg" && test -s "$plots/quick-build.svg"
 echo "vecbench --quick: ok"
 
 # One closing line for CI: packages whose tests passed (a failure stops the

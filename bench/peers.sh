@@ -3,7 +3,11 @@
 # files, one after the other in this one script, ROUNDS times alternately, and
 # prints both sweeps side by side with the QPS ratio at each target recall.
 #
-#   bench/peers.sh DIR/NAME [--ef LIST] [--m 16] [--efc 200] [--rounds 2]
+#   bench/peers.sh DIR/NAME [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png]
+#
+# With --plot, each round runs hnswlib first and then cairn, which draws its
+# sweep and hnswlib's lines of that round on one recall/QPS plot (vecbench
+# --peers-json); the last round's plot is kept.
 #
 # DIR/NAME.{base,query}.fvecs and DIR/NAME.gt.ivecs come from
 #   go run ./cmd/vecbench --export DIR --clustered --sizes 100000
@@ -12,9 +16,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1; shift
 ef=10,12,16,20,24,32,40,48,64,80,96,128,160,200,256,320,400,512,640,800
-m=16; efc=200; rounds=2
+m=16; efc=200; rounds=2; plot=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--plot) plot=$2; shift 2 ;;
 	--ef) ef=$2; shift 2 ;;
 	--m) m=$2; shift 2 ;;
 	--efc) efc=$2; shift 2 ;;
@@ -25,12 +30,23 @@ done
 peers=${PEERS:-../shared/peers/run}
 out=$(mktemp -d)
 go build -o "$out/vecbench" ./cmd/vecbench
-for r in $(seq "$rounds"); do
-	echo "round $r: cairn" >&2
+cairn() {
+	echo "round $1: cairn" >&2
 	"$out/vecbench" --sweep --quiet --data "$name.base.fvecs" --queries "$name.query.fvecs" --gt "$name.gt.ivecs" \
-		--m "$m" --efc "$efc" --ef "$ef" --json "$out/cairn-$r.json" > /dev/null
-	echo "round $r: hnswlib" >&2
-	"$peers" "$name" --metric ip --m "$m" --efc "$efc" --ef "$ef" --threads 2 > "$out/hnswlib-$r.jsonl"
+		--m "$m" --efc "$efc" --ef "$ef" --json "$out/cairn-$1.json" "${@:2}" > /dev/null
+}
+hnswlib() {
+	echo "round $1: hnswlib" >&2
+	"$peers" "$name" --metric ip --m "$m" --efc "$efc" --ef "$ef" --threads 2 > "$out/hnswlib-$1.jsonl"
+}
+for r in $(seq "$rounds"); do
+	if [ -n "$plot" ]; then
+		hnswlib "$r"
+		cairn "$r" --plot "$plot" --peers-json "$out/hnswlib-$r.jsonl"
+	else
+		cairn "$r"
+		hnswlib "$r"
+	fi
 done
 python3 - "$out" "$rounds" "$name" <<'PY'
 import glob, json, statistics, sys

@@ -47,6 +47,18 @@ type result struct {
 	Threads     int     `json:"threads"`
 	OpenS       float64 `json:"open_s,omitempty"`
 	Pareto      bool    `json:"pareto,omitempty"`
+
+	// The filtered report (report "filtered").
+	FilterFraction float64 `json:"filter_fraction,omitempty"`
+	FilterItems    int     `json:"filter_items,omitempty"`
+	FilterRoute    string  `json:"filter_route,omitempty"`     // "allow-list" or "metadata"
+	FilterStrategy string  `json:"filter_strategy,omitempty"`  // "exact", "walk" or "scan"
+	FilterChosenBy string  `json:"filter_chosen_by,omitempty"` // "rule" or "forced"
+
+	// The clients report (report "clients").
+	Clients int     `json:"clients,omitempty"`
+	InsertS float64 `json:"insert_s,omitempty"`
+	LoadS   float64 `json:"load_s,omitempty"`
 }
 
 // params are an index's settings; empty for flat.
@@ -74,6 +86,7 @@ type bench struct {
 	p       *progress
 	machine machine
 	results []result
+	recs    []recommendation // the sweep's, for --json
 
 	// The last data set loaded, kept for the next report that wants it.
 	lastKey   string
@@ -93,7 +106,7 @@ func (b *bench) runAll(ctx context.Context) error {
 		if err := os.MkdirAll(b.c.exportDir, 0o755); err != nil {
 			return fmt.Errorf("--export: %w", err)
 		}
-		if !b.c.memory && !b.c.indexes && !b.c.sweep && !b.c.peers {
+		if !b.c.memory && !b.c.reportsNamed() {
 			for _, n := range b.c.sizesFor("indexes") {
 				if _, _, err := b.dataset(ctx, b.c.familyFor("indexes"), n); err != nil {
 					return err
@@ -115,6 +128,13 @@ func (b *bench) runAll(ctx context.Context) error {
 	if b.c.sweep {
 		if err := b.sweepReport(ctx); err != nil {
 			return err
+		}
+	}
+	for _, g := range flagGroups {
+		if g.asked(b.c) {
+			if err := g.run(b, ctx); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -546,12 +566,16 @@ func (b *bench) peerRows(ctx context.Context, ds *recall.Dataset, truth [][]int3
 func (b *bench) writeOutputs() error {
 	if b.c.jsonPath != "" {
 		rep := struct {
-			Machine machine  `json:"machine"`
-			Command string   `json:"command"`
-			Results []result `json:"results"`
-		}{b.machine, b.command(), b.results}
+			Machine         machine          `json:"machine"`
+			Command         string           `json:"command"`
+			Results         []result         `json:"results"`
+			Recommendations []recommendation `json:"recommendations"`
+		}{b.machine, b.command(), b.results, b.recs}
 		if rep.Results == nil {
 			rep.Results = []result{}
+		}
+		if rep.Recommendations == nil {
+			rep.Recommendations = []recommendation{}
 		}
 		err := recall.WriteFile(b.c.jsonPath, func(w io.Writer) error {
 			enc := json.NewEncoder(w)
@@ -563,7 +587,7 @@ func (b *bench) writeOutputs() error {
 		}
 	}
 	if b.c.plotPath != "" {
-		if err := writePlot(b.c.plotPath, b.results); err != nil {
+		if err := b.writePlots(); err != nil {
 			return fmt.Errorf("--plot: %w", err)
 		}
 	}

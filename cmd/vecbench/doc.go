@@ -12,16 +12,21 @@
 //	vecbench --sweep                HNSW over a grid of M × efConstruction × ef,
 //	                                with the Pareto front and recommendations
 //	vecbench --peers                the index table plus github.com/coder/hnsw
+//	vecbench --filtered 0.01,0.99   filtered search, as VectorDBBench's 1% and
+//	                                99% cases: flat and HNSW, through the
+//	                                index's allow-list and the memory store's
+//	                                metadata filter
+//	vecbench --clients 1,2,4,8,16   QPS and p50/p95/p99 with that many
+//	                                goroutines querying at once, and the load
+//	                                duration (insert + build)
 //	vecbench --quick                every report at small sizes (CI smoke run)
 //	vecbench --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
 //	vecbench --export DIR           write NAME.base.fvecs, NAME.query.fvecs and
 //	                                NAME.gt.ivecs, for ../shared/peers/run
 //
 // Run vecbench --help for every flag. Tables go to stdout as Markdown; --json
-// FILE writes every figure with the machine (field names as
-// ../shared/peers/run prints them, so the two join on dataset, n, M,
-// ef_construction and ef), and --plot FILE.svg or FILE.png draws recall@k
-// against queries per second.
+// FILE writes every figure with the machine (see "The JSON report"), and
+// --plot FILE.svg or FILE.png draws them (see "Plots").
 //
 // # The --queries flag
 //
@@ -49,6 +54,89 @@
 // memory. Latency is the wall time of one Search call, one query at a time
 // on one goroutine after 50 warm-up queries; QPS is the same pass's rate,
 // and "QPS ×N" the rate of N goroutines sharing the queries.
+//
+// # Filtered search
+//
+// --filtered gives every item a label per fraction f: the items are ranked
+// by a permutation drawn from --seed, and the filter of f keeps the
+// round(f·n) items of lowest rank, so the same flags label the same items
+// on every run and the filters of several fractions nest. Recall is
+// measured against the exact top k among the kept items (from the top-100
+// ground truth where it holds k of them, otherwise computed afresh over
+// the kept items). Each index (flat, and HNSW at its defaults) is searched
+// three ways at each fraction: with the kept ids as an allow-list
+// (*vector.IDSet), letting the index choose its strategy by its crossover
+// rule (flat: exact scoring of the list below max(n/64, 256) ids, a
+// filtered scan above; HNSW: exact scoring while s² ≤ 14·ef·n, the
+// filtered graph walk above, see hnsw.FilterCrossover); with the other
+// strategy forced (the walk or scan by handing the index the list as a
+// plain filter, exact scoring by a loop over the list that scores each
+// stored vector); and through a memory-store collection (cairn.OpenMemory)
+// of the same index kind, whose items carry the labels as metadata
+// ("keep_0.01": true), queried with cairn.Eq. Every fraction must keep at
+// least k items.
+//
+// # Concurrent clients
+//
+// --clients loads flat and HNSW (at its defaults): the vectors are put
+// into a memory store (insert), then HNSW's graph is built over them with
+// every core (build; nothing for flat). Then, for each level, that many
+// goroutines take the queries from a shared counter until each query has
+// run once (after 50 warm-up queries); QPS is the queries over the wall
+// time of the pass, and p50/p95/p99 are of the single queries' times.
+//
+// # Plots
+//
+// --plot draws the sweep as recall@k against queries per second: the
+// recall axis is spaced by 1 − recall on a log scale (0.9, 0.99 and 0.999
+// equally apart; recall 1 at its right end), QPS on a log axis; one series
+// per index and build setting, each with its own marker, its Pareto front
+// joined by a line and its dominated settings faint; the index table's
+// rows of the same data join in, and so do --peers-json's lines that
+// measured the same n, dimension and k. The title and subtitle name the
+// data set, k, the machine, the commit and the date. Without --sweep,
+// --plot draws the index table as build time and memory against the
+// number of items, one series per index; with both, that figure goes to
+// FILE-build.svg (or .png).
+//
+// # The JSON report
+//
+// --json FILE writes one object, whose field names are kept stable:
+//
+//	machine          cpu, cores, go, commit, kernel (distance kernels), os,
+//	                 threads (used), date (UTC, 2006-01-02); commit is the
+//	                 revision go build stamped, else git describe of the
+//	                 working directory or of the source tree at run time
+//	                 (exact under go run, which builds from the tree)
+//	command          the command line
+//	results          one object per measured row (below)
+//	recommendations  the sweep's, one per target recall (below)
+//
+// Every result has dataset, n, dim, metric, store ("memory", "sqlite" or,
+// for the memory store, "memory-store"), index ("flat", "hnsw",
+// "coder-hnsw"), params (M, ef_construction, ef, overfetch; empty for
+// flat), build_s, index_bytes, k, recall (at k), p50_us, p95_us, p99_us,
+// qps (one goroutine, or for "clients" all of them) — named as
+// ../shared/peers/run prints them, so the two join on dataset, n, M,
+// ef_construction and ef — and report ("memory", "indexes", "peers",
+// "sweep", "filtered" or "clients"), queries, mean_us, recall_at_1,
+// qps_all_cores (0 when not measured), threads. Some reports add:
+//
+//	memory    open_s: the time to reopen the SQLite file
+//	sweep     pareto: true on the Pareto front of recall against QPS
+//	filtered  filter_fraction, filter_items (kept), filter_route
+//	          ("allow-list" or "metadata"), filter_strategy ("exact",
+//	          "walk" or "scan"), filter_chosen_by ("rule": the index's
+//	          crossover rule chose it; "forced": the other strategy)
+//	clients   clients (goroutines), insert_s, load_s (insert + build;
+//	          build_s is the build alone)
+//
+// A recommendation has dataset, k, target_recall, found (false when no
+// setting of the grid reaches the target, and then nothing else is set),
+// params, recall, p50_us, qps, and the setting as Go: hnsw_options (an
+// hnsw.Options literal) and collection_config (a cairn.CollectionConfig
+// literal for a memory-store collection). cmd/vecbench/testdata/
+// json-shape.golden lists every field; a test fails when one changes.
 //
 // # Running
 //

@@ -86,14 +86,16 @@ func fmtBytes(b int64) string {
 	if b <= 0 {
 		return "–"
 	}
+	// A unit up from 1,000 of the one below, so that three digits do:
+	// 1,005 KiB reads 0.98 MiB.
 	const unit = 1024
-	if b < unit {
+	if b < 1000 {
 		return fmt.Sprintf("%d B", b)
 	}
 	x := float64(b)
 	for _, u := range []string{"KiB", "MiB", "GiB", "TiB"} {
 		x /= unit
-		if x < unit {
+		if x < 1000 {
 			return sig3(x) + " " + u
 		}
 	}

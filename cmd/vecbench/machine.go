@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -21,6 +23,7 @@ type machine struct {
 	Kernel  string `json:"kernel"`
 	OS      string `json:"os"`
 	Threads int    `json:"threads"`
+	Date    string `json:"date"` // the day of the run, UTC, as 2006-01-02
 }
 
 func detectMachine(threads int) machine {
@@ -32,12 +35,13 @@ func detectMachine(threads int) machine {
 		Kernel:  vector.KernelName(),
 		OS:      runtime.GOOS + "/" + runtime.GOARCH,
 		Threads: threads,
+		Date:    time.Now().UTC().Format(time.DateOnly),
 	}
 }
 
 func (m machine) line() string {
-	return fmt.Sprintf("machine: %s, %d cores (%d used), %s %s, commit %s, distance kernels %s",
-		m.CPU, m.Cores, m.Threads, m.Go, m.OS, m.Commit, m.Kernel)
+	return fmt.Sprintf("machine: %s, %d cores (%d used), %s %s, commit %s, distance kernels %s, %s",
+		m.CPU, m.Cores, m.Threads, m.Go, m.OS, m.Commit, m.Kernel, m.Date)
 }
 
 // cpuModel reads the model name from /proc/cpuinfo where there is one.
@@ -75,9 +79,17 @@ func commit() string {
 			return rev[:min(12, len(rev))] + dirty
 		}
 	}
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err == nil {
-		return strings.TrimSpace(string(out))
+	// From the working directory, else from the source tree the binary
+	// was built from (go build in a workspace does not stamp either).
+	dirs := []string{"."}
+	if _, file, _, ok := runtime.Caller(0); ok {
+		dirs = append(dirs, filepath.Dir(file))
+	}
+	for _, dir := range dirs {
+		out, err := exec.Command("git", "-C", dir, "describe", "--always", "--dirty", "--abbrev=12").Output()
+		if err == nil {
+			return strings.TrimSpace(string(out))
+		}
 	}
 	return "unknown"
 }

@@ -61,7 +61,54 @@ type config struct {
 	metric                        vector.Metric
 	exportDir, jsonPath, plotPath string
 	cacheDir                      string
+	peersJSON                     string    // --peers-json: hnswlib's JSON lines, for the plot
+	filtered                      []float64 // --filtered: fractions of the items a filter keeps
+	clients                       []int     // --clients: concurrent goroutines of the clients report
 	args                          []string
+}
+
+// A flagGroup is a report with its flags, kept in a file of its own:
+// define registers the flags on fs (storing into c), check validates them
+// once every flag is parsed (set names the flags given), quick turns the
+// report on when --quick runs every report, asked reports whether the
+// command line asked for the report, run prints it, and usage is its block
+// of --help. Files add theirs to flagGroups from an init function, so that
+// a new report needs no edit elsewhere.
+type flagGroup struct {
+	usage  string
+	define func(fs *flag.FlagSet, c *config)
+	check  func(c *config, set map[string]bool) error
+	quick  func(c *config)
+	asked  func(c *config) bool
+	run    func(b *bench, ctx context.Context) error
+}
+
+// flagGroups are the flag groups of the files that define one, in the
+// order of their file names (the order Go runs init functions in).
+var flagGroups []flagGroup
+
+// reportsNamed reports whether any report flag, of parseArgs or of a
+// flag group, asked for a report.
+func (c *config) reportsNamed() bool {
+	if c.indexes || c.sweep || c.peers {
+		return true
+	}
+	for _, g := range flagGroups {
+		if g.asked(c) {
+			return true
+		}
+	}
+	return false
+}
+
+// usage is the text of --help: usageText with the blocks of the flag
+// groups among the reports.
+func usage() string {
+	var b strings.Builder
+	for _, g := range flagGroups {
+		b.WriteString(g.usage)
+	}
+	return fmt.Sprintf(usageText, b.String())
 }
 
 const usageText = `usage: vecbench [flags]
@@ -75,7 +122,7 @@ Reports (Markdown tables on stdout; several may be combined):
                     Pareto front and a recommended setting per target recall
   --peers           the index table plus github.com/coder/hnsw as a baseline
   --quick           every report at small sizes (a smoke run of under a minute)
-
+%s
 Data:
   --clustered | --uniform   the synthetic family (see DATASETS.md)
   --sizes 10000,50000       base sizes          --dim 768      dimension
@@ -92,8 +139,12 @@ Sweep grid:
   --m 8,16,32  --efc 100,200  --ef 10,20,40,80,160,320
 
 Output and run:
-  --json FILE     every figure and the machine, as JSON
-  --plot FILE     recall@k against QPS (.svg or .png)
+  --json FILE     every figure and the machine, as JSON (fields in vecbench's doc)
+  --plot FILE     .svg or .png: recall@k against QPS (for --sweep), or, for
+                  --indexes alone, build time and memory against items; with
+                  both, the second goes to FILE-build.svg (or .png)
+  --peers-json F  hnswlib's JSON lines (../shared/peers/run, bench/peers.sh)
+                  drawn on the recall plot beside cairn
   --threads N     cores to use (GOMAXPROCS; default all)
   --cache DIR     where generated ground truth is kept (default: user cache dir)
   --quiet         no progress on stderr
@@ -130,9 +181,13 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	fs.StringVar(&c.jsonPath, "json", "", "")
 	fs.StringVar(&c.plotPath, "plot", "", "")
 	fs.StringVar(&c.cacheDir, "cache", "", "")
+	fs.StringVar(&c.peersJSON, "peers-json", "", "")
+	for _, g := range flagGroups {
+		g.define(fs, c)
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			fmt.Fprint(stdout, usageText)
+			fmt.Fprint(stdout, usage())
 			return nil, nil
 		}
 		return nil, usageError{err.Error()}
@@ -223,6 +278,19 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			}
 		}
 	}
+	if c.peersJSON != "" {
+		if c.plotPath == "" {
+			return nil, usagef("--peers-json %s: the peers are drawn on the plot; add --plot FILE", c.peersJSON)
+		}
+		if fi, err := os.Stat(c.peersJSON); err != nil || fi.IsDir() {
+			return nil, usagef("--peers-json %s: no such file", c.peersJSON)
+		}
+	}
+	for _, g := range flagGroups {
+		if err := g.check(c, set); err != nil {
+			return nil, err
+		}
+	}
 	if c.plotPath != "" {
 		if ext := strings.ToLower(filepath.Ext(c.plotPath)); ext != ".svg" && ext != ".png" {
 			return nil, usagef("--plot %s: want a .svg or .png file", c.plotPath)
@@ -235,10 +303,13 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	// Which reports: none named means the memory table (or, with --quick,
 	// every report; with --data, the index table; with --export alone,
 	// none).
-	if !c.indexes && !c.sweep && !c.peers {
+	if !c.reportsNamed() {
 		switch {
 		case c.quick:
 			c.memory, c.indexes, c.sweep, c.peers = true, true, true, true
+			for _, g := range flagGroups {
+				g.quick(c)
+			}
 		case c.dataPath != "":
 			c.indexes = true
 		case c.exportDir != "":
@@ -272,6 +343,12 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	if c.threads == 0 {
 		c.threads = runtime.NumCPU()
 	}
+	if c.plotPath != "" && !c.sweep && !c.indexes && !c.peers {
+		return nil, usagef("--plot draws the results of --sweep or --indexes; add one")
+	}
+	if c.peersJSON != "" && !c.sweep {
+		return nil, usagef("--peers-json goes on the recall plot of --sweep; add --sweep")
+	}
 	return c, nil
 }
 
@@ -293,19 +370,22 @@ func (c *config) sizesFor(report string) []int {
 	switch report {
 	case "memory":
 		return []int{1000, 10000, 50000}
-	case "sweep":
+	case "sweep", "filtered", "clients":
 		return []int{10000}
 	}
 	return []int{10000, 50000, 100000}
 }
 
 // familyFor returns the data family of a report: the flag if given, else
-// clustered for the memory table (embeddings-like) and uniform otherwise.
+// clustered (embeddings-like) for the memory, filtered and clients
+// reports, which measure what users of a store see, and uniform (the
+// hard case for a graph) for the index reports.
 func (c *config) familyFor(report string) string {
 	if c.family != "" {
 		return c.family
 	}
-	if report == "memory" {
+	switch report {
+	case "memory", "filtered", "clients":
 		return "clustered"
 	}
 	return "uniform"

@@ -49,6 +49,19 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--threads", "-1"}, "--threads -1"},
 		{[]string{"extra"}, "unexpected argument"},
 		{[]string{"--data", "b.fvecs", "--queries", "q.fvecs", "--clustered"}, "--data takes its sizes"},
+		{[]string{"--filtered", "0"}, "--filtered \"0\": want comma-separated fractions"},
+		{[]string{"--filtered", "1"}, "--filtered \"1\""},
+		{[]string{"--filtered", "0.01,abc"}, "--filtered \"0.01,abc\""},
+		{[]string{"--filtered", "150%"}, "--filtered \"150%\""},
+		{[]string{"--filtered", ""}, "--filtered \"\""},
+		{[]string{"--clients", "0"}, "--clients \"0\""},
+		{[]string{"--clients", "1,two"}, "--clients \"1,two\""},
+		{[]string{"--clients", "5000"}, "--clients \"5000\""},
+		{[]string{"--plot", filepath.Join(dir, "x.svg")}, "--plot draws the results of --sweep or --indexes"},
+		{[]string{"--filtered", "0.5", "--plot", filepath.Join(dir, "x.svg")}, "--plot draws the results"},
+		{[]string{"--sweep", "--peers-json", filepath.Join(dir, "p.jsonl")}, "add --plot FILE"},
+		{[]string{"--sweep", "--plot", filepath.Join(dir, "x.svg"), "--peers-json", filepath.Join(dir, "none.jsonl")}, "no such file"},
+		{[]string{"--indexes", "--plot", filepath.Join(dir, "x.svg"), "--peers-json", "testdata/hnswlib.jsonl"}, "add --sweep"},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			out, _, err := runArgs(t, context.Background(), c.args...)
@@ -74,6 +87,11 @@ func TestHelp(t *testing.T) {
 	out, _, err := runArgs(t, context.Background(), "--help")
 	if err != nil || !strings.Contains(out, "usage: vecbench") || !strings.Contains(out, "--sweep") {
 		t.Fatalf("help: %v\n%s", err, out)
+	}
+	for _, f := range []string{"--filtered 0.01,0.99", "--clients 1,2,4,8,16", "--peers-json", "--plot FILE"} {
+		if !strings.Contains(out, f) {
+			t.Errorf("help lacks %s", f)
+		}
 	}
 }
 

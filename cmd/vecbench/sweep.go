@@ -10,9 +10,6 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// targets are the recalls the sweep recommends a setting for.
-var targets = []float64{0.90, 0.95, 0.99}
-
 // sweepReport builds an HNSW index per (M, efConstruction) of the grid,
 // measures every ef on it, marks the Pareto front of recall against QPS
 // and recommends the fastest setting reaching each target recall.
@@ -83,21 +80,6 @@ func markPareto(rows []result) {
 	}
 }
 
-// recommend returns, for each target, the index of the row of highest QPS
-// among those reaching it, or -1.
-func recommend(rows []result) []int {
-	out := make([]int, len(targets))
-	for ti, target := range targets {
-		out[ti] = -1
-		for i, r := range rows {
-			if r.Recall >= target && (out[ti] < 0 || r.QPS > rows[out[ti]].QPS) {
-				out[ti] = i
-			}
-		}
-	}
-	return out
-}
-
 func (b *bench) printSweep(ds *recall.Dataset, rows []result) {
 	if len(rows) == 0 {
 		return
@@ -118,16 +100,5 @@ func (b *bench) printSweep(ds *recall.Dataset, rows []result) {
 	}
 	t.close()
 
-	fmt.Fprintf(b.out, "### Recommended settings for %s (the fastest setting of the grid reaching each recall@%d)\n\n", ds.Name, k)
-	for ti, i := range recommend(rows) {
-		if i < 0 {
-			fmt.Fprintf(b.out, "- recall@%d ≥ %.2f: no setting of the grid reaches it; try a larger --ef or --m.\n\n", k, targets[ti])
-			continue
-		}
-		r := rows[i]
-		fmt.Fprintf(b.out, "- recall@%d ≥ %.2f: M=%d, efConstruction=%d, ef=%d gives recall %s, p50 %s, %s QPS on one goroutine:\n\n",
-			k, targets[ti], r.Params.M, r.Params.EfConstruction, r.Params.Ef, fmtRecall(r.Recall), fmtDur(usDur(r.P50us)), fmtQPS(r.QPS))
-		fmt.Fprintf(b.out, "  ```go\n  idx, err := hnsw.New(store, &hnsw.Options{M: %d, EfConstruction: %d, EfSearch: %d})\n  ```\n\n",
-			r.Params.M, r.Params.EfConstruction, r.Params.Ef)
-	}
+	b.printRecommendations(ds, rows)
 }
