@@ -782,14 +782,14 @@ func TestFind(t *testing.T) {
 			return out
 		}
 		all, err := c.Find(ctx, nil, 0)
-		if err != nil || !slices.Equal(itemIDs(all), []string{"m0", "m1", "m2", "m3", "m5", "m6", "m7", "m8", "m9"}) {
+		if err != nil || !slices.Equal(itemIDs(all), []string{"m0", "m1", "m3", "m5", "m6", "m7", "m8", "m9", "m2"}) {
 			t.Fatalf("Find(nil) = %v, %v", itemIDs(all), err)
 		}
-		if all[2].Text != "two" || len(all[2].Embedding) != 2 {
-			t.Errorf("upserted item = %+v", all[2])
+		if all[8].Text != "two" || len(all[8].Embedding) != 2 {
+			t.Errorf("upserted item = %+v", all[8])
 		}
 		facts, err := c.Find(ctx, cairn.Eq("kind", "fact"), 3)
-		if err != nil || !slices.Equal(itemIDs(facts), []string{"m0", "m2", "m6"}) {
+		if err != nil || !slices.Equal(itemIDs(facts), []string{"m0", "m6", "m8"}) {
 			t.Errorf("Find(facts, 3) = %v, %v", itemIDs(facts), err)
 		}
 		if _, err := c.Find(ctx, cairn.Lt("kind", "x"), 0); !errors.Is(err, vector.ErrInvalidOptions) {
