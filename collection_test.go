@@ -494,6 +494,16 @@ func TestBadInput(t *testing.T) {
 			{"NaN metadata", func() error {
 				return c.Add(ctx, good, cairn.Item{ID: "x", Embedding: []float32{0, 0, 1}, Metadata: map[string]any{"f": math.NaN()}})
 			}, vector.ErrInvalidOptions},
+			// Not valid UTF-8: refused alike in memory and in a file, which
+			// could keep them only by rewriting them.
+			{"metadata key not UTF-8", func() error {
+				return c.Add(ctx, good, cairn.Item{ID: "x", Embedding: []float32{0, 0, 1}, Metadata: map[string]any{"k\xff": "v"}})
+			}, vector.ErrInvalidOptions},
+			{"metadata value not UTF-8", func() error {
+				return c.Upsert(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0, 0}, Metadata: map[string]any{"k": "v\xc3"}})
+			}, vector.ErrInvalidOptions},
+			{"id not UTF-8", func() error { return c.Add(ctx, good, cairn.Item{ID: "x\x80", Embedding: []float32{0, 0, 1}}) }, vector.ErrInvalidOptions},
+			{"text not UTF-8", func() error { return c.Upsert(ctx, cairn.Item{ID: "b", Embedding: []float32{0, 1, 0}, Text: "B\xfe"}) }, vector.ErrInvalidOptions},
 			{"text without embedder", func() error { return c.Add(ctx, good, cairn.Item{ID: "x", Text: "hi"}) }, cairn.ErrNoEmbedder},
 			{"upsert wrong dimension", func() error { return c.Upsert(ctx, stored[0], cairn.Item{ID: "x", Embedding: []float32{1}}) }, vector.ErrDimensionMismatch},
 			{"upsert zero vector", func() error {
