@@ -38,8 +38,8 @@ func (p *slowPersister) load(ctx context.Context, name string) (backend, Collect
 }
 
 func (p *slowPersister) names(context.Context) ([]string, error) { return []string{"big"}, nil }
-func (p *slowPersister) drop(context.Context, string) error     { return nil }
-func (p *slowPersister) close() error                           { return nil }
+func (p *slowPersister) drop(context.Context, string) error      { return nil }
+func (p *slowPersister) close() error                            { return nil }
 
 // within returns f's error, failing the test if f takes more than a few
 // seconds: it should not wait for the load the test holds up.
