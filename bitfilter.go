@@ -14,22 +14,24 @@ type bitFilter struct {
 	words []uint64
 }
 
-// newBitFilter returns ids as a bitmap, or false if their span would take
-// more words than there are ids (sparse ids, such as a few far-off ones a
-// file can hold), for which a set is the smaller form. ids is not empty.
-func newBitFilter(ids matched) (*bitFilter, bool) {
-	lo, hi := ^vector.ID(0), vector.ID(0)
-	span := func(id vector.ID) {
-		lo, hi = min(lo, id), max(hi, id)
-	}
-	for _, id := range ids.ids {
-		span(id)
-	}
-	for id := range ids.set {
-		span(id)
-	}
-	if (hi-lo)/64 >= vector.ID(ids.len()) {
-		return nil, false
+// newBitFilter returns ids, all below next, as a bitmap, or false if
+// their span would take more words than there are ids (sparse ids, such as
+// a few far-off ones a file can hold), for which a set is the smaller
+// form. ids is not empty.
+func newBitFilter(next vector.ID, ids matched) (*bitFilter, bool) {
+	n := vector.ID(ids.len())
+	lo, hi := vector.ID(0), next
+	if next/64 >= n { // not dense from 0: find the span of the ids
+		lo, hi = ^vector.ID(0), 0
+		for _, id := range ids.ids {
+			lo, hi = min(lo, id), max(hi, id)
+		}
+		for id := range ids.set {
+			lo, hi = min(lo, id), max(hi, id)
+		}
+		if (hi-lo)/64 >= n {
+			return nil, false
+		}
 	}
 	b := &bitFilter{lo: lo, words: make([]uint64, (hi-lo)/64+1)}
 	for _, id := range ids.ids {

@@ -402,7 +402,7 @@ func (c *Collection) allowList(ids matched, k, ef int) vector.Filter {
 	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
 		return idSet(ids)
 	}
-	if b, ok := newBitFilter(ids); ok {
+	if b, ok := newBitFilter(c.next, ids); ok {
 		return b
 	}
 	return idSet(ids)
