@@ -129,6 +129,8 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 // [vector.ErrNotFound]. A persistent collection is loaded from the file on
 // first use (its index rebuilt if no up-to-date one was saved), which can
 // take a while for a large collection; later calls return the same value.
+// A load holds up no other call on the DB; calls for the collection being
+// loaded wait for that one load (or for ctx to end).
 func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) {
 	for {
 		db.mu.Lock()

@@ -49,14 +49,15 @@ import (
 // at once or none), so writes waiting for each other cannot deadlock.
 //
 // An Add deletes nothing, so its store step needs nothing from step 2: a
-// large Add to a volatile backend (memory, where step 5's evict undoes a
-// store without trace) runs steps 2 and 3 at once, on two goroutines.
+// large Add to a volatile backend (memory, where an evict undoes a store
+// without trace) runs step 2 and the store's half of step 3 at once, on
+// two goroutines, and indexes its versions once both are done.
 
 // write is one write in flight: an Add, Upsert, Delete or DeleteWhere.
 type write struct {
 	op      string
 	done    chan struct{} // closed when the write has published or been abandoned
-	overlap bool          // steps 2 and 3 run at once (see overlaps)
+	overlap bool          // step 2 runs beside the store (see overlaps)
 
 	rows     []row     // the new versions, numbered in step 1
 	vers     []record  // their records, made in step 2
@@ -96,8 +97,8 @@ func (w *write) oldIDs() []vector.ID {
 // stores its vectors while another goroutine reserves its keys.
 const overlapMin = 256
 
-// overlaps reports whether an Add (replace unset) of n items runs steps 2
-// and 3 at once: the backend must be volatile, the batch large enough to
+// overlaps reports whether an Add (replace unset) of n items runs step 2
+// beside the store: the backend must be volatile, the batch large enough to
 // pay for a goroutine, and there must be a CPU to run it on.
 func (c *Collection) overlaps(n int, replace bool) bool {
 	return !replace && n >= overlapMin && c.be.volatile() && runtime.GOMAXPROCS(0) > 1
@@ -271,7 +272,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 // run takes w through the five steps; reserve is its step 2. wmu is held
 // shared.
 func (c *Collection) run(ctx context.Context, w *write, reserve func() error) error {
-	if err := c.number(w); err != nil {
+	if err := c.numberVersions(w); err != nil {
 		return err
 	}
 	var err error
@@ -281,26 +282,29 @@ func (c *Collection) run(ctx context.Context, w *write, reserve func() error) er
 			g        sync.WaitGroup
 		)
 		g.Go(func() { reserved = reserve() })
-		err = c.store(ctx, w, nil) // an Add deletes nothing
+		err = c.storeVersions(ctx, w, nil) // an Add deletes nothing
 		g.Wait()
 		if reserved != nil { // the error the steps in order would meet first
 			c.abandon(ctx, w, err == nil)
 			return reserved
 		}
 	} else if err = reserve(); err == nil {
-		err = c.store(ctx, w, w.oldIDs())
+		err = c.storeVersions(ctx, w, w.oldIDs())
+	}
+	if err == nil {
+		err = c.indexVersions(ctx, w)
 	}
 	if err != nil {
 		c.abandon(ctx, w, false)
 		return err
 	}
 	c.publish(w)
-	c.evict(ctx, w)
+	c.evictRetired(ctx, w)
 	return nil
 }
 
-// number is step 1.
-func (c *Collection) number(w *write) error {
+// numberVersions is step 1.
+func (c *Collection) numberVersions(w *write) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.err != nil {
@@ -437,19 +441,24 @@ func (c *Collection) unclaim(w *write) {
 	w.deletes = nil
 }
 
-// store is step 3, deleting the versions drop. The store validates
-// every vector (all or nothing);
-// once it holds them, the index is told, even if ctx is cancelled by
-// then. If the index refuses them, which only a bug can cause, the
-// collection closes with the error (a persistent one can be reopened from
-// its file, which is right).
-func (c *Collection) store(ctx context.Context, w *write, drop []vector.ID) error {
+// storeVersions is the first half of step 3: the backend stores the new
+// versions and deletes drop, validating every vector, all or nothing.
+func (c *Collection) storeVersions(ctx context.Context, w *write, drop []vector.ID) error {
 	if len(w.rows) == 0 && len(drop) == 0 {
 		return nil
 	}
 	if err := c.be.write(ctx, w.rows, drop); err != nil {
 		return c.itemError(w, err)
 	}
+	return nil
+}
+
+// indexVersions is the second half of step 3: the index takes the new
+// versions, which the store holds, even if ctx is cancelled by now. If it
+// refuses them, which only a bug can cause, the collection closes with
+// the error (a persistent one can be reopened from its file, which is
+// right).
+func (c *Collection) indexVersions(ctx context.Context, w *write) error {
 	if err := track(context.WithoutCancel(ctx), c.idx, w.newIDs()); err != nil {
 		err = fmt.Errorf("cairn: %s: %w: the index refused the stored items (%v); collection %q is closed", w.op, vector.ErrCorrupt, err, c.name)
 		c.mu.Lock()
@@ -502,9 +511,10 @@ func (c *Collection) publish(w *write) {
 	close(w.done)
 }
 
-// evict is step 5. Should the index or the store refuse (a bug), the old
-// versions stay counted as unpublished, so readers go on skipping them.
-func (c *Collection) evict(ctx context.Context, w *write) {
+// evictRetired is step 5: the versions w replaced or deleted leave the
+// index, then the store. Should either refuse (a bug), they stay counted
+// as unpublished, so readers go on skipping them.
+func (c *Collection) evictRetired(ctx context.Context, w *write) {
 	ids := w.oldIDs()
 	if len(ids) == 0 {
 		return
@@ -519,14 +529,12 @@ func (c *Collection) evict(ctx context.Context, w *write) {
 }
 
 // abandon ends w, failed before step 4: if stored is set, its new versions
-// leave the index and the store (only a volatile backend gets there: see
-// overlaps); then its claims end.
+// leave the store, which holds them though step 2 failed (only in a
+// volatile backend: see overlaps); then its claims end.
 func (c *Collection) abandon(ctx context.Context, w *write, stored bool) {
 	unstored := true
 	if stored {
-		ctx = context.WithoutCancel(ctx)
-		ids := w.newIDs()
-		unstored = untrack(ctx, c.idx, ids) == nil && c.be.evict(ctx, ids) == nil
+		unstored = c.be.evict(context.WithoutCancel(ctx), w.newIDs()) == nil
 	}
 	c.mu.Lock()
 	c.unclaim(w)
