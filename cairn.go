@@ -1,7 +1,11 @@
 package cairn
 
+// This file holds the DB: its collections by name, created, loaded and
+// deleted.
+
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -30,9 +34,21 @@ type DB struct {
 	emb     Embedder
 	persist persister // nil for an in-memory DB
 
-	mu     sync.RWMutex
-	colls  map[string]*Collection
-	closed bool
+	// mu guards the fields below. It is never held while a collection
+	// loads from the file, which can take long: a load in progress is
+	// in loading, and callers wanting the same collection wait for it.
+	mu      sync.RWMutex
+	colls   map[string]*Collection
+	loading map[string]*load
+	closed  bool
+}
+
+// load is a collection being loaded from the file; done is closed when c
+// or err is set.
+type load struct {
+	done chan struct{}
+	c    *Collection
+	err  error
 }
 
 // persister is the durable side of a DB: where collections and their items
@@ -49,7 +65,7 @@ type persister interface {
 // lost on Close. It has the same API as a store opened with [Open], which
 // makes it the store for tests and short-lived programs.
 func OpenMemory(o *Options) *DB {
-	db := &DB{colls: make(map[string]*Collection)}
+	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load)}
 	if o != nil {
 		db.emb = o.Embedder
 	}
@@ -82,7 +98,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	if db.closed {
 		return nil, vector.ErrClosed
 	}
-	if _, ok := db.colls[name]; ok {
+	if _, ok := db.colls[name]; ok || db.loading[name] != nil {
 		return nil, fmt.Errorf("cairn: create collection %q: %w: collection exists", name, vector.ErrDuplicateID)
 	}
 	var (
@@ -113,49 +129,69 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 // [vector.ErrNotFound]. A persistent collection is loaded from the file on
 // first use (its index rebuilt if no up-to-date one was saved), which can
 // take a while for a large collection; later calls return the same value.
+// A load holds up no other call on the DB; calls for the collection being
+// loaded wait for that one load (or for ctx to end).
 func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) {
-	db.mu.RLock()
-	c, ok := db.colls[name]
-	closed := db.closed
-	db.mu.RUnlock()
-	if closed {
-		return nil, vector.ErrClosed
+	for {
+		db.mu.Lock()
+		if db.closed {
+			db.mu.Unlock()
+			return nil, vector.ErrClosed
+		}
+		if c, ok := db.colls[name]; ok {
+			db.mu.Unlock()
+			return c, nil
+		}
+		if db.persist == nil {
+			db.mu.Unlock()
+			return nil, fmt.Errorf("cairn: collection %q: %w", name, vector.ErrNotFound)
+		}
+		l := db.loading[name]
+		if l == nil {
+			l = &load{done: make(chan struct{})}
+			db.loading[name] = l
+			db.mu.Unlock()
+			db.loadCollection(ctx, name, l)
+			return l.c, l.err
+		}
+		db.mu.Unlock()
+		select {
+		case <-l.done:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("cairn: collection %q: %w", name, ctx.Err())
+		}
+		// A load that failed only because its caller's ctx ended is
+		// tried again, with ours.
+		if l.err == nil || ctx.Err() != nil || !(errors.Is(l.err, context.Canceled) || errors.Is(l.err, context.DeadlineExceeded)) {
+			return l.c, l.err
+		}
 	}
-	if ok {
-		return c, nil
-	}
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
-		return nil, vector.ErrClosed
-	}
-	if err := db.loadLocked(ctx, name); err != nil {
-		return nil, err
-	}
-	return db.colls[name], nil
 }
 
-// loadLocked makes sure the collection name is in db.colls, loading it from
-// the file if need be. It returns an error wrapping vector.ErrNotFound if
-// there is no such collection.
-func (db *DB) loadLocked(ctx context.Context, name string) error {
-	if _, ok := db.colls[name]; ok {
-		return nil
-	}
-	if db.persist == nil {
-		return fmt.Errorf("cairn: collection %q: %w", name, vector.ErrNotFound)
-	}
+// loadCollection loads the collection name from the file into l, without
+// db.mu, and enters it in db.colls unless db has closed meanwhile.
+func (db *DB) loadCollection(ctx context.Context, name string, l *load) {
 	be, cfg, err := db.persist.load(ctx, name)
-	if err != nil {
-		return fmt.Errorf("cairn: collection %q: %w", name, err)
+	var c *Collection
+	if err == nil {
+		if c, err = newCollection(ctx, db, name, cfg, be); err != nil {
+			be.close()
+		}
 	}
-	c, err := newCollection(ctx, db, name, cfg, be)
-	if err != nil {
-		be.close()
-		return fmt.Errorf("cairn: collection %q: %w", name, err)
+	db.mu.Lock()
+	delete(db.loading, name)
+	switch {
+	case err != nil:
+		l.err = fmt.Errorf("cairn: collection %q: %w", name, err)
+	case db.closed:
+		c.closeWith(vector.ErrClosed, false)
+		l.err = vector.ErrClosed
+	default:
+		db.colls[name] = c
+		l.c = c
 	}
-	db.colls[name] = c
-	return nil
+	db.mu.Unlock()
+	close(l.done)
 }
 
 // Collections lists every collection, sorted by name. For a persistent
@@ -184,9 +220,10 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 
 // loadAll loads every collection and returns them.
 func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
-	db.mu.Lock()
-	defer db.mu.Unlock()
-	if db.closed {
+	db.mu.RLock()
+	closed := db.closed
+	db.mu.RUnlock()
+	if closed {
 		return nil, vector.ErrClosed
 	}
 	if db.persist != nil {
@@ -195,10 +232,15 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 			return nil, fmt.Errorf("cairn: list collections: %w", err)
 		}
 		for _, n := range names {
-			if err := db.loadLocked(ctx, n); err != nil {
-				return nil, err
+			if _, err := db.Collection(ctx, n); err != nil && !errors.Is(err, vector.ErrNotFound) {
+				return nil, err // one deleted since the listing is no error
 			}
 		}
+	}
+	db.mu.RLock()
+	defer db.mu.RUnlock()
+	if db.closed {
+		return nil, vector.ErrClosed
 	}
 	colls := make([]*Collection, 0, len(db.colls))
 	for _, c := range db.colls {
@@ -212,6 +254,15 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 // [vector.ErrNotFound] from then on.
 func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	db.mu.Lock()
+	for l := db.loading[name]; l != nil; l = db.loading[name] {
+		db.mu.Unlock()
+		select { // a load of it in progress finishes first
+		case <-l.done:
+		case <-ctx.Done():
+			return fmt.Errorf("cairn: delete collection %q: %w", name, ctx.Err())
+		}
+		db.mu.Lock()
+	}
 	defer db.mu.Unlock()
 	if db.closed {
 		return vector.ErrClosed
@@ -226,7 +277,7 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 		}
 	}
 	if ok {
-		c.shut(errDropped, false)
+		c.closeWith(errDropped, false)
 		delete(db.colls, name)
 	}
 	return nil
@@ -245,7 +296,7 @@ func (db *DB) Close() error {
 	db.closed = true
 	var first error
 	for _, c := range db.colls {
-		if err := c.shut(vector.ErrClosed, true); err != nil && first == nil {
+		if err := c.closeWith(vector.ErrClosed, true); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -1,11 +1,13 @@
 package cairn
 
+// This file holds the Collection: its state, loading, and the reads (Get,
+// Find, Query).
+
 import (
 	"context"
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -79,21 +81,24 @@ type Collection struct {
 
 	// wmu is held shared by every write for its whole length, and
 	// exclusively by what must not overlap any write: the graph build of
-	// an Auto switch and shut. idx changes only under both wmu and mu, so
-	// a writer holding wmu may use it without mu.
+	// an Auto switch and closeWith. idx changes only under both wmu and
+	// mu, so a writer holding wmu may use it without mu.
 	//
-	// mu guards the fields below. Writers hold it exclusively only to
-	// reserve their ids and to publish (or abandon) their changes, never
+	// mu guards the fields below. Writers hold it exclusively only for
+	// the short steps of write.go (number, reserve, publish), never
 	// across the durable write, so queries run during commits.
 	wmu   sync.RWMutex
 	mu    sync.RWMutex
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat or HNSW
 	dirty bool      // the graph changed since it was loaded or saved
-	payloads
-	inflight
-	next vector.ID
-	err  error // set once the collection is closed or deleted
+	cat   catalog   // the items apart from their vectors
+	next  vector.ID // the id of the next version written
+	// unpublished counts the versions that the store and the index may
+	// hold but readers must not see: being written, or replaced or
+	// deleted and not yet evicted (see write.go).
+	unpublished int
+	err         error // set once the collection is closed or deleted
 }
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
@@ -102,19 +107,17 @@ var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
 func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
 	c := &Collection{
 		db: db, name: name, cfg: cfg, be: be, st: be.store(),
-		payloads: newPayloads(),
-		inflight: newInflight(),
-		next:     1,
+		cat:  newCatalog(),
+		next: 1,
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
-		if r.key == "" || r.id == 0 || c.recs.get(r.id) != nil {
-			return fmt.Errorf("%w: item %d (%q) has a missing key, id 0 or a repeated id", vector.ErrCorrupt, r.id, r.key)
+		if r.key == "" || r.id == 0 || r.id == ^vector.ID(0) {
+			return fmt.Errorf("%w: item %d (%q) has a missing key, or id 0 or %d", vector.ErrCorrupt, r.id, r.key, r.id)
 		}
-		if _, dup := c.keys.add(r.key, r.id, c); dup {
-			return fmt.Errorf("%w: item %d has a repeated key %q", vector.ErrCorrupt, r.id, r.key)
+		if !c.cat.add(&record{id: r.id, key: r.key, text: r.text, md: r.md}) {
+			return fmt.Errorf("%w: item %d (%q) has a repeated id or key", vector.ErrCorrupt, r.id, r.key)
 		}
-		c.put(&record{id: r.id, key: r.key, text: r.text, md: r.md})
 		c.next = max(c.next, r.id+1)
 		ids = append(ids, r.id)
 		return nil
@@ -173,7 +176,7 @@ func (c *Collection) Config() CollectionConfig { return c.cfg }
 func (c *Collection) Info() CollectionInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return CollectionInfo{Name: c.name, Config: c.cfg, Count: c.len(), Index: c.kind}
+	return CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
 }
 
 // Count returns the number of items in the collection (0 once it is closed
@@ -181,151 +184,7 @@ func (c *Collection) Info() CollectionInfo {
 func (c *Collection) Count() int {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.len()
-}
-
-// Add stores items, all or nothing. It returns an error wrapping
-// [vector.ErrDuplicateID] if an id is already in the collection or repeated
-// in items, [vector.ErrEmptyID] for an empty id, the errors of
-// [vector.Check] for a bad embedding ([vector.ErrDimensionMismatch],
-// [vector.ErrNonFinite], [vector.ErrZeroVector]), [vector.ErrInvalidOptions]
-// for bad metadata, and [ErrNoEmbedder] for an item given only as text
-// when the store has no embedder. On error nothing is stored.
-//
-// Items without an embedding are embedded from their text, all in one call
-// to the embedder, before the collection is locked. In a collection kept in
-// memory, an Add of a few hundred items or more checks its ids and
-// metadata on a second goroutine while the vectors are copied in, when
-// GOMAXPROCS allows.
-func (c *Collection) Add(ctx context.Context, items ...Item) error {
-	return c.write(ctx, "add", items, false)
-}
-
-// Upsert stores items, replacing (embedding, text and metadata) those whose
-// ids are already in the collection, all or nothing. It returns the errors
-// of [Collection.Add] except [vector.ErrDuplicateID] for a stored id (an id
-// repeated within items is still an error).
-func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
-	return c.write(ctx, "upsert", items, true)
-}
-
-// prepare validates items and turns them into rows (ids not yet assigned),
-// embedding the ones given only as text. Upserts check every vector here,
-// before anything is taken out of the index; for Add the store's own
-// all-or-nothing validation is enough.
-//
-// The rows' metadata is normalised here too, unless the Add takes the
-// route of addAhead (see addsAhead): then the returned function does it.
-func (c *Collection) prepare(ctx context.Context, op string, items []Item, check bool) ([]row, func() ([]metadata, error), error) {
-	if err := c.usable(); err != nil {
-		return nil, nil, err
-	}
-	rows := make([]row, len(items))
-	var toEmbed []int
-	for i, it := range items {
-		if it.ID == "" {
-			return nil, nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
-		}
-		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text}
-		if len(it.Embedding) == 0 && it.Text != "" {
-			toEmbed = append(toEmbed, i)
-		}
-	}
-	meta := func() ([]metadata, error) { return normalizeBatch(op, items) }
-	if check || len(toEmbed) > 0 || !c.addsAhead(len(items)) {
-		mds, err := meta()
-		if err != nil {
-			return nil, nil, err
-		}
-		setMetadata(rows, mds)
-		meta = nil
-	}
-	if len(toEmbed) > 0 {
-		// An id repeated in items is found when the write reserves its
-		// ids; look for one now only to spare the embedder a batch that
-		// will be refused.
-		seen := make(map[string]struct{}, len(items))
-		for _, it := range items {
-			if _, dup := seen[it.ID]; dup {
-				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
-			}
-			seen[it.ID] = struct{}{}
-		}
-		texts := make([]string, len(toEmbed))
-		for j, i := range toEmbed {
-			texts[j] = items[i].Text
-		}
-		vs, err := c.embed(ctx, texts)
-		if err != nil {
-			return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, items[toEmbed[0]].ID, err)
-		}
-		for j, i := range toEmbed {
-			rows[i].vec = vs[j]
-		}
-	}
-	if check {
-		for _, r := range rows {
-			if err := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); err != nil {
-				return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, r.key, err)
-			}
-		}
-	}
-	return rows, meta, nil
-}
-
-// aheadMin is the batch size from which an Add to memory stores its
-// vectors while another goroutine checks its ids and metadata (see
-// addAhead).
-const aheadMin = 256
-
-// addsAhead reports whether an Add of n items takes the route of
-// addAhead: the backend must not need the metadata to store the vectors
-// (the in-memory one does not; a file stores it in the same transaction),
-// the batch must be large enough to pay for a goroutine, and there must
-// be a CPU to run it on.
-func (c *Collection) addsAhead(n int) bool {
-	_, mem := c.be.(*memBackend)
-	return mem && n >= aheadMin && runtime.GOMAXPROCS(0) > 1
-}
-
-// normalizeBatch returns the metadata of items in its stored form, the
-// whole batch's in one allocation.
-func normalizeBatch(op string, items []Item) ([]metadata, error) {
-	n := 0
-	for _, it := range items {
-		n += len(it.Metadata)
-	}
-	mds := make([]metadata, len(items))
-	slab := make(metadata, 0, n)
-	for i, it := range items {
-		start := len(slab)
-		var err error
-		if slab, err = appendMetadata(slab, it.Metadata); err != nil {
-			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
-		}
-		if len(slab) > start {
-			mds[i] = slab[start:len(slab):len(slab)]
-		}
-	}
-	return mds, nil
-}
-
-// setMetadata gives each row its metadata.
-func setMetadata(rows []row, mds []metadata) {
-	for i := range rows {
-		rows[i].md = mds[i]
-	}
-}
-
-// explain turns a store's error about a batch into one that names the
-// caller's id rather than the internal number.
-func (c *Collection) explain(op string, rows []row, err error) error {
-	for _, r := range rows {
-		if cerr := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); cerr != nil {
-			return fmt.Errorf("cairn: %s %q: %w", op, r.key, cerr)
-		}
-	}
-	return fmt.Errorf("cairn: %s: %w", op, err)
+	return c.cat.len()
 }
 
 // embed calls the store's embedder and checks it returned one vector per
@@ -344,9 +203,9 @@ func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, er
 	return vs, nil
 }
 
-// usable returns the error every call returns once the collection is
-// closed or deleted.
-func (c *Collection) usable() error {
+// closedErr returns the error every call returns once the collection is
+// closed or deleted, or nil.
+func (c *Collection) closedErr() error {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	return c.err
@@ -367,12 +226,11 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 				return nil, fmt.Errorf("cairn: get: %w", err)
 			}
 		}
-		id, _ := c.keys.get(key, c)
-		r := c.recs.get(id)
-		if r == nil { // no such key, or one a write in flight creates
+		r := c.cat.lookup(key)
+		if r == nil || !r.published() { // no such key, or one a write in flight creates
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
-		v, err := c.vectorOf(id)
+		v, err := c.st.Get(r.id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
 		}
@@ -382,7 +240,8 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 }
 
 // Find returns the items that f matches, or every item if f is nil, in the
-// order they were first added; at most limit of them if limit > 0. It is
+// order they were last written (an Upsert of an item moves it to the end);
+// at most limit of them if limit > 0. It is
 // the way to list what a collection holds without a query vector. A
 // malformed filter is an error wrapping [vector.ErrInvalidOptions].
 func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, error) {
@@ -400,10 +259,10 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 	}
 	var ids []vector.ID
 	if m != nil {
-		ids = c.match(f, m)
+		ids = c.cat.match(f, m)
 	} else {
-		ids = make([]vector.ID, len(c.rows))
-		for i, r := range c.rows {
+		ids = make([]vector.ID, len(c.cat.live))
+		for i, r := range c.cat.live {
 			ids[i] = r.id
 		}
 	}
@@ -418,18 +277,18 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 				return nil, fmt.Errorf("cairn: find: %w", err)
 			}
 		}
-		v, err := c.vectorOf(id)
+		v, err := c.st.Get(id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: find: %w", err)
 		}
-		r := c.recs.get(id)
+		r := c.cat.recs.get(id)
 		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: r.md.toMap()}
 	}
 	return out, nil
 }
 
-// Query returns up to k items nearest to embedding, closest first (ties by
-// insertion order). Fewer than k come back only if fewer than k items match
+// Query returns up to k items nearest to embedding, closest first (ties in
+// the order the items were last written). Fewer than k come back only if fewer than k items match
 // the filter or pass MinSimilarity. It returns an error wrapping
 // [vector.ErrInvalidK] for k ≤ 0, [vector.ErrInvalidOptions] for a
 // malformed filter, and the errors of [vector.Check] for a bad embedding.
@@ -460,38 +319,28 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	if c.err != nil {
 		return nil, c.err
 	}
-	// Ids in flight (see write.go) may come back from the index in a
-	// state readers must not see. Exact search asks for as many more
-	// results as there are ids in flight (cheap: a larger heap); graph
-	// search, or exact search past maxInflate ids in flight, filters them
-	// out. settle then drops any that slip through and adds the published
-	// versions of the items in flight.
-	npend := len(c.pendIDs) + c.freshInFlight()
-	exclude := npend > 0 && (c.kind == HNSW || npend > maxInflate)
-	kk := k
-	if npend > 0 && !exclude {
-		kk = k + npend
-	}
+	// k beyond the number of items asks for nothing more, and an index
+	// sizes its work by k.
+	k = min(k, max(c.cat.len(), 1))
 	var so *vector.SearchOptions
 	if match != nil {
-		ids := c.matchSet(opts.Filter, match)
+		ids := c.cat.matchSet(opts.Filter, match)
 		switch {
 		case ids.len() == 0:
 			if err := vector.Check(embedding, c.cfg.Dim, c.cfg.Metric); err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
 			return []Result{}, nil
-		case ids.len() == c.len():
+		case ids.len() == c.cat.len():
 			// Everything matches: search unfiltered.
 		default:
-			if exclude {
-				ids = c.withoutInFlight(ids)
-			}
-			so = &vector.SearchOptions{Filter: c.allowList(ids, kk, opts.Ef)}
+			// Only published versions match.
+			so = &vector.SearchOptions{Filter: c.allowList(ids, k, opts.Ef)}
 		}
 	}
-	if exclude && so == nil {
-		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.notInFlight)}
+	if so == nil && c.unpublished > 0 {
+		// The index may hold versions readers must not see (write.go).
+		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.cat.published)}
 	}
 	var (
 		hits []vector.Result
@@ -502,12 +351,9 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		if so != nil {
 			ho.SearchOptions = *so
 		}
-		hits, err = h.SearchWith(ctx, embedding, kk, ho)
+		hits, err = h.SearchWith(ctx, embedding, k, ho)
 	} else {
-		hits, err = c.idx.Search(ctx, embedding, kk, so)
-	}
-	if err == nil && npend > 0 {
-		hits, err = c.settle(embedding, hits, k, match)
+		hits, err = c.idx.Search(ctx, embedding, k, so)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
@@ -518,7 +364,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
 			break // similarity falls as distance grows
 		}
-		r := c.recs.get(h.ID)
+		r := c.cat.recs.get(h.ID)
 		out = append(out, Result{ID: r.key, Text: r.text, Metadata: r.md.toMap(), Distance: float64(h.Distance), Similarity: sim})
 	}
 	return out, nil
@@ -530,7 +376,7 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 	if k <= 0 {
 		return nil, fmt.Errorf("cairn: query: %w: %d", vector.ErrInvalidK, k)
 	}
-	if err := c.usable(); err != nil {
+	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
 	vs, err := c.embed(ctx, []string{text})
@@ -545,7 +391,8 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 // [vector.IDSet], which tells the index its size; a larger one, which the
 // index only tests ids against while it walks its graph or scans, goes as
 // a bitmap, far cheaper to build than a map of many thousand ids (at
-// 50,000 items, 0.1 ms instead of several).
+// 50,000 items, 0.1 ms instead of several), unless the ids are too sparse
+// for one.
 //
 // A single posting list is handed over as it is, without a copy: the
 // caller holds the collection's lock for the whole search, and posting
@@ -553,12 +400,19 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 func (c *Collection) allowList(ids matched, k, ef int) vector.Filter {
 	// Both of cairn's indexes answer this with the rule they search by.
 	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
-		if ids.set != nil {
-			return vector.IDSetOf(ids.set)
-		}
-		return vector.NewIDSet(ids.ids...)
+		return idSet(ids)
 	}
-	return newBitFilter(c.next, ids)
+	if b, ok := newBitFilter(c.next, ids); ok {
+		return b
+	}
+	return idSet(ids)
+}
+
+func idSet(ids matched) *vector.IDSet {
+	if ids.set != nil {
+		return vector.IDSetOf(ids.set)
+	}
+	return vector.NewIDSet(ids.ids...)
 }
 
 // similarity converts a distance under m into the documented similarity.
@@ -572,9 +426,9 @@ func similarity(m vector.Metric, d float32) float64 {
 	return 1 / (1 + math.Sqrt(max(float64(d), 0)))
 }
 
-// shut closes the collection with err as the error of every later call,
-// first saving its graph if save is set and it changed.
-func (c *Collection) shut(err error, save bool) error {
+// closeWith closes the collection with err as the error of every later
+// call, first saving its graph if save is set and it changed.
+func (c *Collection) closeWith(err error, save bool) error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.mu.Lock()
@@ -592,6 +446,51 @@ func (c *Collection) shut(err error, save bool) error {
 		first = fmt.Errorf("cairn: closing %q: %w", c.name, cerr)
 	}
 	c.err = err
-	c.payloads, c.idx = newPayloads(), nil
+	c.cat, c.idx = newCatalog(), nil
 	return first
+}
+
+// maybeSwitch builds an HNSW graph for an Auto collection that has
+// reached its threshold and makes it the collection's index. It holds wmu
+// exclusively, so no write is in flight and none starts meanwhile, while
+// queries go on with exact search. If the build fails or ctx ends, the
+// collection stays exact and the next write tries again.
+func (c *Collection) maybeSwitch(ctx context.Context) {
+	c.mu.RLock()
+	due := c.switchDue()
+	c.mu.RUnlock()
+	if !due {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.RLock()
+	if !c.switchDue() {
+		c.mu.RUnlock()
+		return
+	}
+	ids := make([]vector.ID, len(c.cat.live))
+	for i, r := range c.cat.live {
+		ids[i] = r.id
+	}
+	c.mu.RUnlock()
+	slices.Sort(ids)
+	idx, err := newIndex(HNSW, c.cfg, c.st)
+	if err != nil {
+		return
+	}
+	if err := track(ctx, idx, ids); err != nil {
+		return
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.idx, c.kind, c.dirty = idx, HNSW, true
+	}
+	c.mu.Unlock()
+}
+
+// switchDue reports whether an Auto collection is due to switch to HNSW;
+// mu is held.
+func (c *Collection) switchDue() bool {
+	return c.err == nil && c.cfg.Index == Auto && c.kind == Flat && c.cat.len() >= c.cfg.AutoThreshold
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"path/filepath"
 	"sync"
@@ -173,6 +174,112 @@ func TestConcurrentAddSameID(t *testing.T) {
 		}
 		if c.Count() != rounds {
 			t.Fatalf("Count = %d, want %d", c.Count(), rounds)
+		}
+	})
+}
+
+// TestUpsertsSeenWhole runs writers that each own a few items and upsert
+// all of them together, round after round, with the round's number in
+// every vector and in the metadata, while readers query for every item
+// (k = math.MaxInt) and Get them. Each answer must hold no item twice,
+// the items of one writer all at the same round, and each item's vector
+// and metadata from the same write: old and new versions of an item are
+// both in the index while a write is in flight, and readers see exactly
+// one. Exact search must return every item; graph search need not (under
+// this churn of a tiny graph of near-duplicates, hnsw can leave live nodes
+// unreachable for a while, as it did before versions by id).
+func TestUpsertsSeenWhole(t *testing.T) {
+	forEachDB(t, func(t *testing.T, op opener) {
+		ctx := context.Background()
+		db := op.open(t, nil)
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: op.kind, Metric: vector.L2})
+		const writers, each, rounds = 4, 8, 10
+		batch := func(w, round int) []cairn.Item {
+			b := make([]cairn.Item, each)
+			for i := range b {
+				b[i] = cairn.Item{ID: fmt.Sprintf("w%d-%d", w, i), Embedding: []float32{float32(w*each + i), float32(round)},
+					Metadata: map[string]any{"w": w, "round": round}}
+			}
+			return b
+		}
+		var keys []string
+		for w := range writers {
+			if err := c.Add(ctx, batch(w, 0)...); err != nil {
+				t.Fatal(err)
+			}
+			for _, it := range batch(w, 0) {
+				keys = append(keys, it.ID)
+			}
+		}
+		errs := make(chan error, writers+2)
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for round := 1; round <= rounds; round++ {
+					if err := c.Upsert(ctx, batch(w, round)...); err != nil {
+						errs <- err
+						return
+					}
+				}
+			})
+		}
+		stop := make(chan struct{})
+		var readers sync.WaitGroup
+		for range 2 {
+			readers.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					res, err := c.Query(ctx, []float32{0, 0}, math.MaxInt, nil)
+					if err != nil {
+						errs <- err
+						return
+					}
+					round := map[float64]float64{} // writer → round seen
+					seen := map[string]bool{}
+					for _, r := range res {
+						w, rd := r.Metadata["w"].(float64), r.Metadata["round"].(float64)
+						if seen[r.ID] {
+							errs <- fmt.Errorf("%s twice in one answer", r.ID)
+							return
+						}
+						seen[r.ID] = true
+						if got, ok := round[w]; ok && got != rd {
+							errs <- fmt.Errorf("writer %v's items at rounds %v and %v in one answer", w, got, rd)
+							return
+						}
+						round[w] = rd
+					}
+					if len(res) != writers*each && op.kind == cairn.Flat {
+						errs <- fmt.Errorf("%d items in an answer, want %d", len(res), writers*each)
+						return
+					}
+					items, err := c.Get(ctx, keys...)
+					if err != nil {
+						errs <- err
+						return
+					}
+					for _, it := range items {
+						if float64(it.Embedding[1]) != it.Metadata["round"].(float64) {
+							errs <- fmt.Errorf("%s: vector of round %v, metadata of round %v", it.ID, it.Embedding[1], it.Metadata["round"])
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Wait()
+		close(stop)
+		readers.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		if c.Count() != writers*each {
+			t.Fatalf("Count = %d, want %d", c.Count(), writers*each)
 		}
 	})
 }

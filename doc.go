@@ -50,7 +50,17 @@
 // its ids and, once its transaction has committed, to make its change
 // visible, so queries are never held up by a commit, and concurrent writes
 // reach the file together and share its transactions and fsyncs (group
-// commit). Different collections do not block each other.
+// commit). Different collections do not block each other, and loading one
+// from the file holds up no other.
+//
+// One rule makes this work: versions by id. Every write of an item
+// stores a new version of it under an internal id never used before, and
+// leaves the version it replaces untouched; once the new versions are
+// durable, the write publishes them, and unpublishes the versions they
+// replace or delete, all at one instant under the collection's lock; only
+// then are the old versions removed from the index and the store. Readers
+// see published versions only: of whatever the index returns they ask
+// just whether it is published.
 //
 // The rules for concurrent writes to one collection:
 //

@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"slices"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -136,9 +135,11 @@ func TestMetadataRoundTrip(t *testing.T) {
 }
 
 // TestEncodeMetadataMatchesJSON checks the hand-written encoder against
-// encoding/json: the same bytes, and a round trip to the same values.
+// encoding/json: the same bytes, and a round trip to the same values,
+// every string exactly (those that are not valid UTF-8, which JSON would
+// rewrite, are refused).
 func TestEncodeMetadataMatchesJSON(t *testing.T) {
-	strs := []string{"", "plain", `quote"d`, `back\\slash`, "tab\there", "nl\n", "\x00\x1f", "<html>&", "é ü 日本", "bad\xffutf8", "\u2028"}
+	strs := []string{"", "plain", `quote"d`, `back\\slash`, "tab\there", "nl\n", "\x00\x1f", "<html>&", "é ü 日本", "\u2028"}
 	nums := []float64{0, -0.0, 1, -1, 0.1, 1e21, 1e-7, 123456789012345, 2.5e300, -3.25, 1 << 53}
 	md := map[string]any{"b": true, "f": false}
 	for i, s := range strs {
@@ -169,8 +170,13 @@ func TestEncodeMetadataMatchesJSON(t *testing.T) {
 		t.Errorf("round trip differs:\n got %v\nwant %v", a, b)
 	}
 	for k, v := range md {
-		if s, ok := v.(string); ok && utf8.ValidString(s) && a[k] != s {
+		if s, ok := v.(string); ok && a[k] != s {
 			t.Errorf("%q: %q after round trip, want %q", k, a[k], s)
+		}
+	}
+	for _, bad := range []map[string]any{{"k": "bad\xffutf8"}, {"bad\xffkey": 1}} {
+		if _, err := normalizeMetadata(bad); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("%q: %v, want ErrInvalidOptions", bad, err)
 		}
 	}
 	if _, err := encodeMetadata(metadata{{"x", value{kind: kindNumber, num: math.Inf(1)}}}); !errors.Is(err, vector.ErrInvalidOptions) {
@@ -187,14 +193,14 @@ func FuzzFilter(f *testing.F) {
 	f.Add([]byte{9, 2, 0, 0, 4, 1, 3, 7, 1, 1, 6})
 	keys := []string{"color", "n", "ok", "", "missing"}
 	vals := []any{"red", "blue", 1, 2.5, true, false, nil, []int{1}, math.NaN(), int64(3), "3"}
-	p := newPayloads()
+	cat := newCatalog()
 	for i := range 60 {
 		raw := map[string]any{"color": []string{"red", "blue", "green"}[i%3], "n": i % 7, "ok": i%2 == 0}
 		if i%11 == 0 {
 			delete(raw, "n")
 		}
 		md, _ := normalizeMetadata(raw)
-		p.put(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
+		cat.add(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
 	}
 	f.Fuzz(func(t *testing.T, prog []byte) {
 		pos := 0
@@ -256,9 +262,9 @@ func FuzzFilter(f *testing.F) {
 			}
 			return
 		}
-		got := p.match(flt, m)
+		got := cat.match(flt, m)
 		var want []vector.ID
-		for _, r := range p.rows {
+		for _, r := range cat.live {
 			if m(r.md) {
 				want = append(want, r.id)
 			}
@@ -274,21 +280,21 @@ func FuzzFilter(f *testing.F) {
 // list over as it is (no copy), and that the allow-list built from it
 // through vector.IDSetOf allows exactly the matching ids.
 func TestMatchSetSharesPostings(t *testing.T) {
-	p := newPayloads()
+	cat := newCatalog()
 	for i := range 30 {
 		md, _ := normalizeMetadata(map[string]any{"color": []string{"red", "blue", "green"}[i%3]})
-		p.put(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
+		cat.add(&record{id: vector.ID(i + 1), key: fmt.Sprint(i), md: md})
 	}
 	f := Eq("color", "red")
 	m, err := f.compile()
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := p.matchSet(f, m)
+	got := cat.matchSet(f, m)
 	if got.set == nil || got.len() != 10 {
 		t.Fatalf("matchSet(Eq) = %d ids, set %v; want the posting list of 10", got.len(), got.set != nil)
 	}
-	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(p.post["color"][value{kind: kindString, str: "red"}]).UnsafePointer() {
+	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(cat.post["color"][value{kind: kindString, str: "red"}]).UnsafePointer() {
 		t.Fatal("matchSet copied the posting list")
 	}
 	s := vector.IDSetOf(got.set)
@@ -304,13 +310,13 @@ func TestMatchSetSharesPostings(t *testing.T) {
 	// A conjunction with another condition is not the list itself.
 	f2 := And(Eq("color", "red"), Ne("color", "blue"))
 	m2, _ := f2.compile()
-	if got := p.matchSet(f2, m2); got.set != nil || got.len() != 10 {
+	if got := cat.matchSet(f2, m2); got.set != nil || got.len() != 10 {
 		t.Fatalf("matchSet(And) = %d ids, set %v; want a slice of 10", got.len(), got.set != nil)
 	}
 	// In with two values is a union of lists: a slice.
 	f3 := In("color", "red", "blue")
 	m3, _ := f3.compile()
-	if got := p.matchSet(f3, m3); got.set != nil || got.len() != 20 {
+	if got := cat.matchSet(f3, m3); got.set != nil || got.len() != 20 {
 		t.Fatalf("matchSet(In) = %d ids, set %v; want a slice of 20", got.len(), got.set != nil)
 	}
 }
@@ -356,7 +362,7 @@ func TestRecTable(t *testing.T) {
 			t.Fatalf("page %d kept after its last record went (n = %d)", p, pg.n)
 		}
 	}
-	if len(tab.far) != 0 {
-		t.Fatalf("%d far ids left", len(tab.far))
+	if len(tab.pages) != 0 {
+		t.Fatalf("%d pages left", len(tab.pages))
 	}
 }

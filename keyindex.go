@@ -1,5 +1,7 @@
 package cairn
 
+// This file holds the key index: the caller's ids (keys) to numeric ids.
+
 import (
 	"hash/maphash"
 
@@ -13,8 +15,8 @@ import (
 // never scans it, and growing it rehashes integers in place instead of
 // reading every key string again from wherever it lies in memory, which is
 // most of what a map of strings costs as it grows. The key of an entry is
-// looked up, to confirm a hit, through a resolver that knows where the key
-// of each numeric id is kept (its record, or the write creating it).
+// looked up, to confirm a hit, through a resolver that knows the key of
+// each numeric id (the catalog, from its record).
 //
 // Two keys with the same hash are rare (about n²/2⁶⁵ for n keys) but
 // handled: the first holds the hash in ids, the others go to more, and
@@ -75,6 +77,15 @@ func (x *keyIndex) add(k string, id vector.ID, r keyResolver) (vector.ID, bool) 
 	}
 	x.more[k] = id
 	return id, false
+}
+
+// move gives k, which has id old, the id new.
+func (x *keyIndex) move(k string, old, new vector.ID) {
+	if h := x.hash(k); x.ids[h] == old {
+		x.ids[h] = new
+		return
+	}
+	x.more[k] = new
 }
 
 // del removes k, which has id.

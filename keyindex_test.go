@@ -70,7 +70,7 @@ func TestCollectionKeyCollisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	c.mu.Lock()
-	c.keys.mask = 3
+	c.cat.keys.mask = 3
 	c.mu.Unlock()
 	item := func(k string, x float32) Item { return Item{ID: k, Embedding: []float32{x, 1}} }
 	var batch []Item
@@ -112,7 +112,7 @@ func TestCollectionKeyCollisions(t *testing.T) {
 			t.Fatalf("Get(%s): %v, want ErrNotFound", k, err)
 		}
 	}
-	if len(c.keys.more) == 0 {
+	if len(c.cat.keys.more) == 0 {
 		t.Fatal("no key collided: the test tests nothing")
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -37,12 +38,16 @@ type value struct {
 
 // toValue returns the stored form of a metadata value: strings and
 // booleans as they are, every Go number type as a float64. It returns an
-// error wrapping [vector.ErrInvalidOptions] for any other type and for
-// non-finite numbers, which JSON cannot carry.
+// error wrapping [vector.ErrInvalidOptions] for any other type, for
+// non-finite numbers and for strings that are not valid UTF-8, none of
+// which JSON can carry.
 func toValue(v any) (value, error) {
 	var f float64
 	switch x := v.(type) {
 	case string:
+		if !utf8.ValidString(x) {
+			return value{}, fmt.Errorf("%w: metadata string %q is not valid UTF-8", vector.ErrInvalidOptions, x)
+		}
 		return value{kind: kindString, str: x}, nil
 	case bool:
 		if x {
@@ -125,18 +130,16 @@ func normalizeMetadata(md map[string]any) (metadata, error) {
 func appendMetadata(dst metadata, md map[string]any) (metadata, error) {
 	n := len(dst)
 	for k, v := range md {
+		if !utf8.ValidString(k) {
+			return dst[:n], fmt.Errorf("%w: metadata key %q is not valid UTF-8", vector.ErrInvalidOptions, k)
+		}
 		nv, err := toValue(v)
 		if err != nil {
 			return dst[:n], fmt.Errorf("metadata %q: %w", k, err)
 		}
 		dst = append(dst, field{k, nv})
 	}
-	// Insertion sort: an item has few keys.
-	for i := n + 1; i < len(dst); i++ {
-		for j := i; j > n && dst[j].key < dst[j-1].key; j-- {
-			dst[j], dst[j-1] = dst[j-1], dst[j]
-		}
-	}
+	slices.SortFunc(dst[n:], func(a, b field) int { return cmp.Compare(a.key, b.key) })
 	return dst, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -228,5 +229,68 @@ func TestOpenForeignCollection(t *testing.T) {
 	}
 	if _, err := db.Collection(ctx, "odd"); !errors.Is(err, vector.ErrCorrupt) {
 		t.Errorf("unknown index in settings: %v", err)
+	}
+}
+
+// TestLargeID opens a file holding, beside a thousand ordinary items, one
+// whose id is 1<<50 (written through sqlitestore, as another program or a
+// damaged counter could), and checks that a filtered query large enough
+// to be handed over as a bitmap answers rather than sizing anything by
+// the largest id (it once died with "fatal error: out of memory"), and
+// that writes go on past that id.
+func TestLargeID(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "large.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2, Index: cairn.Flat})
+	const n = 1000
+	items := make([]cairn.Item, n)
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: []float32{float32(i), 1}, Metadata: map[string]any{"even": i%2 == 0}}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sdb, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sdb.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const far = vector.ID(1) << 50
+	if err := sc.PutItems(ctx, []sqlitestore.Item{{ID: far, Key: "far", Vector: []float32{0.5, 1}, Metadata: []byte(`{"even":true}`)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := sdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err = db.Collection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Query(ctx, []float32{0, 1}, 3, &cairn.QueryOptions{Filter: cairn.Eq("even", true)})
+	if err != nil || !slices.Equal(ids(res), []string{"0", "far", "2"}) {
+		t.Fatalf("filtered query = %v, %v; want 0, far, 2", ids(res), err)
+	}
+	if err := c.Upsert(ctx, cairn.Item{ID: "far", Embedding: []float32{3, 1}, Metadata: map[string]any{"even": false}},
+		cairn.Item{ID: "new", Embedding: []float32{1.5, 1}, Metadata: map[string]any{"even": true}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = c.Query(ctx, []float32{0, 1}, 3, &cairn.QueryOptions{Filter: cairn.Eq("even", true)})
+	if err != nil || !slices.Equal(ids(res), []string{"0", "new", "2"}) {
+		t.Fatalf("filtered query after the upsert = %v, %v; want 0, new, 2", ids(res), err)
 	}
 }

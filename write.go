@@ -1,232 +1,141 @@
 package cairn
 
+// This file holds the write path: Add, Upsert, Delete and DeleteWhere,
+// and the one route they all take.
+
 import (
 	"context"
 	"fmt"
-	"slices"
+	"runtime"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
 )
 
-// A write goes through three steps, and holds the collection's lock (mu)
-// only in the first and the last, never while the store commits:
+// Versions by id. Every write of an item stores a new version of it under
+// an id never used before, and a version is visible to readers only while
+// the catalog publishes it; an id's vector never changes. A write goes
+// through five steps, and holds the collection's lock (mu) only in the
+// first, second and fourth, never while the store commits:
 //
-//  1. Reserve, under mu: wait until no other write has any of its ids in
-//     flight, check the ids against the published items (ErrDuplicateID,
-//     ErrNotFound), give fresh ids their numbers (entering their keys in
-//     the key map at once, so that a second write of the same key finds
-//     them) and hold the published ids the write replaces or deletes,
-//     keeping a copy of their published version.
-//  2. Write, without mu: take the replaced and deleted ids out of the
-//     index, write to the store (one transaction, shared with concurrent
-//     writers by sqlitestore's group commit) and, once it is durable, put
-//     the new vectors in the index.
-//  3. Publish, under mu: apply the change to the records and drop the
-//     reservation; or, if step 2 failed, put the index back as it was and
-//     drop the reservation alone (with the fresh keys).
+//  1. Number, under mu: give the new versions their ids, and count them
+//     as unpublished.
+//  2. Reserve, under mu: wait until no other write has any of the
+//     write's keys in flight, check the keys against the published
+//     versions (ErrDuplicateID, ErrNotFound), claim the published
+//     versions the write replaces or deletes, and stage the new ones
+//     (their records enter the catalog unpublished, a fresh key enters
+//     the key index).
+//  3. Store, without mu: the backend writes the new versions and deletes
+//     the old in one transaction, durable when it returns, keeping the
+//     old vectors in memory; then the index takes the new ids.
+//  4. Publish, under mu: the new versions replace the old in the
+//     catalog, all at one instant, and the write's claims end.
+//  5. Evict, without mu: the old versions leave the index, then the
+//     store.
 //
-// An id is published when it has a record; a key may map to an id that is
-// not published yet, which a write in flight is creating. Readers see only
-// published items. While an id is in flight the index and the store may
-// already hold its next version, or may have lost it, so readers skip
-// whatever the index returns for ids in flight and use the copy kept in
-// step 1 instead (see settle): a query or a Get sees each write entirely
-// or not at all, and never a write that fails. The copies cost memory: a
-// Delete or Upsert of n existing items holds n vectors until it
-// publishes.
+// If a step before 4 fails, the write is abandoned: its new versions,
+// never published, leave the catalog (and the store and index, if they
+// got there), and its claims end, so nothing has changed.
 //
-// The bookkeeping of a batch of fresh items is one key-map insertion per
-// item: the ids a write creates are consecutive, so its flight records
-// them as a range rather than one by one.
+// Readers therefore ask one question of whatever the index returns: is
+// this id published? The index and the store hold every published version
+// with its vector, and perhaps versions not published yet or any more;
+// while any are (unpublished > 0), queries hand the index that question
+// as its filter.
 //
-// A write never waits while it holds a reservation (step 1 reserves all
-// its ids at once or none), so writes waiting for each other cannot
-// deadlock.
+// A write never waits while it holds a claim (step 2 claims all its keys
+// at once or none), so writes waiting for each other cannot deadlock.
 //
-// A large Add to memory takes another route to the same end (addAhead):
-// it takes its ids and stores its vectors first, and reserves its keys
-// on another goroutine meanwhile.
+// An Add deletes nothing, so its store step needs nothing from step 2: a
+// large Add to a volatile backend (memory, where an evict undoes a store
+// without trace) runs step 2 and the store's half of step 3 at once, on
+// two goroutines, and indexes its versions once both are done.
 
-// inflight records the writes between steps 1 and 3. The collection's mu
-// guards it.
-type inflight struct {
-	flights []*flight          // the writes in flight
-	pendIDs map[vector.ID]held // published ids that a write in flight replaces or deletes
+// write is one write in flight: an Add, Upsert, Delete or DeleteWhere.
+type write struct {
+	op      string
+	done    chan struct{} // closed when the write has published or been abandoned
+	overlap bool          // step 2 runs beside the store (see overlaps)
+
+	rows     []row     // the new versions, numbered in step 1
+	vers     []record  // their records, made in step 2
+	replaces []*record // for each new version, the published version it replaces, or nil
+	deletes  []*record // the published versions it deletes
+	staged   int       // the new versions staged in the catalog so far
 }
 
-// freshInFlight returns how many ids the writes in flight create. mu is
-// held.
-func (c *Collection) freshInFlight() int {
-	n := 0
-	for _, f := range c.flights {
-		n += int(f.hi - f.lo)
+func newWrite(op string, rows []row) *write {
+	return &write{op: op, done: make(chan struct{}), rows: rows}
+}
+
+// newIDs returns the ids of the new versions.
+func (w *write) newIDs() []vector.ID {
+	ids := make([]vector.ID, len(w.rows))
+	for i := range w.rows {
+		ids[i] = w.rows[i].id
 	}
-	return n
+	return ids
 }
 
-func newInflight() inflight {
-	return inflight{pendIDs: make(map[vector.ID]held)}
-}
-
-// flight is one write in progress; done is closed when it has published or
-// abandoned its change.
-type flight struct {
-	done   chan struct{}
-	lo, hi vector.ID // the ids it creates, [lo, hi)
-	keys   []string  // their keys, in the same order (see keyOf)
-}
-
-// keyOf returns the key of id, which the key index holds: the key of its
-// record, or of the write in flight that creates it. mu is held.
-func (c *Collection) keyOf(id vector.ID) string {
-	if r := c.recs.get(id); r != nil {
-		return r.key
-	}
-	for _, f := range c.flights {
-		if id >= f.lo && id-f.lo < vector.ID(len(f.keys)) {
-			return f.keys[id-f.lo]
+// oldIDs returns the ids of the published versions the write retires.
+func (w *write) oldIDs() []vector.ID {
+	var ids []vector.ID
+	for _, r := range w.replaces {
+		if r != nil {
+			ids = append(ids, r.id)
 		}
 	}
-	return "" // unreachable: the index holds only published ids and ids in flight
+	for _, r := range w.deletes {
+		ids = append(ids, r.id)
+	}
+	return ids
 }
 
-// held is a published id reserved by a write in flight, with a copy of its
-// published vector (immune to the write) and its record.
-type held struct {
-	f   *flight
-	rec *record
-	vec vector.Vector
+// overlapMin is the batch size from which an Add to a volatile backend
+// stores its vectors while another goroutine reserves its keys.
+const overlapMin = 256
+
+// overlaps reports whether an Add (replace unset) of n items runs step 2
+// beside the store: the backend must be volatile, the batch large enough to
+// pay for a goroutine, and there must be a CPU to run it on.
+func (c *Collection) overlaps(n int, replace bool) bool {
+	return !replace && n >= overlapMin && c.be.volatile() && runtime.GOMAXPROCS(0) > 1
 }
 
-// lockClear returns with mu held once conflict (called under mu) finds no
-// write in flight in the way, waiting for each write it finds to finish.
-// It fails, without mu, if the collection is closed or ctx ends first.
-// The caller holds wmu shared; since a write never waits while it holds a
-// reservation, waiting cannot deadlock.
-func (c *Collection) lockClear(ctx context.Context, op string, conflict func() *flight) error {
-	for {
-		c.mu.Lock()
-		if c.err != nil {
-			c.mu.Unlock()
-			return c.err
-		}
-		if err := ctx.Err(); err != nil {
-			c.mu.Unlock()
-			return fmt.Errorf("cairn: %s: %w", op, err)
-		}
-		f := conflict()
-		if f == nil {
-			return nil
-		}
-		c.mu.Unlock()
-		select {
-		case <-f.done:
-		case <-ctx.Done():
-			return fmt.Errorf("cairn: %s: %w", op, ctx.Err())
-		}
-	}
+// Add stores items, all or nothing. It returns an error wrapping
+// [vector.ErrDuplicateID] if an id is already in the collection or repeated
+// in items, [vector.ErrEmptyID] for an empty id, the errors of
+// [vector.Check] for a bad embedding ([vector.ErrDimensionMismatch],
+// [vector.ErrNonFinite], [vector.ErrZeroVector]), [vector.ErrInvalidOptions]
+// for bad metadata or an id, text or metadata that is not valid UTF-8, and
+// [ErrNoEmbedder] for an item given only as text when the store has no
+// embedder. On error nothing is stored.
+//
+// Items without an embedding are embedded from their text, all in one call
+// to the embedder, before the collection is locked.
+func (c *Collection) Add(ctx context.Context, items ...Item) error {
+	return c.write(ctx, "add", items, false)
 }
 
-// flightOf returns the write in flight on id, which is in the key map, or
-// nil if id is published and free. mu is held.
-func (c *Collection) flightOf(id vector.ID) *flight {
-	if h, ok := c.pendIDs[id]; ok {
-		return h.f
-	}
-	if c.recs.get(id) != nil {
-		return nil
-	}
-	for _, f := range c.flights {
-		if id >= f.lo && id < f.hi {
-			return f
-		}
-	}
-	return nil // unreachable: a key maps only to published ids and to ids in flight
-}
-
-// lookupKeys sets found[i] to the id of key(i), for i < n, or to 0 if it
-// has none, and returns the first write in flight on one of them (nil if
-// none is). mu is held.
-func (c *Collection) lookupKeys(n int, key func(int) string, found []vector.ID) *flight {
-	for i := range n {
-		id, ok := c.keys.get(key(i), c)
-		found[i] = id
-		if ok {
-			if f := c.flightOf(id); f != nil {
-				return f
-			}
-		}
-	}
-	return nil
-}
-
-// hold reserves for flight f, which reserve has started, the published
-// ids olds, keeping a copy of the published version of each. mu is held.
-// It returns the copies, in the order of olds.
-func (c *Collection) hold(f *flight, olds []vector.ID) []held {
-	copies := make([]held, len(olds))
-	buf := make([]float32, 0, len(olds)*c.cfg.Dim) // one allocation for the batch
-	for i, id := range olds {
-		h := held{f: f, rec: c.recs.get(id)}
-		if v, err := c.st.Get(id); err == nil {
-			n := len(buf)
-			buf = append(buf, v...)
-			h.vec = buf[n:len(buf):len(buf)]
-		}
-		c.pendIDs[id] = h
-		copies[i] = h
-	}
-	return copies
-}
-
-// unflight takes f out of the writes in flight. mu is held.
-func (c *Collection) unflight(f *flight) {
-	i := slices.Index(c.flights, f)
-	last := len(c.flights) - 1
-	c.flights[i] = c.flights[last]
-	c.flights[last] = nil
-	c.flights = c.flights[:last]
-}
-
-// release ends flight f, which holds the published ids olds: under mu it
-// runs apply, if not nil, then drops the reservation and wakes the writes
-// waiting for f.
-func (c *Collection) release(f *flight, olds []vector.ID, apply func()) {
-	c.mu.Lock()
-	if apply != nil {
-		apply()
-	}
-	for _, id := range olds {
-		delete(c.pendIDs, id)
-	}
-	c.unflight(f)
-	c.mu.Unlock()
-	close(f.done)
-}
-
-// publish ends flight f, which holds the published ids olds, with its
-// records made the collection's (step 3).
-func (c *Collection) publish(f *flight, olds []vector.ID, recs []record) {
-	c.release(f, olds, func() {
-		for i := range recs {
-			c.put(&recs[i])
-		}
-		c.dirty = true
-	})
+// Upsert stores items, replacing (embedding, text and metadata) those whose
+// ids are already in the collection, all or nothing. It returns the errors
+// of [Collection.Add] except [vector.ErrDuplicateID] for a stored id (an id
+// repeated within items is still an error).
+func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
+	return c.write(ctx, "upsert", items, true)
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
-	rows, meta, err := c.prepare(ctx, op, items, replace)
+	rows, err := c.prepare(ctx, op, items)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
+	w := newWrite(op, rows)
+	w.overlap = c.overlaps(len(rows), replace)
 	c.wmu.RLock()
-	if meta != nil {
-		err = c.addAhead(ctx, op, rows, meta)
-	} else {
-		err = c.writeRows(ctx, op, rows, replace)
-	}
+	err = c.run(ctx, w, func() error { return c.reserveRows(ctx, w, items, replace) })
 	c.wmu.RUnlock()
 	if err == nil {
 		c.maybeSwitch(ctx)
@@ -234,278 +143,54 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 	return err
 }
 
-// writeRows stores rows (ids not yet assigned) in the three steps above;
-// wmu is held shared.
-func (c *Collection) writeRows(ctx context.Context, op string, rows []row, replace bool) error {
-	found := make([]vector.ID, len(rows))
-	key := func(i int) string { return rows[i].key }
-	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(len(rows), key, found) }); err != nil {
-		return err
+// prepare checks items and turns them into rows (ids and metadata not yet
+// set), embedding the ones given only as text.
+func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]row, error) {
+	if err := c.closedErr(); err != nil {
+		return nil, err
 	}
-	// Step 1, under mu: found holds the published id of every key that
-	// has one (and none is in flight).
-	f, olds, err := c.reserve(op, rows, found, replace)
+	rows := make([]row, len(items))
+	var toEmbed []int
+	for i, it := range items {
+		if it.ID == "" {
+			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
+		}
+		if !utf8.ValidString(it.ID) {
+			return nil, fmt.Errorf("cairn: %s %q: %w: the id is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
+		}
+		if !utf8.ValidString(it.Text) {
+			return nil, fmt.Errorf("cairn: %s %q: %w: the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
+		}
+		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text}
+		if len(it.Embedding) == 0 && it.Text != "" {
+			toEmbed = append(toEmbed, i)
+		}
+	}
+	if len(toEmbed) == 0 {
+		return rows, nil
+	}
+	// An id repeated in items is found when the write reserves its keys;
+	// look for one now only to spare the embedder a batch that will be
+	// refused.
+	seen := make(map[string]struct{}, len(items))
+	for _, it := range items {
+		if _, dup := seen[it.ID]; dup {
+			return nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
+		}
+		seen[it.ID] = struct{}{}
+	}
+	texts := make([]string, len(toEmbed))
+	for j, i := range toEmbed {
+		texts[j] = items[i].Text
+	}
+	vs, err := c.embed(ctx, texts)
 	if err != nil {
-		c.mu.Unlock()
-		return err
+		return nil, fmt.Errorf("cairn: %s %q: %w", op, items[toEmbed[0]].ID, err)
 	}
-	copies := c.hold(f, olds)
-	idx := c.idx // stable while wmu is held
-	c.mu.Unlock()
-
-	// Step 2. The store is written first (it validates every vector, all
-	// or nothing), then the index is told; a failure at either step
-	// undoes the steps before it.
-	abandon := func(err error) error {
-		c.release(f, olds, func() { c.forget(rows, f) })
-		return err
+	for j, i := range toEmbed {
+		rows[i].vec = vs[j]
 	}
-	if len(olds) == 0 {
-		err = c.be.insert(ctx, rows)
-	} else {
-		if err := untrack(ctx, idx, olds); err != nil {
-			return abandon(fmt.Errorf("cairn: %s: %w", op, err))
-		}
-		err = c.be.upsert(ctx, rows)
-	}
-	if err != nil {
-		if terr := track(context.WithoutCancel(ctx), idx, olds); terr != nil {
-			return abandon(fmt.Errorf("cairn: %s: %w (and restoring the index: %v)", op, err, terr))
-		}
-		return abandon(c.explain(op, rows, err))
-	}
-	// The rows are durable: finish even if ctx is cancelled now.
-	ids := make([]vector.ID, len(rows))
-	for i := range rows {
-		ids[i] = rows[i].id
-	}
-	if err := track(context.WithoutCancel(ctx), idx, ids); err != nil {
-		return abandon(c.unwrite(ctx, op, idx, rows, f, copies, fmt.Errorf("cairn: %s: indexing: %w", op, err)))
-	}
-
-	// Step 3.
-	recs := records(rows, nil)
-	c.publish(f, olds, recs)
-	return nil
-}
-
-// addAhead is writeRows for a large Add to memory (see addsAhead),
-// with the store's copy of the vectors, the longest part, started first
-// and the rest done on another goroutine meanwhile:
-//
-//   - Under mu, it takes the next len(rows) ids and starts its flight with
-//     them and the keys, so that readers skip those ids as they would
-//     any write's in flight. Nothing waits for such a flight: its keys
-//     are not in the key index yet, and its ids are held by no one else.
-//   - It stores the vectors, while the other goroutine waits for the
-//     writes in flight on the same keys (as step 1 does), checks and
-//     enters the keys, then normalises the metadata and makes the
-//     records.
-//   - If anything failed, it undoes the rest (the keys entered, the
-//     vectors stored) and returns the error that the steps in order
-//     would have met first: metadata, then ids, then vectors.
-//   - Otherwise it indexes the ids and publishes, as in step 3.
-func (c *Collection) addAhead(ctx context.Context, op string, rows []row, meta func() ([]metadata, error)) error {
-	keys := make([]string, len(rows))
-	for i := range rows {
-		keys[i] = rows[i].key
-	}
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return c.err
-	}
-	f := &flight{done: make(chan struct{}), lo: c.next, hi: c.next + vector.ID(len(rows)), keys: keys}
-	c.next = f.hi
-	c.flights = append(c.flights, f)
-	idx := c.idx // stable while wmu is held
-	c.mu.Unlock()
-	ids := make([]vector.ID, len(rows))
-	for i := range rows {
-		rows[i].id = f.lo + vector.ID(i)
-		ids[i] = rows[i].id
-	}
-
-	var (
-		run             sync.WaitGroup
-		keyErr, metaErr error
-		entered         bool
-		recs            []record
-	)
-	run.Go(func() {
-		entered, keyErr = c.enterKeys(ctx, op, rows, f)
-		var mds []metadata
-		if mds, metaErr = meta(); metaErr == nil && keyErr == nil {
-			recs = records(rows, mds)
-		}
-	})
-	err := c.be.insert(ctx, rows)
-	run.Wait()
-	forget := func() {
-		if entered {
-			c.forget(rows, f)
-		}
-	}
-	if err == nil && keyErr == nil && metaErr == nil {
-		// The rows are durable: finish even if ctx is cancelled now.
-		if err := track(context.WithoutCancel(ctx), idx, ids); err != nil {
-			err = c.unwrite(ctx, op, idx, rows, f, nil, fmt.Errorf("cairn: %s: indexing: %w", op, err))
-			c.release(f, nil, forget)
-			return err
-		}
-		c.publish(f, nil, recs)
-		return nil
-	}
-	var undoErr error
-	if err == nil {
-		undoErr = c.be.remove(context.WithoutCancel(ctx), ids)
-	}
-	switch {
-	case metaErr != nil:
-		err = metaErr
-	case keyErr != nil:
-		err = keyErr
-	default:
-		err = c.explain(op, rows, err)
-	}
-	if undoErr != nil {
-		err = fmt.Errorf("%w (and removing the vectors stored meanwhile: %v)", err, undoErr)
-	}
-	c.release(f, nil, forget)
-	return err
-}
-
-// enterKeys checks the keys of rows, all fresh, and enters them in the key
-// index with the ids f gives them, all or none: it waits for the writes in
-// flight on any of them, as step 1 does, and fails if one is in the
-// collection already or repeated in rows. It holds mu only while it
-// looks and enters, and reports whether it entered the keys.
-func (c *Collection) enterKeys(ctx context.Context, op string, rows []row, f *flight) (bool, error) {
-	found := make([]vector.ID, len(rows))
-	key := func(i int) string { return rows[i].key }
-	if err := c.lockClear(ctx, op, func() *flight { return c.lookupKeys(len(rows), key, found) }); err != nil {
-		return false, err
-	}
-	defer c.mu.Unlock()
-	for i, id := range found {
-		if id != 0 {
-			return false, fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
-		}
-	}
-	for i := range rows {
-		if _, dup := c.keys.add(rows[i].key, rows[i].id, c); dup {
-			c.forget(rows[:i], f)
-			return false, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, rows[i].key, vector.ErrDuplicateID)
-		}
-	}
-	return true, nil
-}
-
-// records returns the records of rows, whose ids are set, with the
-// metadata mds if not nil, else their own; one allocation for the batch.
-func records(rows []row, mds []metadata) []record {
-	recs := make([]record, len(rows))
-	for i := range rows {
-		r := &rows[i]
-		recs[i] = record{id: r.id, key: r.key, text: r.text, md: r.md}
-		if mds != nil {
-			recs[i].md = mds[i]
-		}
-	}
-	return recs
-}
-
-// reserve gives rows their ids: the published id found for their key
-// (an error unless replace) or, for the others, a fresh one, entered in
-// the key index. It returns the flight to hold them and the published ids
-// the write replaces. On error it changes nothing. mu is held, as it has
-// been since found was looked up.
-func (c *Collection) reserve(op string, rows []row, found []vector.ID, replace bool) (*flight, []vector.ID, error) {
-	var olds []vector.ID
-	for i := range rows {
-		if id := found[i]; id != 0 {
-			if !replace {
-				return nil, nil, fmt.Errorf("cairn: %s %q: %w", op, rows[i].key, vector.ErrDuplicateID)
-			}
-			rows[i].id = id
-			olds = append(olds, id)
-		}
-	}
-	if len(olds) > 1 {
-		sorted := slices.Clone(olds)
-		slices.Sort(sorted)
-		for j := 1; j < len(sorted); j++ {
-			if sorted[j] == sorted[j-1] {
-				return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, c.recs.get(sorted[j]).key, vector.ErrDuplicateID)
-			}
-		}
-	}
-	f := &flight{done: make(chan struct{}), lo: c.next, hi: c.next, keys: make([]string, 0, len(rows)-len(olds))}
-	c.flights = append(c.flights, f) // so that keyOf finds the keys entered below
-	for i := range rows {
-		if found[i] != 0 {
-			continue
-		}
-		k := rows[i].key
-		f.keys = append(f.keys, k)
-		if _, dup := c.keys.add(k, c.next, c); dup { // entered by an earlier row
-			f.hi = c.next
-			c.forget(rows[:i], f)
-			c.unflight(f)
-			c.next = f.lo
-			return nil, nil, fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", op, k, vector.ErrDuplicateID)
-		}
-		rows[i].id = c.next
-		c.next++
-	}
-	f.hi = c.next
-	return f, olds, nil
-}
-
-// forget takes out of the key map the keys of those rows whose ids f
-// creates, for a write abandoned. mu is held.
-func (c *Collection) forget(rows []row, f *flight) {
-	for _, r := range rows {
-		if r.id >= f.lo && r.id < f.hi {
-			c.keys.del(r.key, r.id)
-		}
-	}
-}
-
-// unwrite undoes a durable write that the index refused (which only a bug
-// can cause): the fresh rows are removed from the store and the replaced
-// ones written back from their copies and indexed again. It returns err,
-// with whatever went wrong on the way.
-func (c *Collection) unwrite(ctx context.Context, op string, idx vector.Index, rows []row, f *flight, copies []held, err error) error {
-	ctx = context.WithoutCancel(ctx)
-	var fresh []vector.ID
-	for _, r := range rows {
-		if r.id >= f.lo && r.id < f.hi {
-			fresh = append(fresh, r.id)
-		}
-	}
-	if len(fresh) > 0 {
-		if rerr := c.be.remove(ctx, fresh); rerr != nil {
-			return fmt.Errorf("%w (and removing the rows: %v)", err, rerr)
-		}
-	}
-	if len(copies) == 0 {
-		return err
-	}
-	olds := make([]row, len(copies))
-	ids := make([]vector.ID, len(copies))
-	for i, h := range copies {
-		olds[i] = row{id: h.rec.id, key: h.rec.key, vec: h.vec, text: h.rec.text, md: h.rec.md}
-		ids[i] = h.rec.id
-	}
-	untrack(ctx, idx, ids) // those of ids that made it in
-	if uerr := c.be.upsert(ctx, olds); uerr != nil {
-		return fmt.Errorf("%w (and restoring the rows: %v)", err, uerr)
-	}
-	if terr := track(ctx, idx, ids); terr != nil {
-		return fmt.Errorf("%w (and restoring the index: %v)", err, terr)
-	}
-	return err
+	return rows, nil
 }
 
 // Delete removes the items with the given ids, all or nothing: it returns
@@ -513,7 +198,7 @@ func (c *Collection) unwrite(ctx context.Context, op string, idx vector.Index, r
 // An id that another write has in flight is looked up once that write has
 // finished.
 func (c *Collection) Delete(ctx context.Context, ids ...string) error {
-	if err := c.usable(); err != nil {
+	if err := c.closedErr(); err != nil {
 		return err
 	}
 	keys := make([]string, 0, len(ids))
@@ -524,20 +209,29 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 			keys = append(keys, k)
 		}
 	}
+	if len(keys) == 0 {
+		return nil
+	}
+	w := newWrite("delete", nil)
+	found := make([]*record, len(keys))
+	find := func() []*record {
+		for i, k := range keys {
+			found[i] = c.cat.lookup(k)
+		}
+		return found
+	}
+	claim := func(found []*record) error {
+		for i, r := range found {
+			if r == nil {
+				return fmt.Errorf("cairn: delete %q: %w", keys[i], vector.ErrNotFound)
+			}
+		}
+		c.claimDeletes(w, found)
+		return nil
+	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	nums := make([]vector.ID, len(keys))
-	key := func(i int) string { return keys[i] }
-	if err := c.lockClear(ctx, "delete", func() *flight { return c.lookupKeys(len(keys), key, nums) }); err != nil {
-		return err
-	}
-	for i, id := range nums {
-		if id == 0 {
-			c.mu.Unlock()
-			return fmt.Errorf("cairn: delete %q: %w", keys[i], vector.ErrNotFound)
-		}
-	}
-	return c.removeHeld(ctx, nums)
+	return c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
 }
 
 // DeleteWhere removes every item that f matches and returns how many it
@@ -545,195 +239,330 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 // [vector.ErrInvalidOptions] (to empty a collection, delete the collection
 // or use And(), which matches everything). It first waits for the writes
 // in flight on the items f matches; writes in flight on other items (such
-// as Adds not yet published) are neither waited for nor affected. Until it
-// has committed, it keeps a copy of the vectors it removes, so that
-// queries still see them.
+// as Adds not yet published) are neither waited for nor affected.
 func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	m, err := f.compile()
 	if err != nil {
 		return 0, fmt.Errorf("cairn: delete where: %w", err)
 	}
-	if err := c.usable(); err != nil {
+	if err := c.closedErr(); err != nil {
 		return 0, err
+	}
+	w := newWrite("delete where", nil)
+	find := func() []*record {
+		ids := c.cat.match(f, m)
+		found := make([]*record, len(ids))
+		for i, id := range ids {
+			found[i] = c.cat.recs.get(id)
+		}
+		return found
+	}
+	claim := func(found []*record) error {
+		c.claimDeletes(w, found)
+		return nil
 	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	var nums []vector.ID
-	err = c.lockClear(ctx, "delete where", func() *flight {
-		nums = c.match(f, m)
-		for _, id := range nums {
-			if h, ok := c.pendIDs[id]; ok {
-				return h.f
-			}
-		}
-		return nil
-	})
-	if err != nil {
+	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) }); err != nil {
 		return 0, err
 	}
-	if err := c.removeHeld(ctx, nums); err != nil {
-		return 0, err
-	}
-	return len(nums), nil
+	return len(w.deletes), nil
 }
 
-// removeHeld deletes ids (published, none in flight); it is called with
-// mu held, reserves them and releases mu, then removes them from the index
-// and the store, putting the index back if the store fails. wmu is held
+// run takes w through the five steps; reserve is its step 2. wmu is held
 // shared.
-func (c *Collection) removeHeld(ctx context.Context, ids []vector.ID) error {
-	if len(ids) == 0 {
-		c.mu.Unlock()
-		return nil
+func (c *Collection) run(ctx context.Context, w *write, reserve func() error) error {
+	if err := c.numberVersions(w); err != nil {
+		return err
 	}
-	f := &flight{done: make(chan struct{})}
-	c.flights = append(c.flights, f)
-	c.hold(f, ids)
-	idx := c.idx
-	c.mu.Unlock()
-	if err := untrack(ctx, idx, ids); err != nil {
-		c.release(f, ids, nil)
-		return fmt.Errorf("cairn: delete: %w", err)
-	}
-	if err := c.be.remove(ctx, ids); err != nil {
-		if terr := track(context.WithoutCancel(ctx), idx, ids); terr != nil {
-			err = fmt.Errorf("%w (and restoring the index: %v)", err, terr)
+	var err error
+	if w.overlap {
+		var (
+			reserved error
+			g        sync.WaitGroup
+		)
+		g.Go(func() { reserved = reserve() })
+		err = c.storeVersions(ctx, w, nil) // an Add deletes nothing
+		g.Wait()
+		if reserved != nil { // the error the steps in order would meet first
+			c.abandon(ctx, w, err == nil)
+			return reserved
 		}
-		c.release(f, ids, nil)
-		return fmt.Errorf("cairn: delete: %w", err)
+	} else if err = reserve(); err == nil {
+		err = c.storeVersions(ctx, w, w.oldIDs())
 	}
-	c.release(f, ids, func() {
-		for _, id := range ids {
-			c.remove(id)
-		}
-		c.dirty = true
-	})
+	if err == nil {
+		err = c.indexVersions(ctx, w)
+	}
+	if err != nil {
+		c.abandon(ctx, w, false)
+		return err
+	}
+	c.publish(w)
+	c.evictRetired(ctx, w)
 	return nil
 }
 
-// vectorOf returns the published vector of id, which is in the
-// collection; mu is held.
-func (c *Collection) vectorOf(id vector.ID) (vector.Vector, error) {
-	if h, ok := c.pendIDs[id]; ok && h.vec != nil {
-		return h.vec, nil
+// numberVersions is step 1.
+func (c *Collection) numberVersions(w *write) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return c.err
 	}
-	return c.st.Get(id)
+	for i := range w.rows {
+		w.rows[i].id = c.next
+		c.next++
+	}
+	c.unpublished += len(w.rows)
+	return nil
 }
 
-// maxInflate is the number of ids in flight up to which an exact query
-// asks the index for that many more results rather than filter them out
-// (a filter costs a call per vector scanned).
-var maxInflate = 1024
-
-// notInFlight reports whether id is published and has no write in
-// flight; mu is held (shared: searches call it from several goroutines).
-func (c *Collection) notInFlight(id vector.ID) bool {
-	_, busy := c.pendIDs[id]
-	return !busy && c.recs.get(id) != nil
-}
-
-// withoutInFlight returns ids less those with a write in flight, as a new
-// slice; mu is held.
-func (c *Collection) withoutInFlight(ids matched) matched {
-	out := make([]vector.ID, 0, ids.len())
-	for _, id := range ids.ids {
-		if c.notInFlight(id) {
-			out = append(out, id)
+// reserve is step 2. Under mu, find returns the records the write names
+// (nil for a name that has none); while another write has claimed any of
+// them, reserve waits for that write to finish and looks again. Then
+// claim, still under mu, checks them and claims them all, or none and
+// returns an error. reserve fails, claiming nothing, if the collection is
+// closed or ctx ends first.
+func (c *Collection) reserve(ctx context.Context, op string, find func() []*record, claim func([]*record) error) error {
+	for {
+		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return c.err
 		}
-	}
-	for id := range ids.set {
-		if c.notInFlight(id) {
-			out = append(out, id)
+		if err := ctx.Err(); err != nil {
+			c.mu.Unlock()
+			return fmt.Errorf("cairn: %s: %w", op, err)
 		}
-	}
-	return matched{ids: out}
-}
-
-// settle turns hits, the answer of an index searched for k plus the
-// number of ids in flight, or with them filtered out, into the top k of
-// the published items: it drops the hits on ids in flight (or unknown),
-// scores the published version of each item in flight that m (if not nil)
-// matches, and keeps the k best. q is the query as given. mu is held.
-func (c *Collection) settle(q vector.Vector, hits []vector.Result, k int, m matcher) ([]vector.Result, error) {
-	out := hits[:0]
-	for _, h := range hits {
-		if _, busy := c.pendIDs[h.ID]; busy {
-			continue
-		}
-		if c.recs.get(h.ID) == nil {
-			continue
-		}
-		out = append(out, h)
-	}
-	if len(c.pendIDs) > 0 {
-		pq, err := vector.Prepare(q, c.cfg.Dim, c.cfg.Metric)
-		if err != nil {
-			return nil, err
-		}
-		dist := c.cfg.Metric.DistanceFunc()
-		for id, h := range c.pendIDs {
-			if h.vec == nil || (m != nil && !m(h.rec.md)) {
-				continue
+		found := find()
+		var busy *write
+		for _, r := range found {
+			if r != nil && r.w != nil {
+				busy = r.w
+				break
 			}
-			out = append(out, vector.Result{ID: id, Distance: dist(pq, h.vec)})
 		}
-		slices.SortFunc(out, func(a, b vector.Result) int {
-			if a.Less(b) {
-				return -1
-			}
-			if b.Less(a) {
-				return 1
-			}
-			return 0
-		})
+		if busy == nil {
+			err := claim(found)
+			c.mu.Unlock()
+			return err
+		}
+		c.mu.Unlock()
+		select {
+		case <-busy.done:
+		case <-ctx.Done():
+			return fmt.Errorf("cairn: %s: %w", op, ctx.Err())
+		}
 	}
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out, nil
 }
 
-// maybeSwitch builds an HNSW graph for an Auto collection that has
-// reached its threshold and makes it the collection's index. It holds wmu
-// exclusively, so no write is in flight and none starts meanwhile, while
-// queries go on with exact search. If the build fails or ctx ends, the
-// collection stays exact and the next write tries again.
-func (c *Collection) maybeSwitch(ctx context.Context) {
-	c.mu.RLock()
-	due := c.switchDue()
-	c.mu.RUnlock()
-	if !due {
-		return
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.mu.RLock()
-	if !c.switchDue() {
-		c.mu.RUnlock()
-		return
-	}
-	ids := make([]vector.ID, len(c.rows))
-	for i, r := range c.rows {
-		ids[i] = r.id
-	}
-	c.mu.RUnlock()
-	slices.Sort(ids)
-	idx, err := newIndex(HNSW, c.cfg, c.st)
+// reserveRows is step 2 of an Add or Upsert of items, whose rows w holds:
+// it normalises their metadata, makes the records of the new versions and
+// reserves their keys.
+func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, replace bool) error {
+	mds, err := normalizeBatch(w.op, items)
 	if err != nil {
+		return err
+	}
+	w.vers = make([]record, len(w.rows)) // one allocation for the batch
+	for i := range w.rows {
+		r := &w.rows[i]
+		if !w.overlap { // else the store is reading the rows, and needs no metadata
+			r.md = mds[i]
+		}
+		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w}
+	}
+	found := make([]*record, len(w.rows))
+	find := func() []*record {
+		for i := range w.vers {
+			found[i] = c.cat.lookup(w.vers[i].key)
+		}
+		return found
+	}
+	return c.reserve(ctx, w.op, find, func(found []*record) error { return c.claimRows(w, found, replace) })
+}
+
+// claimRows stages the new versions of w and claims the published ones
+// they replace (found, by row), all or none. mu is held.
+func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
+	if !replace {
+		for i, r := range found {
+			if r != nil {
+				return fmt.Errorf("cairn: %s %q: %w", w.op, w.vers[i].key, vector.ErrDuplicateID)
+			}
+		}
+	}
+	w.replaces = make([]*record, len(found))
+	for i, old := range found {
+		v := &w.vers[i]
+		if old != nil && old.w == w {
+			c.unclaim(w)
+			return fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", w.op, v.key, vector.ErrDuplicateID)
+		}
+		c.cat.recs.set(v.id, v) // before the key, which the key index resolves through it
+		if old != nil {
+			old.w = w
+			w.replaces[i] = old
+		} else if _, dup := c.cat.keys.add(v.key, v.id, &c.cat); dup { // entered by an earlier row
+			c.cat.recs.del(v.id)
+			c.unclaim(w)
+			return fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", w.op, v.key, vector.ErrDuplicateID)
+		}
+		w.staged = i + 1
+	}
+	return nil
+}
+
+// claimDeletes claims for w the published versions found. mu is held.
+func (c *Collection) claimDeletes(w *write, found []*record) {
+	for _, r := range found {
+		r.w = w
+	}
+	w.deletes = found
+}
+
+// unclaim undoes what step 2 did for w: its staged versions leave the
+// catalog and its claims end. mu is held.
+func (c *Collection) unclaim(w *write) {
+	for i := range w.staged {
+		v := &w.vers[i]
+		if old := w.replaces[i]; old != nil {
+			old.w = nil
+		} else {
+			c.cat.keys.del(v.key, v.id)
+		}
+		c.cat.recs.del(v.id)
+	}
+	w.staged = 0
+	for _, r := range w.deletes {
+		r.w = nil
+	}
+	w.deletes = nil
+}
+
+// storeVersions is the first half of step 3: the backend stores the new
+// versions and deletes drop, validating every vector, all or nothing.
+func (c *Collection) storeVersions(ctx context.Context, w *write, drop []vector.ID) error {
+	if len(w.rows) == 0 && len(drop) == 0 {
+		return nil
+	}
+	if err := c.be.write(ctx, w.rows, drop); err != nil {
+		return c.itemError(w, err)
+	}
+	return nil
+}
+
+// indexVersions is the second half of step 3: the index takes the new
+// versions, which the store holds, even if ctx is cancelled by now. If it
+// refuses them, which only a bug can cause, the collection closes with
+// the error (a persistent one can be reopened from its file, which is
+// right).
+func (c *Collection) indexVersions(ctx context.Context, w *write) error {
+	if err := track(context.WithoutCancel(ctx), c.idx, w.newIDs()); err != nil {
+		err = fmt.Errorf("cairn: %s: %w: the index refused the stored items (%v); collection %q is closed", w.op, vector.ErrCorrupt, err, c.name)
+		c.mu.Lock()
+		if c.err == nil {
+			c.err = err
+		}
+		c.mu.Unlock()
+		return err
+	}
+	return nil
+}
+
+// itemError turns a store's error about w's rows into one that names the
+// caller's id rather than the internal number.
+func (c *Collection) itemError(w *write, err error) error {
+	for i := range w.rows {
+		r := &w.rows[i] // not a copy: the reserve step may be setting md
+		if cerr := vector.Check(r.vec, c.cfg.Dim, c.cfg.Metric); cerr != nil {
+			return fmt.Errorf("cairn: %s %q: %w", w.op, r.key, cerr)
+		}
+	}
+	return fmt.Errorf("cairn: %s: %w", w.op, err)
+}
+
+// publish is step 4.
+func (c *Collection) publish(w *write) {
+	c.mu.Lock()
+	for i := range w.vers {
+		v := &w.vers[i]
+		v.w = nil
+		if old := w.replaces[i]; old != nil {
+			c.cat.keys.move(v.key, old.id, v.id)
+			c.cat.retire(old)
+		}
+		c.cat.publish(v)
+	}
+	for _, old := range w.deletes {
+		c.cat.keys.del(old.key, old.id)
+		c.cat.retire(old)
+	}
+	c.unpublished -= len(w.vers)
+	c.unpublished += len(w.deletes)
+	for _, old := range w.replaces {
+		if old != nil {
+			c.unpublished++
+		}
+	}
+	c.dirty = true
+	c.mu.Unlock()
+	close(w.done)
+}
+
+// evictRetired is step 5: the versions w replaced or deleted leave the
+// index, then the store. Should either refuse (a bug), they stay counted
+// as unpublished, so readers go on skipping them.
+func (c *Collection) evictRetired(ctx context.Context, w *write) {
+	ids := w.oldIDs()
+	if len(ids) == 0 {
 		return
 	}
-	if err := track(ctx, idx, ids); err != nil {
+	ctx = context.WithoutCancel(ctx)
+	if untrack(ctx, c.idx, ids) != nil || c.be.evict(ctx, ids) != nil {
 		return
 	}
 	c.mu.Lock()
-	if c.err == nil {
-		c.idx, c.kind, c.dirty = idx, HNSW, true
-	}
+	c.unpublished -= len(ids)
 	c.mu.Unlock()
 }
 
-// switchDue reports whether an Auto collection is due to switch to HNSW;
-// mu is held.
-func (c *Collection) switchDue() bool {
-	return c.err == nil && c.cfg.Index == Auto && c.kind == Flat && c.len() >= c.cfg.AutoThreshold
+// abandon ends w, failed before step 4: if stored is set, its new versions
+// leave the store, which holds them though step 2 failed (only in a
+// volatile backend: see overlaps); then its claims end.
+func (c *Collection) abandon(ctx context.Context, w *write, stored bool) {
+	unstored := true
+	if stored {
+		unstored = c.be.evict(context.WithoutCancel(ctx), w.newIDs()) == nil
+	}
+	c.mu.Lock()
+	c.unclaim(w)
+	if unstored { // else a bug left them in: readers go on skipping them
+		c.unpublished -= len(w.rows)
+	}
+	c.mu.Unlock()
+	close(w.done)
+}
+
+// normalizeBatch returns the metadata of items in its stored form, the
+// whole batch's in one allocation.
+func normalizeBatch(op string, items []Item) ([]metadata, error) {
+	n := 0
+	for _, it := range items {
+		n += len(it.Metadata)
+	}
+	mds := make([]metadata, len(items))
+	slab := make(metadata, 0, n)
+	for i, it := range items {
+		start := len(slab)
+		var err error
+		if slab, err = appendMetadata(slab, it.Metadata); err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		if len(slab) > start {
+			mds[i] = slab[start:len(slab):len(slab)]
+		}
+	}
+	return mds, nil
 }

@@ -353,6 +353,52 @@ func (c *Collection) DeleteItems(ctx context.Context, ids []vector.ID) error {
 	return nil
 }
 
+// WriteItems deletes the items drop and stores items, in one transaction,
+// all or nothing, and returns once that is durable. Unlike
+// [Collection.DeleteItems], it leaves the vectors of drop in memory, where
+// Get, ForEach and ViewBlocks (and so the indexes that read the
+// collection) still find them, until [Collection.Evict] removes them;
+// Len counts them until then. An owner that keeps versions of its items
+// under distinct ids (package cairn) uses it to replace a version by the
+// next in one transaction while readers still use the old one.
+//
+// Its errors are those of [Collection.PutItems], and
+// [vector.ErrNotFound] if an id of drop is not stored; an id both in drop
+// and in items is an error wrapping [vector.ErrInvalidOptions].
+func (c *Collection) WriteItems(ctx context.Context, items []Item, drop []vector.ID) error {
+	if len(drop) > 0 && len(items) > 0 {
+		dropped := make(map[vector.ID]struct{}, len(drop))
+		for _, id := range drop {
+			dropped[id] = struct{}{}
+		}
+		for i := range items {
+			if _, ok := dropped[items[i].ID]; ok {
+				return fmt.Errorf("sqlitestore: write items: %w: id %d both written and deleted", vector.ErrInvalidOptions, items[i].ID)
+			}
+		}
+	}
+	if err := c.submit(ctx, opReplace, items, drop); err != nil {
+		return fmt.Errorf("sqlitestore: write items: %w", err)
+	}
+	return nil
+}
+
+// Evict removes from memory the vectors of ids, items that
+// [Collection.WriteItems] has deleted. It returns an error wrapping
+// [vector.ErrNotFound] for an id whose vector is not in memory, after
+// evicting the others.
+func (c *Collection) Evict(ids []vector.ID) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var first error
+	for _, id := range ids {
+		if err := c.arena.Delete(context.Background(), id); err != nil && first == nil {
+			first = fmt.Errorf("sqlitestore: evict: %w", err)
+		}
+	}
+	return first
+}
+
 // GetItem returns the stored item id, with its vector as it was written
 // (not normalised) in a new slice, or an error wrapping
 // [vector.ErrNotFound]. It reads SQLite, so it waits for a commit in

@@ -15,6 +15,7 @@ const (
 	opPut opKind = iota
 	opUpsert
 	opDelete
+	opReplace // delete ids, then put items; the arena keeps the deleted vectors (see WriteItems)
 )
 
 // request is one validated write waiting for the committer.
@@ -22,9 +23,9 @@ type request struct {
 	ctx   context.Context
 	c     *Collection
 	kind  opKind
-	items []Item      // opPut, opUpsert
+	items []Item      // opPut, opUpsert, opReplace
 	blobs [][]byte    // encoded vectors of items
-	ids   []vector.ID // opDelete
+	ids   []vector.ID // opDelete, opReplace
 	err   error
 	done  chan error
 }
@@ -38,9 +39,10 @@ func (c *Collection) submit(ctx context.Context, kind opKind, items []Item, ids 
 	}
 	r := &request{ctx: ctx, c: c, kind: kind, items: items, ids: ids, done: make(chan error, 1)}
 	var err error
-	if kind == opDelete {
+	if kind == opDelete || kind == opReplace {
 		err = checkIDs(ids)
-	} else {
+	}
+	if err == nil && kind != opDelete {
 		r.blobs, err = c.encode(items)
 	}
 	if err != nil {
@@ -316,29 +318,26 @@ func (db *DB) commit(group []*request) {
 // apply runs the SQL of one request inside the open transaction.
 func (db *DB) apply(ctx context.Context, r *request) error {
 	c := r.c
-	switch r.kind {
-	case opPut, opUpsert:
-		stmt := c.insStmt
-		if r.kind == opUpsert {
-			stmt = c.upsStmt
+	// Deletes first, so that an opReplace frees the keys its items take.
+	for _, id := range r.ids {
+		res, err := c.delStmt.ExecContext(ctx, int64(id))
+		if err != nil {
+			return mapErr(err)
 		}
-		for i := range r.items {
-			it := &r.items[i]
-			if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata)); err != nil {
-				return itemErr(it, err)
-			}
+		if n, err := res.RowsAffected(); err != nil {
+			return err
+		} else if n == 0 {
+			return fmt.Errorf("id %d: %w", id, vector.ErrNotFound)
 		}
-	case opDelete:
-		for _, id := range r.ids {
-			res, err := c.delStmt.ExecContext(ctx, int64(id))
-			if err != nil {
-				return mapErr(err)
-			}
-			if n, err := res.RowsAffected(); err != nil {
-				return err
-			} else if n == 0 {
-				return fmt.Errorf("id %d: %w", id, vector.ErrNotFound)
-			}
+	}
+	stmt := c.insStmt
+	if r.kind == opUpsert {
+		stmt = c.upsStmt
+	}
+	for i := range r.items {
+		it := &r.items[i]
+		if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata)); err != nil {
+			return itemErr(it, err)
 		}
 	}
 	return nil
@@ -362,7 +361,7 @@ func (c *Collection) applyArena(r *request) {
 	ctx := context.Background()
 	var err error
 	switch r.kind {
-	case opPut:
+	case opPut, opReplace: // opReplace leaves the deleted vectors to Evict
 		for i := range r.items {
 			if err = c.arena.Put(ctx, r.items[i].ID, r.items[i].Vector); err != nil {
 				break

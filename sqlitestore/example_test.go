@@ -109,3 +109,47 @@ func (b *blob) ReadFrom(r io.Reader) (int64, error) {
 	*b = data
 	return int64(len(data)), err
 }
+
+// ExampleCollection_WriteItems replaces an item by a new version under a
+// new id in one transaction; the old vector serves readers until it is
+// evicted.
+func ExampleCollection_WriteItems() {
+	dir, err := os.MkdirTemp("", "cairn-example-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(dir)
+	ctx := context.Background()
+	db, err := sqlitestore.Open(ctx, filepath.Join(dir, "memory.cairn"), nil)
+	if err != nil {
+		panic(err)
+	}
+	defer db.Close()
+	notes, err := db.CreateCollection(ctx, "notes", sqlitestore.CollectionConfig{Dim: 2, Metric: vector.L2})
+	if err != nil {
+		panic(err)
+	}
+	if err := notes.PutItems(ctx, []sqlitestore.Item{{ID: 1, Key: "n1", Vector: []float32{1, 0}, Text: "first"}}); err != nil {
+		panic(err)
+	}
+	// Version 2 of n1: stored under id 2, and id 1 deleted, together.
+	if err := notes.WriteItems(ctx, []sqlitestore.Item{{ID: 2, Key: "n1", Vector: []float32{0, 1}, Text: "second"}}, []vector.ID{1}); err != nil {
+		panic(err)
+	}
+	_, err = notes.Get(1)
+	fmt.Println("old vector in memory:", err == nil)
+	if err := notes.Evict([]vector.ID{1}); err != nil {
+		panic(err)
+	}
+	_, err = notes.Get(1)
+	fmt.Println("after Evict:", errors.Is(err, vector.ErrNotFound))
+	it, err := notes.GetItem(ctx, 2)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(it.Key, it.Text)
+	// Output:
+	// old vector in memory: true
+	// after Evict: true
+	// n1 second
+}

@@ -1,0 +1,180 @@
+package cairn
+
+// This file holds the catalog: a collection's items apart from their
+// vectors (keys, text, metadata), by key and by id.
+
+import (
+	"sync"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// record is one version of an item, kept in memory so that filters and
+// results need no storage round trip. A version is published (readers see
+// it) from the moment it enters the catalog's list of live records; before
+// that it is being written, and once replaced or deleted it is gone from
+// the catalog, though the store may still hold its vector for a moment.
+type record struct {
+	id   vector.ID
+	key  string
+	text string
+	md   metadata
+	pos  int    // index in catalog.live; -1 while not published
+	w    *write // the write in flight that creates, replaces or deletes this version, if any
+}
+
+func (r *record) published() bool { return r.pos >= 0 }
+
+// catalog holds a collection's records: the caller's keys, mapped to the
+// id of their current version; every record by id (those published and
+// those being written); the published ones in a dense slice, for filter
+// scans; and posting lists (metadata key → value → ids) that answer
+// equality conditions without a scan.
+//
+// Posting lists are built for a metadata key the first time a filter
+// looks a value of it up, and kept up to date from then on, so writes pay
+// for them only on keys that queries use for equality.
+//
+// The collection's lock guards the catalog: writers hold it exclusively;
+// readers hold it shared and may call matchSet, which takes postMu to
+// build a key's lists.
+type catalog struct {
+	keys keyIndex
+	recs recTable
+	live []*record
+
+	postMu sync.Mutex
+	post   map[string]postings // guarded by postMu when read under a shared lock
+}
+
+func newCatalog() catalog {
+	return catalog{keys: newKeyIndex(), post: make(map[string]postings)}
+}
+
+// len returns the number of published records.
+func (cat *catalog) len() int { return len(cat.live) }
+
+// add enters r, published, with its key, unless its id or key is in the
+// catalog already: then it returns false and changes nothing.
+func (cat *catalog) add(r *record) bool {
+	if cat.recs.get(r.id) != nil {
+		return false
+	}
+	cat.recs.set(r.id, r)
+	if _, dup := cat.keys.add(r.key, r.id, cat); dup {
+		cat.recs.del(r.id)
+		return false
+	}
+	cat.publish(r)
+	return true
+}
+
+// keyOf returns the key of id, which the key index holds (see
+// keyResolver): every id there has a record, published or being written.
+func (cat *catalog) keyOf(id vector.ID) string { return cat.recs.get(id).key }
+
+// lookup returns the record that key maps to, published or being
+// written, or nil.
+func (cat *catalog) lookup(key string) *record {
+	id, ok := cat.keys.get(key, cat)
+	if !ok {
+		return nil
+	}
+	return cat.recs.get(id)
+}
+
+// published reports whether id is a published version. It is the one
+// question readers ask of what the index returns.
+func (cat *catalog) published(id vector.ID) bool {
+	r := cat.recs.get(id)
+	return r != nil && r.published()
+}
+
+// publish makes r, which is in recs, visible to readers.
+func (cat *catalog) publish(r *record) {
+	r.pos = len(cat.live)
+	cat.live = append(cat.live, r)
+	if len(cat.post) > 0 {
+		for _, f := range r.md {
+			if ps := cat.post[f.key]; ps != nil {
+				ps.add(f.val, r.id)
+			}
+		}
+	}
+}
+
+// retire takes r, published, out of the catalog (but not its key, which
+// the caller moves or deletes).
+func (cat *catalog) retire(r *record) {
+	last := cat.live[len(cat.live)-1]
+	cat.live[r.pos] = last
+	last.pos = r.pos
+	cat.live[len(cat.live)-1] = nil
+	cat.live = cat.live[:len(cat.live)-1]
+	r.pos = -1
+	cat.recs.del(r.id)
+	if len(cat.post) == 0 {
+		return
+	}
+	for _, f := range r.md {
+		if ps := cat.post[f.key]; ps != nil {
+			delete(ps[f.val], r.id)
+			if len(ps[f.val]) == 0 {
+				delete(ps, f.val)
+			}
+		}
+	}
+}
+
+// recTable maps ids to records. Ids are issued in sequence, so records
+// are kept in pages of 256 consecutive ids, found through a map keyed by
+// page: a lookup is one map probe and a load, and the table's size follows
+// the pages that hold records, however large the ids grow. A page is
+// freed when its last record goes.
+type recTable struct {
+	pages map[vector.ID]*recPage
+}
+
+const recPageBits = 8
+
+type recPage struct {
+	n    int // records in the page
+	recs [1 << recPageBits]*record
+}
+
+func (t *recTable) get(id vector.ID) *record {
+	if pg := t.pages[id>>recPageBits]; pg != nil {
+		return pg.recs[id&(1<<recPageBits-1)]
+	}
+	return nil
+}
+
+func (t *recTable) set(id vector.ID, r *record) {
+	if t.pages == nil {
+		t.pages = make(map[vector.ID]*recPage)
+	}
+	pg := t.pages[id>>recPageBits]
+	if pg == nil {
+		pg = new(recPage)
+		t.pages[id>>recPageBits] = pg
+	}
+	slot := &pg.recs[id&(1<<recPageBits-1)]
+	if *slot == nil {
+		pg.n++
+	}
+	*slot = r
+}
+
+func (t *recTable) del(id vector.ID) {
+	pg := t.pages[id>>recPageBits]
+	if pg == nil {
+		return
+	}
+	slot := &pg.recs[id&(1<<recPageBits-1)]
+	if *slot != nil {
+		*slot = nil
+		if pg.n--; pg.n == 0 {
+			delete(t.pages, id>>recPageBits)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// slowPersister is a persister whose loads wait until gate is closed, as
+// the load of a large collection takes its time.
+type slowPersister struct {
+	gate  chan struct{}
+	loads atomic.Int32
+}
+
+func (p *slowPersister) create(_ context.Context, _ string, cfg CollectionConfig) (backend, error) {
+	return newMemBackend(cfg)
+}
+
+func (p *slowPersister) load(ctx context.Context, name string) (backend, CollectionConfig, error) {
+	p.loads.Add(1)
+	select {
+	case <-p.gate:
+	case <-ctx.Done():
+		return nil, CollectionConfig{}, ctx.Err()
+	}
+	if name != "big" {
+		return nil, CollectionConfig{}, vector.ErrNotFound
+	}
+	cfg := CollectionConfig{Dim: 2}.withDefaults()
+	be, err := newMemBackend(cfg)
+	return be, cfg, err
+}
+
+func (p *slowPersister) names(context.Context) ([]string, error) { return []string{"big"}, nil }
+func (p *slowPersister) drop(context.Context, string) error      { return nil }
+func (p *slowPersister) close() error                            { return nil }
+
+// within returns f's error, failing the test if f takes more than a few
+// seconds: it should not wait for the load the test holds up.
+func within(t *testing.T, what string, f func() error) error {
+	t.Helper()
+	ch := make(chan error, 1)
+	go func() { ch <- f() }()
+	select {
+	case err := <-ch:
+		return err
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s waited for the load of another collection", what)
+	}
+	return nil
+}
+
+// TestLoadHoldsUpNoOther checks that while one collection loads from the
+// file, looking up another, creating one and closing the DB go ahead;
+// that two lookups of the collection being loaded share its load; and
+// that a load that ends after Close leaves nothing open.
+func TestLoadHoldsUpNoOther(t *testing.T) {
+	ctx := t.Context()
+	db := OpenMemory(nil)
+	a, err := db.CreateCollection(ctx, "a", CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &slowPersister{gate: make(chan struct{})}
+	db.persist = p
+	type got struct {
+		c   *Collection
+		err error
+	}
+	loaded := make(chan got, 2)
+	for range 2 {
+		go func() {
+			c, err := db.Collection(ctx, "big")
+			loaded <- got{c, err}
+		}()
+	}
+	for p.loads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := within(t, "Collection", func() error {
+		c, err := db.Collection(ctx, "a")
+		if err == nil && c != a {
+			err = fmt.Errorf("another collection than a")
+		}
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, "CreateCollection", func() error {
+		_, err := db.CreateCollection(ctx, "b", CollectionConfig{Dim: 2})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.CreateCollection(ctx, "big", CollectionConfig{Dim: 2}); !errors.Is(err, vector.ErrDuplicateID) {
+		t.Fatalf("CreateCollection of the collection being loaded: %v", err)
+	}
+	close(p.gate)
+	one, two := <-loaded, <-loaded
+	if one.err != nil || two.err != nil || one.c != two.c || p.loads.Load() != 1 {
+		t.Fatalf("lookups during the load: %v, %v, same %v, %d loads; want one load for both", one.err, two.err, one.c == two.c, p.loads.Load())
+	}
+
+	// Close does not wait for a load either; the load then gives up.
+	db2 := OpenMemory(nil)
+	p2 := &slowPersister{gate: make(chan struct{})}
+	db2.persist = p2
+	late := make(chan error, 1)
+	go func() {
+		_, err := db2.Collection(ctx, "big")
+		late <- err
+	}()
+	for p2.loads.Load() == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := within(t, "Close", db2.Close); err != nil {
+		t.Fatal(err)
+	}
+	close(p2.gate)
+	if err := <-late; !errors.Is(err, vector.ErrClosed) {
+		t.Fatalf("a load that ended after Close: %v, want ErrClosed", err)
+	}
+	if len(db2.colls) != 0 || len(db2.loading) != 0 {
+		t.Fatalf("after Close: %d collections, %d loads", len(db2.colls), len(db2.loading))
+	}
+	db.Close()
+}
