@@ -199,6 +199,8 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.installLocked(g)
+	ix.cal.cur.Store(nil) // measured on the graph just replaced
+	ix.noteChange(0)
 	return read, nil
 }
 
@@ -230,6 +232,8 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	if err := o.Validate(); err != nil || o.M == 0 || o.EfConstruction == 0 || o.EfSearch == 0 || o.LevelMult == 0 || o.Seed == 0 {
 		return nil, corrupt("options %+v", o)
 	}
+	// The recall target is the caller's, like Workers: not in the stream.
+	o.TargetRecall, o.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
 	if dim != ix.dim || metric != ix.metric {
 		return nil, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
 	}

@@ -223,26 +223,55 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	if err := vector.PrepareInto(qv, q, ix.dim, ix.metric); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
-	ef := ix.searchEf(so.Ef, k)
+	ef, exact := ix.searchEf(so.Ef, k), false
+	if so.Ef == 0 && ix.opts.TargetRecall != 0 {
+		ef, exact = ix.targetEf(k)
+		if so.Filter == nil {
+			ix.recordQuery(qv)
+		}
+	}
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	if exact {
+		return ix.searchAll(qv, k, so.Filter), nil
+	}
 	if set, ok := so.Filter.(*vector.IDSet); ok && exactFilter(set.Len(), ef, ix.liveCount()) {
 		return ix.searchExact(qv, k, set), nil
 	}
+	res := ix.walk(sc, qv, k, ef, so.Filter, ctx.Done())
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("hnsw: search: %w", err)
+	}
+	return res, nil
+}
+
+// searchPrepared is an unfiltered search for a prepared query at beam
+// width ef, for the index's own measurements: it is not recorded as a
+// query and cannot be cancelled.
+func (ix *Index) searchPrepared(q []float32, k, ef int) []vector.Result {
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.walk(sc, q, k, ef, nil, nil)
+}
+
+// walk is the graph search for the k nodes nearest to the prepared query
+// q at beam width ef: greedy descent through the upper layers, then the
+// beam search of layer 0. mu is held. A closed done ends it early, with
+// the results found so far.
+func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) []vector.Result {
 	ep, top, ok := ix.entry()
 	if !ok {
-		return []vector.Result{}, nil
+		return []vector.Result{}
 	}
 	cur := cand{ix.dist(qv, ix.vec(ep)), ep}
 	for lc := top; lc > 0; lc-- {
 		cur = ix.greedy(qv, cur, lc)
 	}
 	sc.ent = append(sc.ent[:0], cur)
-	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, so.Filter, ctx.Done())
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("hnsw: search: %w", err)
-	}
+	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, filter, done)
 	// Rank by the one ordering of results, distance then id, before
 	// cutting to k, so that ties at the boundary resolve by id. The walk
 	// scored most nodes with the four-way gather kernel, which sums in
@@ -255,7 +284,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	for _, c := range sc.w {
 		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
 	}
-	return t.Results(), nil
+	return t.Results()
 }
 
 // searchExact scores the indexed ids of set one by one. mu is held.
