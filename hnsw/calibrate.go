@@ -23,7 +23,7 @@ const (
 	// MinCalibrationLen is the smallest index that calibrates: below it a
 	// query with a recall target is scored exactly, which at this size
 	// costs about what a graph search does.
-	MinCalibrationLen = 1000
+	MinCalibrationLen = 500
 	// calibrationQueries is the size of the sample a calibration measures:
 	// with 10 neighbours a query, the standard error of a recall near 0.95
 	// is about 0.004 over this many queries.
@@ -41,9 +41,8 @@ const (
 	// previous calibration (unfiltered ones only).
 	SourceQueries CalibrationSource = "queries"
 	// SourceHeldOut is a sample of the indexed vectors, each searched for
-	// with itself left out of the results: used until enough real queries
-	// have been seen. It overestimates recall a little (the search lands on
-	// the query's own node, whose links lead to its neighbours).
+	// as if it were not in the graph (the walk never steps on its node):
+	// used until enough real queries have been seen.
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
@@ -91,6 +90,11 @@ type calibrator struct {
 // since the last calibration. Most calls cost one atomic add.
 func (ix *Index) recordQuery(q []float32) {
 	c := ix.cal.seen.Add(1)
+	if c == calibrationQueries+1 {
+		// A full sample of real queries has been kept: it measures better
+		// than held-out vectors, which recalibrate once it is there.
+		defer ix.recalibrateOnQueries()
+	}
 	slot := c - 1
 	if c > calibrationQueries {
 		slot = int64(rand.Uint64N(uint64(c)))
@@ -158,6 +162,26 @@ func (ix *Index) noteChange(deleted int) {
 		n < 2*c.Len && 2*n > c.Len && 4*ix.cal.deletes < c.Len {
 		return
 	}
+	ix.startCalibrationLocked()
+}
+
+// recalibrateOnQueries starts a background calibration if the current one
+// was measured on held-out vectors.
+func (ix *Index) recalibrateOnQueries() {
+	c := ix.cal.cur.Load()
+	if c == nil || c.Source != SourceHeldOut {
+		return
+	}
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	if !ix.cal.running {
+		ix.startCalibrationLocked()
+	}
+}
+
+// startCalibrationLocked starts a background calibration; cal.mu is held
+// and none is running.
+func (ix *Index) startCalibrationLocked() {
 	ix.cal.running = true
 	ix.cal.done = make(chan struct{})
 	go func() {
@@ -252,10 +276,6 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		c.Reason = fmt.Sprintf("%d vectors, fewer than %d", c.Len, MinCalibrationLen)
 		return finish()
 	}
-	want := k
-	if self != nil {
-		want = k + 1 // the query's own node comes back too; it is dropped
-	}
 	pace := &pacer{on: paced, since: time.Now()}
 	truth, err := ix.exactNeighbours(ctx, queries, self, k, pace)
 	if err != nil {
@@ -267,17 +287,14 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			if err := ctx.Err(); err != nil {
 				return 0, fmt.Errorf("hnsw: calibrate: %w", err)
 			}
-			got := ix.searchPrepared(q, want, max(ef, want))
+			var got []vector.Result
+			if self != nil {
+				got = ix.searchPrepared(q, k, max(ef, k), self[i], true)
+			} else {
+				got = ix.searchPrepared(q, k, max(ef, k), 0, false)
+			}
 			pace.rest()
-			in := 0
 			for _, r := range got {
-				if self != nil && r.ID == self[i] {
-					continue
-				}
-				if in == k {
-					break
-				}
-				in++
 				if slices.Contains(truth[i], r.ID) {
 					hits++
 				}
@@ -341,6 +358,9 @@ func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSourc
 		ix.cal.mu.Unlock()
 		return qs, nil, SourceQueries
 	}
+	// Queries from now on refill the reservoir, and a full one
+	// recalibrates (recordQuery).
+	ix.cal.seen.Store(0)
 	ix.cal.mu.Unlock()
 
 	ix.mu.RLock()

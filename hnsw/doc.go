@@ -73,9 +73,8 @@
 // and bisection the smallest ef whose searches reach the target on the
 // sample. The sample is, by preference, the unfiltered queries the index
 // answered since its last calibration (a reservoir of 400), else 400
-// indexed vectors each searched for with itself left out (which
-// overestimates recall slightly: the walk lands on the query's own node),
-// or one the caller passes. The index calibrates in the background when it
+// indexed vectors, each searched for as if it were not in the graph (the
+// walk never steps on its node), or one the caller passes. The index calibrates in the background when it
 // first reaches [MinCalibrationLen] vectors, whenever it has doubled or
 // halved since, and after deletes of a quarter of it, resting as long as
 // it works so that it takes about half a core; queries and writes go on

@@ -95,6 +95,6 @@ func ExampleOptions_targetRecall() {
 	res, _ := ix.Search(ctx, vector.Vector{42.2, 0}, 1, nil)
 	fmt.Println(res[0].ID)
 	// Output:
-	// true 100 vectors, fewer than 1000
+	// true 100 vectors, fewer than 500
 	// 42
 }

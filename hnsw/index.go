@@ -96,6 +96,10 @@ type scratch struct {
 	batch []node    // unvisited neighbours of the node being expanded
 	dists []float32 // their distances to the query
 	q     []float32
+	// skip, when skipOn, is a node a search walks around (the calibration's
+	// held-out query node); off for every other search.
+	skip   node
+	skipOn bool
 }
 
 // New returns an empty index over s, which it writes through to on Add and

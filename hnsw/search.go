@@ -58,7 +58,10 @@ const checkEvery = 256
 
 // greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
 // move to the neighbour closest to q while one is closer than cur.
-func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
+//
+// A node equal to skip (when skipOn) is never moved to: the calibration's
+// held-out queries walk the graph as if their own node were not in it.
+func (ix *Index) greedy(q []float32, cur cand, lc int, skip node, skipOn bool) cand {
 	var buf [64]node
 	for changed := true; changed; {
 		changed = false
@@ -74,6 +77,9 @@ func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
 			}
 		}
 		for _, n := range nbs {
+			if skipOn && n == skip {
+				continue
+			}
 			if d := ix.dist(q, ix.vec(n)); d < cur.dist {
 				cur = cand{d, n}
 				changed = true
@@ -108,6 +114,9 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 			continue
 		}
 		cands.push(e)
+		if sc.skipOn && e.node == sc.skip {
+			continue // an entry, so walked from, but never a result
+		}
 		if (!tombs || !ix.isTomb(e.node)) && (filter == nil || filter.Allow(ix.idOf(e.node))) {
 			if len(res) < ef {
 				res.push(e)
@@ -115,6 +124,9 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 				res.replaceTop(e)
 			}
 		}
+	}
+	if sc.skipOn {
+		sc.vis.visit(sc.skip)
 	}
 	lower := float32(math.Inf(1))
 	if len(res) >= ef {
@@ -249,11 +261,23 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 // searchPrepared is an unfiltered search for a prepared query at beam
 // width ef, for the index's own measurements: it is not recorded as a
 // query and cannot be cancelled.
-func (ix *Index) searchPrepared(q []float32, k, ef int) []vector.Result {
+//
+// With skipOn, the id skip is walked around as if it were not in the
+// graph: never moved to on the upper layers, never expanded or returned on
+// layer 0 (unless the walk has no other way in).
+func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool) []vector.Result {
 	sc := ix.getScratch()
-	defer ix.scratch.Put(sc)
+	defer func() {
+		sc.skipOn = false
+		ix.scratch.Put(sc)
+	}()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	if skipOn {
+		ix.idMu.Lock()
+		sc.skip, sc.skipOn = ix.idGet(skip)
+		ix.idMu.Unlock()
+	}
 	return ix.walk(sc, q, k, ef, nil, nil)
 }
 
@@ -267,8 +291,11 @@ func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter
 		return []vector.Result{}
 	}
 	cur := cand{ix.dist(qv, ix.vec(ep)), ep}
+	if sc.skipOn && ep == sc.skip {
+		cur.dist = float32(math.Inf(1)) // leave it for any neighbour
+	}
 	for lc := top; lc > 0; lc-- {
-		cur = ix.greedy(qv, cur, lc)
+		cur = ix.greedy(qv, cur, lc, sc.skip, sc.skipOn)
 	}
 	sc.ent = append(sc.ent[:0], cur)
 	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, filter, done)
@@ -282,6 +309,9 @@ func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter
 	// reload, whichever way the walk went.
 	t := vector.NewTopK(k)
 	for _, c := range sc.w {
+		if sc.skipOn && c.node == sc.skip {
+			continue
+		}
 		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
 	}
 	return t.Results()
