@@ -1,6 +1,7 @@
 package hnsw_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -189,5 +190,27 @@ func TestTargetRecallBackground(t *testing.T) {
 	ix.WaitCalibration()
 	if c2, _ := ix.Calibration(); c2.Len >= c.Len {
 		t.Errorf("no recalibration after deletes: %+v", c2)
+	}
+}
+
+// TestTargetRecallReload: a saved graph loads into an index with a target,
+// which keeps its target and calibrates the loaded graph.
+func TestTargetRecallReload(t *testing.T) {
+	ix, _ := hardIndex(t, 1200, hnsw.Options{TargetRecall: 0.9})
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	again := newIndex(t, ix.Store(), &hnsw.Options{TargetRecall: 0.95, TargetK: 5})
+	if _, err := again.ReadFrom(&buf); err != nil {
+		t.Fatal(err)
+	}
+	again.WaitCalibration()
+	c, ok := again.Calibration()
+	if o := again.Options(); o.TargetRecall != 0.95 || o.TargetK != 5 {
+		t.Errorf("options after ReadFrom: %+v", o)
+	}
+	if !ok || c.Target != 0.95 || c.K != 5 || c.Len != 1200 || c.Recall < 0.95 {
+		t.Errorf("calibration after ReadFrom = %+v, %v", c, ok)
 	}
 }

@@ -232,8 +232,6 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	if err := o.Validate(); err != nil || o.M == 0 || o.EfConstruction == 0 || o.EfSearch == 0 || o.LevelMult == 0 || o.Seed == 0 {
 		return nil, corrupt("options %+v", o)
 	}
-	// The recall target is the caller's, like Workers: not in the stream.
-	o.TargetRecall, o.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
 	if dim != ix.dim || metric != ix.metric {
 		return nil, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
 	}
@@ -246,6 +244,8 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
+	// The recall target is the caller's, like Workers: not in the stream.
+	g.opts.TargetRecall, g.opts.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
 	g.growLocked(int(next))
 	g.next = node(next)
 	for s := node(0); s < g.next; s++ {
