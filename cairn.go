@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
@@ -78,6 +79,11 @@ type CollectionInfo struct {
 	Config CollectionConfig
 	Count  int       // number of items
 	Index  IndexKind // the index in use: Flat or HNSW
+	// Calibration is the latest measurement of an HNSW index with a
+	// recall target (CollectionConfig.HNSW.TargetRecall): the ef it chose
+	// and the recall it measured. Nil without a target, or before the
+	// first one finishes.
+	Calibration *hnsw.Calibration
 }
 
 // CreateCollection creates the collection name with the given

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
@@ -92,8 +93,12 @@ type Collection struct {
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat or HNSW
 	dirty bool      // the graph changed since it was loaded or saved
-	cat   catalog   // the items apart from their vectors
-	next  vector.ID // the id of the next version written
+	// autoRetryAt is the size at which an Auto collection with a recall
+	// target measures its graph against exact search again, after exact
+	// search won (see graphPays); 0 before.
+	autoRetryAt int
+	cat         catalog   // the items apart from their vectors
+	next        vector.ID // the id of the next version written
 	// unpublished counts the versions that the store and the index may
 	// hold but readers must not see: being written, or replaced or
 	// deleted and not yet evicted (see write.go).
@@ -145,6 +150,16 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	} else if err := track(ctx, idx, ids); err != nil {
 		return nil, err
 	}
+	if kind == HNSW && cfg.Index == Auto && cfg.HNSW.TargetRecall != 0 {
+		pays, err := graphPaysFunc(ctx, idx.(*hnsw.Index), c.st, ids)
+		if err != nil {
+			return nil, err
+		}
+		if !pays {
+			kind, idx, c.dirty = Flat, flat.New(c.st), false
+			c.autoRetryAt = 2 * len(ids)
+		}
+	}
 	c.idx, c.kind = idx, kind
 	return c, nil
 }
@@ -176,7 +191,13 @@ func (c *Collection) Config() CollectionConfig { return c.cfg }
 func (c *Collection) Info() CollectionInfo {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
+	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
+	if h, ok := c.idx.(*hnsw.Index); ok {
+		if cal, ok := h.Calibration(); ok {
+			info.Calibration = &cal
+		}
+	}
+	return info
 }
 
 // Count returns the number of items in the collection (0 once it is closed
@@ -482,6 +503,20 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	if err := track(ctx, idx, ids); err != nil {
 		return
 	}
+	if c.cfg.HNSW.TargetRecall != 0 {
+		pays, err := graphPaysFunc(ctx, idx.(*hnsw.Index), c.st, ids)
+		if err != nil {
+			return
+		}
+		if !pays {
+			// Exact search meets the target faster here: stay exact,
+			// and measure again once the collection has doubled.
+			c.mu.Lock()
+			c.autoRetryAt = 2 * len(ids)
+			c.mu.Unlock()
+			return
+		}
+	}
 	c.mu.Lock()
 	if c.err == nil {
 		c.idx, c.kind, c.dirty = idx, HNSW, true
@@ -492,5 +527,5 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 // switchDue reports whether an Auto collection is due to switch to HNSW;
 // mu is held.
 func (c *Collection) switchDue() bool {
-	return c.err == nil && c.cfg.Index == Auto && c.kind == Flat && c.cat.len() >= c.cfg.AutoThreshold
+	return c.err == nil && c.cfg.Index == Auto && c.kind == Flat && c.cat.len() >= max(c.cfg.AutoThreshold, c.autoRetryAt)
 }

@@ -23,6 +23,15 @@ const (
 	// the collection shrinks
 	// again, and a reopened collection starts with the index its size
 	// calls for. Auto is the default.
+	//
+	// With a recall target (HNSW.TargetRecall), the threshold is only where
+	// Auto starts measuring: the graph built there calibrates itself for the
+	// target and is timed against the exact scan on the collection's own
+	// vectors; Auto switches only if the graph is faster, and otherwise
+	// stays exact, drops the graph and measures again each time the
+	// collection has doubled (on data without structure, such as uniform
+	// vectors, exact search usually stays the faster way to a high
+	// recall). A reopened collection measures again.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.
@@ -84,6 +93,9 @@ type CollectionConfig struct {
 	// HNSW tunes the graph of an HNSW index, and of an Auto index once it
 	// has switched; zero fields take package hnsw's defaults. Its Workers
 	// and Progress fields apply to this process only and are not stored.
+	// HNSW.TargetRecall asks for a recall instead of an ef (see package
+	// hnsw): the graph calibrates itself, [CollectionInfo].Calibration
+	// reports what it chose, and an Auto collection routes by it.
 	HNSW hnsw.Options
 }
 

@@ -51,6 +51,8 @@ type settings struct {
 		EfSearch       int     `json:"ef_search,omitempty"`
 		LevelMult      float64 `json:"level_mult,omitempty"`
 		Seed           uint64  `json:"seed,omitempty"`
+		TargetRecall   float64 `json:"target_recall,omitempty"`
+		TargetK        int     `json:"target_k,omitempty"`
 	} `json:"hnsw"`
 }
 
@@ -60,6 +62,7 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	s.AutoThreshold = cfg.AutoThreshold
 	h := &s.HNSW
 	h.M, h.EfConstruction, h.EfSearch, h.LevelMult, h.Seed = cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch, cfg.HNSW.LevelMult, cfg.HNSW.Seed
+	h.TargetRecall, h.TargetK = cfg.HNSW.TargetRecall, cfg.HNSW.TargetK
 	return json.Marshal(s)
 }
 
@@ -83,7 +86,8 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: unknown index %q", vector.ErrCorrupt, s.Index)
 	}
 	h := s.HNSW
-	cfg.HNSW = hnsw.Options{M: h.M, EfConstruction: h.EfConstruction, EfSearch: h.EfSearch, LevelMult: h.LevelMult, Seed: h.Seed}
+	cfg.HNSW = hnsw.Options{M: h.M, EfConstruction: h.EfConstruction, EfSearch: h.EfSearch, LevelMult: h.LevelMult, Seed: h.Seed,
+		TargetRecall: h.TargetRecall, TargetK: h.TargetK}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)

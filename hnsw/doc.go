@@ -64,6 +64,26 @@
 // [FilterCrossover]) is scored exactly instead, which is both faster and
 // exact at that size.
 //
+// # Recall targets
+//
+// Instead of a beam width, an index may be given the recall it should
+// reach: [Options].TargetRecall (recall@TargetK, 10 by default). The index
+// then measures itself ([Index.Calibrate]): it takes a sample of queries,
+// scores them exactly against every indexed vector, and finds by doubling
+// and bisection the smallest ef whose searches reach the target on the
+// sample. The sample is, by preference, the unfiltered queries the index
+// answered since its last calibration (a reservoir of 400), else 400
+// indexed vectors, each searched for as if it were not in the graph (the
+// walk never steps on its node), or one the caller passes. The index calibrates in the background when it
+// first reaches [MinCalibrationLen] vectors, whenever it has doubled or
+// halved since, and after deletes of a quarter of it, resting as long as
+// it works so that it takes about half a core; queries and writes go on
+// meanwhile with the previous choice. Below MinCalibrationLen, and when no
+// ef up to the index's size reaches the target, queries are scored exactly.
+// [Index.Calibration] reports the choice and what was measured. The
+// estimate is a mean over the sample: real queries unlike it (another
+// distribution, or filtered ones) can see less.
+//
 // # Concurrency
 //
 // An [Index] is safe for concurrent use. Searches and inserts (Add,

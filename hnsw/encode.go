@@ -199,6 +199,8 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
 	ix.installLocked(g)
+	ix.cal.cur.Store(nil) // measured on the graph just replaced
+	ix.noteChange(0)
 	return read, nil
 }
 
@@ -242,6 +244,8 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	if err != nil {
 		return nil, corrupt("%v", err)
 	}
+	// The recall target is the caller's, like Workers: not in the stream.
+	g.opts.TargetRecall, g.opts.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
 	g.growLocked(int(next))
 	g.next = node(next)
 	for s := node(0); s < g.next; s++ {

@@ -69,3 +69,32 @@ func ExampleIndex_WriteTo() {
 	// Output:
 	// 3 3
 }
+
+// An index with a recall target chooses its own beam width: here it is
+// small, so it is searched exactly until it reaches MinCalibrationLen.
+func ExampleOptions_targetRecall() {
+	ctx := context.Background()
+	store, err := vector.NewMemStore(2, vector.L2)
+	if err != nil {
+		panic(err)
+	}
+	ix, err := hnsw.New(store, &hnsw.Options{TargetRecall: 0.95})
+	if err != nil {
+		panic(err)
+	}
+	for id := vector.ID(1); id <= 100; id++ {
+		if err := ix.Add(ctx, id, vector.Vector{float32(id), 0}); err != nil {
+			panic(err)
+		}
+	}
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(c.Exact, c.Reason)
+	res, _ := ix.Search(ctx, vector.Vector{42.2, 0}, 1, nil)
+	fmt.Println(res[0].ID)
+	// Output:
+	// true 100 vectors, fewer than 500
+	// 42
+}

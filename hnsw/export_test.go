@@ -13,3 +13,6 @@ func SetFilterCrossover(f float64) float64 {
 	filterCrossover = f
 	return old
 }
+
+// WaitCalibration blocks until no background calibration is running.
+func (ix *Index) WaitCalibration() { ix.waitCalibration() }

@@ -77,6 +77,9 @@ type Index struct {
 	// tombs lists the nodes deleted but not yet unlinked, oldest first;
 	// guarded by mu (written under mu held for writing).
 	tombs []node
+
+	// cal is the recall-target state (see calibrate.go).
+	cal calibrator
 }
 
 // scratch is the per-search working memory, pooled so that a search does
@@ -93,6 +96,10 @@ type scratch struct {
 	batch []node    // unvisited neighbours of the node being expanded
 	dists []float32 // their distances to the query
 	q     []float32
+	// skip, when skipOn, is a node a search walks around (the calibration's
+	// held-out query node); off for every other search.
+	skip   node
+	skipOn bool
 }
 
 // New returns an empty index over s, which it writes through to on Add and
@@ -247,6 +254,7 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	ix.live++
 	ix.pending--
 	ix.idMu.Unlock()
+	ix.noteChange(0)
 	return nil
 }
 
@@ -288,6 +296,7 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	if err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
+	defer ix.noteChange(0)
 	if err := ix.link(ctx, ids, slots, true); err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
@@ -337,6 +346,7 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}
 	ix.mu.RUnlock()
+	defer ix.noteChange(0)
 	if err := ix.link(ctx, ids, slots, false); err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}
@@ -480,6 +490,7 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	}
 	ix.tombstoneLocked(s)
 	ix.repairTombsLocked(false)
+	ix.noteChange(1)
 	return nil
 }
 
@@ -507,6 +518,7 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 		ix.tombstoneLocked(s)
 	}
 	ix.repairTombsLocked(false)
+	ix.noteChange(len(slots))
 	return nil
 }
 

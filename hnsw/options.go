@@ -87,6 +87,20 @@ type Options struct {
 	// once) but may come from any goroutine; Progress must not call the
 	// index.
 	Progress func(done, total int)
+
+	// TargetRecall, if not 0, is the recall@TargetK the index's queries
+	// aim at, in place of a fixed EfSearch (which must then be left 0).
+	// The index measures its own recall (see [Index.Calibrate]) and
+	// searches with the smallest beam width that reached the target on its
+	// sample, recalibrating in the background as it grows or shrinks; a
+	// target that no beam width reaches, or an index smaller than
+	// [MinCalibrationLen], is searched exactly. [SearchOptions.Ef] still
+	// overrides it per query. Must be in (0, 1], or 0 for none.
+	TargetRecall float64
+
+	// TargetK is the k of TargetRecall. Default [DefaultTargetK] (10).
+	// Queries for more results widen the beam in proportion.
+	TargetK int
 }
 
 // withDefaults returns o with every zero field replaced by its default. A
@@ -113,6 +127,9 @@ func (o *Options) withDefaults() Options {
 	}
 	if r.Workers == 0 {
 		r.Workers = runtime.GOMAXPROCS(0)
+	}
+	if r.TargetK == 0 {
+		r.TargetK = DefaultTargetK
 	}
 	return r
 }
@@ -143,6 +160,7 @@ func (o *Options) Validate() error {
 	if o.Workers < 0 {
 		bad("Workers = %d, want >= 0", o.Workers)
 	}
+	o.validateTarget(bad)
 	if len(errs) == 0 {
 		return nil
 	}

@@ -58,7 +58,10 @@ const checkEvery = 256
 
 // greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
 // move to the neighbour closest to q while one is closer than cur.
-func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
+//
+// A node equal to skip (when skipOn) is never moved to: the calibration's
+// held-out queries walk the graph as if their own node were not in it.
+func (ix *Index) greedy(q []float32, cur cand, lc int, skip node, skipOn bool) cand {
 	var buf [64]node
 	for changed := true; changed; {
 		changed = false
@@ -74,6 +77,9 @@ func (ix *Index) greedy(q []float32, cur cand, lc int) cand {
 			}
 		}
 		for _, n := range nbs {
+			if skipOn && n == skip {
+				continue
+			}
 			if d := ix.dist(q, ix.vec(n)); d < cur.dist {
 				cur = cand{d, n}
 				changed = true
@@ -108,6 +114,9 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 			continue
 		}
 		cands.push(e)
+		if sc.skipOn && e.node == sc.skip {
+			continue // an entry, so walked from, but never a result
+		}
 		if (!tombs || !ix.isTomb(e.node)) && (filter == nil || filter.Allow(ix.idOf(e.node))) {
 			if len(res) < ef {
 				res.push(e)
@@ -115,6 +124,9 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 				res.replaceTop(e)
 			}
 		}
+	}
+	if sc.skipOn {
+		sc.vis.visit(sc.skip)
 	}
 	lower := float32(math.Inf(1))
 	if len(res) >= ef {
@@ -223,26 +235,70 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	if err := vector.PrepareInto(qv, q, ix.dim, ix.metric); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
-	ef := ix.searchEf(so.Ef, k)
+	ef, exact := ix.searchEf(so.Ef, k), false
+	if so.Ef == 0 && ix.opts.TargetRecall != 0 {
+		ef, exact = ix.targetEf(k)
+		if so.Filter == nil {
+			ix.recordQuery(qv)
+		}
+	}
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
+	if exact {
+		return ix.searchAll(qv, k, so.Filter), nil
+	}
 	if set, ok := so.Filter.(*vector.IDSet); ok && exactFilter(set.Len(), ef, ix.liveCount()) {
 		return ix.searchExact(qv, k, set), nil
 	}
-	ep, top, ok := ix.entry()
-	if !ok {
-		return []vector.Result{}, nil
-	}
-	cur := cand{ix.dist(qv, ix.vec(ep)), ep}
-	for lc := top; lc > 0; lc-- {
-		cur = ix.greedy(qv, cur, lc)
-	}
-	sc.ent = append(sc.ent[:0], cur)
-	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, so.Filter, ctx.Done())
+	res := ix.walk(sc, qv, k, ef, so.Filter, ctx.Done())
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
+	return res, nil
+}
+
+// searchPrepared is an unfiltered search for a prepared query at beam
+// width ef, for the index's own measurements: it is not recorded as a
+// query and cannot be cancelled.
+//
+// With skipOn, the id skip is walked around as if it were not in the
+// graph: never moved to on the upper layers, never expanded or returned on
+// layer 0 (unless the walk has no other way in).
+func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool) []vector.Result {
+	sc := ix.getScratch()
+	defer func() {
+		sc.skipOn = false
+		ix.scratch.Put(sc)
+	}()
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	if skipOn {
+		ix.idMu.Lock()
+		sc.skip, sc.skipOn = ix.idGet(skip)
+		ix.idMu.Unlock()
+	}
+	return ix.walk(sc, q, k, ef, nil, nil)
+}
+
+// walk is the graph search for the k nodes nearest to the prepared query
+// q at beam width ef: greedy descent through the upper layers, then the
+// beam search of layer 0. mu is held. A closed done ends it early, with
+// the results found so far.
+func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) []vector.Result {
+	ep, top, ok := ix.entry()
+	if !ok {
+		return []vector.Result{}
+	}
+	cur := cand{ix.dist(qv, ix.vec(ep)), ep}
+	if sc.skipOn && ep == sc.skip {
+		cur.dist = float32(math.Inf(1)) // leave it for any neighbour
+	}
+	for lc := top; lc > 0; lc-- {
+		cur = ix.greedy(qv, cur, lc, sc.skip, sc.skipOn)
+	}
+	sc.ent = append(sc.ent[:0], cur)
+	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, filter, done)
 	// Rank by the one ordering of results, distance then id, before
 	// cutting to k, so that ties at the boundary resolve by id. The walk
 	// scored most nodes with the four-way gather kernel, which sums in
@@ -253,9 +309,12 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	// reload, whichever way the walk went.
 	t := vector.NewTopK(k)
 	for _, c := range sc.w {
+		if sc.skipOn && c.node == sc.skip {
+			continue
+		}
 		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
 	}
-	return t.Results(), nil
+	return t.Results()
 }
 
 // searchExact scores the indexed ids of set one by one. mu is held.

@@ -59,6 +59,13 @@ type result struct {
 	Clients int     `json:"clients,omitempty"`
 	InsertS float64 `json:"insert_s,omitempty"`
 	LoadS   float64 `json:"load_s,omitempty"`
+
+	// The target-recall report (report "target"): the target, what the
+	// index chose ("hnsw" at chosen_ef, or "exact"), and, in the row of
+	// the sweep's best setting, the same target.
+	TargetRecall float64 `json:"target_recall,omitempty"`
+	ChosenIndex  string  `json:"chosen_index,omitempty"`
+	ChosenEf     int     `json:"chosen_ef,omitempty"`
 }
 
 // params are an index's settings; empty for flat.

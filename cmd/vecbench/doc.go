@@ -19,6 +19,9 @@
 //	vecbench --clients 1,2,4,8,16   QPS and p50/p95/p99 with that many
 //	                                goroutines querying at once, and the load
 //	                                duration (insert + build)
+//	vecbench --target-recall 0.9,0.95,0.99
+//	                                HNSW given a recall target, as it calibrates
+//	                                itself, beside the best fixed ef for it
 //	vecbench --quick                every report at small sizes (CI smoke run)
 //	vecbench --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
 //	vecbench --export DIR           write NAME.base.fvecs, NAME.query.fvecs and
@@ -85,6 +88,19 @@
 // run once (after 50 warm-up queries); QPS is the queries over the wall
 // time of the pass, and p50/p95/p99 are of the single queries' times.
 //
+// # Recall targets
+//
+// --target-recall builds one HNSW graph (at its defaults) per data set and,
+// for each target, loads it into an index with hnsw.Options.TargetRecall,
+// answers the first half of the queries (which the index keeps as its
+// calibration sample), calibrates, and measures the second half: the
+// recall the target reached on queries it did not calibrate on, with
+// p50/p95 and QPS. Beside it, the smallest ef of a fine ladder (10 to
+// 2,048) that reaches the target on that same half, timed alternately with
+// it three times (medians), and the ratio of their QPS. "exact" in place
+// of an ef means the index chose to score every vector (too small, or no
+// ef reached the target).
+//
 // # Plots
 //
 // --plot draws the sweep as recall@k against queries per second: the
@@ -119,7 +135,7 @@
 // qps (one goroutine, or for "clients" all of them) — named as
 // ../shared/peers/run prints them, so the two join on dataset, n, M,
 // ef_construction and ef — and report ("memory", "indexes", "peers",
-// "sweep", "filtered" or "clients"), queries, mean_us, recall_at_1,
+// "sweep", "filtered", "clients" or "target"), queries, mean_us, recall_at_1,
 // qps_all_cores (0 when not measured), threads. Some reports add:
 //
 //	memory    open_s: the time to reopen the SQLite file
@@ -130,6 +146,9 @@
 //	          crossover rule chose it; "forced": the other strategy)
 //	clients   clients (goroutines), insert_s, load_s (insert + build;
 //	          build_s is the build alone)
+//	target    target_recall, chosen_index ("hnsw" or "exact"), chosen_ef
+//	          (0 for exact); recall is measured on the half of the queries
+//	          the index did not calibrate on
 //
 // A recommendation has dataset, k, target_recall, found (false when no
 // setting of the grid reaches the target, and then nothing else is set),

@@ -441,3 +441,36 @@ func TestLogTicks(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestTargetReport: the target report calibrates, meets each target on the
+// queries it did not calibrate on (within the sample's error), and records
+// the fields the JSON promises.
+func TestTargetReport(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "t.json")
+	out, errOut, err := runArgs(t, context.Background(), "--dim", "32", "--queries", "400", "--quiet", "--cache", dir,
+		"--clustered", "--target-recall", "0.9,1", "--sizes", "1500", "--json", jsonPath)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{"## Recall targets: clustered-1500-d32", "| 0.9 | target hnsw |", "| 1 | best fixed ef |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	_, rows := decodeReport(t, jsonPath)
+	if len(rows) != 4 {
+		t.Fatalf("%d results, want 2 targets × (target, best)", len(rows))
+	}
+	for _, r := range rows {
+		if r.Report != "target" || r.TargetRecall == 0 || r.ChosenIndex == "" || r.Queries != 200 {
+			t.Errorf("row %+v", r)
+		}
+		if r.ChosenIndex == "hnsw" && r.ChosenEf == 0 {
+			t.Errorf("hnsw row without chosen_ef: %+v", r)
+		}
+		if r.Recall < r.TargetRecall-0.03 {
+			t.Errorf("target %g: recall %.3f", r.TargetRecall, r.Recall)
+		}
+	}
+}

@@ -63,6 +63,7 @@ type config struct {
 	cacheDir                      string
 	peersJSON                     string    // --peers-json: hnswlib's JSON lines, for the plot
 	filtered                      []float64 // --filtered: fractions of the items a filter keeps
+	targets                       []float64 // --target-recall: the recall targets of the target report
 	clients                       []int     // --clients: concurrent goroutines of the clients report
 	args                          []string
 }

@@ -55,6 +55,9 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--filtered", "150%"}, "--filtered \"150%\""},
 		{[]string{"--filtered", ""}, "--filtered \"\""},
 		{[]string{"--clients", "0"}, "--clients \"0\""},
+		{[]string{"--target-recall", "0"}, "--target-recall: \"0\" is not a recall in (0, 1]"},
+		{[]string{"--target-recall", "0.9,1.5"}, "\"1.5\" is not a recall"},
+		{[]string{"--target-recall", "high"}, "\"high\" is not a recall"},
 		{[]string{"--clients", "1,two"}, "--clients \"1,two\""},
 		{[]string{"--clients", "5000"}, "--clients \"5000\""},
 		{[]string{"--plot", filepath.Join(dir, "x.svg")}, "--plot draws the results of --sweep or --indexes"},
@@ -88,7 +91,7 @@ func TestHelp(t *testing.T) {
 	if err != nil || !strings.Contains(out, "usage: vecbench") || !strings.Contains(out, "--sweep") {
 		t.Fatalf("help: %v\n%s", err, out)
 	}
-	for _, f := range []string{"--filtered 0.01,0.99", "--clients 1,2,4,8,16", "--peers-json", "--plot FILE"} {
+	for _, f := range []string{"--filtered 0.01,0.99", "--clients 1,2,4,8,16", "--target-recall 0.9,0.95,0.99", "--peers-json", "--plot FILE"} {
 		if !strings.Contains(out, f) {
 			t.Errorf("help lacks %s", f)
 		}

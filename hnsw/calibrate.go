@@ -1,0 +1,486 @@
+// This file holds recall targets: an index given Options.TargetRecall
+// measures its own recall on a sample of queries and searches with the
+// smallest beam width that meets the target.
+
+package hnsw
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+const (
+	// DefaultTargetK is the k of [Options.TargetRecall] when TargetK is 0.
+	DefaultTargetK = 10
+	// MinCalibrationLen is the smallest index that calibrates: below it a
+	// query with a recall target is scored exactly, which at this size
+	// costs about what a graph search does.
+	MinCalibrationLen = 500
+	// calibrationQueries is the size of the sample a calibration measures:
+	// with 10 neighbours a query, the standard error of a recall near 0.95
+	// is about 0.004 over this many queries.
+	calibrationQueries = 400
+	// minRealQueries is how many recent queries the index must have seen
+	// before it calibrates on them rather than on held-out vectors.
+	minRealQueries = 100
+)
+
+// CalibrationSource says where the sample of a [Calibration] came from.
+type CalibrationSource string
+
+const (
+	// SourceQueries is a sample of the queries the index answered since its
+	// previous calibration (unfiltered ones only).
+	SourceQueries CalibrationSource = "queries"
+	// SourceHeldOut is a sample of the indexed vectors, each searched for
+	// as if it were not in the graph (the walk never steps on its node):
+	// used until enough real queries have been seen.
+	SourceHeldOut CalibrationSource = "held-out"
+	// SourceCaller is a sample passed to [Index.Calibrate].
+	SourceCaller CalibrationSource = "caller"
+)
+
+// Calibration is the outcome of one measurement of an index's recall: what
+// it aimed at, what it chose, what it measured. A snapshot value.
+type Calibration struct {
+	// Target and K are the recall@K aimed at ([Options.TargetRecall],
+	// [Options.TargetK]).
+	Target float64
+	K      int
+	// Ef is the beam width chosen: the smallest that reached Target on the
+	// sample. 0 when Exact.
+	Ef int
+	// Exact reports that queries are scored exactly instead: the index is
+	// smaller than [MinCalibrationLen], or no beam width up to the index's
+	// size reached Target (Reason says which).
+	Exact  bool
+	Reason string
+	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
+	Recall float64
+	// Queries is the size of the sample, Source where it came from.
+	Queries int
+	Source  CalibrationSource
+	// Len is the number of indexed vectors when the calibration ran, and
+	// Took how long it took (exact neighbours of the sample included).
+	Len  int
+	Took time.Duration
+}
+
+// calibrator is the recall-target state of an Index.
+type calibrator struct {
+	cur     atomic.Pointer[Calibration]
+	seen    atomic.Int64 // unfiltered queries recorded since the last calibration
+	mu      sync.Mutex   // guards sample, running, deletes, done
+	sample  [][]float32  // reservoir of recent query vectors
+	running bool
+	deletes int           // nodes deleted since the last calibration
+	done    chan struct{} // closed when the running calibration ends
+}
+
+// recordQuery keeps q in the reservoir of recent queries with the
+// probability that makes the reservoir a uniform sample of the queries
+// since the last calibration. Most calls cost one atomic add.
+func (ix *Index) recordQuery(q []float32) {
+	c := ix.cal.seen.Add(1)
+	if c == calibrationQueries+1 {
+		// A full sample of real queries has been kept: it measures better
+		// than held-out vectors, which recalibrate once it is there.
+		defer ix.recalibrateOnQueries()
+	}
+	slot := c - 1
+	if c > calibrationQueries {
+		slot = int64(rand.Uint64N(uint64(c)))
+		if slot >= calibrationQueries {
+			return
+		}
+	}
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	if int(slot) < len(ix.cal.sample) {
+		copy(ix.cal.sample[slot], q)
+		return
+	}
+	ix.cal.sample = append(ix.cal.sample, slices.Clone(q))
+}
+
+// Calibration returns the index's latest calibration, and false if it has
+// none (no TargetRecall, or none has finished yet).
+func (ix *Index) Calibration() (Calibration, bool) {
+	if c := ix.cal.cur.Load(); c != nil {
+		return *c, true
+	}
+	return Calibration{}, false
+}
+
+// targetEf returns the beam width a query for k results uses under the
+// recall target, and whether it must be scored exactly instead. Before the
+// first calibration, a small index is scored exactly and a larger one
+// searched with EfSearch. For k above the calibrated K the beam grows in
+// proportion, k·Ef/K: recall@k at a fixed beam falls as k grows, and the
+// beam needed grows about linearly with it.
+func (ix *Index) targetEf(k int) (ef int, exact bool) {
+	c := ix.cal.cur.Load()
+	if c == nil {
+		if ix.liveCount() < MinCalibrationLen {
+			return 0, true
+		}
+		return max(k, ix.opts.EfSearch), false
+	}
+	if c.Exact {
+		return 0, true
+	}
+	ef = c.Ef
+	if k > c.K {
+		ef = int(min(int64(MaxEf), (int64(c.Ef)*int64(k)+int64(c.K)-1)/int64(c.K)))
+	}
+	return max(ef, k), false
+}
+
+// noteChange starts a background calibration when the index has changed
+// enough since the last one: it has doubled or halved, lost a quarter of
+// its nodes to deletes, or reached [MinCalibrationLen] for the first time.
+func (ix *Index) noteChange(deleted int) {
+	if ix.opts.TargetRecall == 0 {
+		return
+	}
+	n := ix.liveCount()
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	ix.cal.deletes += deleted
+	if ix.cal.running || n < MinCalibrationLen {
+		return
+	}
+	if c := ix.cal.cur.Load(); c != nil && c.Len >= MinCalibrationLen &&
+		n < 2*c.Len && 2*n > c.Len && 4*ix.cal.deletes < c.Len {
+		return
+	}
+	ix.startCalibrationLocked()
+}
+
+// recalibrateOnQueries starts a background calibration if the current one
+// was measured on held-out vectors.
+func (ix *Index) recalibrateOnQueries() {
+	c := ix.cal.cur.Load()
+	if c == nil || c.Source != SourceHeldOut {
+		return
+	}
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	if !ix.cal.running {
+		ix.startCalibrationLocked()
+	}
+}
+
+// startCalibrationLocked starts a background calibration; cal.mu is held
+// and none is running.
+func (ix *Index) startCalibrationLocked() {
+	ix.cal.running = true
+	ix.cal.done = make(chan struct{})
+	go func() {
+		_, _ = ix.calibrate(context.Background(), nil, true)
+	}()
+}
+
+// waitCalibration blocks until no background calibration is running.
+func (ix *Index) waitCalibration() {
+	ix.cal.mu.Lock()
+	running, done := ix.cal.running, ix.cal.done
+	ix.cal.mu.Unlock()
+	if running {
+		<-done
+	}
+}
+
+// Calibrate measures the index's recall@[Options.TargetK] now and chooses
+// the beam width its queries use from then on, as the background
+// calibration does when the index has grown or shrunk enough. queries, if
+// not empty, is the sample to measure with (queries like the real ones
+// give the truest estimate); otherwise the index uses the recent queries it
+// has seen, or held-out vectors when it has seen too few. It returns an
+// error wrapping [vector.ErrInvalidOptions] if the index has no
+// TargetRecall, the validation errors of [vector.Check] for a bad query,
+// and ctx's error if ctx ends first (the previous calibration then stays).
+//
+// Calibrate runs beside queries and writes; it costs one exact scan of the
+// index for the whole sample, plus a few hundred searches per beam width
+// tried (about a dozen).
+func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	if ix.opts.TargetRecall == 0 {
+		return Calibration{}, fmt.Errorf("hnsw: calibrate: %w: the index has no TargetRecall", vector.ErrInvalidOptions)
+	}
+	prepared := make([][]float32, len(queries))
+	for i, q := range queries {
+		p, err := vector.Prepare(q, ix.dim, ix.metric)
+		if err != nil {
+			return Calibration{}, fmt.Errorf("hnsw: calibrate: query %d: %w", i, err)
+		}
+		prepared[i] = p
+	}
+	for {
+		ix.cal.mu.Lock()
+		if !ix.cal.running {
+			ix.cal.running = true
+			ix.cal.done = make(chan struct{})
+			ix.cal.mu.Unlock()
+			break
+		}
+		done := ix.cal.done
+		ix.cal.mu.Unlock()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Calibration{}, fmt.Errorf("hnsw: calibrate: %w", ctx.Err())
+		}
+	}
+	return ix.calibrate(ctx, prepared, false)
+}
+
+// calibrate runs one calibration; the caller has set cal.running. queries
+// are prepared vectors, or nil for the recorded or held-out sample. paced
+// calibrations (the background ones) rest as long as they work, so that
+// they take at most about half of one core from the queries beside them.
+func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool) (Calibration, error) {
+	start := time.Now()
+	defer func() {
+		ix.cal.mu.Lock()
+		ix.cal.running = false
+		close(ix.cal.done)
+		ix.cal.mu.Unlock()
+	}()
+	k := ix.opts.TargetK
+	c := Calibration{Target: ix.opts.TargetRecall, K: k, Len: ix.liveCount()}
+	src := SourceCaller
+	var self []vector.ID // for held-out queries: the id each one is
+	if len(queries) == 0 {
+		queries, self, src = ix.calibrationSample()
+	}
+	c.Source, c.Queries = src, len(queries)
+	finish := func() (Calibration, error) {
+		c.Took = time.Since(start)
+		ix.cal.mu.Lock()
+		ix.cal.deletes = 0
+		ix.cal.mu.Unlock()
+		ix.cal.cur.Store(&c)
+		return c, nil
+	}
+	if c.Len < MinCalibrationLen || len(queries) == 0 {
+		c.Exact, c.Recall = true, 1
+		c.Reason = fmt.Sprintf("%d vectors, fewer than %d", c.Len, MinCalibrationLen)
+		return finish()
+	}
+	pace := &pacer{on: paced, since: time.Now()}
+	truth, err := ix.exactNeighbours(ctx, queries, self, k, pace)
+	if err != nil {
+		return Calibration{}, err
+	}
+	measure := func(ef int) (float64, error) {
+		hits, total := 0, 0
+		for i, q := range queries {
+			if err := ctx.Err(); err != nil {
+				return 0, fmt.Errorf("hnsw: calibrate: %w", err)
+			}
+			var got []vector.Result
+			if self != nil {
+				got = ix.searchPrepared(q, k, max(ef, k), self[i], true)
+			} else {
+				got = ix.searchPrepared(q, k, max(ef, k), 0, false)
+			}
+			pace.rest()
+			for _, r := range got {
+				if slices.Contains(truth[i], r.ID) {
+					hits++
+				}
+			}
+			total += len(truth[i])
+		}
+		if total == 0 {
+			return 1, nil
+		}
+		return float64(hits) / float64(total), nil
+	}
+	// Double the beam until it reaches the target, then bisect between
+	// the last miss and the hit for the smallest beam that does.
+	limit := max(k, min(MaxEf, c.Len))
+	lo, hi := k-1, k // recall(lo) < target (lo = k-1 stands for "none"), recall(hi) is tested
+	var hiRecall float64
+	for {
+		r, err := measure(hi)
+		if err != nil {
+			return Calibration{}, err
+		}
+		if r >= c.Target {
+			hiRecall = r
+			break
+		}
+		if hi >= limit {
+			c.Exact, c.Recall = true, 1
+			c.Reason = fmt.Sprintf("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
+			return finish()
+		}
+		lo, hi = hi, min(2*hi, limit)
+	}
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		r, err := measure(mid)
+		if err != nil {
+			return Calibration{}, err
+		}
+		if r >= c.Target {
+			hi, hiRecall = mid, r
+		} else {
+			lo = mid
+		}
+	}
+	c.Ef, c.Recall = hi, hiRecall
+	return finish()
+}
+
+// calibrationSample returns the queries a calibration without a caller's
+// sample measures with: the recorded recent queries if there are enough,
+// else up to calibrationQueries indexed vectors drawn at random, with their
+// ids so that each can be left out of its own results.
+func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSource) {
+	ix.cal.mu.Lock()
+	if len(ix.cal.sample) >= minRealQueries {
+		qs := make([][]float32, len(ix.cal.sample))
+		for i, q := range ix.cal.sample {
+			qs[i] = slices.Clone(q)
+		}
+		ix.cal.seen.Store(0) // the next queries refill the reservoir
+		ix.cal.mu.Unlock()
+		return qs, nil, SourceQueries
+	}
+	// Queries from now on refill the reservoir, and a full one
+	// recalibrates (recordQuery).
+	ix.cal.seen.Store(0)
+	ix.cal.mu.Unlock()
+
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	ix.idMu.Lock()
+	next := ix.next
+	ix.idMu.Unlock()
+	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
+	var qs [][]float32
+	var ids []vector.ID
+	for tries := 0; len(qs) < calibrationQueries && tries < 4*calibrationQueries && next > 0; tries++ {
+		s := node(r.Uint64N(uint64(next)))
+		if !ix.indexed(s) || slices.Contains(ids, ix.idOf(s)) {
+			continue
+		}
+		qs = append(qs, slices.Clone(ix.vec(s)))
+		ids = append(ids, ix.idOf(s))
+	}
+	return qs, ids, SourceHeldOut
+}
+
+// indexed reports whether slot s holds a linked, live node. mu is held.
+func (ix *Index) indexed(s node) bool {
+	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.vecp(s) != nil
+}
+
+// exactNeighbours returns the ids of the k indexed vectors nearest to each
+// query (leaving out self[i] for query i when self is given), by scoring
+// every node. It holds the index's read lock one page of slots at a time,
+// so deletes wait at most for one page.
+func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []vector.ID, k int, pace *pacer) ([][]vector.ID, error) {
+	tops := make([]*vector.TopK, len(queries))
+	for i := range tops {
+		tops[i] = vector.NewTopK(k)
+	}
+	for first := node(0); ; first += pageSize {
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("hnsw: calibrate: %w", err)
+		}
+		ix.mu.RLock()
+		ix.idMu.Lock()
+		next := ix.next
+		ix.idMu.Unlock()
+		if first >= next {
+			ix.mu.RUnlock()
+			break
+		}
+		for s := first; s < min(first+pageSize, next); s++ {
+			if !ix.indexed(s) {
+				continue
+			}
+			v, id := ix.vec(s), ix.idOf(s)
+			for i, q := range queries {
+				if self != nil && self[i] == id {
+					continue
+				}
+				tops[i].Push(id, ix.dist(q, v))
+			}
+		}
+		ix.mu.RUnlock()
+		pace.rest()
+	}
+	out := make([][]vector.ID, len(queries))
+	for i, t := range tops {
+		for _, r := range t.Results() {
+			out[i] = append(out[i], r.ID)
+		}
+	}
+	return out, nil
+}
+
+// pacer makes a background calibration rest as long as it has worked, in
+// slices of a few milliseconds (a sleep much shorter than that oversleeps),
+// so that it takes about half of one core.
+type pacer struct {
+	on    bool
+	since time.Time
+}
+
+// rest sleeps for the time worked since the last rest, once that is at
+// least 2 ms.
+func (p *pacer) rest() {
+	if !p.on {
+		return
+	}
+	if worked := time.Since(p.since); worked >= 2*time.Millisecond {
+		time.Sleep(worked)
+		p.since = time.Now()
+	}
+}
+
+// searchAll scores every indexed node against q: the exact search of an
+// index whose recall target no beam width meets. mu is held.
+func (ix *Index) searchAll(q []float32, k int, filter vector.Filter) []vector.Result {
+	t := vector.NewTopK(k)
+	ix.idMu.Lock()
+	next := ix.next
+	ix.idMu.Unlock()
+	for s := node(0); s < next; s++ {
+		if !ix.indexed(s) {
+			continue
+		}
+		id := ix.idOf(s)
+		if filter != nil && !filter.Allow(id) {
+			continue
+		}
+		t.Push(id, ix.dist(q, ix.vec(s)))
+	}
+	return t.Results()
+}
+
+// validateTarget adds the problems of the recall-target fields of o to bad.
+func (o *Options) validateTarget(bad func(format string, args ...any)) {
+	if math.IsNaN(o.TargetRecall) || o.TargetRecall < 0 || o.TargetRecall > 1 {
+		bad("TargetRecall = %v, want in (0, 1], or 0 for none", o.TargetRecall)
+	}
+	if o.TargetK < 0 || o.TargetK > MaxEf {
+		bad("TargetK = %d, want 0..%d", o.TargetK, MaxEf)
+	}
+	if o.TargetRecall != 0 && o.EfSearch != 0 {
+		bad("EfSearch = %d with TargetRecall = %v: the target chooses the beam width; set one of them", o.EfSearch, o.TargetRecall)
+	}
+}
