@@ -96,6 +96,7 @@ type scratch struct {
 	batch []node    // unvisited neighbours of the node being expanded
 	dists []float32 // their distances to the query
 	q     []float32
+	deadq []node // the deleted nodes a repair walks through
 	// skip, when skipOn, is a node a search walks around (the calibration's
 	// held-out query node); off for every other search.
 	skip   node

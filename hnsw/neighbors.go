@@ -248,14 +248,31 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 	for _, x := range lu[1 : 1+lu[0]] {
 		add(x)
 	}
+	// The live links of u's deleted neighbours, and, walking on through
+	// deleted nodes, of the deleted nodes they link to: when a whole
+	// neighbourhood goes in one batch (as when every item near u is
+	// upserted), a deleted neighbour's links are mostly deleted too, and
+	// stopping at them cut u's region off from the rest of the graph
+	// (TestReachAfterChurn: batches of upserted neighbours became islands
+	// that no search could reach). The walk expands at most
+	// deadWalk·Mmax deleted nodes.
+	deadq := sc.deadq[:0]
 	for _, x := range lu[1 : 1+lu[0]] {
-		if ix.dead[x] {
-			ls := ix.list(node(x), lc)
-			for _, y := range ls[1 : 1+ls[0]] {
+		if ix.dead[x] && !sc.vis.visit(node(x)) {
+			deadq = append(deadq, node(x))
+		}
+	}
+	for i := 0; i < len(deadq) && i < deadWalk*ix.maxLinks(lc); i++ {
+		ls := ix.list(deadq[i], lc)
+		for _, y := range ls[1 : 1+ls[0]] {
+			if !ix.dead[y] {
 				add(y)
+			} else if !sc.vis.visit(node(y)) {
+				deadq = append(deadq, node(y))
 			}
 		}
 	}
+	sc.deadq = deadq
 	// The links of u's other neighbours too: without them, nodes that u
 	// pruned in favour of some since-deleted node are lost for good, and
 	// after deleting half of a graph recall drops by several points (0.71
@@ -305,6 +322,10 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 // repairPool times Mmax is the number of nearest candidates a repair
 // selects from.
 const repairPool = 3
+
+// deadWalk times Mmax bounds the deleted nodes a repair walks through to
+// find live candidates.
+const deadWalk = 2
 
 // candLess orders candidates by ascending distance, ties by node, as
 // sortCands does.

@@ -1,0 +1,103 @@
+package hnsw_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestReachAfterChurn replaces every vector of a small graph of
+// near-duplicates again and again (a delete and an add each, as an upsert
+// does), and checks that every live vector stays reachable.
+func TestReachAfterChurn(t *testing.T) {
+	ctx := context.Background()
+	s := memStore(t, 2, vector.L2)
+	ix := newIndex(t, s, nil)
+	const n, rounds = 32, 10
+	id := func(i, r int) vector.ID { return vector.ID(r*1000 + i + 1) }
+	for i := range n {
+		if err := ix.Add(ctx, id(i, 0), vector.Vector{float32(i), 0}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for r := 1; r <= rounds; r++ {
+		for i := range n {
+			if err := ix.Add(ctx, id(i, r), vector.Vector{float32(i), float32(r)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range n {
+			if err := ix.Delete(ctx, id(i, r-1)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := ix.SearchWith(ctx, vector.Vector{0, 0}, n, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != n {
+			t.Errorf("round %d: %d of %d reachable (deleted pending %d)", r, len(res), n, ix.Stats().Deleted)
+		}
+	}
+}
+
+// TestReachAfterConcurrentChurn is TestReachAfterChurn with four writers
+// each replacing its own eight vectors in batches while searches run: each
+// batch's old versions then go in one unlink batch with their whole
+// neighbourhood, which used to leave every writer's new batch an island.
+func TestReachAfterConcurrentChurn(t *testing.T) {
+	ctx := context.Background()
+	for trial := range 20 {
+		s := memStore(t, 2, vector.L2)
+		ix := newIndex(t, s, nil)
+		const writers, each, rounds = 4, 8, 10
+		id := func(w, i, r int) vector.ID { return vector.ID(r*1000 + w*each + i + 1) }
+		for w := range writers {
+			for i := range each {
+				if err := ix.Add(ctx, id(w, i, 0), vector.Vector{float32(w*each + i), 0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		var wg sync.WaitGroup
+		for w := range writers {
+			wg.Go(func() {
+				for r := 1; r <= rounds; r++ {
+					ids := make([]vector.ID, each)
+					vs := make([]vector.Vector, each)
+					for i := range each {
+						ids[i], vs[i] = id(w, i, r), vector.Vector{float32(w*each + i), float32(r)}
+					}
+					if err := ix.AddBatch(ctx, ids, vs); err != nil {
+						t.Error(err)
+						return
+					}
+					for i := range each {
+						if err := ix.Delete(ctx, id(w, i, r-1)); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}
+			})
+		}
+		wg.Go(func() {
+			for range 200 {
+				if _, err := ix.Search(ctx, vector.Vector{0, 0}, 32, nil); err != nil {
+					t.Error(err)
+				}
+			}
+		})
+		wg.Wait()
+		res, err := ix.SearchWith(ctx, vector.Vector{0, 0}, 32, &hnsw.SearchOptions{Ef: 1000})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res) != writers*each {
+			t.Errorf("trial %d: %d of %d live vectors reachable", trial, len(res), writers*each)
+		}
+	}
+}
