@@ -34,6 +34,7 @@ var graph = map[string]rule{
 	"recall":                 {cairn: []string{"vector"}},
 	"internal/vectortest":    {cairn: []string{"vector"}},
 	"internal/keyword":       {cairn: []string{"vector"}},
+	"internal/rank":          {cairn: []string{"vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore"}},
