@@ -61,10 +61,60 @@ func (x *Index) Len() int { return len(x.slots) }
 // Tokens returns the number of tokens of all documents.
 func (x *Index) Tokens() int64 { return x.tokens }
 
+// Doc is a text cut into its terms, ready to enter an index: what
+// [Analyze] returns, so that the tokenizing can happen before the caller
+// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made.
+type Doc struct {
+	terms  []string // distinct, in order of first appearance
+	tf     []uint32 // each term's count
+	length uint32   // tokens
+}
+
+// Analyze cuts text into a Doc.
+func Analyze(text string) Doc {
+	var d Doc
+	var at map[string]int // term → index, once there are many terms
+	each(text, func(tok []byte) {
+		d.length++
+		i := -1
+		if at != nil {
+			if j, ok := at[string(tok)]; ok {
+				i = j
+			}
+		} else {
+			for j, t := range d.terms {
+				if t == string(tok) {
+					i = j
+					break
+				}
+			}
+		}
+		if i >= 0 {
+			d.tf[i]++
+			return
+		}
+		t := string(tok)
+		d.terms = append(d.terms, t)
+		d.tf = append(d.tf, 1)
+		if at != nil {
+			at[t] = len(d.terms) - 1
+		} else if len(d.terms) == 16 {
+			at = make(map[string]int, 32)
+			for j, t := range d.terms {
+				at[t] = j
+			}
+		}
+	})
+	return d
+}
+
 // Add indexes text as the document id, replacing the document id had.
 // Every call adds a document, even one whose text has no tokens: like a
 // row of FTS5, it counts in the number of documents BM25 weighs terms by.
-func (x *Index) Add(id vector.ID, text string) {
+func (x *Index) Add(id vector.ID, text string) { x.AddDoc(id, Analyze(text)) }
+
+// AddDoc is [Index.Add] for a text already analyzed.
+func (x *Index) AddDoc(id vector.ID, d Doc) {
 	if _, ok := x.slots[id]; ok {
 		x.Remove(id)
 	}
@@ -77,25 +127,17 @@ func (x *Index) Add(id vector.ID, text string) {
 		x.docs = append(x.docs, doc{})
 	}
 	x.slots[id] = slot
-	d := doc{id: id}
-	// A term met again in this document has its posting last in its
-	// list.
-	each(text, func(tok []byte) {
-		d.length++
-		num, ok := x.terms[string(tok)]
+	nums := make([]uint32, len(d.terms))
+	for i, t := range d.terms {
+		num, ok := x.terms[t]
 		if !ok {
-			num = x.newTerm(string(tok))
+			num = x.newTerm(t)
 		}
-		list := x.postings[num]
-		if n := len(list); n > 0 && list[n-1].slot == slot {
-			list[n-1].tf++
-			return
-		}
-		x.postings[num] = append(list, posting{slot: slot, tf: 1})
-		d.terms = append(d.terms, num)
-	})
+		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.tf[i]})
+		nums[i] = num
+	}
 	x.tokens += int64(d.length)
-	x.docs[slot] = d
+	x.docs[slot] = doc{id: id, length: d.length, terms: nums}
 }
 
 // newTerm gives term a number and an empty posting list.
