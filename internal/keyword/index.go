@@ -4,6 +4,7 @@ package keyword
 import (
 	"container/heap"
 	"math"
+	"strings"
 	"sync"
 
 	"github.com/cairndb/cairn/vector"
@@ -74,7 +75,7 @@ type Doc struct {
 func Analyze(text string) Doc {
 	var d Doc
 	var at map[string]int // term → index, once there are many terms
-	each(text, func(tok []byte) {
+	each(text, func(tok []byte, from string) {
 		d.length++
 		i := -1
 		if at != nil {
@@ -93,7 +94,12 @@ func Analyze(text string) Doc {
 			d.tf[i]++
 			return
 		}
-		t := string(tok)
+		// A token spelled as in the text (lower case ASCII, say) shares
+		// the text's bytes; a term new to the index is cloned (newTerm).
+		t := from
+		if t != string(tok) {
+			t = string(tok)
+		}
 		d.terms = append(d.terms, t)
 		d.tf = append(d.tf, 1)
 		if at != nil {
@@ -151,6 +157,7 @@ func (x *Index) newTerm(term string) uint32 {
 		x.postings = append(x.postings, nil)
 		x.names = append(x.names, "")
 	}
+	term = strings.Clone(term) // not to keep a document's text alive
 	x.terms[term] = num
 	x.names[num] = term
 	return num

@@ -41,7 +41,7 @@ func ParseQuery(q string) ([]string, error) {
 	var terms []string
 	seen := map[string]struct{}{}
 	var tooMany bool
-	each(q, func(tok []byte) {
+	each(q, func(tok []byte, _ string) {
 		if _, dup := seen[string(tok)]; dup || tooMany {
 			return
 		}

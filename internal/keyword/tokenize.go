@@ -37,18 +37,20 @@ const MaxTokenBytes = 32768
 // Tokens never panics, whatever the bytes of text.
 func Tokens(text string) []string {
 	var out []string
-	each(text, func(tok []byte) { out = append(out, string(tok)) })
+	each(text, func(tok []byte, _ string) { out = append(out, string(tok)) })
 	return out
 }
 
-// each calls fn with every token of text in order. The slice passed to fn
-// is reused: fn must copy what it keeps.
-func each(text string, fn func(tok []byte)) {
+// each calls fn with every token of text in order, and the part of text
+// it was read from. The slice passed to fn is reused: fn must copy what it
+// keeps.
+func each(text string, fn func(tok []byte, from string)) {
 	var buf [64]byte
 	out := buf[:0]
 	i := 0
 	for i < len(text) {
 		// Skip separators, up to the first token character.
+		start := i
 		c := text[i]
 		if c < 0x80 {
 			if !asciiToken[c] {
@@ -61,6 +63,7 @@ func each(text string, fn func(tok []byte)) {
 			if classOf(r) != classToken {
 				continue
 			}
+			start = i - n
 			out = appendFolded(out[:0], r)
 			goto word
 		}
@@ -82,8 +85,7 @@ func each(text string, fn func(tok []byte)) {
 			}
 			r, n := decode(text[i:])
 			if classOf(r) == classSeparator {
-				i += n // a separator is consumed with the token it ends
-				break
+				break // the next round skips it
 			}
 			i += n
 			out = appendFolded(out, r)
@@ -91,7 +93,7 @@ func each(text string, fn func(tok []byte)) {
 		if len(out) > MaxTokenBytes {
 			out = out[:MaxTokenBytes]
 		}
-		fn(out)
+		fn(out, text[start:i])
 	}
 }
 
