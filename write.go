@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -366,12 +367,17 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 		return err
 	}
 	w.vers = make([]record, len(w.rows)) // one allocation for the batch
+	words := make([]keyword.Doc, len(w.rows))
 	for i := range w.rows {
 		r := &w.rows[i]
 		if !w.overlap { // else the store is reading the rows, and needs no metadata
 			r.md = mds[i]
 		}
 		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w}
+		if r.text != "" { // cut into words here, not under the lock in publish
+			words[i] = keyword.Analyze(r.text)
+			w.vers[i].words = &words[i]
+		}
 	}
 	found := make([]*record, len(w.rows))
 	find := func() []*record {

@@ -37,7 +37,7 @@ var graph = map[string]rule{
 	"internal/rank":          {cairn: []string{"vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore"}},
+	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
