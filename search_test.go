@@ -498,13 +498,17 @@ func TestRerank(t *testing.T) {
 		t.Errorf("default pool: given %d, query %q, %v", given, gotQuery, err)
 	}
 	// Dropping candidates is allowed.
-	first := func(ctx context.Context, _ string, cands []cairn.Result) ([]string, error) { return []string{cands[2].ID}, nil }
+	first := func(ctx context.Context, _ string, cands []cairn.Result) ([]string, error) {
+		return []string{cands[2].ID}, nil
+	}
 	if got, err := c.Query(ctx, q, 3, &cairn.QueryOptions{Rerank: &cairn.Rerank{Func: first}}); err != nil || !slices.Equal(ids(got), []string{"i2"}) {
 		t.Errorf("dropping: %v, %v", ids(got), err)
 	}
 	for name, f := range map[string]cairn.Reranker{
 		"unknown id": func(context.Context, string, []cairn.Result) ([]string, error) { return []string{"nope"}, nil },
-		"twice":      func(_ context.Context, _ string, c []cairn.Result) ([]string, error) { return []string{c[0].ID, c[0].ID}, nil },
+		"twice": func(_ context.Context, _ string, c []cairn.Result) ([]string, error) {
+			return []string{c[0].ID, c[0].ID}, nil
+		},
 	} {
 		if _, err := c.Query(ctx, q, 3, &cairn.QueryOptions{Rerank: &cairn.Rerank{Func: f}}); !errors.Is(err, cairn.ErrBadRerank) {
 			t.Errorf("%s: %v, want ErrBadRerank", name, err)
