@@ -130,6 +130,9 @@ type plan struct {
 	window int      // candidates per list in hybrid mode
 	weight [2]float64
 	rrfK   float64
+	// matched is what the filter matches, once computed (matchedSet).
+	matched    matched
+	matchedSet bool
 }
 
 // newPlan checks o for a query of k results with or without an embedding
@@ -453,11 +456,30 @@ func (c *Collection) distance(a, b vector.Vector) float32 {
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 	var allow func(vector.ID) bool
 	if p.match != nil {
-		// The filter is tested on each item holding a query word, no
-		// more: the words narrow the items far more than a filter scan.
-		allow = func(id vector.ID) bool { return p.match(c.cat.recs.get(id).md) }
+		ids := c.matches(p)
+		if ids.len() == 0 {
+			return nil
+		}
+		if ids.len() < c.cat.len() {
+			var f vector.Filter
+			if b, ok := newBitFilter(ids); ok {
+				f = b
+			} else {
+				f = idSet(ids)
+			}
+			allow = f.Allow
+		}
 	}
 	return c.cat.words.Search(p.terms, n, allow)
+}
+
+// matches returns the published versions p's filter matches, computed
+// once per query (hybrid mode asks twice). mu is held.
+func (c *Collection) matches(p *plan) matched {
+	if !p.matchedSet {
+		p.matched, p.matchedSet = c.cat.matchSet(p.opts.Filter, p.match), true
+	}
+	return p.matched
 }
 
 // vectorHits returns the n nearest published versions to q that match
@@ -465,7 +487,7 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int) ([]vector.Result, error) {
 	var so *vector.SearchOptions
 	if p.match != nil {
-		ids := c.cat.matchSet(p.opts.Filter, p.match)
+		ids := c.matches(p)
 		switch {
 		case ids.len() == 0:
 			return nil, nil

@@ -46,9 +46,11 @@ type doc struct {
 	terms  []uint32
 }
 
-// posting says that the document in slot holds a term tf times.
+// posting says that the document in slot, of length tokens, holds a term
+// tf times. The length is copied here so that scoring a posting reads
+// nothing else.
 type posting struct {
-	slot, tf uint32
+	slot, tf, length uint32
 }
 
 // New returns an empty index.
@@ -139,7 +141,7 @@ func (x *Index) AddDoc(id vector.ID, d Doc) {
 		if !ok {
 			num = x.newTerm(t)
 		}
-		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.tf[i]})
+		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.tf[i], length: d.length})
 		nums[i] = num
 	}
 	x.tokens += int64(d.length)
@@ -289,7 +291,7 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		}
 		for _, p := range list {
 			tf := float64(p.tf)
-			d := float64(x.docs[p.slot].length)
+			d := float64(p.length)
 			s := &acc.score[p.slot]
 			if *s == 0 {
 				acc.touched = append(acc.touched, p.slot)
