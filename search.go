@@ -462,7 +462,7 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 		}
 		if ids.len() < c.cat.len() {
 			var f vector.Filter
-			if b, ok := newBitFilter(ids); ok {
+			if b, ok := newBitFilter(c.next, ids); ok {
 				f = b
 			} else {
 				f = idSet(ids)
