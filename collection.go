@@ -217,29 +217,39 @@ func untrack(ctx context.Context, idx vector.Index, ids []vector.ID) error {
 // Name returns the collection's name.
 func (c *Collection) Name() string { return c.name }
 
-// Config returns the collection's configuration, defaults filled in.
+// Config returns the collection's configuration, defaults filled in. Name
+// and Config describe the handle, and answer even once the collection is
+// closed; every other method then returns an error.
 func (c *Collection) Config() CollectionConfig { return c.cfg }
 
 // Info describes the collection: its name, configuration, size and the
-// index in use (Flat or HNSW; an Auto collection reports which).
-func (c *Collection) Info() CollectionInfo {
+// index in use (Flat or HNSW; an Auto collection reports which). Once the
+// collection is closed or deleted it returns the error every call does.
+func (c *Collection) Info() (CollectionInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.err != nil {
+		return CollectionInfo{}, c.err
+	}
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			info.Calibration = &cal
 		}
 	}
-	return info
+	return info, nil
 }
 
-// Count returns the number of items in the collection (0 once it is closed
-// or deleted).
-func (c *Collection) Count() int {
+// Count returns the number of items in the collection. Once the collection
+// is closed it returns an error wrapping [vector.ErrClosed], once deleted
+// one wrapping [vector.ErrNotFound], as every call does.
+func (c *Collection) Count() (int, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.cat.len()
+	if c.err != nil {
+		return 0, c.err
+	}
+	return c.cat.len(), nil
 }
 
 // embed calls the store's embedder and checks it returned one vector per
