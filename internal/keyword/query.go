@@ -41,18 +41,18 @@ func ParseQuery(q string) ([]string, error) {
 	var terms []string
 	seen := map[string]struct{}{}
 	var tooMany bool
-	each(q, func(tok []byte, _ string) {
-		if _, dup := seen[string(tok)]; dup || tooMany {
-			return
+	for s := newScanner(q); s.next(); {
+		if _, dup := seen[string(s.tok)]; dup {
+			continue
 		}
 		if len(terms) == MaxQueryTerms {
 			tooMany = true
-			return
+			break
 		}
-		t := string(tok)
+		t := string(s.tok)
 		seen[t] = struct{}{}
 		terms = append(terms, t)
-	})
+	}
 	if tooMany {
 		return nil, fmt.Errorf("%w: more than %d distinct words", ErrQueryTooLong, MaxQueryTerms)
 	}

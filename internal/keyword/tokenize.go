@@ -37,17 +37,33 @@ const MaxTokenBytes = 32768
 // Tokens never panics, whatever the bytes of text.
 func Tokens(text string) []string {
 	var out []string
-	each(text, func(tok []byte, _ string) { out = append(out, string(tok)) })
+	for s := newScanner(text); s.next(); {
+		out = append(out, string(s.tok))
+	}
 	return out
 }
 
-// each calls fn with every token of text in order, and the part of text
-// it was read from. The slice passed to fn is reused: fn must copy what it
-// keeps.
-func each(text string, fn func(tok []byte, from string)) {
-	var buf [64]byte
-	out := buf[:0]
-	i := 0
+// scanner reads the tokens of a text one by one:
+//
+//	for s := newScanner(text); s.next(); { use s.tok, s.from }
+//
+// tok is the token, folded, in a buffer the next call reuses; from is the
+// part of the text it was read from.
+type scanner struct {
+	text string
+	i    int
+	tok  []byte
+	from string
+}
+
+func newScanner(text string) *scanner {
+	return &scanner{text: text, tok: make([]byte, 0, 64)}
+}
+
+// next reads the next token, or reports false at the end of the text.
+func (s *scanner) next() bool {
+	text, i := s.text, s.i
+	out := s.tok[:0]
 	for i < len(text) {
 		// Skip separators, up to the first token character.
 		start := i
@@ -64,11 +80,8 @@ func each(text string, fn func(tok []byte, from string)) {
 				continue
 			}
 			start = i - n
-			out = appendFolded(out[:0], r)
-			goto word
+			out = appendFolded(out, r)
 		}
-		out = out[:0]
-	word:
 		// Take token characters (and diacritics), folding them in.
 		for i < len(text) {
 			c := text[i]
@@ -85,7 +98,7 @@ func each(text string, fn func(tok []byte, from string)) {
 			}
 			r, n := decode(text[i:])
 			if classOf(r) == classSeparator {
-				break // the next round skips it
+				break // the next call skips it
 			}
 			i += n
 			out = appendFolded(out, r)
@@ -93,8 +106,11 @@ func each(text string, fn func(tok []byte, from string)) {
 		if len(out) > MaxTokenBytes {
 			out = out[:MaxTokenBytes]
 		}
-		fn(out, text[start:i])
+		s.i, s.tok, s.from = i, out, text[start:i]
+		return true
 	}
+	s.i, s.tok = i, out
+	return false
 }
 
 // asciiToken reports which ASCII bytes are token characters: letters and
