@@ -260,8 +260,8 @@ func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
 	return p, nil
 }
 
-// candidate is one result being ranked, with the stored vector it was
-// scored by (a view into the store: read it only under the lock).
+// candidate is one result being ranked, with its stored vector when the
+// query needs it (a view into the store: read it only under the lock).
 type candidate struct {
 	rec *record
 	res Result
@@ -391,6 +391,9 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 			if r.VectorRank > 0 {
 				r.Distance = float64(vecHits[r.VectorRank-1].Distance)
 			} else {
+				if err := c.withVector(&cd); err != nil {
+					return nil, err
+				}
 				r.Distance = float64(c.distance(prepared, cd.vec))
 			}
 			r.Similarity = similarity(c.cfg.Metric, float32(r.Distance))
@@ -402,6 +405,13 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 			}
 			if cands = append(cands, cd); len(cands) == p.pool {
 				break
+			}
+		}
+	}
+	if p.opts.MMR != nil || p.opts.WithEmbeddings {
+		for i := range cands {
+			if err := c.withVector(&cands[i]); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -432,11 +442,23 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 }
 
 // candidate returns the result for the published version id, its payload
-// copied, and the stored vector. mu is held.
+// copied (its vector is fetched by withVector, if needed). mu is held.
 func (c *Collection) candidate(id vector.ID) candidate {
 	r := c.cat.recs.get(id)
-	v, _ := c.st.Get(id) // a published version's vector is in the store
-	return candidate{rec: r, vec: v, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap()}}
+	return candidate{rec: r, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap()}}
+}
+
+// withVector fetches cd's stored vector. mu is held.
+func (c *Collection) withVector(cd *candidate) error {
+	if cd.vec != nil {
+		return nil
+	}
+	v, err := c.st.Get(cd.rec.id)
+	if err != nil { // a published version's vector is in the store
+		return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, cd.res.ID, err)
+	}
+	cd.vec = v
+	return nil
 }
 
 // distance returns the metric's distance between a prepared query or
