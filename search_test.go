@@ -656,3 +656,47 @@ func TestKeywordConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// FuzzKeywordQuery checks that any keyword text, in keyword and hybrid
+// mode, either is refused with ErrInvalidOptions or returns results each
+// of which holds one of the query's words (as the tokenizer reads both).
+func FuzzKeywordQuery(f *testing.F) {
+	for _, s := range []string{"ada", `"E1234" OR *`, "NEAR(a b)", "-minus", "\xff", "Crème", strings.Repeat("x ", 70)} {
+		f.Add(s)
+	}
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "notes", cairn.CollectionConfig{Dim: 8})
+	if err != nil {
+		f.Fatal(err)
+	}
+	if err := c.Add(ctx, notes(rand.New(rand.NewPCG(9, 9)), 8)...); err != nil {
+		f.Fatal(err)
+	}
+	q := randVec(rand.New(rand.NewPCG(10, 10)), 8)
+	f.Fuzz(func(t *testing.T, words string) {
+		for _, mode := range []cairn.QueryMode{cairn.KeywordMode, cairn.HybridMode} {
+			emb := q
+			if mode == cairn.KeywordMode {
+				emb = nil
+			}
+			got, err := c.Query(ctx, emb, 5, &cairn.QueryOptions{Mode: mode, Keywords: words})
+			if err != nil {
+				if !errors.Is(err, vector.ErrInvalidOptions) {
+					t.Fatalf("%v %q: %v", mode, words, err)
+				}
+				continue
+			}
+			qw := keyword.Tokens(words)
+			for _, r := range got {
+				if r.KeywordRank == 0 {
+					continue
+				}
+				if !slices.ContainsFunc(keyword.Tokens(r.Text), func(w string) bool { return slices.Contains(qw, w) }) {
+					t.Fatalf("%v %q: %s (%q) holds none of the words %q", mode, words, r.ID, r.Text, qw)
+				}
+			}
+		}
+	})
+}

@@ -278,17 +278,12 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 	}
 	nDocs := float64(len(x.slots))
 	avg := float64(x.tokens) / nDocs
-	acc, _ := x.accs.Get().(*accumulator)
-	if acc == nil {
-		acc = &accumulator{}
-	}
-	if len(acc.score) < len(x.docs) {
-		acc.score = make([]float64, len(x.docs))
-	}
+	var lists [][]posting
+	var idfs []float64
 	for _, term := range terms {
 		num, ok := x.terms[term]
 		if !ok {
-			continue
+			continue // it adds nothing to any score
 		}
 		list := x.postings[num]
 		n := float64(len(list))
@@ -296,22 +291,16 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		for _, p := range list {
-			tf := float64(p.tf)
-			d := float64(p.length)
-			s := &acc.score[p.slot]
-			if *s == 0 {
-				acc.touched = append(acc.touched, p.slot)
-			}
-			*s += idf * (tf * (k1 + 1) / (tf + k1*(1-b+b*d/avg)))
-		}
+		lists, idfs = append(lists, list), append(idfs, idf)
 	}
-	top := make(hitHeap, 0, min(k, len(acc.touched)))
-	for _, slot := range acc.touched {
-		h := Hit{ID: x.docs[slot].id, Score: acc.score[slot]}
-		acc.score[slot] = 0
+	score := func(idf float64, p posting) float64 {
+		tf, d := float64(p.tf), float64(p.length)
+		return idf * (tf * (k1 + 1) / (tf + k1*(1-b+b*d/avg)))
+	}
+	top := make(hitHeap, 0, k)
+	offer := func(h Hit) {
 		if allow != nil && !allow(h.ID) {
-			continue
+			return
 		}
 		switch {
 		case len(top) < k:
@@ -321,8 +310,37 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 			heap.Fix(&top, 0)
 		}
 	}
-	acc.touched = acc.touched[:0]
-	x.accs.Put(acc)
+	switch len(lists) {
+	case 0:
+	case 1:
+		// One term: a posting's score is the document's, no summing.
+		for _, p := range lists[0] {
+			offer(Hit{ID: x.docs[p.slot].id, Score: score(idfs[0], p)})
+		}
+	default:
+		acc, _ := x.accs.Get().(*accumulator)
+		if acc == nil {
+			acc = &accumulator{}
+		}
+		if len(acc.score) < len(x.docs) {
+			acc.score = make([]float64, len(x.docs))
+		}
+		for i, list := range lists {
+			for _, p := range list {
+				s := &acc.score[p.slot]
+				if *s == 0 {
+					acc.touched = append(acc.touched, p.slot)
+				}
+				*s += score(idfs[i], p)
+			}
+		}
+		for _, slot := range acc.touched {
+			offer(Hit{ID: x.docs[slot].id, Score: acc.score[slot]})
+			acc.score[slot] = 0
+		}
+		acc.touched = acc.touched[:0]
+		x.accs.Put(acc)
+	}
 	out := make([]Hit, len(top))
 	for i := len(top) - 1; i >= 0; i-- {
 		out[i] = heap.Pop(&top).(Hit)
