@@ -63,7 +63,8 @@ const (
 // Window best candidates, filtered; an item at rank r (from 1) of a list
 // scores that list's weight / (K + r), and the sum over the lists ranks
 // the results. A nil *Fusion means the zero value: K = 60, weights 1,
-// Window max(k, 20).
+// Window max(k, 20). A query only reads its options (Fusion, MMR, Rerank):
+// one value may serve many concurrent queries.
 type Fusion struct {
 	// K is reciprocal rank fusion's constant (0 means [DefaultRRFK]):
 	// larger values flatten the difference between high and low ranks.
@@ -104,7 +105,8 @@ type MMR struct {
 // which drops them. An id it was not given, or an id twice, makes the
 // query fail with an error wrapping [ErrBadRerank]; an error it returns
 // is returned wrapped. It is called without any lock held, and may take
-// its time (ctx is the query's).
+// its time (ctx is the query's); concurrent queries may call it at once,
+// so it must be safe for concurrent use.
 type Reranker func(ctx context.Context, query string, candidates []Result) ([]string, error)
 
 // Rerank asks a query to hand its candidates to a [Reranker].
