@@ -6,6 +6,7 @@ package cairn_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"math"
@@ -21,6 +22,8 @@ import (
 	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
+
+	_ "modernc.org/sqlite" // the reference of TestKeywordScoresAreFTS5
 )
 
 // wordsFixture is testdata/luceneutil-minilm-384: real all-MiniLM-L6-v2
@@ -699,4 +702,80 @@ func FuzzKeywordQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestKeywordScoresAreFTS5 checks a collection's keyword query end to end
+// against SQLite's FTS5 over the same texts (the fixture's 1,580 strings,
+// in memory and in a file): the same items, in the same order (ties in
+// the order added, FTS5's rowid), with the same BM25 scores.
+func TestKeywordScoresAreFTS5(t *testing.T) {
+	fx := loadWords(t)
+	ctx := context.Background()
+	ref, err := sql.Open("sqlite", ":memory:")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	ref.SetMaxOpenConns(1)
+	if _, err := ref.Exec("CREATE VIRTUAL TABLE docs USING fts5(body)"); err != nil {
+		t.Fatal(err)
+	}
+	items := make([]cairn.Item, len(fx.base))
+	for i, v := range fx.base {
+		items[i] = cairn.Item{ID: fmt.Sprintf("b%04d", i), Embedding: v, Text: fx.baseText[i]}
+		if _, err := ref.Exec("INSERT INTO docs(rowid, body) VALUES (?, ?)", i+1, fx.baseText[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, op := range openers {
+		t.Run(op.name, func(t *testing.T) {
+			db := op.open(t, nil)
+			c := mustCollection(t, db, "words", cairn.CollectionConfig{Dim: 384, Index: cairn.Flat})
+			if err := c.Add(ctx, items...); err != nil {
+				t.Fatal(err)
+			}
+			for _, text := range fx.queryText[:300] {
+				var quoted []string // the distinct words, each a quoted FTS5 string
+				for _, w := range keyword.Tokens(text) {
+					if q := `"` + strings.ReplaceAll(w, `"`, `""`) + `"`; !slices.Contains(quoted, q) {
+						quoted = append(quoted, q)
+					}
+				}
+				if len(quoted) == 0 {
+					continue
+				}
+				rows, err := ref.Query("SELECT rowid, -bm25(docs) FROM docs WHERE docs MATCH ? ORDER BY bm25(docs), rowid LIMIT 20", strings.Join(quoted, " OR "))
+				if err != nil {
+					t.Fatal(err)
+				}
+				type hit struct {
+					id    string
+					score float64
+				}
+				var want []hit
+				for rows.Next() {
+					var row int
+					var h hit
+					if err := rows.Scan(&row, &h.score); err != nil {
+						t.Fatal(err)
+					}
+					h.id = fmt.Sprintf("b%04d", row-1)
+					want = append(want, h)
+				}
+				rows.Close()
+				got, err := c.QueryText(ctx, text, 20, &cairn.QueryOptions{Mode: cairn.KeywordMode})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(got) != len(want) {
+					t.Fatalf("%q: %d results, FTS5 %d", text, len(got), len(want))
+				}
+				for i, w := range want {
+					if got[i].ID != w.id || math.Abs(got[i].KeywordScore-w.score) > 1e-12*math.Abs(w.score) {
+						t.Fatalf("%q: result %d = %s %.17g, FTS5 %s %.17g", text, i, got[i].ID, got[i].KeywordScore, w.id, w.score)
+					}
+				}
+			}
+		})
+	}
 }
