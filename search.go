@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"unicode/utf8"
 
@@ -344,12 +345,30 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 	case KeywordMode:
 		kwHits = c.keywordHits(p, p.pool)
 	case HybridMode:
+		// The two lists are searched at once when there is a CPU for
+		// each: both only read, under the read lock this goroutine holds
+		// until both are done.
+		if p.match != nil {
+			c.matches(p) // once, before the lists share it
+		}
+		var kwDone chan struct{}
+		if runtime.GOMAXPROCS(0) > 1 {
+			kwDone = make(chan struct{})
+			go func() {
+				defer close(kwDone)
+				kwHits = c.keywordHits(p, p.window)
+			}()
+		}
 		hits, err := c.vectorHits(ctx, p, q, min(p.window, n))
+		if kwDone != nil {
+			<-kwDone
+		} else {
+			kwHits = c.keywordHits(p, p.window)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
 		vecHits = hits
-		kwHits = c.keywordHits(p, p.window)
 	}
 	var cands []candidate
 	switch p.opts.Mode {
