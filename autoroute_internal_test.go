@@ -48,16 +48,16 @@ func TestAutoTargetRouting(t *testing.T) {
 		}
 	}
 	add(0, 700)
-	if got := c.Info(); calls != 1 || got.Index != Flat || got.Calibration != nil {
+	if got := mustInfo(t, c); calls != 1 || got.Index != Flat || got.Calibration != nil {
 		t.Fatalf("after 700 items, graph not paying: %d measurements, %+v", calls, got)
 	}
 	add(700, 1300) // 1,300 < 2 × 700: no new measurement
-	if calls != 1 || c.Info().Index != Flat {
-		t.Fatalf("after 1,300 items: %d measurements, index %v", calls, c.Info().Index)
+	if calls != 1 || mustInfo(t, c).Index != Flat {
+		t.Fatalf("after 1,300 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
 	pays = true
 	add(1300, 1500) // ≥ 1,400: measured again, and now it pays
-	info := c.Info()
+	info := mustInfo(t, c)
 	if calls != 2 || info.Index != HNSW || info.Calibration == nil || info.Calibration.Target != 0.9 {
 		t.Fatalf("after 1,500 items, graph paying: %d measurements, %+v", calls, info)
 	}
@@ -75,7 +75,7 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Info(); calls != 3 || got.Index != Flat || got.Config.HNSW.TargetRecall != 0.9 {
+	if got := mustInfo(t, c); calls != 3 || got.Index != Flat || got.Config.HNSW.TargetRecall != 0.9 {
 		t.Fatalf("reopened, graph not paying: %d measurements, %+v", calls, got)
 	}
 	hits, err := c.Query(ctx, base[5], 3, nil)

@@ -86,9 +86,16 @@ type CollectionInfo struct {
 	Calibration *hnsw.Calibration
 }
 
+// ErrCollectionExists is returned (wrapped) by [DB.CreateCollection] for
+// a name already taken.
+var ErrCollectionExists = errors.New("cairn: collection exists")
+
+// errClosed is the error of every call on a closed DB or collection.
+var errClosed = fmt.Errorf("cairn: %w", vector.ErrClosed)
+
 // CreateCollection creates the collection name with the given
 // configuration and returns it. It returns an error wrapping
-// [vector.ErrDuplicateID] if the name is taken and
+// [ErrCollectionExists] if the name is taken and
 // [vector.ErrInvalidOptions] if the name is empty or cfg is invalid (see
 // [CollectionConfig.Validate]).
 func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
@@ -102,10 +109,10 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	db.mu.Lock()
 	defer db.mu.Unlock()
 	if db.closed {
-		return nil, vector.ErrClosed
+		return nil, errClosed
 	}
 	if _, ok := db.colls[name]; ok || db.loading[name] != nil {
-		return nil, fmt.Errorf("cairn: create collection %q: %w: collection exists", name, vector.ErrDuplicateID)
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, ErrCollectionExists)
 	}
 	var (
 		be  backend
@@ -115,6 +122,9 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		be, err = db.persist.create(ctx, name, cfg)
 	} else {
 		be, err = newMemBackend(cfg)
+	}
+	if errors.Is(err, vector.ErrDuplicateID) { // in the file, not loaded yet
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, ErrCollectionExists)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
@@ -131,6 +141,35 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	return c, nil
 }
 
+// GetOrCreateCollection returns the collection name, creating it with cfg
+// if there is none, so that a program can run it at every start. An
+// existing collection is returned as it is, whatever cfg's index settings;
+// if its dimension or metric differ from cfg's (once cfg's defaults are
+// filled in), it returns an error wrapping [vector.ErrInvalidOptions]. It
+// returns the errors of [DB.CreateCollection] and [DB.Collection]
+// otherwise.
+func (db *DB) GetOrCreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
+	for {
+		c, err := db.Collection(ctx, name)
+		if err == nil {
+			want := cfg.withDefaults()
+			if got := c.Config(); got.Dim != want.Dim || got.Metric != want.Metric {
+				return nil, fmt.Errorf("cairn: get or create collection %q: %w: it exists with dimension %d and metric %v, not %d and %v",
+					name, vector.ErrInvalidOptions, got.Dim, got.Metric, want.Dim, want.Metric)
+			}
+			return c, nil
+		}
+		if !errors.Is(err, vector.ErrNotFound) {
+			return nil, err
+		}
+		c, err = db.CreateCollection(ctx, name, cfg)
+		if !errors.Is(err, ErrCollectionExists) {
+			return c, err
+		}
+		// Created by another goroutine since we looked: get it.
+	}
+}
+
 // Collection returns the collection name, or an error wrapping
 // [vector.ErrNotFound]. A persistent collection is loaded from the file on
 // first use (its index rebuilt if no up-to-date one was saved), which can
@@ -142,7 +181,7 @@ func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) 
 		db.mu.Lock()
 		if db.closed {
 			db.mu.Unlock()
-			return nil, vector.ErrClosed
+			return nil, errClosed
 		}
 		if c, ok := db.colls[name]; ok {
 			db.mu.Unlock()
@@ -190,8 +229,8 @@ func (db *DB) loadCollection(ctx context.Context, name string, l *load) {
 	case err != nil:
 		l.err = fmt.Errorf("cairn: collection %q: %w", name, err)
 	case db.closed:
-		c.closeWith(vector.ErrClosed, false)
-		l.err = vector.ErrClosed
+		c.closeWith(errClosed, false)
+		l.err = errClosed
 	default:
 		db.colls[name] = c
 		l.c = c
@@ -210,7 +249,14 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 	// Info waits for a write in progress; db's lock is not held meanwhile.
 	out := make([]CollectionInfo, 0, len(colls))
 	for _, c := range colls {
-		out = append(out, c.Info())
+		info, err := c.Info()
+		if errors.Is(err, errDropped) {
+			continue // deleted since the listing
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, info)
 	}
 	slices.SortFunc(out, func(a, b CollectionInfo) int {
 		if a.Name < b.Name {
@@ -230,7 +276,7 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 	closed := db.closed
 	db.mu.RUnlock()
 	if closed {
-		return nil, vector.ErrClosed
+		return nil, errClosed
 	}
 	if db.persist != nil {
 		names, err := db.persist.names(ctx)
@@ -246,7 +292,7 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 	db.mu.RLock()
 	defer db.mu.RUnlock()
 	if db.closed {
-		return nil, vector.ErrClosed
+		return nil, errClosed
 	}
 	colls := make([]*Collection, 0, len(db.colls))
 	for _, c := range db.colls {
@@ -271,7 +317,7 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	}
 	defer db.mu.Unlock()
 	if db.closed {
-		return vector.ErrClosed
+		return errClosed
 	}
 	c, ok := db.colls[name]
 	if !ok && db.persist == nil {
@@ -292,7 +338,8 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 // Close saves what needs saving (the search graphs of persistent HNSW
 // collections, so that the next Open need not rebuild them), releases
 // memory and closes the file. Every later call on the DB or its
-// collections returns [vector.ErrClosed]. Close is idempotent.
+// collections returns an error wrapping [vector.ErrClosed]. Close is
+// idempotent.
 func (db *DB) Close() error {
 	db.mu.Lock()
 	defer db.mu.Unlock()
@@ -302,7 +349,7 @@ func (db *DB) Close() error {
 	db.closed = true
 	var first error
 	for _, c := range db.colls {
-		if err := c.closeWith(vector.ErrClosed, true); err != nil && first == nil {
+		if err := c.closeWith(errClosed, true); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -6,6 +6,7 @@ package cairn
 import (
 	"sync"
 
+	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -21,6 +22,9 @@ type record struct {
 	md   metadata
 	pos  int    // index in catalog.live; -1 while not published
 	w    *write // the write in flight that creates, replaces or deletes this version, if any
+	// words is text cut into words before the write took the lock, for
+	// publish to enter into the keyword index; nil once published.
+	words *keyword.Doc
 }
 
 func (r *record) published() bool { return r.pos >= 0 }
@@ -35,20 +39,25 @@ func (r *record) published() bool { return r.pos >= 0 }
 // looks a value of it up, and kept up to date from then on, so writes pay
 // for them only on keys that queries use for equality.
 //
+// The keyword index holds the text of every published version, entered
+// and removed at the very instant the version is published and retired,
+// so keyword and vector search always see the same items.
+//
 // The collection's lock guards the catalog: writers hold it exclusively;
 // readers hold it shared and may call matchSet, which takes postMu to
 // build a key's lists.
 type catalog struct {
-	keys keyIndex
-	recs recTable
-	live []*record
+	keys  keyIndex
+	recs  recTable
+	live  []*record
+	words *keyword.Index // the text of the published versions that have any
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
 }
 
 func newCatalog() catalog {
-	return catalog{keys: newKeyIndex(), post: make(map[string]postings)}
+	return catalog{keys: newKeyIndex(), post: make(map[string]postings), words: keyword.New()}
 }
 
 // len returns the number of published records.
@@ -94,6 +103,14 @@ func (cat *catalog) published(id vector.ID) bool {
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
+	if r.text != "" {
+		if r.words == nil {
+			d := keyword.Analyze(r.text)
+			r.words = &d
+		}
+		cat.words.AddDoc(r.id, *r.words)
+	}
+	r.words = nil
 	if len(cat.post) > 0 {
 		for _, f := range r.md {
 			if ps := cat.post[f.key]; ps != nil {
@@ -113,6 +130,9 @@ func (cat *catalog) retire(r *record) {
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
 	cat.recs.del(r.id)
+	if r.text != "" {
+		cat.words.Remove(r.id)
+	}
 	if len(cat.post) == 0 {
 		return
 	}

@@ -41,14 +41,29 @@ type Result struct {
 	ID       string         // the item's id
 	Text     string         // the item's text
 	Metadata map[string]any // a copy of the item's metadata
-	// Distance is the metric's distance from the query (smaller is
-	// closer): 1 − cos for Cosine, the negated inner product for Dot, the
-	// squared Euclidean distance for L2.
+	// Distance is the metric's distance from the query embedding (smaller
+	// is closer): 1 − cos for Cosine, the negated inner product for Dot,
+	// the squared Euclidean distance for L2. Zero in keyword mode.
 	Distance float64
 	// Similarity is larger for closer items: the cosine similarity, in
 	// [−1, 1], for Cosine (whatever the lengths of the vectors given); the
 	// raw inner product for Dot; 1 / (1 + ‖q − v‖), in (0, 1], for L2.
+	// Zero in keyword mode; in hybrid mode, given for every result, even
+	// one only the keyword list found.
 	Similarity float64
+	// Score is what the query ranked by: Similarity in vector mode,
+	// KeywordScore in keyword mode, the fused score in hybrid mode.
+	Score float64
+	// KeywordScore is the item's BM25 score for the query's words (larger
+	// is better; FTS5's bm25() negated), where the keyword list holds it.
+	KeywordScore float64
+	// VectorRank and KeywordRank are the item's rank (from 1) in the
+	// vector and keyword lists of the query, 0 where a list does not hold
+	// it: they say which lists a hybrid result came from.
+	VectorRank, KeywordRank int
+	// Embedding is the item's stored vector, if the query asked for it
+	// (QueryOptions.WithEmbeddings).
+	Embedding []float32
 }
 
 // QueryOptions refine a query. A nil *QueryOptions means the zero value.
@@ -64,6 +79,25 @@ type QueryOptions struct {
 	// the collection's HNSW.EfSearch): larger is slower and finds more of
 	// the true nearest. Exact search ignores it.
 	Ef int
+	// Mode says what the query ranks by: embeddings (VectorMode, the
+	// default), words (KeywordMode) or both (HybridMode). The filter
+	// applies inside each list.
+	Mode QueryMode
+	// Keywords are the words of the keyword list, for a query with an
+	// embedding ([Collection.Query]) in hybrid or keyword mode, or to
+	// match other words than those a [Collection.QueryText] embeds.
+	// Plain text: quotes, '*', '-', NEAR and the like are words or
+	// punctuation, never operators.
+	Keywords string
+	// Fusion tunes a hybrid query; nil means the defaults.
+	Fusion *Fusion
+	// MMR, if set, diversifies the results (vector and hybrid modes).
+	MMR *MMR
+	// Rerank, if set, hands the candidates to a function that reorders
+	// them (not with MMR).
+	Rerank *Rerank
+	// WithEmbeddings asks for each result's stored vector.
+	WithEmbeddings bool
 }
 
 // Collection is a named set of items of one dimension and metric, with its
@@ -183,29 +217,39 @@ func untrack(ctx context.Context, idx vector.Index, ids []vector.ID) error {
 // Name returns the collection's name.
 func (c *Collection) Name() string { return c.name }
 
-// Config returns the collection's configuration, defaults filled in.
+// Config returns the collection's configuration, defaults filled in. Name
+// and Config describe the handle, and answer even once the collection is
+// closed; every other method then returns an error.
 func (c *Collection) Config() CollectionConfig { return c.cfg }
 
 // Info describes the collection: its name, configuration, size and the
-// index in use (Flat or HNSW; an Auto collection reports which).
-func (c *Collection) Info() CollectionInfo {
+// index in use (Flat or HNSW; an Auto collection reports which). Once the
+// collection is closed or deleted it returns the error every call does.
+func (c *Collection) Info() (CollectionInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
+	if c.err != nil {
+		return CollectionInfo{}, c.err
+	}
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			info.Calibration = &cal
 		}
 	}
-	return info
+	return info, nil
 }
 
-// Count returns the number of items in the collection (0 once it is closed
-// or deleted).
-func (c *Collection) Count() int {
+// Count returns the number of items in the collection. Once the collection
+// is closed it returns an error wrapping [vector.ErrClosed], once deleted
+// one wrapping [vector.ErrNotFound], as every call does.
+func (c *Collection) Count() (int, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
-	return c.cat.len()
+	if c.err != nil {
+		return 0, c.err
+	}
+	return c.cat.len(), nil
 }
 
 // embed calls the store's embedder and checks it returned one vector per
@@ -309,102 +353,61 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 }
 
 // Query returns up to k items nearest to embedding, closest first (ties in
-// the order the items were last written). Fewer than k come back only if fewer than k items match
-// the filter or pass MinSimilarity. It returns an error wrapping
-// [vector.ErrInvalidK] for k ≤ 0, [vector.ErrInvalidOptions] for a
-// malformed filter, and the errors of [vector.Check] for a bad embedding.
+// the order the items were last written). Fewer than k come back only if
+// fewer than k items match the filter or pass MinSimilarity.
+//
+// With o.Mode set to [HybridMode] and o.Keywords to some words, it also
+// ranks the items by those words and fuses the two lists (see [Fusion]);
+// with [KeywordMode], embedding must be nil and only o.Keywords count (or
+// use [Collection.QueryText]).
+//
+// It returns an error wrapping [vector.ErrInvalidK] for k ≤ 0,
+// [vector.ErrInvalidOptions] for malformed options (a bad filter, MMR
+// Lambda outside [0, 1], keywords that are empty, not valid UTF-8 or over
+// [MaxKeywordBytes] or [MaxKeywords]), the errors of [vector.Check] for a
+// bad embedding, and [ErrBadRerank] or the reranker's error if o.Rerank
+// fails. Nothing stored changes.
 func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *QueryOptions) ([]Result, error) {
-	if k <= 0 {
-		return nil, fmt.Errorf("cairn: query: %w: %d", vector.ErrInvalidK, k)
+	if o != nil && o.Mode == KeywordMode && len(embedding) == 0 {
+		embedding = nil
 	}
-	var opts QueryOptions
-	if o != nil {
-		opts = *o
-	}
-	var match matcher
-	if opts.Filter != nil {
-		m, err := opts.Filter.compile()
-		if err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		match = m
-	}
-	if opts.Ef < 0 || opts.Ef > hnsw.MaxEf {
-		return nil, fmt.Errorf("cairn: query: %w: Ef = %d, want 0..%d", vector.ErrInvalidOptions, opts.Ef, hnsw.MaxEf)
-	}
-	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
-		return nil, fmt.Errorf("cairn: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
-	}
-	c.mu.RLock()
-	defer c.mu.RUnlock()
-	if c.err != nil {
-		return nil, c.err
-	}
-	// k beyond the number of items asks for nothing more, and an index
-	// sizes its work by k.
-	k = min(k, max(c.cat.len(), 1))
-	var so *vector.SearchOptions
-	if match != nil {
-		ids := c.cat.matchSet(opts.Filter, match)
-		switch {
-		case ids.len() == 0:
-			if err := vector.Check(embedding, c.cfg.Dim, c.cfg.Metric); err != nil {
-				return nil, fmt.Errorf("cairn: query: %w", err)
-			}
-			return []Result{}, nil
-		case ids.len() == c.cat.len():
-			// Everything matches: search unfiltered.
-		default:
-			// Only published versions match.
-			so = &vector.SearchOptions{Filter: c.allowList(ids, k, opts.Ef)}
-		}
-	}
-	if so == nil && c.unpublished > 0 {
-		// The index may hold versions readers must not see (write.go).
-		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.cat.published)}
-	}
-	var (
-		hits []vector.Result
-		err  error
-	)
-	if h, ok := c.idx.(*hnsw.Index); ok && opts.Ef != 0 {
-		ho := &hnsw.SearchOptions{Ef: opts.Ef}
-		if so != nil {
-			ho.SearchOptions = *so
-		}
-		hits, err = h.SearchWith(ctx, embedding, k, ho)
-	} else {
-		hits, err = c.idx.Search(ctx, embedding, k, so)
-	}
+	p, err := newPlan(k, o, embedding != nil, "")
 	if err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
 	}
-	out := make([]Result, 0, len(hits))
-	for _, h := range hits {
-		sim := similarity(c.cfg.Metric, h.Distance)
-		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
-			break // similarity falls as distance grows
-		}
-		r := c.cat.recs.get(h.ID)
-		out = append(out, Result{ID: r.key, Text: r.text, Metadata: r.md.toMap(), Distance: float64(h.Distance), Similarity: sim})
-	}
-	return out, nil
+	return c.search(ctx, p, embedding, p.opts.Keywords)
 }
 
-// QueryText is [Collection.Query] for a text, embedded with the store's
-// Embedder; without one it returns [ErrNoEmbedder].
+// QueryText is [Collection.Query] for a text. In vector mode (the default)
+// the text is embedded with the store's Embedder (without one it returns
+// [ErrNoEmbedder]); in [KeywordMode] its words are matched, and no
+// embedder is needed; in [HybridMode] it is both embedded and matched (or,
+// if o.Keywords is set, the keyword list matches those words instead).
 func (c *Collection) QueryText(ctx context.Context, text string, k int, o *QueryOptions) ([]Result, error) {
-	if k <= 0 {
-		return nil, fmt.Errorf("cairn: query: %w: %d", vector.ErrInvalidK, k)
+	mode := VectorMode
+	if o != nil {
+		mode = o.Mode
+	}
+	p, err := newPlan(k, o, mode != KeywordMode, text)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
 	}
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
-	vs, err := c.embed(ctx, []string{text})
-	if err != nil {
-		return nil, fmt.Errorf("cairn: query: %w", err)
+	var q []float32
+	if mode != KeywordMode {
+		vs, err := c.embed(ctx, []string{text})
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		q = vs[0]
 	}
-	return c.Query(ctx, vs[0], k, o)
+	words := text
+	if p.opts.Keywords != "" {
+		words = p.opts.Keywords
+	}
+	return c.search(ctx, p, q, words)
 }
 
 // allowList returns the filter that hands ids to the index. An allow-list

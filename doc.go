@@ -32,6 +32,22 @@
 // by text; [OpenAI] is one for any OpenAI-compatible /embeddings endpoint
 // (OpenAI, Ollama, llama.cpp, vLLM).
 //
+// # Keyword and hybrid search
+//
+// Every collection also indexes its items' Text by word, so a query can
+// rank by embeddings ([VectorMode], the default), by words ([KeywordMode]:
+// BM25, with the tokens and scores of SQLite's FTS5 — its unicode61
+// tokenizer, case and diacritics folded, and bm25() with k1 = 1.2,
+// b = 0.75) or by both ([HybridMode]: the two lists fused by reciprocal
+// rank fusion, see [Fusion]). Keyword queries are plain text: quotes, '*',
+// '-' and NEAR are never operators. Names, error codes and rare words that
+// embeddings blur are what the keyword list is for. Filters apply inside
+// each list. The word index is one Go implementation for memory and file
+// collections alike: it is updated at the same instant as the vectors
+// (a write's items become visible to both at once) and rebuilt from the
+// items' text when a collection is loaded. [MMR] diversifies results and a
+// [Reranker] reorders them ([Rerank]); [QueryOptions] says how.
+//
 // # Errors
 //
 // Bad input is reported with the sentinel errors of package vector,
@@ -39,7 +55,10 @@
 // [vector.ErrNonFinite], [vector.ErrZeroVector], [vector.ErrEmptyID],
 // [vector.ErrDuplicateID], [vector.ErrNotFound] (unknown item or
 // collection), [vector.ErrInvalidK], [vector.ErrInvalidOptions] (malformed
-// filter, bad metadata or configuration) and [vector.ErrClosed]. Text
+// filter, bad metadata, configuration or query options, keywords that are
+// empty or over [MaxKeywordBytes]) and, once the store is closed,
+// [vector.ErrClosed], from every call. A collection name already taken is
+// [ErrCollectionExists]; a reranker's bad answer [ErrBadRerank]. Text
 // calls without an embedder return [ErrNoEmbedder].
 //
 // # Concurrency

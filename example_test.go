@@ -81,7 +81,8 @@ func Example_filters() {
 	show(`lang in (rust, zig) or year < 2020`, cairn.Or(cairn.In("lang", "rust", "zig"), cairn.Lt("year", 2020)))
 
 	n, _ := docs.DeleteWhere(ctx, cairn.Eq("lang", "go"))
-	fmt.Println("deleted", n, "go docs; left", docs.Count())
+	left, _ := docs.Count()
+	fmt.Println("deleted", n, "go docs; left", left)
 	// Output:
 	// no filter:                             rust-2023 go-2019 go-2023
 	// lang = "go":                           go-2019 go-2023
@@ -133,7 +134,8 @@ func Example_persistence() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	fmt.Println(notes.Count(), "notes; nearest:", hits[0].Text, hits[0].Metadata)
+	count, _ := notes.Count()
+	fmt.Println(count, "notes; nearest:", hits[0].Text, hits[0].Metadata)
 	// Output:
 	// 2 notes; nearest: second note map[day:2]
 }
@@ -161,7 +163,8 @@ func Example_chooseIndex() {
 				log.Fatal(err)
 			}
 		}
-		fmt.Printf("%d items: auto uses %v\n", i+1, auto.Info().Index)
+		info, _ := auto.Info()
+		fmt.Printf("%d items: auto uses %v\n", i+1, info.Index)
 	}
 	// A wider beam for one query of an HNSW collection:
 	hits, _ := graph.Query(ctx, []float32{1, 2}, 1, &cairn.QueryOptions{Ef: 256})

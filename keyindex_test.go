@@ -98,8 +98,8 @@ func TestCollectionKeyCollisions(t *testing.T) {
 			want[fmt.Sprint("k", i)] = float32(i)
 		}
 	}
-	if c.Count() != len(want) {
-		t.Fatalf("Count = %d, want %d", c.Count(), len(want))
+	if mustCount(t, c) != len(want) {
+		t.Fatalf("Count = %d, want %d", mustCount(t, c), len(want))
 	}
 	for k, x := range want {
 		got, err := c.Get(ctx, k)

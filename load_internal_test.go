@@ -98,7 +98,7 @@ func TestLoadHoldsUpNoOther(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := db.CreateCollection(ctx, "big", CollectionConfig{Dim: 2}); !errors.Is(err, vector.ErrDuplicateID) {
+	if _, err := db.CreateCollection(ctx, "big", CollectionConfig{Dim: 2}); !errors.Is(err, ErrCollectionExists) {
 		t.Fatalf("CreateCollection of the collection being loaded: %v", err)
 	}
 	close(p.gate)

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"unicode/utf8"
 
+	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -196,10 +197,25 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]ro
 // Delete removes the items with the given ids, all or nothing: it returns
 // an error wrapping [vector.ErrNotFound] if any id is not in the collection.
 // An id that another write has in flight is looked up once that write has
-// finished.
+// finished. To delete whichever of the ids are present, as a retry must,
+// use [Collection.DeleteIfExists].
 func (c *Collection) Delete(ctx context.Context, ids ...string) error {
+	_, err := c.delete(ctx, "delete", ids, false)
+	return err
+}
+
+// DeleteIfExists removes those of the items with the given ids that are in
+// the collection, at one instant, and returns how many it removed: ids not
+// in the collection are no error, so that a delete can be retried (after a
+// timeout, say) without first finding out what the last attempt did.
+func (c *Collection) DeleteIfExists(ctx context.Context, ids ...string) (int, error) {
+	return c.delete(ctx, "delete if exists", ids, true)
+}
+
+// delete is Delete, or DeleteIfExists if missingOK is set.
+func (c *Collection) delete(ctx context.Context, op string, ids []string, missingOK bool) (int, error) {
 	if err := c.closedErr(); err != nil {
-		return err
+		return 0, err
 	}
 	keys := make([]string, 0, len(ids))
 	seen := make(map[string]struct{}, len(ids))
@@ -210,9 +226,9 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 		}
 	}
 	if len(keys) == 0 {
-		return nil
+		return 0, nil
 	}
-	w := newWrite("delete", nil)
+	w := newWrite(op, nil)
 	found := make([]*record, len(keys))
 	find := func() []*record {
 		for i, k := range keys {
@@ -221,17 +237,24 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 		return found
 	}
 	claim := func(found []*record) error {
+		present := found[:0:0]
 		for i, r := range found {
-			if r == nil {
-				return fmt.Errorf("cairn: delete %q: %w", keys[i], vector.ErrNotFound)
+			switch {
+			case r != nil:
+				present = append(present, r)
+			case !missingOK:
+				return fmt.Errorf("cairn: %s %q: %w", op, keys[i], vector.ErrNotFound)
 			}
 		}
-		c.claimDeletes(w, found)
+		c.claimDeletes(w, present)
 		return nil
 	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	return c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
+	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) }); err != nil {
+		return 0, err
+	}
+	return len(w.deletes), nil
 }
 
 // DeleteWhere removes every item that f matches and returns how many it
@@ -366,12 +389,17 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 		return err
 	}
 	w.vers = make([]record, len(w.rows)) // one allocation for the batch
+	words := make([]keyword.Doc, len(w.rows))
 	for i := range w.rows {
 		r := &w.rows[i]
 		if !w.overlap { // else the store is reading the rows, and needs no metadata
 			r.md = mds[i]
 		}
 		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w}
+		if r.text != "" { // cut into words here, not under the lock in publish
+			words[i] = keyword.Analyze(r.text)
+			w.vers[i].words = &words[i]
+		}
 	}
 	found := make([]*record, len(w.rows))
 	find := func() []*record {

@@ -33,9 +33,11 @@ var graph = map[string]rule{
 	"sqlitestore":            {cairn: []string{"vector"}, third: []string{"modernc.org/sqlite"}},
 	"recall":                 {cairn: []string{"vector"}},
 	"internal/vectortest":    {cairn: []string{"vector"}},
+	"internal/keyword":       {cairn: []string{"vector"}},
+	"internal/rank":          {cairn: []string{"vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore"}},
+	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},

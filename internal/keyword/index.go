@@ -1,0 +1,372 @@
+// This file holds the inverted index and its BM25 ranking.
+package keyword
+
+import (
+	"container/heap"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// BM25's constants, as FTS5's bm25() fixes them.
+const (
+	k1 = 1.2
+	b  = 0.75
+)
+
+// Index is an inverted index of documents (texts identified by
+// vector.ID), ranked by BM25 as FTS5's bm25() ranks the rows of a
+// one-column table holding the same texts: the same documents match, in the
+// same order, with the same scores (negated: larger is better here).
+//
+// An Index is not safe for concurrent use with its writes: Add and Remove
+// need the caller's exclusive lock; any number of Searches may run at once
+// (under a shared lock).
+type Index struct {
+	terms    map[string]uint32 // a term's number
+	names    []string          // by term number
+	postings [][]posting       // by term number
+	freeTerm []uint32          // numbers of terms no document has any more
+
+	slots    map[vector.ID]uint32 // a document's slot
+	docs     []doc                // by slot
+	freeSlot []uint32
+	tokens   int64 // of all documents
+
+	accs sync.Pool // of *accumulator, for Search
+}
+
+// doc is one document: its id, its length in tokens and the numbers of
+// its distinct terms (to remove it by).
+type doc struct {
+	id     vector.ID
+	length uint32
+	terms  []uint32
+}
+
+// posting says that the document in slot, of length tokens, holds a term
+// tf times. The length is copied here so that scoring a posting reads
+// nothing else.
+type posting struct {
+	slot, tf, length uint32
+}
+
+// New returns an empty index.
+func New() *Index {
+	return &Index{terms: map[string]uint32{}, slots: map[vector.ID]uint32{}}
+}
+
+// Len returns the number of documents.
+func (x *Index) Len() int { return len(x.slots) }
+
+// Tokens returns the number of tokens of all documents.
+func (x *Index) Tokens() int64 { return x.tokens }
+
+// Doc is a text cut into its terms, ready to enter an index: what
+// [Analyze] returns, so that the tokenizing can happen before the caller
+// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made.
+type Doc struct {
+	terms  []termCount // distinct, in order of first appearance
+	length uint32      // tokens
+}
+
+// termCount is a term of a Doc and the number of times it occurs.
+type termCount struct {
+	term string
+	tf   uint32
+}
+
+// Analyze cuts text into a Doc.
+func Analyze(text string) Doc {
+	// About one token in six bytes of text: one allocation, most of the
+	// time.
+	d := Doc{terms: make([]termCount, 0, min(len(text)/6+2, 64))}
+	var at map[string]int // term → index, once there are many terms
+	for s := newScanner(text); s.next(); {
+		tok := s.tok
+		d.length++
+		i := -1
+		if at != nil {
+			if j, ok := at[string(tok)]; ok {
+				i = j
+			}
+		} else {
+			for j := range d.terms {
+				if d.terms[j].term == string(tok) {
+					i = j
+					break
+				}
+			}
+		}
+		if i >= 0 {
+			d.terms[i].tf++
+			continue
+		}
+		// A token spelled as in the text (lower case ASCII, say) shares
+		// the text's bytes; a term new to the index is cloned (newTerm).
+		t := s.from
+		if t != string(tok) {
+			t = string(tok)
+		}
+		d.terms = append(d.terms, termCount{t, 1})
+		if at != nil {
+			at[t] = len(d.terms) - 1
+		} else if len(d.terms) == 16 {
+			at = make(map[string]int, 32)
+			for j, tc := range d.terms {
+				at[tc.term] = j
+			}
+		}
+	}
+	return d
+}
+
+// Add indexes text as the document id, replacing the document id had.
+// Every call adds a document, even one whose text has no tokens: like a
+// row of FTS5, it counts in the number of documents BM25 weighs terms by.
+func (x *Index) Add(id vector.ID, text string) { x.AddDoc(id, Analyze(text)) }
+
+// AddDoc is [Index.Add] for a text already analyzed.
+func (x *Index) AddDoc(id vector.ID, d Doc) {
+	if _, ok := x.slots[id]; ok {
+		x.Remove(id)
+	}
+	var slot uint32
+	if n := len(x.freeSlot); n > 0 {
+		slot = x.freeSlot[n-1]
+		x.freeSlot = x.freeSlot[:n-1]
+	} else {
+		slot = uint32(len(x.docs))
+		x.docs = append(x.docs, doc{})
+	}
+	x.slots[id] = slot
+	nums := make([]uint32, len(d.terms))
+	for i, tc := range d.terms {
+		num, ok := x.terms[tc.term]
+		if !ok {
+			num = x.newTerm(tc.term)
+		}
+		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: tc.tf, length: d.length})
+		nums[i] = num
+	}
+	x.tokens += int64(d.length)
+	x.docs[slot] = doc{id: id, length: d.length, terms: nums}
+}
+
+// newTerm gives term a number and an empty posting list.
+func (x *Index) newTerm(term string) uint32 {
+	var num uint32
+	if n := len(x.freeTerm); n > 0 {
+		num = x.freeTerm[n-1]
+		x.freeTerm = x.freeTerm[:n-1]
+	} else {
+		num = uint32(len(x.postings))
+		x.postings = append(x.postings, nil)
+		x.names = append(x.names, "")
+	}
+	term = strings.Clone(term) // not to keep a document's text alive
+	x.terms[term] = num
+	x.names[num] = term
+	return num
+}
+
+// Remove takes documents out of the index; ids it does not hold are
+// ignored. Removing many at once costs one pass over each posting list
+// they touch.
+func (x *Index) Remove(ids ...vector.ID) {
+	var gone map[uint32]struct{} // slots, when more than one
+	var touched []uint32         // term numbers
+	seen := map[uint32]struct{}{}
+	var single uint32
+	n := 0
+	for _, id := range ids {
+		slot, ok := x.slots[id]
+		if !ok {
+			continue
+		}
+		delete(x.slots, id)
+		d := &x.docs[slot]
+		x.tokens -= int64(d.length)
+		for _, t := range d.terms {
+			if _, dup := seen[t]; !dup {
+				seen[t] = struct{}{}
+				touched = append(touched, t)
+			}
+		}
+		if n == 0 {
+			single = slot
+		} else {
+			if gone == nil {
+				gone = map[uint32]struct{}{single: {}}
+			}
+			gone[slot] = struct{}{}
+		}
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	for _, t := range touched {
+		list := x.postings[t]
+		keep := list[:0]
+		for _, p := range list {
+			if gone != nil {
+				if _, drop := gone[p.slot]; drop {
+					continue
+				}
+			} else if p.slot == single {
+				continue
+			}
+			keep = append(keep, p)
+		}
+		clear(list[len(keep):])
+		x.postings[t] = keep
+	}
+	// Free the slots and the terms no document holds any more, now that
+	// no posting names them.
+	free := func(slot uint32) {
+		x.docs[slot] = doc{}
+		x.freeSlot = append(x.freeSlot, slot)
+	}
+	if gone == nil {
+		free(single)
+	} else {
+		for slot := range gone {
+			free(slot)
+		}
+	}
+	for _, t := range touched {
+		if len(x.postings[t]) == 0 {
+			delete(x.terms, x.names[t])
+			x.postings[t], x.names[t] = nil, ""
+			x.freeTerm = append(x.freeTerm, t)
+		}
+	}
+}
+
+// Hit is one document a search found, with its BM25 score (FTS5's bm25()
+// negated: larger is better).
+type Hit struct {
+	ID    vector.ID
+	Score float64
+}
+
+// accumulator holds a search's running scores, by slot.
+type accumulator struct {
+	score   []float64
+	touched []uint32
+}
+
+// Search returns the k best documents holding any of terms (tokens, as
+// [ParseQuery] returns them), best first, ties by id; only documents for
+// which allow returns true, if allow is not nil. A document's score is
+// the sum, over the terms it holds, of
+//
+//	idf · tf·(k1+1) / (tf + k1·(1 − b + b·len/avglen))
+//
+// where idf = ln((N − n + 0.5)/(n + 0.5)) (at least 1e-6), N is the number
+// of documents, n the number holding the term, tf the term's count in the
+// document, len the document's length in tokens and avglen the mean
+// length: FTS5's bm25() with k1 = 1.2 and b = 0.75, summed in the same
+// order, so the scores are the same to the last bit or two. Terms are
+// expected distinct: a repeated term counts twice, as in FTS5.
+func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit {
+	if k <= 0 || len(x.slots) == 0 {
+		return nil
+	}
+	nDocs := float64(len(x.slots))
+	avg := float64(x.tokens) / nDocs
+	var lists [][]posting
+	var idfs []float64
+	for _, term := range terms {
+		num, ok := x.terms[term]
+		if !ok {
+			continue // it adds nothing to any score
+		}
+		list := x.postings[num]
+		n := float64(len(list))
+		idf := math.Log((nDocs - n + 0.5) / (n + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		lists, idfs = append(lists, list), append(idfs, idf)
+	}
+	score := func(idf float64, p posting) float64 {
+		tf, d := float64(p.tf), float64(p.length)
+		return idf * (tf * (k1 + 1) / (tf + k1*(1-b+b*d/avg)))
+	}
+	top := make(hitHeap, 0, k)
+	offer := func(h Hit) {
+		if allow != nil && !allow(h.ID) {
+			return
+		}
+		switch {
+		case len(top) < k:
+			heap.Push(&top, h)
+		case better(h, top[0]):
+			top[0] = h
+			heap.Fix(&top, 0)
+		}
+	}
+	switch len(lists) {
+	case 0:
+	case 1:
+		// One term: a posting's score is the document's, no summing.
+		for _, p := range lists[0] {
+			offer(Hit{ID: x.docs[p.slot].id, Score: score(idfs[0], p)})
+		}
+	default:
+		acc, _ := x.accs.Get().(*accumulator)
+		if acc == nil {
+			acc = &accumulator{}
+		}
+		if len(acc.score) < len(x.docs) {
+			acc.score = make([]float64, len(x.docs))
+		}
+		for i, list := range lists {
+			for _, p := range list {
+				s := &acc.score[p.slot]
+				if *s == 0 {
+					acc.touched = append(acc.touched, p.slot)
+				}
+				*s += score(idfs[i], p)
+			}
+		}
+		for _, slot := range acc.touched {
+			offer(Hit{ID: x.docs[slot].id, Score: acc.score[slot]})
+			acc.score[slot] = 0
+		}
+		acc.touched = acc.touched[:0]
+		x.accs.Put(acc)
+	}
+	out := make([]Hit, len(top))
+	for i := len(top) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&top).(Hit)
+	}
+	return out
+}
+
+// better reports whether a ranks before b: a higher score, or the same
+// score and a smaller id.
+func better(a, b Hit) bool {
+	if a.Score != b.Score {
+		return a.Score > b.Score
+	}
+	return a.ID < b.ID
+}
+
+// hitHeap is a min-heap of hits, the worst on top.
+type hitHeap []Hit
+
+func (h hitHeap) Len() int           { return len(h) }
+func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}

@@ -1,0 +1,7 @@
+//go:build !race
+
+package cairn_test
+
+// raceEnabled says the tests run without the race detector (see
+// race_test.go).
+const raceEnabled = false

@@ -1,0 +1,556 @@
+package cairn
+
+// This file holds the query modes (vector, keyword, hybrid) and what a
+// query does after ranking: fusion, maximal marginal relevance and the
+// caller's reranker.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"unicode/utf8"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/keyword"
+	"github.com/cairndb/cairn/internal/rank"
+	"github.com/cairndb/cairn/vector"
+)
+
+// QueryMode says which lists a query ranks items by.
+type QueryMode int
+
+const (
+	// VectorMode ranks by the distance of the items' embeddings from the
+	// query's. It is the default.
+	VectorMode QueryMode = iota
+	// KeywordMode ranks the items whose Text holds any of the query's
+	// words by BM25, as SQLite's FTS5 ranks them (bm25(), k1 = 1.2,
+	// b = 0.75, its unicode61 tokenizer: case and diacritics ignored). It
+	// needs no embedding.
+	KeywordMode
+	// HybridMode ranks by both lists, fused by reciprocal rank fusion
+	// (see [Fusion]).
+	HybridMode
+)
+
+// String returns "vector", "keyword" or "hybrid".
+func (m QueryMode) String() string {
+	switch m {
+	case VectorMode:
+		return "vector"
+	case KeywordMode:
+		return "keyword"
+	case HybridMode:
+		return "hybrid"
+	}
+	return fmt.Sprintf("QueryMode(%d)", int(m))
+}
+
+// Limits of the keyword part of a query: a longer query is refused with
+// an error wrapping [vector.ErrInvalidOptions].
+const (
+	// MaxKeywordBytes is the longest keyword text a query may carry.
+	MaxKeywordBytes = keyword.MaxQueryBytes
+	// MaxKeywords is the most distinct words it may have.
+	MaxKeywords = keyword.MaxQueryTerms
+	// MaxCandidates bounds the candidates a query may ask for: a Fusion
+	// Window, an MMR or Rerank Pool.
+	MaxCandidates = 10000
+)
+
+// Fusion tunes a hybrid query: each list (vector and keyword) finds its
+// Window best candidates, filtered; an item at rank r (from 1) of a list
+// scores that list's weight / (K + r), and the sum over the lists ranks
+// the results. A nil *Fusion means the zero value: K = 60, weights 1,
+// Window max(k, 20). A query only reads its options (Fusion, MMR, Rerank):
+// one value may serve many concurrent queries.
+type Fusion struct {
+	// K is reciprocal rank fusion's constant (0 means [DefaultRRFK]):
+	// larger values flatten the difference between high and low ranks.
+	K float64
+	// VectorWeight and KeywordWeight scale each list's contribution; 0
+	// means 1. They must not be negative.
+	VectorWeight, KeywordWeight float64
+	// Window is how many candidates each list contributes (0 means
+	// max(k, 20), or the MMR or Rerank Pool if larger); at most
+	// MaxCandidates.
+	Window int
+}
+
+// DefaultRRFK is reciprocal rank fusion's K when [Fusion.K] is 0: the
+// value of Cormack, Clarke and Büttcher (SIGIR 2009), which most systems
+// keep.
+const DefaultRRFK = rank.DefaultRRFK
+
+// MMR asks a query to diversify its results by maximal marginal relevance:
+// from the query's Pool best candidates it picks k, each time the one that
+// maximises Lambda·sim(query) − (1 − Lambda)·max sim(one already picked),
+// similarities as [Result.Similarity] defines them. It needs a query
+// embedding (vector or hybrid mode).
+type MMR struct {
+	// Lambda weighs relevance against diversity, in [0, 1]: 1 keeps the
+	// query's order, 0 picks (after the first) the candidate least like
+	// those already picked.
+	Lambda float64
+	// Pool is how many candidates to choose from (0 means max(4·k, 20));
+	// at most MaxCandidates.
+	Pool int
+}
+
+// Reranker reorders a query's candidates, for cross-encoders and other
+// second-stage rankers. It is given the query's text (the QueryText text
+// or the Keywords, empty for an embedding alone) and the candidates best
+// first, and returns their ids in the new order; it may leave some out,
+// which drops them. An id it was not given, or an id twice, makes the
+// query fail with an error wrapping [ErrBadRerank]; an error it returns
+// is returned wrapped. It is called without any lock held, and may take
+// its time (ctx is the query's); concurrent queries may call it at once,
+// so it must be safe for concurrent use.
+type Reranker func(ctx context.Context, query string, candidates []Result) ([]string, error)
+
+// Rerank asks a query to hand its candidates to a [Reranker].
+type Rerank struct {
+	// Func reorders the candidates. Required.
+	Func Reranker
+	// Pool is how many candidates it is given (0 means max(4·k, 20)); at
+	// most MaxCandidates.
+	Pool int
+}
+
+// ErrBadRerank is wrapped by the error of a query whose Reranker returned
+// an id it was not given, or one id twice.
+var ErrBadRerank = rank.ErrBadRerank
+
+// plan is a query's options checked and resolved.
+type plan struct {
+	opts   QueryOptions
+	k      int
+	match  matcher
+	terms  []string // the keyword list's words, or nil
+	pool   int      // candidates ranked before MMR and the reranker cut to k
+	window int      // candidates per list in hybrid mode
+	weight [2]float64
+	rrfK   float64
+	// matched is what the filter matches, once computed (matchedSet).
+	matched    matched
+	matchedSet bool
+}
+
+// newPlan checks o for a query of k results with or without an embedding
+// (hasVec) and with the given keyword text (used unless o.Keywords is set,
+// in keyword and hybrid modes).
+func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("%w: %d", vector.ErrInvalidK, k)
+	}
+	p := &plan{k: k}
+	if o != nil {
+		p.opts = *o
+	}
+	opts := &p.opts
+	bad := func(format string, args ...any) (*plan, error) {
+		return nil, fmt.Errorf("%w: "+format, append([]any{vector.ErrInvalidOptions}, args...)...)
+	}
+	if opts.Filter != nil {
+		m, err := opts.Filter.compile()
+		if err != nil {
+			return nil, err
+		}
+		p.match = m
+	}
+	if opts.Ef < 0 || opts.Ef > hnsw.MaxEf {
+		return bad("Ef = %d, want 0..%d", opts.Ef, hnsw.MaxEf)
+	}
+	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
+		return bad("MinSimilarity is NaN")
+	}
+	switch opts.Mode {
+	case VectorMode:
+		if opts.Keywords != "" {
+			return bad("Keywords given to a vector query; set Mode: HybridMode (or KeywordMode)")
+		}
+	case KeywordMode:
+		if opts.MinSimilarity != nil {
+			return bad("MinSimilarity in keyword mode, which has no similarity")
+		}
+		if opts.MMR != nil {
+			return bad("MMR needs a query embedding: use vector or hybrid mode")
+		}
+	case HybridMode:
+	default:
+		return bad("unknown query mode %d", int(opts.Mode))
+	}
+	if opts.Mode != VectorMode {
+		if opts.Keywords != "" {
+			words = opts.Keywords
+		}
+		if !utf8.ValidString(words) {
+			return bad("the keywords are not valid UTF-8")
+		}
+		terms, err := keyword.ParseQuery(words)
+		if err != nil {
+			return nil, err // wraps ErrInvalidOptions
+		}
+		p.terms = terms
+	}
+	if hasVec != (opts.Mode != KeywordMode) {
+		if hasVec {
+			return bad("an embedding given to a keyword query")
+		}
+		return bad("a %v query needs an embedding", opts.Mode)
+	}
+	p.pool = k
+	if opts.MMR != nil && opts.Rerank != nil {
+		return bad("MMR and Rerank together: choose one")
+	}
+	pool := func(n int) (int, error) {
+		switch {
+		case n < 0 || n > MaxCandidates:
+			return 0, fmt.Errorf("%w: Pool = %d, want 0..%d", vector.ErrInvalidOptions, n, MaxCandidates)
+		case n == 0:
+			return min(max(4*k, 20), MaxCandidates), nil
+		}
+		return n, nil
+	}
+	if m := opts.MMR; m != nil {
+		if !(m.Lambda >= 0 && m.Lambda <= 1) {
+			return bad("MMR Lambda = %v, want 0 ≤ Lambda ≤ 1", m.Lambda)
+		}
+		n, err := pool(m.Pool)
+		if err != nil {
+			return nil, err
+		}
+		p.pool = max(k, n)
+	}
+	if r := opts.Rerank; r != nil {
+		if r.Func == nil {
+			return bad("Rerank without a Func")
+		}
+		n, err := pool(r.Pool)
+		if err != nil {
+			return nil, err
+		}
+		p.pool = max(k, n)
+	}
+	p.window, p.weight, p.rrfK = p.pool, [2]float64{1, 1}, DefaultRRFK
+	if opts.Mode == HybridMode {
+		p.window = max(p.pool, 20)
+		if f := opts.Fusion; f != nil {
+			if f.K < 0 || math.IsNaN(f.K) || math.IsInf(f.K, 0) {
+				return bad("Fusion K = %v, want a finite K ≥ 0", f.K)
+			}
+			if f.K > 0 {
+				p.rrfK = f.K
+			}
+			for i, w := range []float64{f.VectorWeight, f.KeywordWeight} {
+				if w < 0 || math.IsNaN(w) || math.IsInf(w, 0) {
+					return bad("Fusion weight %v, want a finite weight ≥ 0", w)
+				}
+				if w > 0 {
+					p.weight[i] = w
+				}
+			}
+			if f.Window < 0 || f.Window > MaxCandidates {
+				return bad("Fusion Window = %d, want 0..%d", f.Window, MaxCandidates)
+			}
+			if f.Window > 0 {
+				p.window = max(f.Window, p.pool)
+			}
+		}
+	}
+	return p, nil
+}
+
+// candidate is one result being ranked, with its stored vector when the
+// query needs it (a view into the store: read it only under the lock).
+type candidate struct {
+	rec *record
+	res Result
+	vec vector.Vector
+}
+
+// search runs a query planned by p with the query embedding q (nil in
+// keyword mode) and the keyword text words (for the reranker).
+func (c *Collection) search(ctx context.Context, p *plan, q []float32, words string) ([]Result, error) {
+	cands, err := c.rank(ctx, p, q)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Result, len(cands))
+	for i := range cands {
+		out[i] = cands[i].res
+	}
+	if r := p.opts.Rerank; r != nil {
+		given := make([]string, len(out))
+		for i := range out {
+			given[i] = out[i].ID
+		}
+		answer, err := r.Func(ctx, words, slices.Clone(out))
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: reranker: %w", err)
+		}
+		order, err := rank.Order(given, answer)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		re := make([]Result, len(order))
+		for i, j := range order {
+			re[i] = out[j]
+		}
+		out = re
+	}
+	if len(out) > p.k {
+		out = out[:p.k]
+	}
+	return out, nil
+}
+
+// rank finds the candidates of a query, under the collection's read lock:
+// the lists, their fusion, and MMR's choice.
+func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var prepared vector.Vector // the query as the index sees it, for hybrid mode
+	switch {
+	case p.opts.Mode == HybridMode:
+		var err error
+		if prepared, err = vector.Prepare(q, c.cfg.Dim, c.cfg.Metric); err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+	case q != nil:
+		if err := vector.Check(q, c.cfg.Dim, c.cfg.Metric); err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+	}
+	n := c.cat.len()
+	if n == 0 {
+		return nil, nil
+	}
+	var (
+		vecHits []vector.Result
+		kwHits  []keyword.Hit
+	)
+	switch p.opts.Mode {
+	case VectorMode:
+		hits, err := c.vectorHits(ctx, p, q, min(p.pool, n))
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		vecHits = hits
+	case KeywordMode:
+		kwHits = c.keywordHits(p, p.pool)
+	case HybridMode:
+		// The two lists are searched at once when there is a CPU for
+		// each: both only read, under the read lock this goroutine holds
+		// until both are done.
+		if p.match != nil {
+			c.matches(p) // once, before the lists share it
+		}
+		var kwDone chan struct{}
+		if runtime.GOMAXPROCS(0) > 1 {
+			kwDone = make(chan struct{})
+			go func() {
+				defer close(kwDone)
+				kwHits = c.keywordHits(p, p.window)
+			}()
+		}
+		hits, err := c.vectorHits(ctx, p, q, min(p.window, n))
+		if kwDone != nil {
+			<-kwDone
+		} else {
+			kwHits = c.keywordHits(p, p.window)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		vecHits = hits
+	}
+	var cands []candidate
+	switch p.opts.Mode {
+	case VectorMode:
+		cands = make([]candidate, 0, len(vecHits))
+		for i, h := range vecHits {
+			sim := similarity(c.cfg.Metric, h.Distance)
+			if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
+				break // similarity falls as distance grows
+			}
+			cd := c.candidate(h.ID)
+			cd.res.Distance, cd.res.Similarity = float64(h.Distance), sim
+			cd.res.Score, cd.res.VectorRank = sim, i+1
+			cands = append(cands, cd)
+		}
+	case KeywordMode:
+		cands = make([]candidate, len(kwHits))
+		for i, h := range kwHits {
+			cands[i] = c.candidate(h.ID)
+			r := &cands[i].res
+			r.Score, r.KeywordScore, r.KeywordRank = h.Score, h.Score, i+1
+		}
+	case HybridMode:
+		vecIDs := make([]vector.ID, len(vecHits))
+		for i, h := range vecHits {
+			vecIDs[i] = h.ID
+		}
+		kwIDs := make([]vector.ID, len(kwHits))
+		for i, h := range kwHits {
+			kwIDs[i] = h.ID
+		}
+		fused, err := rank.Fuse([][]vector.ID{vecIDs, kwIDs}, p.weight[:], p.rrfK)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		cands = make([]candidate, 0, min(len(fused), p.pool))
+		for _, f := range fused {
+			cd := c.candidate(f.ID)
+			r := &cd.res
+			r.Score, r.VectorRank, r.KeywordRank = f.Score, f.Ranks[0], f.Ranks[1]
+			if r.VectorRank > 0 {
+				r.Distance = float64(vecHits[r.VectorRank-1].Distance)
+			} else {
+				if err := c.withVector(&cd); err != nil {
+					return nil, err
+				}
+				r.Distance = float64(c.distance(prepared, cd.vec))
+			}
+			r.Similarity = similarity(c.cfg.Metric, float32(r.Distance))
+			if r.KeywordRank > 0 {
+				r.KeywordScore = kwHits[r.KeywordRank-1].Score
+			}
+			if p.opts.MinSimilarity != nil && r.Similarity < *p.opts.MinSimilarity {
+				continue
+			}
+			if cands = append(cands, cd); len(cands) == p.pool {
+				break
+			}
+		}
+	}
+	if p.opts.MMR != nil || p.opts.WithEmbeddings {
+		for i := range cands {
+			if err := c.withVector(&cands[i]); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if m := p.opts.MMR; m != nil && len(cands) > 0 {
+		rel := make([]float64, len(cands))
+		for i := range cands {
+			rel[i] = cands[i].res.Similarity
+		}
+		sim := func(i, j int) float64 {
+			return similarity(c.cfg.Metric, c.distance(cands[i].vec, cands[j].vec))
+		}
+		order, err := rank.MMR(rel, p.k, m.Lambda, sim)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: query: %w", err)
+		}
+		picked := make([]candidate, len(order))
+		for i, j := range order {
+			picked[i] = cands[j]
+		}
+		cands = picked
+	}
+	if p.opts.WithEmbeddings {
+		for i := range cands {
+			cands[i].res.Embedding = slices.Clone(cands[i].vec)
+		}
+	}
+	return cands, nil
+}
+
+// candidate returns the result for the published version id, its payload
+// copied (its vector is fetched by withVector, if needed). mu is held.
+func (c *Collection) candidate(id vector.ID) candidate {
+	r := c.cat.recs.get(id)
+	return candidate{rec: r, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap()}}
+}
+
+// withVector fetches cd's stored vector. mu is held.
+func (c *Collection) withVector(cd *candidate) error {
+	if cd.vec != nil {
+		return nil
+	}
+	v, err := c.st.Get(cd.rec.id)
+	if err != nil { // a published version's vector is in the store
+		return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, cd.res.ID, err)
+	}
+	cd.vec = v
+	return nil
+}
+
+// distance returns the metric's distance between a prepared query or
+// stored vector a and a stored vector b, as the index computes it.
+func (c *Collection) distance(a, b vector.Vector) float32 {
+	switch c.cfg.Metric {
+	case vector.Cosine:
+		return 1 - vector.InnerProduct(a, b)
+	case vector.Dot:
+		return -vector.InnerProduct(a, b)
+	}
+	return vector.SquaredL2(a, b)
+}
+
+// keywordHits returns the n best published versions holding any of p's
+// words and matching its filter. mu is held.
+func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
+	var allow func(vector.ID) bool
+	if p.match != nil {
+		ids := c.matches(p)
+		if ids.len() == 0 {
+			return nil
+		}
+		if ids.len() < c.cat.len() {
+			var f vector.Filter
+			if b, ok := newBitFilter(c.next, ids); ok {
+				f = b
+			} else {
+				f = idSet(ids)
+			}
+			allow = f.Allow
+		}
+	}
+	return c.cat.words.Search(p.terms, n, allow)
+}
+
+// matches returns the published versions p's filter matches, computed
+// once per query (hybrid mode asks twice). mu is held.
+func (c *Collection) matches(p *plan) matched {
+	if !p.matchedSet {
+		p.matched, p.matchedSet = c.cat.matchSet(p.opts.Filter, p.match), true
+	}
+	return p.matched
+}
+
+// vectorHits returns the n nearest published versions to q that match
+// p's filter. mu is held.
+func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int) ([]vector.Result, error) {
+	var so *vector.SearchOptions
+	if p.match != nil {
+		ids := c.matches(p)
+		switch {
+		case ids.len() == 0:
+			return nil, nil
+		case ids.len() == c.cat.len():
+			// Everything matches: search unfiltered.
+		default:
+			// Only published versions match.
+			so = &vector.SearchOptions{Filter: c.allowList(ids, n, p.opts.Ef)}
+		}
+	}
+	if so == nil && c.unpublished > 0 {
+		// The index may hold versions readers must not see (write.go).
+		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.cat.published)}
+	}
+	if h, ok := c.idx.(*hnsw.Index); ok && p.opts.Ef != 0 {
+		ho := &hnsw.SearchOptions{Ef: p.opts.Ef}
+		if so != nil {
+			ho.SearchOptions = *so
+		}
+		return h.SearchWith(ctx, q, n, ho)
+	}
+	return c.idx.Search(ctx, q, n, so)
+}
