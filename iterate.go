@@ -1,0 +1,127 @@
+package cairn
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// ItemsOptions refine [Collection.Items]. A nil *ItemsOptions means the
+// zero value: every item, without embeddings.
+type ItemsOptions struct {
+	// Filter, if non-nil, restricts the items to those whose metadata it
+	// matches.
+	Filter *Filter
+	// Embeddings, if set, fills each Item's Embedding with a copy of its
+	// stored vector (unit length under Cosine); otherwise it is nil and no
+	// vector is copied.
+	Embeddings bool
+}
+
+// itemsPage is the number of items Items reads under one hold of the
+// collection's lock: writes wait at most for that many copies.
+const itemsPage = 256
+
+// Items returns an iterator over the collection's items that match
+// o.Filter, in the order they were first added (the order of
+// [Collection.Find]), with a nil error for each, or a single non-nil error
+// that ends the iteration: a malformed filter (wrapping
+// [vector.ErrInvalidOptions]), a closed or deleted collection, or ctx's
+// error.
+//
+// It reads the items a page of a few hundred at a time, so memory stays
+// small however large the collection (beyond 8 bytes per matching item
+// for the list of ids taken when the iteration starts), and writes go on
+// between pages. It is not a snapshot: an item deleted during the
+// iteration is skipped if not yet reached, one replaced is seen in the
+// version current when its page is read, and items added after the start
+// are not seen. Items is safe to call concurrently with any other method.
+func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item, error] {
+	var opts ItemsOptions
+	if o != nil {
+		opts = *o
+	}
+	return func(yield func(Item, error) bool) {
+		var m matcher
+		if opts.Filter != nil {
+			var err error
+			if m, err = opts.Filter.compile(); err != nil {
+				yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+				return
+			}
+		}
+		ids, err := c.itemIDs(opts.Filter, m)
+		if err != nil {
+			yield(Item{}, err)
+			return
+		}
+		for len(ids) > 0 {
+			if err := ctx.Err(); err != nil {
+				yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+				return
+			}
+			n := min(itemsPage, len(ids))
+			page, err := c.itemsOf(ids[:n], opts.Embeddings)
+			if err != nil {
+				yield(Item{}, err)
+				return
+			}
+			ids = ids[n:]
+			for _, it := range page {
+				if !yield(it, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// itemIDs returns the sorted ids of the items m (f compiled) matches, or
+// of every item if m is nil.
+func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var ids []vector.ID
+	if m != nil {
+		ids = slices.Clone(c.match(f, m))
+	} else {
+		ids = make([]vector.ID, len(c.rows))
+		for i, r := range c.rows {
+			ids[i] = r.id
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// itemsOf returns the items of ids still in the collection.
+func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	out := make([]Item, 0, len(ids))
+	for _, id := range ids {
+		r := c.recs.get(id)
+		if r == nil {
+			continue // deleted since the iteration started
+		}
+		it := Item{ID: r.key, Text: r.text, Metadata: r.md.toMap()}
+		if embeddings {
+			v, err := c.vectorOf(id)
+			if err != nil {
+				return nil, fmt.Errorf("cairn: items: %q: %w", r.key, err)
+			}
+			it.Embedding = slices.Clone(v)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
