@@ -119,7 +119,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	}
 	im := &importer{
 		ctx: ctx, db: db, e: e, batchSize: *batch, upsert: *upsert, rename: *coll,
-		defaults: cairn.CollectionConfig{Metric: m, Index: kind}, quiet: *quiet,
+		defaults: cairn.CollectionConfig{Metric: m, Index: kind}, quiet: *quiet, emb: emb,
 	}
 	err = im.run()
 	if err != nil {
@@ -138,6 +138,7 @@ type importer struct {
 	rename    string                 // -collection
 	defaults  cairn.CollectionConfig // for a collection without a header
 	quiet     bool
+	emb       cairn.Embedder // nil if none
 
 	name    string // the collection of the items being read
 	header  *cairn.CollectionConfig
@@ -264,9 +265,20 @@ func (im *importer) collection() error {
 			cfg = *im.header
 		} else {
 			cfg = im.defaults
-			cfg.Dim = len(im.pending[0].Embedding)
+			first := &im.pending[0]
+			if len(first.Embedding) == 0 && first.Text != "" && im.emb != nil {
+				// The embedder's dimension: embed the first item now.
+				vs, err := im.emb.Embed(im.ctx, []string{first.Text})
+				if err != nil {
+					return fmt.Errorf("item %q: embedding: %w", first.ID, err)
+				}
+				if len(vs) == 1 {
+					first.Embedding = vs[0]
+				}
+			}
+			cfg.Dim = len(first.Embedding)
 			if cfg.Dim == 0 {
-				return fmt.Errorf("collection %q does not exist and the first item %q has no embedding to take its dimension from", im.name, im.pending[0].ID)
+				return fmt.Errorf("collection %q does not exist and the first item %q has no embedding to take its dimension from (give -embed-url and -embed-model to embed its text)", im.name, im.pending[0].ID)
 			}
 		}
 		if c, err = im.db.CreateCollection(im.ctx, im.name, cfg); err != nil {
