@@ -55,48 +55,55 @@ func bagOfWords(text string) []float32 {
 }
 
 // embedServer is an OpenAI-compatible /v1/embeddings endpoint on loopback
-// that embeds with bagOfWords, or fails with 503 while down is set.
+// that embeds with bagOfWords (or the function given to newEmbedServer),
+// or fails with 503 while down is set.
 type embedServer struct {
 	*httptest.Server
+	embed func(string) []float32
 	down  atomic.Bool
 	calls atomic.Int64
 }
 
-func newEmbedServer(t testing.TB) *embedServer {
-	s := &embedServer{}
-	s.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		s.calls.Add(1)
-		if r.URL.Path != "/v1/embeddings" || r.Method != http.MethodPost {
-			http.NotFound(w, r)
-			return
-		}
-		if s.down.Load() {
-			http.Error(w, `{"error":{"message":"model is loading"}}`, http.StatusServiceUnavailable)
-			return
-		}
-		var req struct {
-			Model string   `json:"model"`
-			Input []string `json:"input"`
-		}
-		if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
-			return
-		}
-		type datum struct {
-			Index     int       `json:"index"`
-			Embedding []float32 `json:"embedding"`
-		}
-		resp := struct {
-			Data []datum `json:"data"`
-		}{}
-		for i, in := range req.Input {
-			resp.Data = append(resp.Data, datum{Index: i, Embedding: bagOfWords(in)})
-		}
-		w.Header().Set("Content-Type", "application/json")
-		json.NewEncoder(w).Encode(resp)
-	}))
+func newEmbedServer(t testing.TB, embed ...func(string) []float32) *embedServer {
+	s := &embedServer{embed: bagOfWords}
+	if len(embed) > 0 {
+		s.embed = embed[0]
+	}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)
 	return s
+}
+
+func (s *embedServer) serve(w http.ResponseWriter, r *http.Request) {
+	s.calls.Add(1)
+	if r.URL.Path != "/v1/embeddings" || r.Method != http.MethodPost {
+		http.NotFound(w, r)
+		return
+	}
+	if s.down.Load() {
+		http.Error(w, `{"error":{"message":"model is loading"}}`, http.StatusServiceUnavailable)
+		return
+	}
+	var req struct {
+		Model string   `json:"model"`
+		Input []string `json:"input"`
+	}
+	if err := json.NewDecoder(r.Body).Decode(&req); err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	type datum struct {
+		Index     int       `json:"index"`
+		Embedding []float32 `json:"embedding"`
+	}
+	var resp struct {
+		Data []datum `json:"data"`
+	}
+	for i, in := range req.Input {
+		resp.Data = append(resp.Data, datum{Index: i, Embedding: s.embed(in)})
+	}
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(resp)
 }
 
 // url is the API root to give -embed-url.
