@@ -10,7 +10,7 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// CheckReport is what [Check] found.
+// CheckReport is what [Check] found: a plain value, owned by the caller.
 type CheckReport struct {
 	// Problems lists what is wrong, one sentence each; empty if the file
 	// passed every check.
@@ -24,7 +24,10 @@ type CheckReport struct {
 const maxProblems = 20
 
 // Check checks the cairn file at path without opening it as a [DB] and
-// without changing what it holds: SQLite's integrity_check over every
+// without changing what it holds (no graph is saved and no item written;
+// closing the file, as every close does, checkpoints its log and returns
+// free pages to the file system once they exceed a quarter of it):
+// SQLite's integrity_check over every
 // page; then, for each collection, its settings, every row against the
 // key index a collection builds (each item has a non-empty id, no id
 // twice, metadata of the stored form) and the count of rows against the

@@ -13,7 +13,7 @@ import (
 
 // GraphState says whether a collection's saved HNSW graph can be loaded
 // as it is, or will be rebuilt from the items when the collection is
-// next loaded.
+// next loaded. It is a plain value.
 type GraphState uint8
 
 const (
@@ -49,22 +49,24 @@ func (s GraphState) String() string {
 	return fmt.Sprintf("GraphState(%d)", uint8(s))
 }
 
-// FileCollection describes a collection as it is stored in a file.
+// FileCollection describes a collection as it is stored in a file: a
+// plain value, owned by the caller.
 type FileCollection struct {
 	CollectionInfo
 	// SavedGraph is the state of the saved HNSW graph.
 	SavedGraph GraphState
 }
 
-// FileInfo describes what a cairn file holds.
+// FileInfo describes what a cairn file holds: a plain value, owned by
+// the caller.
 type FileInfo struct {
 	Collections []FileCollection // sorted by name
 }
 
 // Inspect describes the cairn file at path without opening it as a [DB]:
 // each collection's configuration, size, the index it will use and the
-// state of its saved graph. It does not change what the file holds and
-// does not create it: a missing file is an error wrapping
+// state of its saved graph. It does not change what the file holds (see
+// [Check] on closing the file) and does not create it: a missing file is an error wrapping
 // [os.ErrNotExist]. Like [Open], it needs the file to itself (an error
 // wrapping [sqlitestore.ErrLocked] if another owner has it open) and
 // reads every vector. Only o.SQLite is used.

@@ -10,7 +10,7 @@ import (
 )
 
 // ItemsOptions refine [Collection.Items]. A nil *ItemsOptions means the
-// zero value: every item, without embeddings.
+// zero value: every item, without embeddings. It is a plain value.
 type ItemsOptions struct {
 	// Filter, if non-nil, restricts the items to those whose metadata it
 	// matches.

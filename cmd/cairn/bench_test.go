@@ -84,10 +84,11 @@ func BenchmarkSearch(b *testing.B) {
 		}
 	})
 	b.Run("mcp", func(b *testing.B) {
-		db := cairn.OpenMemory(&cairn.Options{Embedder: hashEmbedder})
+		emb := markEmbedder(hashEmbedder)
+		db := cairn.OpenMemory(&cairn.Options{Embedder: emb})
 		defer db.Close()
 		fillBench(b, db)
-		m, err := newMemory(ctx, db, "memories", hashEmbedder)
+		m, err := newMemory(ctx, db, "memories", emb)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -160,10 +161,11 @@ func BenchmarkStore(b *testing.B) {
 		}
 	})
 	b.Run("mcp", func(b *testing.B) {
-		db := cairn.OpenMemory(&cairn.Options{Embedder: hashEmbedder})
+		emb := markEmbedder(hashEmbedder)
+		db := cairn.OpenMemory(&cairn.Options{Embedder: emb})
 		defer db.Close()
 		fillBench(b, db)
-		m, err := newMemory(ctx, db, "memories", hashEmbedder)
+		m, err := newMemory(ctx, db, "memories", emb)
 		if err != nil {
 			b.Fatal(err)
 		}

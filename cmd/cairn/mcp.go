@@ -51,6 +51,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	emb = markEmbedder(emb)
 	db, err := openDB(ctx, *path, true, &cairn.Options{Embedder: emb})
 	if err != nil {
 		return err
@@ -86,6 +87,8 @@ type memory struct {
 	coll *cairn.Collection // nil until the collection exists
 }
 
+// newMemory returns the memory kept in the collection name of db. emb
+// must be the embedder db was opened with, wrapped by markEmbedder.
 func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
 	m := &memory{db: db, name: name, emb: emb}
 	c, err := db.Collection(ctx, name)
@@ -129,30 +132,37 @@ filtered on, with filters like {"kind":"fact"} or {"year":{"$gte":2020}}.`
 func (m *memory) server() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
+	closed, destructive := new(false), new(true)
 	mcp.AddTool(s, &mcp.Tool{
-		Name: "memory_store",
+		Name:        "memory_store",
+		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
 		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
 			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
 	}, m.store)
 	mcp.AddTool(s, &mcp.Tool{
-		Name: "memory_search",
+		Name:        "memory_search",
+		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
 			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
 	}, m.search)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
+		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Fetch memories by id. Fails if any id is unknown.",
 	}, m.get)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_update",
+		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
 	}, m.update)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_delete",
+		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Forget memories by id, all or none: fails, deleting nothing, if any id is unknown.",
 	}, m.delete)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_list",
+		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored, a page at a time, optionally only those whose metadata match a filter.",
 	}, m.list)
 	return s
@@ -215,16 +225,34 @@ const (
 	defaultPageSize, maxPageSize = 20, 100
 )
 
+// embedError marks an error of the embedder, wherever the store wraps it.
+type embedError struct{ err error }
+
+func (e *embedError) Error() string { return e.err.Error() }
+func (e *embedError) Unwrap() error { return e.err }
+
+// markEmbedder wraps emb so that its errors are recognisable as the
+// embedder's (see explain).
+func markEmbedder(emb cairn.Embedder) cairn.Embedder {
+	return cairn.EmbedderFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+		vs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return nil, &embedError{err}
+		}
+		return vs, nil
+	})
+}
+
 // toolError is an error an agent reads: a plain sentence, without the
 // package prefixes of the error it explains.
 func toolError(format string, a ...any) error { return fmt.Errorf(format, a...) }
 
 // explain turns a store error into a tool error.
 func explain(err error) error {
-	var api *cairn.APIError
+	var ee *embedError
 	switch {
-	case errors.As(err, &api), errors.Is(err, cairn.ErrBadResponse), strings.Contains(err.Error(), "embedding:"):
-		return toolError("the embedding service failed, nothing was changed: %v", err)
+	case errors.As(err, &ee):
+		return toolError("the embedding service failed, nothing was changed: %v", ee.err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return toolError("cancelled: %v", err)
 	case errors.Is(err, vector.ErrInvalidOptions):
@@ -246,7 +274,7 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 	if c == nil {
 		vs, err := m.emb.Embed(ctx, []string{in.Text})
 		if err != nil {
-			return nil, storeOut{}, toolError("the embedding service failed, nothing was stored: %v", err)
+			return nil, storeOut{}, explain(err)
 		}
 		if len(vs) != 1 || len(vs[0]) == 0 {
 			return nil, storeOut{}, toolError("the embedding service returned no vector, nothing was stored")
@@ -318,17 +346,18 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 	return nil, out, nil
 }
 
-// notFound reports the first of ids that c does not hold.
-func notFound(err error, ids []string) error {
-	if errors.Is(err, vector.ErrNotFound) {
-		for _, id := range ids {
-			if strings.Contains(err.Error(), fmt.Sprintf("%q", id)) {
-				return toolError("no memory has the id %q", id)
-			}
-		}
-		return toolError("no memory has one of the ids %q", ids)
+// notFound explains err, the error of a call on ids: if it is about an
+// unknown id, it names the first of ids that c does not hold.
+func notFound(ctx context.Context, c *cairn.Collection, err error, ids []string) error {
+	if !errors.Is(err, vector.ErrNotFound) {
+		return explain(err)
 	}
-	return explain(err)
+	for _, id := range ids {
+		if _, gerr := c.Get(ctx, id); errors.Is(gerr, vector.ErrNotFound) {
+			return toolError("no memory has the id %q", id)
+		}
+	}
+	return toolError("no memory has one of the ids %q", ids)
 }
 
 func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mcp.CallToolResult, memoriesOut, error) {
@@ -342,7 +371,7 @@ func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mc
 	}
 	items, err := c.Get(ctx, in.IDs...)
 	if err != nil {
-		return nil, out, notFound(err, in.IDs)
+		return nil, out, notFound(ctx, c, err, in.IDs)
 	}
 	for _, it := range items {
 		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
@@ -363,7 +392,7 @@ func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn
 	}
 	items, err := c.Get(ctx, in.ID)
 	if err != nil {
-		return nil, memoryOut{}, notFound(err, []string{in.ID})
+		return nil, memoryOut{}, notFound(ctx, c, err, []string{in.ID})
 	}
 	it := items[0]
 	if in.Text != "" && in.Text != it.Text {
@@ -387,7 +416,7 @@ func (m *memory) delete(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (
 		return nil, deleteOut{}, toolError("no memory has the id %q", in.IDs[0])
 	}
 	if err := c.Delete(ctx, in.IDs...); err != nil {
-		return nil, deleteOut{}, notFound(err, in.IDs)
+		return nil, deleteOut{}, notFound(ctx, c, err, in.IDs)
 	}
 	return nil, deleteOut{Deleted: len(in.IDs)}, nil
 }

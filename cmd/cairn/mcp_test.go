@@ -49,6 +49,7 @@ func bowEmbedder(down *bool) cairn.Embedder {
 
 func newTestMemory(t testing.TB, emb cairn.Embedder) *memory {
 	t.Helper()
+	emb = markEmbedder(emb)
 	db := cairn.OpenMemory(&cairn.Options{Embedder: emb})
 	t.Cleanup(func() { db.Close() })
 	m, err := newMemory(context.Background(), db, "memories", emb)

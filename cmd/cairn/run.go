@@ -37,7 +37,7 @@ type env struct {
 
 var commands = []command{
 	{"info", "FILE", "list the collections: dimension, metric, index, items, file size, saved graph", cmdInfo},
-	{"check", "FILE", "check the file (SQLite integrity, rows, saved graphs); exit 0 only if all pass", cmdCheck},
+	{"check", "FILE", "check the file (SQLite integrity, rows, saved graphs) without changing it; exit 0 only if all pass", cmdCheck},
 	{"export", "FILE [-collection NAME]", "write the items as JSON lines to stdout", cmdExport},
 	{"import", "FILE [-collection NAME] [-batch N]", "add the JSON lines on stdin, all or nothing per batch", cmdImport},
 	{"query", "FILE -collection NAME (-text T | -vector JSON) [-k 10] [-filter JSON] [-json]", "print the nearest items", cmdQuery},
@@ -115,7 +115,8 @@ type fileError struct {
 }
 
 func (e *fileError) Error() string {
-	reason := e.err.Error()
+	// The layers' prefixes say nothing here: the file is named.
+	reason := strings.TrimPrefix(strings.ReplaceAll(e.err.Error(), ": cairn: ", ": "), "cairn: ")
 	switch {
 	case errors.Is(e.err, sqlitestore.ErrLocked):
 		reason = "the file is locked by another process (a cairn command, or a program that has it open); close it and retry"
