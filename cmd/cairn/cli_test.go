@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/sqlitestore"
 )
 
 // fixture is a stream of two collections that every command test starts
@@ -15,7 +16,7 @@ import (
 const fixture = `{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}
 {"id":"a","text":"alpha","metadata":{"kind":"fact","year":2021},"embedding":[1,0,0]}
 {"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}
-{"id":"c","text":"gamma","metadata":{"kind":"fact","year":2024},"embedding":[0.5,0.5,0.1]}
+{"id":"c","text":"gamma","metadata":{"kind":"fact","year":2024},"embedding":[0.5,0.5,0.1],"created_at":"2026-01-01T00:00:00Z","later":{"x":[1]}}
 {"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8}}}
 `
 
@@ -110,6 +111,53 @@ func TestCommands(t *testing.T) {
 	// Nothing above created the missing file.
 	if _, err := os.Stat(missing); !os.IsNotExist(err) {
 		t.Errorf("a command created %s (stat: %v)", missing, err)
+	}
+}
+
+// TestCheckAndInfoFindProblems damages a file behind cairn's back and
+// checks that check reports it, one problem a line, with exit status 1,
+// and that info tells a current saved graph from a stale one.
+func TestCheckAndInfoFindProblems(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateCollection(ctx, "g", cairn.CollectionConfig{Dim: 2, Index: cairn.HNSW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 0}}, cairn.Item{ID: "y", Embedding: []float32{0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if r := runCmd(t, "", "info", path); r.code != 0 || !strings.Contains(r.stdout, "current") {
+		t.Fatalf("info: %+v", r)
+	}
+	if r := runCmd(t, "", "check", path); r.code != 0 || !strings.Contains(r.stdout, "1 saved graphs verified") {
+		t.Fatalf("check: %+v", r)
+	}
+
+	// A row without a key, written with sqlitestore alone.
+	sdb, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sdb.Collection(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.PutItems(ctx, []sqlitestore.Item{{ID: 99, Vector: []float32{1, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
+	r := runCmd(t, "", "check", path)
+	if r.code != exitFail || !strings.Contains(r.stdout, `t.db: collection "g": row 99 has no id`) || !strings.Contains(r.stderr, "check failed: 1 problems") {
+		t.Fatalf("check of a damaged file: %+v", r)
+	}
+	if r := runCmd(t, "", "info", path); r.code != 0 || !strings.Contains(r.stdout, "stale") {
+		t.Fatalf("info after a write behind the graph: %+v", r)
 	}
 }
 
