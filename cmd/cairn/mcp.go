@@ -60,6 +60,12 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return closeDB(*path, db, &fileError{*path, err})
 	}
+	n := 0
+	if c := m.collection(); c != nil {
+		n = c.Count()
+	}
+	// stdout is the protocol's; clients show stderr in their logs.
+	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
 	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
 	err = m.server().Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
@@ -253,6 +259,8 @@ func explain(err error) error {
 	switch {
 	case errors.As(err, &ee):
 		return toolError("the embedding service failed, nothing was changed: %v", ee.err)
+	case errors.Is(err, vector.ErrDimensionMismatch):
+		return toolError("the embedding model's vectors do not fit this memory (%v): serve it with the model it was made with, or use another -collection", err)
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return toolError("cancelled: %v", err)
 	case errors.Is(err, vector.ErrInvalidOptions):

@@ -234,6 +234,29 @@ func TestMCPToolErrors(t *testing.T) {
 	}
 }
 
+// TestMCPWrongModel serves a memory made with one embedding model with
+// another of a different dimension: storing and searching say so.
+func TestMCPWrongModel(t *testing.T) {
+	ctx := context.Background()
+	emb := markEmbedder(bowEmbedder(nil)) // 16 dimensions
+	db2 := cairn.OpenMemory(&cairn.Options{Embedder: emb})
+	defer db2.Close()
+	c, _ := db2.CreateCollection(ctx, "memories", cairn.CollectionConfig{Dim: 3})
+	c.Add(ctx, cairn.Item{ID: "old", Embedding: []float32{1, 0, 0}, Text: "made with another model"})
+	m, err := newMemory(ctx, db2, "memories", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, m)
+	for _, tool := range []string{"memory_store", "memory_search"} {
+		args := map[string]any{"text": "hello", "query": "hello"}
+		delete(args, map[string]string{"memory_store": "query", "memory_search": "text"}[tool])
+		if e := call(t, cs, tool, args, nil); !strings.Contains(e, "the embedding model's vectors do not fit this memory") {
+			t.Errorf("%s: %q", tool, e)
+		}
+	}
+}
+
 // TestMCPStdio runs cairn mcp as a real child process over stdio, with
 // an OpenAI-compatible embeddings server on loopback, and checks that the
 // memories are in the file afterwards and that the file is locked while
@@ -277,6 +300,9 @@ func TestMCPStdio(t *testing.T) {
 	r := runCmd(t, "", "export", path)
 	if r.code != 0 || !strings.Contains(r.stdout, `"text":"the deploy key rotates every Monday","metadata":{"kind":"ops"}`) || !strings.Contains(r.stdout, `{"id":"lunch"`) {
 		t.Fatalf("export after the server: %+v", r)
+	}
+	if !strings.Contains(stderr.String(), `cairn mcp: serving `+path+`, collection "mem" (0 memories)`) {
+		t.Errorf("server's log: %q", stderr.String())
 	}
 	if srv.calls.Load() < 3 {
 		t.Errorf("the embeddings server saw %d requests, want at least 3", srv.calls.Load())
