@@ -2,10 +2,12 @@ package cairn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
 
+	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -16,8 +18,11 @@ type ItemsOptions struct {
 	// matches.
 	Filter *Filter
 	// Embeddings, if set, fills each Item's Embedding with a copy of its
-	// stored vector (unit length under Cosine); otherwise it is nil and no
-	// vector is copied.
+	// vector; otherwise it is nil and no vector is copied. A collection
+	// kept in a file gives the vector as it was written, read back from
+	// the file, so that writing it again stores the same bytes; one kept
+	// in memory gives its stored form (unit length under Cosine), as
+	// [Collection.Get] does.
 	Embeddings bool
 }
 
@@ -56,6 +61,10 @@ func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item,
 		ids, err := c.itemIDs(opts.Filter, m)
 		if err != nil {
 			yield(Item{}, err)
+			return
+		}
+		if sb, ok := c.be.(*sqlBackend); ok && opts.Embeddings {
+			c.itemsAsWritten(ctx, sb, ids, yield)
 			return
 		}
 		for len(ids) > 0 {
@@ -124,4 +133,63 @@ func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
 		out = append(out, it)
 	}
 	return out, nil
+}
+
+// errStopped ends a walk of the file when the consumer of Items stops.
+var errStopped = errors.New("cairn: items: stopped")
+
+// itemsAsWritten yields the items of ids (sorted) with their vectors as
+// written, read from the file in id order alongside the ids. An item's
+// text and metadata are the published ones, and so is its vector: the
+// row read from the file is used only if it prepares to exactly the
+// vector published, else (a write of the item committed between the read
+// and now, or in flight) the published vector is given.
+func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []vector.ID, yield func(Item, error) bool) {
+	scratch := make(vector.Vector, c.cfg.Dim)
+	err := sb.c.ForEachItem(ctx, func(row sqlitestore.Item) error {
+		for len(ids) > 0 && ids[0] < row.ID {
+			ids = ids[1:] // gone from the file: deleted since the start
+		}
+		if len(ids) == 0 {
+			return errStopped
+		}
+		if ids[0] != row.ID {
+			return nil // not matched, or added since the start
+		}
+		ids = ids[1:]
+		it, ok, err := c.itemWith(row, scratch)
+		if err != nil {
+			return err
+		}
+		if ok && !yield(it, nil) {
+			return errStopped
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopped) {
+		yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+	}
+}
+
+// itemWith returns the published item of row's id with row's vector if
+// it is the one published, or false if the item is no longer there.
+func (c *Collection) itemWith(row sqlitestore.Item, scratch vector.Vector) (Item, bool, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return Item{}, false, c.err
+	}
+	r := c.recs.get(row.ID)
+	if r == nil {
+		return Item{}, false, nil
+	}
+	pub, err := c.vectorOf(row.ID)
+	if err != nil {
+		return Item{}, false, fmt.Errorf("%q: %w", r.key, err)
+	}
+	v := row.Vector
+	if vector.PrepareInto(scratch, row.Vector, c.cfg.Dim, c.cfg.Metric) != nil || !slices.Equal(scratch, pub) {
+		v = slices.Clone(pub)
+	}
+	return Item{ID: r.key, Embedding: v, Text: r.text, Metadata: r.md.toMap()}, true, nil
 }

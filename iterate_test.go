@@ -35,6 +35,17 @@ func TestItems(t *testing.T) {
 		if err := c.Delete(ctx, items[5].ID, items[300].ID); err != nil {
 			t.Fatal(err)
 		}
+		written, stored := map[string][]float32{}, map[string][]float32{}
+		for _, it := range items {
+			written[it.ID] = it.Embedding
+		}
+		all, err := c.Find(ctx, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range all {
+			stored[it.ID] = it.Embedding
+		}
 		collect := func(o *cairn.ItemsOptions) []cairn.Item {
 			t.Helper()
 			var out []cairn.Item
@@ -57,6 +68,9 @@ func TestItems(t *testing.T) {
 			}
 			for i := range got {
 				g, w := got[i], want[i]
+				if op.name == "sqlite" {
+					w.Embedding = written[w.ID] // a file gives the vectors as written
+				}
 				if g.ID != w.ID || g.Text != w.Text || !slices.Equal(g.Embedding, w.Embedding) || fmt.Sprint(g.Metadata) != fmt.Sprint(w.Metadata) {
 					t.Fatalf("filter %v, item %d: %+v, want %+v", f, i, g, w)
 				}
@@ -71,9 +85,11 @@ func TestItems(t *testing.T) {
 			t.Fatalf("nil options: %d items, want %d", len(got), n-2)
 		}
 
-		// Breaking out early stops; deleting ahead of the iteration skips.
-		seen := 0
-		for it, err := range c.Items(ctx, nil) {
+		// Breaking out early stops; deleting ahead of the iteration skips;
+		// an item replaced ahead of it is seen whole in its new version.
+		seen, sawNew := 0, false
+		newVec := []float32{3, 0, 0, 4}
+		for it, err := range c.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -81,13 +97,48 @@ func TestItems(t *testing.T) {
 				if err := c.Delete(ctx, items[600].ID); err != nil {
 					t.Fatal(err)
 				}
+				if err := c.Upsert(ctx, cairn.Item{ID: items[650].ID, Embedding: newVec, Text: "new"}); err != nil {
+					t.Fatal(err)
+				}
+				// In the page of the file already read: its row there is
+				// stale, so the published vector is given.
+				if err := c.Upsert(ctx, cairn.Item{ID: items[1].ID, Embedding: newVec, Text: "new"}); err != nil {
+					t.Fatal(err)
+				}
 			}
-			if it.ID == items[600].ID {
+			switch it.ID {
+			case items[600].ID:
 				t.Fatalf("saw %q, deleted before its page was read", it.ID)
+			case items[650].ID:
+				want := newVec
+				if op.name == "memory" {
+					want = []float32{0.6, 0, 0, 0.8}
+				}
+				if it.Text != "new" || !slices.Equal(it.Embedding, want) || it.Metadata != nil {
+					t.Fatalf("replaced item seen as %+v", it)
+				}
+				sawNew = true
+			case items[1].ID:
+				// Its page was read before the replacement: in memory the
+				// old version comes back, from a file the new one (the row
+				// read is stale, so the published vector is given); never
+				// a mix of the two.
+				old := stored[it.ID]
+				if op.name == "sqlite" {
+					old = written[it.ID]
+				}
+				isOld := it.Text == "t1" && slices.Equal(it.Embedding, old)
+				isNew := it.Text == "new" && slices.Equal(it.Embedding, []float32{0.6, 0, 0, 0.8})
+				if !isOld && !isNew {
+					t.Fatalf("item replaced within the page read seen as %+v", it)
+				}
 			}
 			if seen++; seen == n-10 {
 				break
 			}
+		}
+		if !sawNew {
+			t.Fatal("the replaced item was not seen")
 		}
 
 		// Each failure is one error, and the end.
