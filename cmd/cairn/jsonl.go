@@ -7,9 +7,12 @@
 //	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64}}}
 //	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0]}
 //
-// Import ignores members it does not know, so streams written by later
-// versions (with item times, say: "created_at", "updated_at" and
-// "expires_at") still import; blank lines are skipped. An item without an
+// Export gives the embeddings as they were written, each float32 in the
+// shortest form that reads back to the same bits, so that export | import
+// | export gives the same bytes. Import ignores members it does not know,
+// so streams written by later versions (with item times, say:
+// "created_at", "updated_at" and "expires_at") still import; blank lines
+// are skipped. An item without an
 // embedding is embedded from its text when import is given an embedder.
 package main
 
