@@ -31,7 +31,7 @@ type ItemsOptions struct {
 const itemsPage = 256
 
 // Items returns an iterator over the collection's items that match
-// o.Filter, in the order they were first added (the order of
+// o.Filter, in the order they were last written (the order of
 // [Collection.Find]), with a nil error for each, or a single non-nil error
 // that ends the iteration: a malformed filter (wrapping
 // [vector.ErrInvalidOptions]), a closed or deleted collection, or ctx's
@@ -40,10 +40,11 @@ const itemsPage = 256
 // It reads the items a page of a few hundred at a time, so memory stays
 // small however large the collection (beyond 8 bytes per matching item
 // for the list of ids taken when the iteration starts), and writes go on
-// between pages. It is not a snapshot: an item deleted during the
-// iteration is skipped if not yet reached, one replaced is seen in the
-// version current when its page is read, and items added after the start
-// are not seen. Items is safe to call concurrently with any other method.
+// between pages. It is not a snapshot: it gives the items published when
+// it starts, each as its page is read; an item deleted or replaced
+// before its page is read is left out (a replaced item's new version,
+// like an added item, was written after the start). Items is safe to
+// call concurrently with any other method.
 func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item, error] {
 	var opts ItemsOptions
 	if o != nil {
@@ -98,10 +99,10 @@ func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
 	}
 	var ids []vector.ID
 	if m != nil {
-		ids = slices.Clone(c.match(f, m))
+		ids = slices.Clone(c.cat.match(f, m))
 	} else {
-		ids = make([]vector.ID, len(c.rows))
-		for i, r := range c.rows {
+		ids = make([]vector.ID, len(c.cat.live))
+		for i, r := range c.cat.live {
 			ids[i] = r.id
 		}
 	}
@@ -118,13 +119,13 @@ func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
 	}
 	out := make([]Item, 0, len(ids))
 	for _, id := range ids {
-		r := c.recs.get(id)
-		if r == nil {
-			continue // deleted since the iteration started
+		r := c.cat.recs.get(id)
+		if r == nil || !r.published() {
+			continue // replaced or deleted since the iteration started
 		}
 		it := Item{ID: r.key, Text: r.text, Metadata: r.md.toMap()}
 		if embeddings {
-			v, err := c.vectorOf(id)
+			v, err := c.st.Get(id)
 			if err != nil {
 				return nil, fmt.Errorf("cairn: items: %q: %w", r.key, err)
 			}
@@ -139,25 +140,22 @@ func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
 var errStopped = errors.New("cairn: items: stopped")
 
 // itemsAsWritten yields the items of ids (sorted) with their vectors as
-// written, read from the file in id order alongside the ids. An item's
-// text and metadata are the published ones, and so is its vector: the
-// row read from the file is used only if it prepares to exactly the
-// vector published, else (a write of the item committed between the read
-// and now, or in flight) the published vector is given.
+// written, read from the file in id order alongside the ids. A version's
+// row never changes (a write stores a new version under a new id), so the
+// row of a version still published is its vector as written.
 func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []vector.ID, yield func(Item, error) bool) {
-	scratch := make(vector.Vector, c.cfg.Dim)
 	err := sb.c.ForEachItem(ctx, func(row sqlitestore.Item) error {
 		for len(ids) > 0 && ids[0] < row.ID {
-			ids = ids[1:] // gone from the file: deleted since the start
+			ids = ids[1:] // gone from the file: replaced or deleted since the start
 		}
 		if len(ids) == 0 {
 			return errStopped
 		}
 		if ids[0] != row.ID {
-			return nil // not matched, or added since the start
+			return nil // not matched, or written since the start
 		}
 		ids = ids[1:]
-		it, ok, err := c.itemWith(row, scratch)
+		it, ok, err := c.itemWith(row)
 		if err != nil {
 			return err
 		}
@@ -171,25 +169,17 @@ func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []v
 	}
 }
 
-// itemWith returns the published item of row's id with row's vector if
-// it is the one published, or false if the item is no longer there.
-func (c *Collection) itemWith(row sqlitestore.Item, scratch vector.Vector) (Item, bool, error) {
+// itemWith returns the item whose version row holds, with row's vector,
+// or false if that version is no longer published.
+func (c *Collection) itemWith(row sqlitestore.Item) (Item, bool, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return Item{}, false, c.err
 	}
-	r := c.recs.get(row.ID)
-	if r == nil {
+	r := c.cat.recs.get(row.ID)
+	if r == nil || !r.published() {
 		return Item{}, false, nil
 	}
-	pub, err := c.vectorOf(row.ID)
-	if err != nil {
-		return Item{}, false, fmt.Errorf("%q: %w", r.key, err)
-	}
-	v := row.Vector
-	if vector.PrepareInto(scratch, row.Vector, c.cfg.Dim, c.cfg.Metric) != nil || !slices.Equal(scratch, pub) {
-		v = slices.Clone(pub)
-	}
-	return Item{ID: r.key, Embedding: v, Text: r.text, Metadata: r.md.toMap()}, true, nil
+	return Item{ID: r.key, Embedding: row.Vector, Text: r.text, Metadata: r.md.toMap()}, true, nil
 }

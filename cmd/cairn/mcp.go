@@ -169,7 +169,7 @@ func (m *memory) server() *mcp.Server {
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_list",
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
-		Description: "List memories in the order they were stored, a page at a time, optionally only those whose metadata match a filter.",
+		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
 	}, m.list)
 	return s
 }

@@ -161,10 +161,11 @@ func TestMCPTools(t *testing.T) {
 	}
 
 	var list listOut
-	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2}, &list); e != "" || len(list.Memories) != 2 || !list.More || list.Memories[0].ID != catID || list.Memories[1].ID != "pref-1" {
+	// The order is that of the last write: pref-1 was updated last.
+	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2}, &list); e != "" || len(list.Memories) != 2 || !list.More || list.Memories[0].ID != catID || list.Memories[1].ID != "go" {
 		t.Fatalf("list page 1: %q %+v", e, list)
 	}
-	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2, "page": 2}, &list); e != "" || len(list.Memories) != 1 || list.More || list.Memories[0].ID != "go" {
+	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2, "page": 2}, &list); e != "" || len(list.Memories) != 1 || list.More || list.Memories[0].ID != "pref-1" {
 		t.Fatalf("list page 2: %q %+v", e, list)
 	}
 	if e := call(t, cs, "memory_list", map[string]any{"filter": map[string]any{"kind": "fact"}}, &list); e != "" || len(list.Memories) != 2 {
