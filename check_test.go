@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -73,10 +74,22 @@ func TestInspect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := fmt.Sprint(fi.Collections)
-	want := "[{{flat {4 cosine flat 20000 {0 0 0 0 0 0 <nil>}} 50 flat} none} {{graph {4 cosine hnsw 20000 {6 0 0 0 0 0 <nil>}} 50 hnsw} current}]"
-	if got != want {
-		t.Fatalf("Inspect:\n%s\nwant\n%s", got, want)
+	type brief struct {
+		name       string
+		dim, m, n  int
+		config, in cairn.IndexKind
+		graph      cairn.GraphState
+	}
+	var got []brief
+	for _, c := range fi.Collections {
+		got = append(got, brief{c.Name, c.Config.Dim, c.Config.HNSW.M, c.Count, c.Config.Index, c.Index, c.SavedGraph})
+	}
+	want := []brief{
+		{"flat", 4, 0, 50, cairn.Flat, cairn.Flat, cairn.GraphNone},
+		{"graph", 4, 6, 50, cairn.HNSW, cairn.HNSW, cairn.GraphCurrent},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Inspect: %+v\nwant %+v", got, want)
 	}
 
 	// An item written behind the saved graph's back makes it stale.

@@ -17,7 +17,7 @@ const fixture = `{"collection":{"name":"notes","dim":3,"metric":"cosine","index"
 {"id":"a","text":"alpha","metadata":{"kind":"fact","year":2021},"embedding":[1,0,0]}
 {"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}
 {"id":"c","text":"gamma","metadata":{"kind":"fact","year":2024},"embedding":[0.5,0.5,0.1],"created_at":"2026-01-01T00:00:00Z","later":{"x":[1]}}
-{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8}}}
+{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8,"target_recall":0.95}}}
 `
 
 // newFile returns the path of a new file holding fixture.
@@ -50,7 +50,7 @@ func TestCommands(t *testing.T) {
 		{name: "help", args: []string{"help"}, code: exitOK, stdout: []string{"cairn info FILE", "cairn export"}},
 		{name: "unknown", args: []string{"frobnicate"}, code: exitUsage, stderr: []string{`unknown command "frobnicate"`}},
 		{name: "info", args: []string{"info", path}, code: exitOK,
-			stdout: []string{"notes", "cosine", "flat", "empty", "l2", "hnsw", "M=8 efConstruction=0"}},
+			stdout: []string{"notes", "cosine", "flat", "empty", "l2", "hnsw", "M=8 efConstruction=200 targetRecall=0.95@10"}},
 		{name: "info json", args: []string{"info", "-json", path}, code: exitOK,
 			stdout: []string{`"name": "notes"`, `"items": 3`, `"saved_graph": "none"`}},
 		{name: "info missing file", args: []string{"info", missing}, code: exitFail, stderr: []string{"missing.db: no such file"}},
@@ -211,6 +211,9 @@ func TestExportImportRoundTrip(t *testing.T) {
 	}
 	if first.stdout != second.stdout {
 		t.Fatalf("export of the copy differs:\n%s\nwant:\n%s", second.stdout, first.stdout)
+	}
+	if !strings.Contains(first.stdout, `{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8,"target_recall":0.95}}}`) {
+		t.Errorf("the header of empty lost its configuration:\n%s", first.stdout)
 	}
 	if n := strings.Count(first.stdout, "\n"); n != 7 { // 2 headers, 5 items
 		t.Fatalf("export has %d lines, want 7:\n%s", n, first.stdout)

@@ -9,6 +9,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
 )
 
 // collectionInfo is one collection as info reports it (and as -json
@@ -81,18 +82,32 @@ func inspect(ctx context.Context, path string) (*fileInfo, error) {
 			Index: cfg.Index.String(), InUse: c.Index.String(), Items: c.Count,
 			SavedGraph: c.SavedGraph.String(),
 		}
+		// Zero fields take hnsw's defaults: show those.
 		h := cfg.HNSW
+		m, efc, efs, k := or(h.M, hnsw.DefaultM), or(h.EfConstruction, hnsw.DefaultEfConstruction), or(h.EfSearch, hnsw.DefaultEfSearch), or(h.TargetK, hnsw.DefaultTargetK)
+		graph := fmt.Sprintf("M=%d efConstruction=%d efSearch=%d", m, efc, efs)
+		if h.TargetRecall > 0 {
+			graph = fmt.Sprintf("M=%d efConstruction=%d targetRecall=%g@%d", m, efc, h.TargetRecall, k)
+		}
 		switch cfg.Index {
 		case cairn.Auto:
-			ci.Params = fmt.Sprintf("threshold=%d M=%d efConstruction=%d efSearch=%d", cfg.AutoThreshold, h.M, h.EfConstruction, h.EfSearch)
+			ci.Params = fmt.Sprintf("threshold=%d %s", cfg.AutoThreshold, graph)
 		case cairn.HNSW:
-			ci.Params = fmt.Sprintf("M=%d efConstruction=%d efSearch=%d", h.M, h.EfConstruction, h.EfSearch)
+			ci.Params = graph
 		default:
 			ci.Params = "-"
 		}
 		fi.Collections = append(fi.Collections, ci)
 	}
 	return fi, nil
+}
+
+// or returns v, or def if v is 0.
+func or(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // humanBytes formats n as B, KiB, MiB or GiB.

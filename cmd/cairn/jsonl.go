@@ -51,6 +51,8 @@ type jsonHNSW struct {
 	EfSearch       int     `json:"ef_search,omitempty"`
 	LevelMult      float64 `json:"level_mult,omitempty"`
 	Seed           uint64  `json:"seed,omitempty"`
+	TargetRecall   float64 `json:"target_recall,omitempty"`
+	TargetK        int     `json:"target_k,omitempty"`
 }
 
 // errLine marks a line that is not in the format.
@@ -105,7 +107,8 @@ func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
 	}
 	cfg.Index = k
 	if p := h.HNSW; p != nil {
-		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed}
+		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed,
+			TargetRecall: p.TargetRecall, TargetK: p.TargetK}
 	}
 	return cfg, cfg.Validate()
 }
@@ -116,8 +119,11 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 	if cfg.Index == cairn.Auto {
 		h.AutoThreshold = cfg.AutoThreshold
 	}
-	if o := cfg.HNSW; o.M != 0 || o.EfConstruction != 0 || o.EfSearch != 0 || o.LevelMult != 0 || o.Seed != 0 {
-		h.HNSW = &jsonHNSW{M: o.M, EfConstruction: o.EfConstruction, EfSearch: o.EfSearch, LevelMult: o.LevelMult, Seed: o.Seed}
+	o := cfg.HNSW
+	p := jsonHNSW{M: o.M, EfConstruction: o.EfConstruction, EfSearch: o.EfSearch, LevelMult: o.LevelMult, Seed: o.Seed,
+		TargetRecall: o.TargetRecall, TargetK: o.TargetK}
+	if p != (jsonHNSW{}) {
+		h.HNSW = &p
 	}
 	return h
 }
