@@ -253,11 +253,11 @@ func TestImportErrors(t *testing.T) {
 			c, err := db.Collection(context.Background(), "notes")
 			switch {
 			case tt.stored < 0 && err == nil:
-				t.Errorf("collection notes exists with %d items", c.Count())
+				t.Errorf("collection notes exists with %d items", mustCount(t, c))
 			case tt.stored >= 0 && err != nil:
 				t.Errorf("collection notes: %v", err)
-			case tt.stored >= 0 && c.Count() != tt.stored:
-				t.Errorf("notes holds %d items, want %d", c.Count(), tt.stored)
+			case tt.stored >= 0 && mustCount(t, c) != tt.stored:
+				t.Errorf("notes holds %d items, want %d", mustCount(t, c), tt.stored)
 			}
 		})
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/cairndb/cairn"
 )
 
 // TestMain runs main instead of the tests when CAIRN_TEST_MAIN is set, so
@@ -121,4 +123,14 @@ func runCmd(t testing.TB, stdin string, args ...string) result {
 	var out, errb bytes.Buffer
 	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errb)
 	return result{code, out.String(), errb.String()}
+}
+
+// mustCount returns c.Count(), failing the test on an error.
+func mustCount(t testing.TB, c *cairn.Collection) int {
+	t.Helper()
+	n, err := c.Count()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

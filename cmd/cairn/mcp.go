@@ -62,7 +62,9 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	n := 0
 	if c := m.collection(); c != nil {
-		n = c.Count()
+		if n, err = c.Count(); err != nil {
+			return closeDB(*path, db, &fileError{*path, err})
+		}
 	}
 	// stdout is the protocol's; clients show stderr in their logs.
 	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
