@@ -192,7 +192,7 @@ type (
 		Query  string         `json:"query" jsonschema:"what to look for, in words"`
 		K      int            `json:"k,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 5)"`
 		Filter map[string]any `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter, e.g. {\"kind\":\"fact\"}"`
-		Mode   string         `json:"mode,omitempty" jsonschema:"search mode: vector (the default and, for now, the only one)"`
+		Mode   string         `json:"mode,omitempty" jsonschema:"vector (by meaning, the default), keyword (by words: names, codes, exact terms) or hybrid (both, fused)"`
 	}
 	searchOut struct {
 		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
@@ -321,12 +321,9 @@ func parseFilter(f map[string]any) (*cairn.Filter, error) {
 
 func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
 	out := searchOut{Hits: []hit{}}
-	switch in.Mode {
-	case "", "vector":
-	case "keyword", "hybrid":
-		return nil, out, toolError("mode %q is not available in this version: use vector", in.Mode)
-	default:
-		return nil, out, toolError("unknown mode %q: use vector", in.Mode)
+	mode, ok := parseMode(in.Mode)
+	if !ok {
+		return nil, out, toolError("unknown mode %q: use vector, keyword or hybrid", in.Mode)
 	}
 	k := in.K
 	if k == 0 {
@@ -346,12 +343,12 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 	if c == nil {
 		return nil, out, nil // nothing stored yet
 	}
-	res, err := c.QueryText(ctx, in.Query, k, &cairn.QueryOptions{Filter: f})
+	res, err := c.QueryText(ctx, in.Query, k, &cairn.QueryOptions{Filter: f, Mode: mode})
 	if err != nil {
 		return nil, out, explain(err)
 	}
 	for _, r := range res {
-		out.Hits = append(out.Hits, hit{ID: r.ID, Similarity: r.Similarity, Text: r.Text, Metadata: r.Metadata})
+		out.Hits = append(out.Hits, hitOf(r))
 	}
 	return nil, out, nil
 }
@@ -470,6 +467,19 @@ func (m *memory) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*
 		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
 	}
 	return nil, out, nil
+}
+
+// parseMode reads a search mode as the tools and query -mode name it.
+func parseMode(s string) (cairn.QueryMode, bool) {
+	switch s {
+	case "", "vector":
+		return cairn.VectorMode, true
+	case "keyword":
+		return cairn.KeywordMode, true
+	case "hybrid":
+		return cairn.HybridMode, true
+	}
+	return 0, false
 }
 
 // newID returns a random id of 16 hex digits.

@@ -138,6 +138,15 @@ func TestMCPTools(t *testing.T) {
 		t.Fatalf("filtered search: %q %+v", e, found)
 	}
 
+	// Keyword search finds the words; hybrid search fuses both lists; and
+	// while the embedder is up, both give a score.
+	if e := call(t, cs, "memory_search", map[string]any{"query": "Miso", "mode": "keyword"}, &found); e != "" || len(found.Hits) != 1 || found.Hits[0].ID != catID || found.Hits[0].Score <= 0 || found.Hits[0].Similarity != 0 {
+		t.Fatalf("keyword search: %q %+v", e, found)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "dark mode Miso", "mode": "hybrid", "k": 3}, &found); e != "" || len(found.Hits) != 3 || found.Hits[0].Score <= 0 {
+		t.Fatalf("hybrid search: %q %+v", e, found)
+	}
+
 	var got memoriesOut
 	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"go", "pref-1"}}, &got); e != "" || len(got.Memories) != 2 || got.Memories[0].ID != "go" || got.Memories[1].Text != "the user prefers dark mode" {
 		t.Fatalf("get: %q %+v", e, got)
@@ -204,7 +213,7 @@ func TestMCPToolErrors(t *testing.T) {
 		{"memory_store", map[string]any{"text": "while down"}, "the embedding service failed", true},
 		{"memory_search", map[string]any{"query": "q", "filter": map[string]any{"n": map[string]any{"$near": 1}}}, "bad filter", false},
 		{"memory_search", map[string]any{"query": "q", "k": 1000}, "k must be between 1 and 100", false},
-		{"memory_search", map[string]any{"query": "q", "mode": "hybrid"}, `mode "hybrid" is not available`, false},
+		{"memory_search", map[string]any{"query": "q", "mode": "fuzzy"}, `unknown mode "fuzzy": use vector, keyword or hybrid`, false},
 		{"memory_search", map[string]any{"query": ""}, "query is empty", false},
 		{"memory_search", map[string]any{"query": "anything"}, "the embedding service failed", true},
 		{"memory_get", map[string]any{"ids": []string{"m1", "m2"}}, `no memory has the id "m2"`, false},
