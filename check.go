@@ -1,0 +1,142 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// CheckReport is what [Check] found: a plain value, owned by the caller.
+type CheckReport struct {
+	// Problems lists what is wrong, one sentence each; empty if the file
+	// passed every check.
+	Problems []string
+	// Collections, Items and Graphs count what was checked: saved
+	// graphs are counted when they were loaded and verified.
+	Collections, Items, Graphs int
+}
+
+// maxProblems bounds the problems a check lists per collection.
+const maxProblems = 20
+
+// Check checks the cairn file at path without opening it as a [DB] and
+// without changing what it holds (no graph is saved and no item written;
+// closing the file, as every close does, checkpoints its log and returns
+// free pages to the file system once they exceed a quarter of it):
+// SQLite's integrity_check over every
+// page; then, for each collection, its settings, every row against the
+// key index a collection builds (each item has a non-empty id, no id
+// twice, metadata of the stored form) and the count of rows against the
+// vectors loaded; and every saved HNSW graph that is current, loaded over
+// the rows and checked with [hnsw.Index.Verify]. A graph that is missing
+// or stale is not a problem (the next load rebuilds it); one that fails
+// its checksum or does not match the rows is.
+//
+// The returned error is for a check that could not run (no such file,
+// [sqlitestore.ErrLocked], a file that is not a cairn database); what the
+// check finds is in the report. It reads the whole file.
+func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
+	sdb, err := openExisting(ctx, path, o)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: check: %w", err)
+	}
+	defer sdb.Close()
+	rep := &CheckReport{}
+	if err := sdb.IntegrityCheck(ctx); err != nil {
+		if !errors.Is(err, vector.ErrCorrupt) {
+			return nil, fmt.Errorf("cairn: check: %w", err)
+		}
+		rep.Problems = append(rep.Problems, err.Error())
+	}
+	infos, err := sdb.Collections(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: check: %w", err)
+	}
+	for _, in := range infos {
+		if err := checkCollection(ctx, sdb, in, rep); err != nil {
+			return nil, fmt.Errorf("cairn: check %q: %w", in.Name, err)
+		}
+	}
+	return rep, nil
+}
+
+// checkCollection adds what is wrong with one collection to rep. Its
+// error is for a check that could not go on (a cancelled ctx, say).
+func checkCollection(ctx context.Context, sdb *sqlitestore.DB, in sqlitestore.CollectionInfo, rep *CheckReport) error {
+	rep.Collections++
+	n := 0
+	problem := func(format string, a ...any) {
+		if n++; n <= maxProblems {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("collection %q: ", in.Name)+fmt.Sprintf(format, a...))
+		}
+	}
+	defer func() {
+		if n > maxProblems {
+			rep.Problems = append(rep.Problems, fmt.Sprintf("collection %q: %d more problems", in.Name, n-maxProblems))
+		}
+	}()
+	cfg, err := decodeSettings(in.Dim, in.Metric, in.Settings)
+	if err != nil {
+		problem("%v", err)
+		return nil
+	}
+	c, err := sdb.Collection(ctx, in.Name)
+	if err != nil {
+		if errors.Is(err, vector.ErrCorrupt) {
+			problem("%v", err)
+			return nil
+		}
+		return err
+	}
+	keys := make(map[string]vector.ID, c.Len())
+	rows := 0
+	err = c.ForEachPayload(ctx, func(it sqlitestore.Item) error {
+		rows++
+		switch prev, dup := keys[it.Key]; {
+		case it.Key == "":
+			problem("row %d has no id", it.ID)
+		case dup:
+			problem("rows %d and %d have the same id %q", prev, it.ID, it.Key)
+		default:
+			keys[it.Key] = it.ID
+		}
+		if _, err := decodeMetadata(it.Metadata); err != nil {
+			problem("row %d (%q): %v", it.ID, it.Key, err)
+		}
+		if _, err := c.Get(it.ID); err != nil {
+			problem("row %d (%q) has no vector loaded: %v", it.ID, it.Key, err)
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		if errors.Is(err, vector.ErrCorrupt) {
+			problem("%v", err)
+			return nil
+		}
+		return err
+	}
+	rep.Items += rows
+	if rows != c.Len() {
+		problem("%d rows but %d vectors loaded", rows, c.Len())
+	}
+	ix, err := hnsw.New(c, &cfg.HNSW)
+	if err != nil {
+		problem("HNSW options: %v", err)
+		return nil
+	}
+	err = c.LoadIndex(ctx, graphName, ix)
+	switch state := graphState(err); state {
+	case GraphCurrent:
+		rep.Graphs++
+		if err := ix.Verify(); err != nil {
+			problem("saved graph: %v", err)
+		}
+	case GraphDamaged:
+		problem("saved graph: %v", err)
+	}
+	return nil
+}

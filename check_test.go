@@ -1,0 +1,252 @@
+package cairn_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+	_ "modernc.org/sqlite"
+)
+
+// newCheckedFile writes a file with a flat collection and an HNSW one
+// (whose graph Close saves) and returns its path.
+func newCheckedFile(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	for _, cfg := range []struct {
+		name string
+		cfg  cairn.CollectionConfig
+	}{
+		{"flat", cairn.CollectionConfig{Dim: 4, Index: cairn.Flat}},
+		{"graph", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW, HNSW: hnsw.Options{M: 6}}},
+	} {
+		c := mustCollection(t, db, cfg.name, cfg.cfg)
+		items := make([]cairn.Item, 50)
+		for i := range items {
+			items[i] = cairn.Item{ID: fmt.Sprint("id", i), Embedding: randVec(r, 4), Metadata: map[string]any{"i": i}}
+		}
+		if err := c.Add(ctx, items...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// rawSQL runs statements on the file with SQLite alone, as damage would.
+func rawSQL(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, s := range stmts {
+		if _, err := db.Exec(s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+}
+
+func TestInspect(t *testing.T) {
+	ctx := context.Background()
+	path := newCheckedFile(t)
+	fi, err := cairn.Inspect(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type brief struct {
+		name       string
+		dim, m, n  int
+		config, in cairn.IndexKind
+		graph      cairn.GraphState
+	}
+	var got []brief
+	for _, c := range fi.Collections {
+		got = append(got, brief{c.Name, c.Config.Dim, c.Config.HNSW.M, c.Count, c.Config.Index, c.Index, c.SavedGraph})
+	}
+	want := []brief{
+		{"flat", 4, 0, 50, cairn.Flat, cairn.Flat, cairn.GraphNone},
+		{"graph", 4, 6, 50, cairn.HNSW, cairn.HNSW, cairn.GraphCurrent},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Inspect: %+v\nwant %+v", got, want)
+	}
+
+	// An item written behind the saved graph's back makes it stale.
+	sdb, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sdb.Collection(ctx, "graph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.PutItems(ctx, []sqlitestore.Item{{ID: 1000, Key: "late", Vector: []float32{1, 2, 3, 4}}}); err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
+	if fi, err = cairn.Inspect(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if s := fi.Collections[1].SavedGraph; s != cairn.GraphStale {
+		t.Fatalf("after a write: saved graph %v, want stale", s)
+	}
+	rep, err := cairn.Check(ctx, path, nil)
+	if err != nil || len(rep.Problems) != 0 || rep.Graphs != 0 || rep.Items != 101 {
+		t.Fatalf("Check of a stale graph: %+v, %v; want no problems, 0 graphs verified, 101 items", rep, err)
+	}
+
+	rawSQL(t, path, "DELETE FROM index_blobs")
+	if fi, err = cairn.Inspect(ctx, path, nil); err != nil || fi.Collections[1].SavedGraph != cairn.GraphMissing {
+		t.Fatalf("without a saved graph: %v, %v", fi, err)
+	}
+
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	if _, err := cairn.Inspect(ctx, missing, nil); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Inspect of a missing file: %v", err)
+	}
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Fatal("Inspect created the file")
+	}
+}
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name   string
+		damage []string // SQL run on a good file
+		want   []string // each must be in one of the problems; none for a good file
+	}{
+		{name: "good"},
+		{name: "empty id", damage: []string{"UPDATE items_1 SET key = NULL WHERE id = 3"}, want: []string{`collection "flat": row 3 has no id`}},
+		{name: "bad metadata", damage: []string{`UPDATE items_2 SET meta = '{"i":[1,2]}' WHERE id = 7`}, want: []string{`collection "graph": row 7 ("id6")`}},
+		{name: "bad settings", damage: []string{`UPDATE collections SET settings = '{"index":"btree"}' WHERE name = 'flat'`}, want: []string{`collection "flat"`, "unknown index"}},
+		{name: "damaged graph", damage: []string{"UPDATE index_chunks SET data = zeroblob(length(data))"}, want: []string{`collection "graph": saved graph`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := newCheckedFile(t)
+			if len(tt.damage) > 0 {
+				rawSQL(t, path, tt.damage...)
+			}
+			before, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := cairn.Check(ctx, path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(tt.want) == 0 {
+				if len(rep.Problems) != 0 || rep.Collections != 2 || rep.Items != 100 || rep.Graphs != 1 {
+					t.Fatalf("good file: %+v", rep)
+				}
+			}
+			all := strings.Join(rep.Problems, "\n")
+			for _, w := range tt.want {
+				if !strings.Contains(all, w) {
+					t.Errorf("problems lack %q:\n%s", w, all)
+				}
+			}
+			after, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(before) != string(after) {
+				t.Error("Check changed the file")
+			}
+		})
+	}
+
+	path := newCheckedFile(t)
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := cairn.Check(ctx, path, nil); !errors.Is(err, sqlitestore.ErrLocked) {
+		t.Fatalf("Check of an open file: %v, want ErrLocked", err)
+	}
+	notDB := filepath.Join(t.TempDir(), "x.db")
+	os.WriteFile(notDB, []byte("hello"), 0o644)
+	if _, err := cairn.Check(ctx, notDB, nil); !errors.Is(err, vector.ErrCorrupt) {
+		t.Fatalf("Check of a text file: %v, want ErrCorrupt", err)
+	}
+}
+
+func TestCompact(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 256, Index: cairn.Flat})
+	r := rand.New(rand.NewPCG(5, 6))
+	var ids []string
+	for b := range 10 {
+		items := make([]cairn.Item, 200)
+		for i := range items {
+			items[i] = cairn.Item{ID: fmt.Sprint(b, "-", i), Embedding: randVec(r, 256), Text: strings.Repeat("x", 500)}
+			ids = append(ids, items[i].ID)
+		}
+		if err := c.Add(ctx, items...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Delete a little less than a quarter, which the file keeps as free
+	// pages (it shrinks by itself only past a quarter), spread over it.
+	var gone []string
+	for i, id := range ids {
+		if i%5 == 0 {
+			gone = append(gone, id)
+		}
+	}
+	if err := c.Delete(ctx, gone...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := os.Stat(path)
+	if err := cairn.Compact(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(path)
+	if after.Size() >= before.Size() {
+		t.Fatalf("Compact: %d bytes before, %d after", before.Size(), after.Size())
+	}
+	t.Logf("%d → %d bytes", before.Size(), after.Size())
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err = db.Collection(ctx, "c")
+	if err != nil || mustCount(t, c) != len(ids)-len(gone) {
+		t.Fatalf("after Compact: %v, count %d", err, mustCount(t, c))
+	}
+	if rep, err := cairn.Check(ctx, filepath.Join(t.TempDir(), "none.db"), nil); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Check of a missing file: %+v, %v", rep, err)
+	}
+}

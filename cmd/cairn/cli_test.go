@@ -1,0 +1,291 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/sqlitestore"
+)
+
+// fixture is a stream of two collections that every command test starts
+// from.
+const fixture = `{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}
+{"id":"a","text":"alpha","metadata":{"kind":"fact","year":2021},"embedding":[1,0,0]}
+{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}
+{"id":"c","text":"gamma","metadata":{"kind":"fact","year":2024},"embedding":[0.5,0.5,0.1],"created_at":"2026-01-01T00:00:00Z","later":{"x":[1]}}
+{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8,"target_recall":0.95}}}
+`
+
+// newFile returns the path of a new file holding fixture.
+func newFile(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "t.db")
+	if r := runCmd(t, fixture, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	return path
+}
+
+func TestCommands(t *testing.T) {
+	path := newFile(t)
+	missing := filepath.Join(t.TempDir(), "missing.db")
+	notDB := filepath.Join(t.TempDir(), "text.db")
+	if err := os.WriteFile(notDB, []byte("not a database, just text\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		stdout     []string // each must appear
+		stderr     []string
+		noStdout   []string // none may appear
+		wantStderr bool
+	}{
+		{name: "no args", args: nil, code: exitUsage, stderr: []string{"Usage:", "cairn mcp"}},
+		{name: "help", args: []string{"help"}, code: exitOK, stdout: []string{"cairn info FILE", "cairn export"}},
+		{name: "unknown", args: []string{"frobnicate"}, code: exitUsage, stderr: []string{`unknown command "frobnicate"`}},
+		{name: "info", args: []string{"info", path}, code: exitOK,
+			stdout: []string{"notes", "cosine", "flat", "empty", "l2", "hnsw", "M=8 efConstruction=200 targetRecall=0.95@10"}},
+		{name: "info json", args: []string{"info", "-json", path}, code: exitOK,
+			stdout: []string{`"name": "notes"`, `"items": 3`, `"saved_graph": "none"`}},
+		{name: "info missing file", args: []string{"info", missing}, code: exitFail, stderr: []string{"missing.db: no such file"}},
+		{name: "info not a database", args: []string{"info", notDB}, code: exitFail, stderr: []string{"text.db: not a cairn database"}},
+		{name: "info two files", args: []string{"info", path, path}, code: exitUsage, stderr: []string{"want one FILE, got 2"}},
+		{name: "check", args: []string{"check", path}, code: exitOK, stdout: []string{"ok (2 collections, 3 items"}},
+		{name: "query vector", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0.1,0]", "-k", "2"}, code: exitOK,
+			stdout: []string{"1     a", "2     c", "alpha"}, noStdout: []string{"beta"}},
+		{name: "query filter json", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0.1,0]", "-filter", `{"year":{"$lt":2020}}`, "-json"}, code: exitOK,
+			stdout: []string{`[{"id":"b","similarity":0.0995`, `"metadata":{"kind":"pref","year":2019}`}},
+		{name: "query bad filter", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-filter", `{"year":{"$near":1}}`}, code: exitUsage,
+			stderr: []string{"-filter:", "$near"}},
+		{name: "query bad vector", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0"}, code: exitUsage, stderr: []string{"-vector: not a JSON array"}},
+		{name: "query wrong dimension", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0]"}, code: exitFail,
+			stderr: []string{"t.db:", "dimension"}},
+		{name: "query unknown collection", args: []string{"query", path, "-collection", "nope", "-vector", "[1,0,0]"}, code: exitFail,
+			stderr: []string{"t.db:", `"nope"`, "not found"}},
+		{name: "query text without embedder", args: []string{"query", path, "-collection", "notes", "-text", "hi"}, code: exitUsage, stderr: []string{"-text needs an embedder"}},
+		{name: "query keyword without embedder", args: []string{"query", path, "-collection", "notes", "-text", "gamma", "-mode", "keyword", "-json"}, code: exitOK,
+			stdout: []string{`[{"id":"c","similarity":0,"score":`, `"text":"gamma"`}, noStdout: []string{`"id":"a"`}},
+		{name: "query bad mode", args: []string{"query", path, "-collection", "notes", "-text", "x", "-mode", "fuzzy"}, code: exitUsage, stderr: []string{"-mode: want vector, keyword or hybrid"}},
+		{name: "query keyword without text", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-mode", "keyword"}, code: exitUsage, stderr: []string{"-mode keyword needs -text"}},
+		{name: "query neither", args: []string{"query", path, "-collection", "notes"}, code: exitUsage, stderr: []string{"give one of -text and -vector"}},
+		{name: "query k", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-k", "0"}, code: exitUsage, stderr: []string{"-k must be positive"}},
+		{name: "export one", args: []string{"export", path, "-collection", "notes"}, code: exitOK,
+			stdout:   []string{`{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}`, `{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}`},
+			noStdout: []string{`"empty"`}},
+		{name: "export unknown collection", args: []string{"export", path, "-collection", "nope"}, code: exitFail, stderr: []string{`"nope"`}},
+		{name: "compact", args: []string{"compact", path}, code: exitOK, stdout: []string{"t.db:", "KiB →"}},
+		{name: "compact missing", args: []string{"compact", missing}, code: exitFail, stderr: []string{"no such file"}},
+		{name: "mcp without db", args: []string{"mcp", "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m"}, code: exitUsage, stderr: []string{"-db is required"}},
+		{name: "mcp without embedder", args: []string{"mcp", "-db", path}, code: exitUsage, stderr: []string{"an embedder is required"}},
+		{name: "flag help", args: []string{"info", "-h"}, code: exitOK, stderr: []string{"usage: cairn info"}},
+		{name: "bad flag", args: []string{"info", "-frob", path}, code: exitUsage, stderr: []string{"-frob"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCmd(t, "", tt.args...)
+			if r.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, tt.code, r.stdout, r.stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(r.stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, r.stdout)
+				}
+			}
+			for _, s := range tt.noStdout {
+				if strings.Contains(r.stdout, s) {
+					t.Errorf("stdout has %q:\n%s", s, r.stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(r.stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, r.stderr)
+				}
+			}
+			if tt.code == exitFail && strings.Count(strings.TrimSpace(r.stderr), "\n") != 0 {
+				t.Errorf("a failure is reported on more than one line:\n%s", r.stderr)
+			}
+		})
+	}
+	// Nothing above created the missing file.
+	if _, err := os.Stat(missing); !os.IsNotExist(err) {
+		t.Errorf("a command created %s (stat: %v)", missing, err)
+	}
+}
+
+// TestCheckAndInfoFindProblems damages a file behind cairn's back and
+// checks that check reports it, one problem a line, with exit status 1,
+// and that info tells a current saved graph from a stale one.
+func TestCheckAndInfoFindProblems(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateCollection(ctx, "g", cairn.CollectionConfig{Dim: 2, Index: cairn.HNSW})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 0}}, cairn.Item{ID: "y", Embedding: []float32{0, 1}}); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if r := runCmd(t, "", "info", path); r.code != 0 || !strings.Contains(r.stdout, "current") {
+		t.Fatalf("info: %+v", r)
+	}
+	if r := runCmd(t, "", "check", path); r.code != 0 || !strings.Contains(r.stdout, "1 saved graphs verified") {
+		t.Fatalf("check: %+v", r)
+	}
+
+	// A row without a key, written with sqlitestore alone.
+	sdb, err := sqlitestore.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := sdb.Collection(ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sc.PutItems(ctx, []sqlitestore.Item{{ID: 99, Vector: []float32{1, 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	sdb.Close()
+	r := runCmd(t, "", "check", path)
+	if r.code != exitFail || !strings.Contains(r.stdout, `t.db: collection "g": row 99 has no id`) || !strings.Contains(r.stderr, "check failed: 1 problems") {
+		t.Fatalf("check of a damaged file: %+v", r)
+	}
+	if r := runCmd(t, "", "info", path); r.code != 0 || !strings.Contains(r.stdout, "stale") {
+		t.Fatalf("info after a write behind the graph: %+v", r)
+	}
+}
+
+// TestLocked checks that a file another owner has open is reported as
+// locked, in one line, by every command that opens it.
+func TestLocked(t *testing.T) {
+	path := newFile(t)
+	db, err := cairn.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, args := range [][]string{
+		{"info", path}, {"check", path}, {"export", path}, {"compact", path},
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]"},
+	} {
+		r := runCmd(t, "", args...)
+		if r.code != exitFail || !strings.Contains(r.stderr, "t.db: the file is locked by another process") || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d, stderr %q; want 1 and one line saying the file is locked", args[0], r.code, r.stderr)
+		}
+	}
+	r := runCmd(t, `{"id":"z","embedding":[1,0,0]}`, "import", "-collection", "notes", path)
+	if r.code != exitFail || !strings.Contains(r.stderr, "locked by another process") {
+		t.Errorf("import: exit %d, stderr %q", r.code, r.stderr)
+	}
+}
+
+// TestExportImportRoundTrip checks that export | import | export gives
+// back the same bytes, and that import into an existing file adds.
+func TestExportImportRoundTrip(t *testing.T) {
+	path := newFile(t)
+	// Items with awkward values: unicode, escapes, numbers that need all
+	// their digits, an item without text or metadata.
+	extra := `{"id":"ü/1","text":"line1\nline2 \"quoted\" \u2028 tab\t","metadata":{"pi":3.141592653589793,"big":9007199254740991,"neg":-0.000001,"flag":false,"s":"ß"},"embedding":[0.1,0.2,0.3]}
+{"id":"bare","embedding":[1e-7,3.4028235e+38,-2.5]}
+`
+	if r := runCmd(t, extra, "import", "-q", "-collection", "notes", path); r.code != 0 {
+		t.Fatalf("import extra: %+v", r)
+	}
+	first := runCmd(t, "", "export", path)
+	if first.code != 0 {
+		t.Fatalf("export: %+v", first)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	if r := runCmd(t, first.stdout, "import", "-batch", "2", copyPath); r.code != 0 || !strings.Contains(r.stderr, "imported 5 items") {
+		t.Fatalf("import: %+v", r)
+	}
+	second := runCmd(t, "", "export", copyPath)
+	if second.code != 0 {
+		t.Fatalf("export of the copy: %+v", second)
+	}
+	if first.stdout != second.stdout {
+		t.Fatalf("export of the copy differs:\n%s\nwant:\n%s", second.stdout, first.stdout)
+	}
+	if !strings.Contains(first.stdout, `{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8,"target_recall":0.95}}}`) {
+		t.Errorf("the header of empty lost its configuration:\n%s", first.stdout)
+	}
+	if n := strings.Count(first.stdout, "\n"); n != 7 { // 2 headers, 5 items
+		t.Fatalf("export has %d lines, want 7:\n%s", n, first.stdout)
+	}
+}
+
+func TestImportErrors(t *testing.T) {
+	tests := []struct {
+		name, stdin string
+		args        []string
+		stderr      string
+		stored      int // items in "notes" afterwards
+	}{
+		{name: "bad json", stdin: fixture + "{\"id\":\n", stderr: "line 6: bad line", stored: 3},
+		{name: "no id", stdin: fixture + `{"text":"x","embedding":[1,0,0]}` + "\n", stderr: "line 6: bad line: item without an id", stored: 3},
+		{name: "no header", stdin: `{"id":"x","embedding":[1,0,0]}`, stderr: "line 1: an item before any collection header", stored: -1},
+		{name: "bad header", stdin: `{"collection":{"name":"x","dim":0}}`, stderr: "line 1: bad line: collection \"x\"", stored: -1},
+		{name: "duplicate in a batch rolls the batch back", args: []string{"-batch", "3"},
+			stdin:  fixture[:strings.Index(fixture, `{"collection":{"name":"empty"`)] + `{"id":"d","embedding":[1,1,0]}` + "\n" + `{"id":"a","embedding":[1,1,1]}` + "\n",
+			stderr: "lines 5-6 (not stored; 3 items before them were)", stored: 3},
+		{name: "wrong dimension", stdin: fixture + `{"collection":{"name":"notes","dim":4,"metric":"cosine"}}` + "\n", stderr: "exists with dim 3", stored: 3},
+		{name: "no embedding and no embedder", args: []string{"-collection", "fresh"}, stdin: `{"id":"x","text":"hello"}`, stderr: "has no embedding", stored: -1},
+		{name: "two collections renamed", args: []string{"-collection", "one"}, stdin: fixture, stderr: "line 5: -collection renames one collection", stored: -1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "t.db")
+			r := runCmd(t, tt.stdin, append(append([]string{"import", "-q"}, tt.args...), path)...)
+			if r.code != exitFail || !strings.Contains(r.stderr, tt.stderr) || !strings.Contains(r.stderr, "t.db:") {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q", r.code, r.stderr, tt.stderr)
+			}
+			db, err := cairn.Open(context.Background(), path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			c, err := db.Collection(context.Background(), "notes")
+			switch {
+			case tt.stored < 0 && err == nil:
+				t.Errorf("collection notes exists with %d items", mustCount(t, c))
+			case tt.stored >= 0 && err != nil:
+				t.Errorf("collection notes: %v", err)
+			case tt.stored >= 0 && mustCount(t, c) != tt.stored:
+				t.Errorf("notes holds %d items, want %d", mustCount(t, c), tt.stored)
+			}
+		})
+	}
+}
+
+// TestImportEmbeds checks that import embeds items given only as text,
+// and query -text finds them, with the embeddings server on loopback.
+func TestImportEmbeds(t *testing.T) {
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "t.db")
+	stdin := `{"id":"cat","text":"the cat sat on the mat"}
+{"id":"go","text":"Go has goroutines and channels"}
+`
+	emb := []string{"-embed-url", srv.url(), "-embed-model", "bow"}
+	if r := runCmd(t, stdin, append([]string{"import", "-q", "-collection", "docs", path}, emb...)...); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	r := runCmd(t, "", append([]string{"query", path, "-collection", "docs", "-text", "goroutines and channels", "-k", "1", "-json"}, emb...)...)
+	if r.code != 0 || !strings.HasPrefix(r.stdout, `[{"id":"go"`) {
+		t.Fatalf("query: %+v", r)
+	}
+	srv.down.Store(true)
+	r = runCmd(t, "", append([]string{"query", path, "-collection", "docs", "-text", "cats", "-embed-retries", "0"}, emb...)...)
+	if r.code != exitFail || !strings.Contains(r.stderr, "HTTP 503") || !strings.Contains(r.stderr, "t.db:") {
+		t.Fatalf("query with the embedder down: %+v", r)
+	}
+}

@@ -1,0 +1,143 @@
+// jsonl.go holds the JSON-lines format of export and import.
+//
+// A stream is a sequence of lines, each one JSON object. A line with a
+// "collection" member starts a collection and describes it; every other
+// line is an item of the collection last started:
+//
+//	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64}}}
+//	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0]}
+//
+// Export gives the embeddings as they were written, each float32 in the
+// shortest form that reads back to the same bits, so that export | import
+// | export gives the same bytes. Import ignores members it does not know,
+// so streams written by later versions (with item times, say:
+// "created_at", "updated_at" and "expires_at") still import; blank lines
+// are skipped. An item without an
+// embedding is embedded from its text when import is given an embedder.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// jsonItem is an item line.
+type jsonItem struct {
+	ID        string         `json:"id"`
+	Text      string         `json:"text,omitempty"`
+	Metadata  map[string]any `json:"metadata,omitempty"`
+	Embedding []float32      `json:"embedding,omitempty"`
+}
+
+// jsonCollection describes a collection in its header line.
+type jsonCollection struct {
+	Name          string    `json:"name"`
+	Dim           int       `json:"dim"`
+	Metric        string    `json:"metric"`
+	Index         string    `json:"index"`
+	AutoThreshold int       `json:"auto_threshold,omitempty"`
+	HNSW          *jsonHNSW `json:"hnsw,omitempty"`
+}
+
+type jsonHNSW struct {
+	M              int     `json:"m,omitempty"`
+	EfConstruction int     `json:"ef_construction,omitempty"`
+	EfSearch       int     `json:"ef_search,omitempty"`
+	LevelMult      float64 `json:"level_mult,omitempty"`
+	Seed           uint64  `json:"seed,omitempty"`
+	TargetRecall   float64 `json:"target_recall,omitempty"`
+	TargetK        int     `json:"target_k,omitempty"`
+}
+
+// errLine marks a line that is not in the format.
+var errLine = errors.New("bad line")
+
+// line is one decoded line: a header (Collection set) or an item.
+type line struct {
+	Collection *jsonCollection `json:"collection"`
+	jsonItem
+}
+
+// decodeLine decodes one line. An item must have an id; a header must
+// name a collection and describe a valid configuration. Every error wraps
+// errLine.
+func decodeLine(b []byte) (*line, error) {
+	var l line
+	d := json.NewDecoder(bytes.NewReader(b))
+	if err := d.Decode(&l); err != nil {
+		return nil, fmt.Errorf("%w: %v", errLine, err)
+	}
+	if d.More() {
+		return nil, fmt.Errorf("%w: more than one JSON value", errLine)
+	}
+	if l.Collection != nil {
+		if l.Collection.Name == "" {
+			return nil, fmt.Errorf("%w: collection without a name", errLine)
+		}
+		if _, err := l.Collection.config(); err != nil {
+			return nil, fmt.Errorf("%w: collection %q: %v", errLine, l.Collection.Name, err)
+		}
+		return &l, nil
+	}
+	if l.ID == "" {
+		return nil, fmt.Errorf("%w: item without an id", errLine)
+	}
+	return &l, nil
+}
+
+// config returns the collection configuration the header describes.
+func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
+	cfg := cairn.CollectionConfig{Dim: h.Dim, AutoThreshold: h.AutoThreshold}
+	if h.Metric != "" {
+		m, err := vector.ParseMetric(h.Metric)
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Metric = m
+	}
+	k, err := parseIndex(h.Index)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Index = k
+	if p := h.HNSW; p != nil {
+		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed,
+			TargetRecall: p.TargetRecall, TargetK: p.TargetK}
+	}
+	return cfg, cfg.Validate()
+}
+
+// header returns the header line of a collection.
+func header(name string, cfg cairn.CollectionConfig) jsonCollection {
+	h := jsonCollection{Name: name, Dim: cfg.Dim, Metric: cfg.Metric.String(), Index: cfg.Index.String()}
+	if cfg.Index == cairn.Auto {
+		h.AutoThreshold = cfg.AutoThreshold
+	}
+	o := cfg.HNSW
+	p := jsonHNSW{M: o.M, EfConstruction: o.EfConstruction, EfSearch: o.EfSearch, LevelMult: o.LevelMult, Seed: o.Seed,
+		TargetRecall: o.TargetRecall, TargetK: o.TargetK}
+	if p != (jsonHNSW{}) {
+		h.HNSW = &p
+	}
+	return h
+}
+
+// parseIndex reads an index kind as IndexKind.String writes it; "" is
+// Auto.
+func parseIndex(s string) (cairn.IndexKind, error) {
+	for _, k := range []cairn.IndexKind{cairn.Auto, cairn.Flat, cairn.HNSW} {
+		if s == k.String() {
+			return k, nil
+		}
+	}
+	if s == "" {
+		return cairn.Auto, nil
+	}
+	return 0, fmt.Errorf("unknown index %q (want auto, flat or hnsw)", s)
+}

@@ -1,0 +1,490 @@
+// mcp.go holds "cairn mcp": a memory server for agents over the Model
+// Context Protocol, on stdio, with the official Go SDK.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// version is the server's version in the MCP handshake.
+const version = "0.1.0"
+
+func cmdMCP(ctx context.Context, e *env, args []string) error {
+	const synopsis = "-db FILE [-collection NAME] -embed-url URL -embed-model MODEL [-embed-key-env VAR]"
+	fs := newFlags(e, "mcp", synopsis)
+	path := fs.String("db", "", "the cairn file to keep memories in (created if missing)")
+	coll := fs.String("collection", "memories", "the collection of memories")
+	var emf embedFlags
+	emf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return usageError("unexpected argument %q", fs.Arg(0))
+	}
+	if *path == "" {
+		return usageError("-db is required")
+	}
+	if *coll == "" {
+		return usageError("-collection must not be empty")
+	}
+	if !emf.set() {
+		return usageError("an embedder is required: set -embed-url and -embed-model")
+	}
+	emb, err := emf.embedder()
+	if err != nil {
+		return err
+	}
+	emb = markEmbedder(emb)
+	db, err := openDB(ctx, *path, true, &cairn.Options{Embedder: emb})
+	if err != nil {
+		return err
+	}
+	m, err := newMemory(ctx, db, *coll, emb)
+	if err != nil {
+		return closeDB(*path, db, &fileError{*path, err})
+	}
+	n := 0
+	if c := m.collection(); c != nil {
+		if n, err = c.Count(); err != nil {
+			return closeDB(*path, db, &fileError{*path, err})
+		}
+	}
+	// stdout is the protocol's; clients show stderr in their logs.
+	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
+	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	err = m.server().Run(ctx, t)
+	if err != nil && ctx.Err() != nil {
+		err = nil // interrupted: a normal way to stop
+	}
+	if err != nil {
+		err = fmt.Errorf("cairn mcp: %w", err)
+	}
+	return closeDB(*path, db, err)
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }
+
+// memory is the state behind the MCP tools: one collection of a DB,
+// created on the first memory_store (its dimension is the embedder's).
+// It is safe for concurrent use, as the SDK calls tools concurrently.
+type memory struct {
+	db   *cairn.DB
+	name string
+	emb  cairn.Embedder
+
+	mu   sync.Mutex
+	coll *cairn.Collection // nil until the collection exists
+}
+
+// newMemory returns the memory kept in the collection name of db. emb
+// must be the embedder db was opened with, wrapped by markEmbedder.
+func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
+	m := &memory{db: db, name: name, emb: emb}
+	c, err := db.Collection(ctx, name)
+	switch {
+	case err == nil:
+		m.coll = c
+	case !errors.Is(err, vector.ErrNotFound):
+		return nil, err
+	}
+	return m, nil
+}
+
+// collection returns the collection, or nil if nothing was stored yet.
+func (m *memory) collection() *cairn.Collection {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.coll
+}
+
+// create returns the collection, creating it with dimension dim.
+func (m *memory) create(ctx context.Context, dim int) (*cairn.Collection, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.coll != nil {
+		return m.coll, nil
+	}
+	c, err := m.db.CreateCollection(ctx, m.name, cairn.CollectionConfig{Dim: dim})
+	if err != nil {
+		return nil, err
+	}
+	m.coll = c
+	return c, nil
+}
+
+const instructions = `Long-term memory kept in a local cairn database. Store facts, preferences and
+notes worth remembering with memory_store; before answering, recall what is relevant with
+memory_search (by meaning, not exact words). Metadata (strings, numbers, booleans) can be
+filtered on, with filters like {"kind":"fact"} or {"year":{"$gte":2020}}.`
+
+// server returns the MCP server with the memory tools.
+func (m *memory) server() *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
+		&mcp.ServerOptions{Instructions: instructions})
+	closed, destructive := new(false), new(true)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_store",
+		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
+		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
+			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
+	}, m.store)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_search",
+		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
+		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
+			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
+	}, m.search)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_get",
+		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
+		Description: "Fetch memories by id. Fails if any id is unknown.",
+	}, m.get)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_update",
+		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
+		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
+	}, m.update)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_delete",
+		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
+		Description: "Forget memories by id, all or none: fails, deleting nothing, if any id is unknown.",
+	}, m.delete)
+	mcp.AddTool(s, &mcp.Tool{
+		Name:        "memory_list",
+		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
+		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
+	}, m.list)
+	return s
+}
+
+// The tools' inputs and outputs; their JSON schemas are inferred from
+// these types, and the jsonschema tags are the descriptions an agent
+// reads.
+type (
+	storeIn struct {
+		Text     string         `json:"text" jsonschema:"the text to remember"`
+		Metadata map[string]any `json:"metadata,omitempty" jsonschema:"attributes to filter on later: string, number or boolean values"`
+		ID       string         `json:"id,omitempty" jsonschema:"an id for the memory; one is generated if omitted"`
+	}
+	storeOut struct {
+		ID string `json:"id" jsonschema:"the id of the stored memory"`
+	}
+	searchIn struct {
+		Query  string         `json:"query" jsonschema:"what to look for, in words"`
+		K      int            `json:"k,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 5)"`
+		Filter map[string]any `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter, e.g. {\"kind\":\"fact\"}"`
+		Mode   string         `json:"mode,omitempty" jsonschema:"vector (by meaning, the default), keyword (by words: names, codes, exact terms) or hybrid (both, fused)"`
+	}
+	searchOut struct {
+		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
+	}
+	idsIn struct {
+		IDs []string `json:"ids" jsonschema:"the ids of the memories"`
+	}
+	memoryOut struct {
+		ID       string         `json:"id"`
+		Text     string         `json:"text,omitempty"`
+		Metadata map[string]any `json:"metadata,omitempty"`
+	}
+	memoriesOut struct {
+		Memories []memoryOut `json:"memories"`
+	}
+	updateIn struct {
+		ID       string         `json:"id" jsonschema:"the id of the memory to change"`
+		Text     string         `json:"text,omitempty" jsonschema:"the new text; omit to keep the text"`
+		Metadata map[string]any `json:"metadata,omitempty" jsonschema:"the new metadata, replacing the old; omit to keep it, {} to clear it"`
+	}
+	deleteOut struct {
+		Deleted int `json:"deleted" jsonschema:"how many memories were deleted"`
+	}
+	listIn struct {
+		Filter   map[string]any `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter"`
+		Page     int            `json:"page,omitempty" jsonschema:"the page, from 1 (default 1)"`
+		PageSize int            `json:"page_size,omitempty" jsonschema:"memories per page, 1 to 100 (default 20)"`
+	}
+	listOut struct {
+		Memories []memoryOut `json:"memories"`
+		Page     int         `json:"page"`
+		More     bool        `json:"more" jsonschema:"whether a later page has more memories"`
+	}
+)
+
+const (
+	defaultK, maxK               = 5, 100
+	defaultPageSize, maxPageSize = 20, 100
+)
+
+// embedError marks an error of the embedder, wherever the store wraps it.
+type embedError struct{ err error }
+
+func (e *embedError) Error() string { return e.err.Error() }
+func (e *embedError) Unwrap() error { return e.err }
+
+// markEmbedder wraps emb so that its errors are recognisable as the
+// embedder's (see explain).
+func markEmbedder(emb cairn.Embedder) cairn.Embedder {
+	return cairn.EmbedderFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+		vs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return nil, &embedError{err}
+		}
+		return vs, nil
+	})
+}
+
+// toolError is an error an agent reads: a plain sentence, without the
+// package prefixes of the error it explains.
+func toolError(format string, a ...any) error { return fmt.Errorf(format, a...) }
+
+// explain turns a store error into a tool error.
+func explain(err error) error {
+	var ee *embedError
+	switch {
+	case errors.As(err, &ee):
+		return toolError("the embedding service failed, nothing was changed: %v", ee.err)
+	case errors.Is(err, vector.ErrDimensionMismatch):
+		return toolError("the embedding model's vectors do not fit this memory (%v): serve it with the model it was made with, or use another -collection", err)
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return toolError("cancelled: %v", err)
+	case errors.Is(err, vector.ErrInvalidOptions):
+		return toolError("invalid input: %v", err)
+	}
+	return err
+}
+
+func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) (*mcp.CallToolResult, storeOut, error) {
+	if strings.TrimSpace(in.Text) == "" {
+		return nil, storeOut{}, toolError("text is empty: give the text to remember")
+	}
+	id := in.ID
+	if id == "" {
+		id = newID()
+	}
+	it := cairn.Item{ID: id, Text: in.Text, Metadata: in.Metadata}
+	c := m.collection()
+	if c == nil {
+		vs, err := m.emb.Embed(ctx, []string{in.Text})
+		if err != nil {
+			return nil, storeOut{}, explain(err)
+		}
+		if len(vs) != 1 || len(vs[0]) == 0 {
+			return nil, storeOut{}, toolError("the embedding service returned no vector, nothing was stored")
+		}
+		if c, err = m.create(ctx, len(vs[0])); err != nil {
+			return nil, storeOut{}, explain(err)
+		}
+		it.Embedding = vs[0]
+	}
+	if err := c.Add(ctx, it); err != nil {
+		if errors.Is(err, vector.ErrDuplicateID) {
+			return nil, storeOut{}, toolError("a memory with id %q exists: use memory_update to change it", id)
+		}
+		return nil, storeOut{}, explain(err)
+	}
+	return nil, storeOut{ID: id}, nil
+}
+
+// parseFilter turns a tool's filter argument into a cairn filter.
+func parseFilter(f map[string]any) (*cairn.Filter, error) {
+	if f == nil {
+		return nil, nil
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		return nil, toolError("bad filter: %v", err)
+	}
+	cf, err := cairn.ParseFilter(b)
+	if err != nil {
+		return nil, toolError("bad filter %s: %v", b, strings.TrimPrefix(err.Error(), "cairn: "))
+	}
+	return cf, nil
+}
+
+func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn) (*mcp.CallToolResult, searchOut, error) {
+	out := searchOut{Hits: []hit{}}
+	mode, ok := parseMode(in.Mode)
+	if !ok {
+		return nil, out, toolError("unknown mode %q: use vector, keyword or hybrid", in.Mode)
+	}
+	k := in.K
+	if k == 0 {
+		k = defaultK
+	}
+	if k < 1 || k > maxK {
+		return nil, out, toolError("k must be between 1 and %d, got %d", maxK, in.K)
+	}
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, out, toolError("query is empty")
+	}
+	f, err := parseFilter(in.Filter)
+	if err != nil {
+		return nil, out, err
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, out, nil // nothing stored yet
+	}
+	res, err := c.QueryText(ctx, in.Query, k, &cairn.QueryOptions{Filter: f, Mode: mode})
+	if err != nil {
+		return nil, out, explain(err)
+	}
+	for _, r := range res {
+		out.Hits = append(out.Hits, hitOf(r))
+	}
+	return nil, out, nil
+}
+
+// notFound explains err, the error of a call on ids: if it is about an
+// unknown id, it names the first of ids that c does not hold.
+func notFound(ctx context.Context, c *cairn.Collection, err error, ids []string) error {
+	if !errors.Is(err, vector.ErrNotFound) {
+		return explain(err)
+	}
+	for _, id := range ids {
+		if _, gerr := c.Get(ctx, id); errors.Is(gerr, vector.ErrNotFound) {
+			return toolError("no memory has the id %q", id)
+		}
+	}
+	return toolError("no memory has one of the ids %q", ids)
+}
+
+func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mcp.CallToolResult, memoriesOut, error) {
+	out := memoriesOut{Memories: []memoryOut{}}
+	if len(in.IDs) == 0 {
+		return nil, out, toolError("ids is empty")
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, out, toolError("no memory has the id %q", in.IDs[0])
+	}
+	items, err := c.Get(ctx, in.IDs...)
+	if err != nil {
+		return nil, out, notFound(ctx, c, err, in.IDs)
+	}
+	for _, it := range items {
+		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
+	}
+	return nil, out, nil
+}
+
+func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn) (*mcp.CallToolResult, memoryOut, error) {
+	if in.ID == "" {
+		return nil, memoryOut{}, toolError("id is empty")
+	}
+	if in.Text == "" && in.Metadata == nil {
+		return nil, memoryOut{}, toolError("nothing to change: give text and/or metadata")
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, memoryOut{}, toolError("no memory has the id %q", in.ID)
+	}
+	items, err := c.Get(ctx, in.ID)
+	if err != nil {
+		return nil, memoryOut{}, notFound(ctx, c, err, []string{in.ID})
+	}
+	it := items[0]
+	if in.Text != "" && in.Text != it.Text {
+		it.Text, it.Embedding = in.Text, nil // embedded again
+	}
+	if in.Metadata != nil {
+		it.Metadata = in.Metadata
+	}
+	if err := c.Upsert(ctx, it); err != nil {
+		return nil, memoryOut{}, explain(err)
+	}
+	return nil, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata}, nil
+}
+
+func (m *memory) delete(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mcp.CallToolResult, deleteOut, error) {
+	if len(in.IDs) == 0 {
+		return nil, deleteOut{}, toolError("ids is empty")
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, deleteOut{}, toolError("no memory has the id %q", in.IDs[0])
+	}
+	if err := c.Delete(ctx, in.IDs...); err != nil {
+		return nil, deleteOut{}, notFound(ctx, c, err, in.IDs)
+	}
+	return nil, deleteOut{Deleted: len(in.IDs)}, nil
+}
+
+func (m *memory) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {
+	page, size := in.Page, in.PageSize
+	if page == 0 {
+		page = 1
+	}
+	if size == 0 {
+		size = defaultPageSize
+	}
+	out := listOut{Memories: []memoryOut{}, Page: page}
+	if page < 1 {
+		return nil, out, toolError("page must be 1 or more, got %d", in.Page)
+	}
+	if size < 1 || size > maxPageSize {
+		return nil, out, toolError("page_size must be between 1 and %d, got %d", maxPageSize, in.PageSize)
+	}
+	f, err := parseFilter(in.Filter)
+	if err != nil {
+		return nil, out, err
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, out, nil
+	}
+	skip := (page - 1) * size
+	for it, err := range c.Items(ctx, &cairn.ItemsOptions{Filter: f}) {
+		if err != nil {
+			return nil, out, explain(err)
+		}
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if len(out.Memories) == size {
+			out.More = true
+			break
+		}
+		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
+	}
+	return nil, out, nil
+}
+
+// parseMode reads a search mode as the tools and query -mode name it.
+func parseMode(s string) (cairn.QueryMode, bool) {
+	switch s {
+	case "", "vector":
+		return cairn.VectorMode, true
+	case "keyword":
+		return cairn.KeywordMode, true
+	case "hybrid":
+		return cairn.HybridMode, true
+	}
+	return 0, false
+}
+
+// newID returns a random id of 16 hex digits.
+func newID() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,320 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// connect serves m over an in-memory transport and returns a client
+// session of the SDK's own client.
+func connect(t testing.TB, m *memory) *mcp.ClientSession {
+	t.Helper()
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := m.server().Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cs.Close(); ss.Wait() })
+	return cs
+}
+
+// bowEmbedder is bagOfWords as a cairn.Embedder; it fails while *down.
+func bowEmbedder(down *bool) cairn.Embedder {
+	return cairn.EmbedderFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+		if down != nil && *down {
+			return nil, errors.New("connection refused")
+		}
+		out := make([][]float32, len(texts))
+		for i, s := range texts {
+			out[i] = bagOfWords(s)
+		}
+		return out, nil
+	})
+}
+
+func newTestMemory(t testing.TB, emb cairn.Embedder) *memory {
+	t.Helper()
+	emb = markEmbedder(emb)
+	db := cairn.OpenMemory(&cairn.Options{Embedder: emb})
+	t.Cleanup(func() { db.Close() })
+	m, err := newMemory(context.Background(), db, "memories", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+// call calls a tool and returns its structured result decoded into out,
+// or the tool error's text.
+func call(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any, out any) (toolErr string) {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		t.Fatalf("%s: protocol error: %v", name, err)
+	}
+	if res.IsError {
+		var texts []string
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				texts = append(texts, tc.Text)
+			}
+		}
+		return strings.Join(texts, " ")
+	}
+	b, err := json.Marshal(res.StructuredContent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out != nil {
+		if err := json.Unmarshal(b, out); err != nil {
+			t.Fatalf("%s: %v in %s", name, err, b)
+		}
+	}
+	return ""
+}
+
+func TestMCPTools(t *testing.T) {
+	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
+	ctx := context.Background()
+
+	// Every tool is listed with a description and an object schema.
+	var names []string
+	for tool, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tool.Name)
+		if tool.Description == "" {
+			t.Errorf("%s has no description", tool.Name)
+		}
+		if s, ok := tool.InputSchema.(map[string]any); !ok || s["type"] != "object" {
+			t.Errorf("%s: input schema %v", tool.Name, tool.InputSchema)
+		}
+	}
+	slices.Sort(names)
+	want := []string{"memory_delete", "memory_get", "memory_list", "memory_search", "memory_store", "memory_update"}
+	if !slices.Equal(names, want) {
+		t.Fatalf("tools %v, want %v", names, want)
+	}
+
+	// Search before anything is stored finds nothing.
+	var found searchOut
+	if e := call(t, cs, "memory_search", map[string]any{"query": "anything"}, &found); e != "" || len(found.Hits) != 0 {
+		t.Fatalf("search of an empty memory: %q %+v", e, found)
+	}
+
+	var stored storeOut
+	if e := call(t, cs, "memory_store", map[string]any{"text": "the user's cat is called Miso", "metadata": map[string]any{"kind": "fact", "year": 2024}}, &stored); e != "" || len(stored.ID) != 16 {
+		t.Fatalf("store: %q %+v", e, stored)
+	}
+	catID := stored.ID
+	if e := call(t, cs, "memory_store", map[string]any{"id": "pref-1", "text": "the user prefers dark mode", "metadata": map[string]any{"kind": "preference"}}, &stored); e != "" || stored.ID != "pref-1" {
+		t.Fatalf("store with id: %q %+v", e, stored)
+	}
+	call(t, cs, "memory_store", map[string]any{"id": "go", "text": "the user writes Go at work", "metadata": map[string]any{"kind": "fact", "year": 2019}}, nil)
+
+	if e := call(t, cs, "memory_search", map[string]any{"query": "what is the cat called", "k": 2}, &found); e != "" || len(found.Hits) != 2 || found.Hits[0].ID != catID {
+		t.Fatalf("search: %q %+v", e, found)
+	}
+	if h := found.Hits[0]; h.Text != "the user's cat is called Miso" || h.Metadata["kind"] != "fact" || h.Similarity <= found.Hits[1].Similarity {
+		t.Errorf("first hit %+v", h)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "the user", "k": 10, "filter": map[string]any{"kind": "fact", "year": map[string]any{"$lt": 2020}}}, &found); e != "" || len(found.Hits) != 1 || found.Hits[0].ID != "go" {
+		t.Fatalf("filtered search: %q %+v", e, found)
+	}
+
+	// Keyword search finds the words; hybrid search fuses both lists; and
+	// while the embedder is up, both give a score.
+	if e := call(t, cs, "memory_search", map[string]any{"query": "Miso", "mode": "keyword"}, &found); e != "" || len(found.Hits) != 1 || found.Hits[0].ID != catID || found.Hits[0].Score <= 0 || found.Hits[0].Similarity != 0 {
+		t.Fatalf("keyword search: %q %+v", e, found)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "dark mode Miso", "mode": "hybrid", "k": 3}, &found); e != "" || len(found.Hits) != 3 || found.Hits[0].Score <= 0 {
+		t.Fatalf("hybrid search: %q %+v", e, found)
+	}
+
+	var got memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"go", "pref-1"}}, &got); e != "" || len(got.Memories) != 2 || got.Memories[0].ID != "go" || got.Memories[1].Text != "the user prefers dark mode" {
+		t.Fatalf("get: %q %+v", e, got)
+	}
+
+	var upd memoryOut
+	if e := call(t, cs, "memory_update", map[string]any{"id": "pref-1", "text": "the user prefers light mode now"}, &upd); e != "" || upd.Metadata["kind"] != "preference" {
+		t.Fatalf("update text: %q %+v", e, upd)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "light mode", "k": 1}, &found); e != "" || found.Hits[0].ID != "pref-1" || found.Hits[0].Text != "the user prefers light mode now" {
+		t.Fatalf("search after update (re-embedded?): %q %+v", e, found)
+	}
+	upd = memoryOut{}
+	if e := call(t, cs, "memory_update", map[string]any{"id": "pref-1", "metadata": map[string]any{}}, &upd); e != "" || upd.Metadata != nil {
+		t.Fatalf("clear metadata: %q %+v", e, upd)
+	}
+
+	var got1 memoriesOut
+	if call(t, cs, "memory_get", map[string]any{"ids": []string{"pref-1"}}, &got1); got1.Memories[0].Metadata != nil {
+		t.Errorf("metadata after clearing: %v", got1.Memories[0].Metadata)
+	}
+
+	var list listOut
+	// The order is that of the last write: pref-1 was updated last.
+	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2}, &list); e != "" || len(list.Memories) != 2 || !list.More || list.Memories[0].ID != catID || list.Memories[1].ID != "go" {
+		t.Fatalf("list page 1: %q %+v", e, list)
+	}
+	if e := call(t, cs, "memory_list", map[string]any{"page_size": 2, "page": 2}, &list); e != "" || len(list.Memories) != 1 || list.More || list.Memories[0].ID != "pref-1" {
+		t.Fatalf("list page 2: %q %+v", e, list)
+	}
+	if e := call(t, cs, "memory_list", map[string]any{"filter": map[string]any{"kind": "fact"}}, &list); e != "" || len(list.Memories) != 2 {
+		t.Fatalf("filtered list: %q %+v", e, list)
+	}
+
+	var del deleteOut
+	if e := call(t, cs, "memory_delete", map[string]any{"ids": []string{"go", "nope"}}, &del); !strings.Contains(e, `no memory has the id "nope"`) {
+		t.Fatalf("delete with an unknown id: %q", e)
+	}
+	if e := call(t, cs, "memory_delete", map[string]any{"ids": []string{"go", catID}}, &del); e != "" || del.Deleted != 2 {
+		t.Fatalf("delete: %q %+v", e, del)
+	}
+	if e := call(t, cs, "memory_list", nil, &list); e != "" || len(list.Memories) != 1 || list.Memories[0].ID != "pref-1" {
+		t.Fatalf("list after delete: %q %+v", e, list)
+	}
+}
+
+// TestMCPToolErrors checks that bad calls come back as tool errors with a
+// message an agent can act on, and that the server keeps serving.
+func TestMCPToolErrors(t *testing.T) {
+	down := false
+	cs := connect(t, newTestMemory(t, bowEmbedder(&down)))
+	call(t, cs, "memory_store", map[string]any{"id": "m1", "text": "a first memory", "metadata": map[string]any{"n": 1}}, nil)
+	tests := []struct {
+		name string
+		args map[string]any
+		want string
+		down bool
+	}{
+		{"memory_store", map[string]any{"text": "  "}, "text is empty", false},
+		{"memory_store", map[string]any{"id": "m1", "text": "again"}, `a memory with id "m1" exists: use memory_update`, false},
+		{"memory_store", map[string]any{"text": "x", "metadata": map[string]any{"nested": map[string]any{"a": 1}}}, "invalid input", false},
+		{"memory_store", map[string]any{"text": "x", "metadata": "not an object"}, "metadata", false},
+		{"memory_store", map[string]any{}, "text", false},
+		{"memory_store", map[string]any{"text": "while down"}, "the embedding service failed", true},
+		{"memory_search", map[string]any{"query": "q", "filter": map[string]any{"n": map[string]any{"$near": 1}}}, "bad filter", false},
+		{"memory_search", map[string]any{"query": "q", "k": 1000}, "k must be between 1 and 100", false},
+		{"memory_search", map[string]any{"query": "q", "mode": "fuzzy"}, `unknown mode "fuzzy": use vector, keyword or hybrid`, false},
+		{"memory_search", map[string]any{"query": ""}, "query is empty", false},
+		{"memory_search", map[string]any{"query": "anything"}, "the embedding service failed", true},
+		{"memory_get", map[string]any{"ids": []string{"m1", "m2"}}, `no memory has the id "m2"`, false},
+		{"memory_get", map[string]any{"ids": []string{}}, "ids is empty", false},
+		{"memory_update", map[string]any{"id": "m9", "text": "x"}, `no memory has the id "m9"`, false},
+		{"memory_update", map[string]any{"id": "m1"}, "nothing to change", false},
+		{"memory_update", map[string]any{"id": "m1", "text": "new text"}, "the embedding service failed", true},
+		{"memory_delete", map[string]any{"ids": []string{"zz"}}, `no memory has the id "zz"`, false},
+		{"memory_list", map[string]any{"page": -1}, "page must be 1 or more", false},
+		{"memory_list", map[string]any{"page_size": 101}, "page_size must be between 1 and 100", false},
+		{"memory_list", map[string]any{"filter": map[string]any{"$or": "x"}}, "bad filter", false},
+	}
+	for _, tt := range tests {
+		down = tt.down
+		if e := call(t, cs, tt.name, tt.args, nil); !strings.Contains(e, tt.want) {
+			t.Errorf("%s %v: tool error %q, want one containing %q", tt.name, tt.args, e, tt.want)
+		}
+	}
+	down = false
+	// Nothing above changed the memory.
+	var got memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"m1"}}, &got); e != "" || got.Memories[0].Text != "a first memory" {
+		t.Fatalf("m1 after the errors: %q %+v", e, got)
+	}
+	var list listOut
+	if call(t, cs, "memory_list", nil, &list); len(list.Memories) != 1 {
+		t.Fatalf("memory holds %d items after the errors, want 1", len(list.Memories))
+	}
+}
+
+// TestMCPWrongModel serves a memory made with one embedding model with
+// another of a different dimension: storing and searching say so.
+func TestMCPWrongModel(t *testing.T) {
+	ctx := context.Background()
+	emb := markEmbedder(bowEmbedder(nil)) // 16 dimensions
+	db2 := cairn.OpenMemory(&cairn.Options{Embedder: emb})
+	defer db2.Close()
+	c, _ := db2.CreateCollection(ctx, "memories", cairn.CollectionConfig{Dim: 3})
+	c.Add(ctx, cairn.Item{ID: "old", Embedding: []float32{1, 0, 0}, Text: "made with another model"})
+	m, err := newMemory(ctx, db2, "memories", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, m)
+	for _, tool := range []string{"memory_store", "memory_search"} {
+		args := map[string]any{"text": "hello", "query": "hello"}
+		delete(args, map[string]string{"memory_store": "query", "memory_search": "text"}[tool])
+		if e := call(t, cs, tool, args, nil); !strings.Contains(e, "the embedding model's vectors do not fit this memory") {
+			t.Errorf("%s: %q", tool, e)
+		}
+	}
+}
+
+// TestMCPStdio runs cairn mcp as a real child process over stdio, with
+// an OpenAI-compatible embeddings server on loopback, and checks that the
+// memories are in the file afterwards and that the file is locked while
+// the server runs.
+func TestMCPStdio(t *testing.T) {
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "agent.db")
+	cmd := exec.Command(os.Args[0], "mcp", "-db", path, "-collection", "mem", "-embed-url", srv.url(), "-embed-model", "bow", "-embed-key-env", "CAIRN_TEST_KEY")
+	cmd.Env = append(os.Environ(), "CAIRN_TEST_MAIN=1", "CAIRN_TEST_KEY=secret")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	ctx := context.Background()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "v0"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil && cmd.Process != nil {
+			cmd.Process.Kill() // by PID, if the test failed before Close
+			cmd.Wait()
+		}
+	})
+	var stored storeOut
+	if e := call(t, cs, "memory_store", map[string]any{"text": "the deploy key rotates every Monday", "metadata": map[string]any{"kind": "ops"}}, &stored); e != "" {
+		t.Fatalf("store: %s", e)
+	}
+	call(t, cs, "memory_store", map[string]any{"id": "lunch", "text": "lunch is at noon"}, nil)
+	var found searchOut
+	if e := call(t, cs, "memory_search", map[string]any{"query": "when does the deploy key rotate", "k": 1}, &found); e != "" || len(found.Hits) != 1 || found.Hits[0].ID != stored.ID {
+		t.Fatalf("search: %q %+v", e, found)
+	}
+	if r := runCmd(t, "", "info", path); r.code != exitFail || !strings.Contains(r.stderr, "locked by another process") {
+		t.Errorf("info while the server runs: %+v", r)
+	}
+	if err := cs.Close(); err != nil { // closes the child's stdin; it exits
+		t.Fatalf("close: %v (stderr: %s)", err, stderr.String())
+	}
+	if !cmd.ProcessState.Success() {
+		t.Fatalf("server exited with %v; stderr: %s", cmd.ProcessState, stderr.String())
+	}
+	r := runCmd(t, "", "export", path)
+	if r.code != 0 || !strings.Contains(r.stdout, `"text":"the deploy key rotates every Monday","metadata":{"kind":"ops"}`) || !strings.Contains(r.stdout, `{"id":"lunch"`) {
+		t.Fatalf("export after the server: %+v", r)
+	}
+	if !strings.Contains(stderr.String(), `cairn mcp: serving `+path+`, collection "mem" (0 memories)`) {
+		t.Errorf("server's log: %q", stderr.String())
+	}
+	if srv.calls.Load() < 3 {
+		t.Errorf("the embeddings server saw %d requests, want at least 3", srv.calls.Load())
+	}
+}

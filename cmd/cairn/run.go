@@ -1,0 +1,193 @@
+// run.go holds the command dispatcher, the exit statuses and the one-line
+// error report every subcommand shares.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// Exit statuses.
+const (
+	exitOK    = 0 // success
+	exitFail  = 1 // the command failed (or, for check, found a problem)
+	exitUsage = 2 // bad command line
+)
+
+// command is one subcommand: its name, its one-line summary and its body.
+type command struct {
+	name, args, summary string
+	run                 func(ctx context.Context, e *env, args []string) error
+}
+
+// env is what a subcommand reads and writes.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
+
+var commands = []command{
+	{"info", "FILE", "list the collections: dimension, metric, index, items, file size, saved graph", cmdInfo},
+	{"check", "FILE", "check the file (SQLite integrity, rows, saved graphs) without changing it; exit 0 only if all pass", cmdCheck},
+	{"export", "FILE [-collection NAME]", "write the items as JSON lines to stdout", cmdExport},
+	{"import", "FILE [-collection NAME] [-batch N]", "add the JSON lines on stdin, all or nothing per batch", cmdImport},
+	{"query", "FILE -collection NAME (-text T | -vector JSON) [-mode M] [-k 10] [-filter JSON] [-json]", "print the nearest items (by embeddings, words or both)", cmdQuery},
+	{"compact", "FILE", "return free space to the file system (VACUUM)", cmdCompact},
+	{"mcp", "-db FILE [-collection NAME] -embed-url URL -embed-model MODEL", "serve the file as agent memory over MCP (stdio)", cmdMCP},
+}
+
+// errUsage marks an error in the command line: the status is exitUsage.
+var errUsage = errors.New("usage")
+
+// usageError is a command-line error with its message.
+func usageError(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", errUsage, fmt.Sprintf(format, a...))
+}
+
+// errProblems is returned by check when it found a problem it has
+// already reported.
+var errProblems = errors.New("problems found")
+
+// run runs the command line args and returns the exit status. It is main
+// without the process: the tests call it.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitUsage
+	}
+	name := args[0]
+	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
+		usage(stdout)
+		return exitOK
+	}
+	for _, c := range commands {
+		if c.name != name {
+			continue
+		}
+		err := c.run(ctx, e, args[1:])
+		switch {
+		case err == nil:
+			return exitOK
+		case errors.Is(err, flag.ErrHelp):
+			return exitOK
+		case errors.Is(err, errUsage):
+			fmt.Fprintf(stderr, "cairn %s: %s\n", name, strings.TrimPrefix(err.Error(), "usage: "))
+			fmt.Fprintf(stderr, "usage: cairn %s %s\n", c.name, c.args)
+			return exitUsage
+		case errors.Is(err, errProblems):
+			return exitFail
+		}
+		fmt.Fprintln(stderr, oneLine(err))
+		return exitFail
+	}
+	fmt.Fprintf(stderr, "cairn: unknown command %q (run \"cairn help\")\n", name)
+	return exitUsage
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "cairn is a tool for cairn database files.\n\nUsage:")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  cairn %s %s\n      %s\n", c.name, c.args, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun \"cairn COMMAND -h\" for a command's flags.")
+}
+
+// oneLine flattens err into one line.
+func oneLine(err error) string {
+	return strings.Join(strings.Fields(err.Error()), " ")
+}
+
+// fileError is an error about the database file: its message names the
+// file and says why, in the words of the most telling cause.
+type fileError struct {
+	path string
+	err  error
+}
+
+func (e *fileError) Error() string {
+	// The layers' prefixes say nothing here: the file is named.
+	reason := strings.TrimPrefix(strings.ReplaceAll(e.err.Error(), ": cairn: ", ": "), "cairn: ")
+	switch {
+	case errors.Is(e.err, sqlitestore.ErrLocked):
+		reason = "the file is locked by another process (a cairn command, or a program that has it open); close it and retry"
+	case errors.Is(e.err, sqlitestore.ErrNotDatabase):
+		reason = "not a cairn database: " + reason
+	case errors.Is(e.err, vector.ErrCorrupt):
+		reason = "the file is damaged: " + reason
+	case errors.Is(e.err, vector.ErrUnsupportedVersion):
+		reason = "written by a newer cairn: " + reason
+	case errors.Is(e.err, os.ErrNotExist):
+		reason = "no such file"
+	}
+	return "cairn: " + e.path + ": " + reason
+}
+
+func (e *fileError) Unwrap() error { return e.err }
+
+// openDB opens the cairn file at path, which must exist unless create is
+// set (so that a mistyped name is reported, not created).
+func openDB(ctx context.Context, path string, create bool, o *cairn.Options) (*cairn.DB, error) {
+	if !create {
+		if _, err := os.Stat(path); err != nil {
+			return nil, &fileError{path, err}
+		}
+	}
+	db, err := cairn.Open(ctx, path, o)
+	if err != nil {
+		return nil, &fileError{path, err}
+	}
+	return db, nil
+}
+
+// closeDB closes db and reports the first of err and the close error.
+func closeDB(path string, db *cairn.DB, err error) error {
+	if cerr := db.Close(); cerr != nil && err == nil {
+		err = &fileError{path, cerr}
+	}
+	return err
+}
+
+// newFlags returns a flag set for the subcommand name that reports to e.
+func newFlags(e *env, name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet("cairn "+name, flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: cairn %s %s\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseFile parses args of the form FILE [flags] or [flags] FILE: the
+// file is the one positional argument, wherever it stands.
+func parseFile(fs *flag.FlagSet, args []string) (string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				return "", err
+			}
+			return "", fmt.Errorf("%w: %v", errUsage, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		pos = append(pos, args[0])
+		args = args[1:]
+	}
+	if len(pos) != 1 {
+		return "", usageError("want one FILE, got %d arguments", len(pos))
+	}
+	return pos[0], nil
+}

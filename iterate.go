@@ -1,0 +1,185 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// ItemsOptions refine [Collection.Items]. A nil *ItemsOptions means the
+// zero value: every item, without embeddings. It is a plain value.
+type ItemsOptions struct {
+	// Filter, if non-nil, restricts the items to those whose metadata it
+	// matches.
+	Filter *Filter
+	// Embeddings, if set, fills each Item's Embedding with a copy of its
+	// vector; otherwise it is nil and no vector is copied. A collection
+	// kept in a file gives the vector as it was written, read back from
+	// the file, so that writing it again stores the same bytes; one kept
+	// in memory gives its stored form (unit length under Cosine), as
+	// [Collection.Get] does.
+	Embeddings bool
+}
+
+// itemsPage is the number of items Items reads under one hold of the
+// collection's lock: writes wait at most for that many copies.
+const itemsPage = 256
+
+// Items returns an iterator over the collection's items that match
+// o.Filter, in the order they were last written (the order of
+// [Collection.Find]), with a nil error for each, or a single non-nil error
+// that ends the iteration: a malformed filter (wrapping
+// [vector.ErrInvalidOptions]), a closed or deleted collection, or ctx's
+// error.
+//
+// It reads the items a page of a few hundred at a time, so memory stays
+// small however large the collection (beyond 8 bytes per matching item
+// for the list of ids taken when the iteration starts), and writes go on
+// between pages. It is not a snapshot: it gives the items published when
+// it starts, each as its page is read; an item deleted or replaced
+// before its page is read is left out (a replaced item's new version,
+// like an added item, was written after the start). Items is safe to
+// call concurrently with any other method.
+func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item, error] {
+	var opts ItemsOptions
+	if o != nil {
+		opts = *o
+	}
+	return func(yield func(Item, error) bool) {
+		var m matcher
+		if opts.Filter != nil {
+			var err error
+			if m, err = opts.Filter.compile(); err != nil {
+				yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+				return
+			}
+		}
+		ids, err := c.itemIDs(opts.Filter, m)
+		if err != nil {
+			yield(Item{}, err)
+			return
+		}
+		if sb, ok := c.be.(*sqlBackend); ok && opts.Embeddings {
+			c.itemsAsWritten(ctx, sb, ids, yield)
+			return
+		}
+		for len(ids) > 0 {
+			if err := ctx.Err(); err != nil {
+				yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+				return
+			}
+			n := min(itemsPage, len(ids))
+			page, err := c.itemsOf(ids[:n], opts.Embeddings)
+			if err != nil {
+				yield(Item{}, err)
+				return
+			}
+			ids = ids[n:]
+			for _, it := range page {
+				if !yield(it, nil) {
+					return
+				}
+			}
+		}
+	}
+}
+
+// itemIDs returns the sorted ids of the items m (f compiled) matches, or
+// of every item if m is nil.
+func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	var ids []vector.ID
+	if m != nil {
+		ids = slices.Clone(c.cat.match(f, m))
+	} else {
+		ids = make([]vector.ID, len(c.cat.live))
+		for i, r := range c.cat.live {
+			ids[i] = r.id
+		}
+	}
+	slices.Sort(ids)
+	return ids, nil
+}
+
+// itemsOf returns the items of ids still in the collection.
+func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return nil, c.err
+	}
+	out := make([]Item, 0, len(ids))
+	for _, id := range ids {
+		r := c.cat.recs.get(id)
+		if r == nil || !r.published() {
+			continue // replaced or deleted since the iteration started
+		}
+		it := Item{ID: r.key, Text: r.text, Metadata: r.md.toMap()}
+		if embeddings {
+			v, err := c.st.Get(id)
+			if err != nil {
+				return nil, fmt.Errorf("cairn: items: %q: %w", r.key, err)
+			}
+			it.Embedding = slices.Clone(v)
+		}
+		out = append(out, it)
+	}
+	return out, nil
+}
+
+// errStopped ends a walk of the file when the consumer of Items stops.
+var errStopped = errors.New("cairn: items: stopped")
+
+// itemsAsWritten yields the items of ids (sorted) with their vectors as
+// written, read from the file in id order alongside the ids. A version's
+// row never changes (a write stores a new version under a new id), so the
+// row of a version still published is its vector as written.
+func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []vector.ID, yield func(Item, error) bool) {
+	err := sb.c.ForEachItem(ctx, func(row sqlitestore.Item) error {
+		for len(ids) > 0 && ids[0] < row.ID {
+			ids = ids[1:] // gone from the file: replaced or deleted since the start
+		}
+		if len(ids) == 0 {
+			return errStopped
+		}
+		if ids[0] != row.ID {
+			return nil // not matched, or written since the start
+		}
+		ids = ids[1:]
+		it, ok, err := c.itemWith(row)
+		if err != nil {
+			return err
+		}
+		if ok && !yield(it, nil) {
+			return errStopped
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, errStopped) {
+		yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+	}
+}
+
+// itemWith returns the item whose version row holds, with row's vector,
+// or false if that version is no longer published.
+func (c *Collection) itemWith(row sqlitestore.Item) (Item, bool, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.err != nil {
+		return Item{}, false, c.err
+	}
+	r := c.cat.recs.get(row.ID)
+	if r == nil || !r.published() {
+		return Item{}, false, nil
+	}
+	return Item{ID: r.key, Embedding: row.Vector, Text: r.text, Metadata: r.md.toMap()}, true, nil
+}

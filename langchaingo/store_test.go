@@ -1,0 +1,306 @@
+package langchaingo_test
+
+import (
+	"context"
+	"errors"
+	"hash/fnv"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/langchaingo"
+	"github.com/cairndb/cairn/vector"
+	"github.com/tmc/langchaingo/chains"
+	"github.com/tmc/langchaingo/embeddings"
+	"github.com/tmc/langchaingo/llms"
+	"github.com/tmc/langchaingo/llms/fake"
+	"github.com/tmc/langchaingo/schema"
+	"github.com/tmc/langchaingo/vectorstores"
+)
+
+// bagOfWords embeds a text as its words hashed into 16 buckets, so that
+// texts sharing words are similar; a text without words gets a basis
+// vector.
+func bagOfWords(text string) []float32 {
+	v := make([]float32, 16)
+	for _, w := range strings.Fields(strings.ToLower(text)) {
+		h := fnv.New32a()
+		h.Write([]byte(strings.Trim(w, ".,?!")))
+		v[h.Sum32()%16]++
+	}
+	if !slices.ContainsFunc(v, func(x float32) bool { return x != 0 }) {
+		v[0] = 1
+	}
+	return v
+}
+
+// newEmbedder returns langchaingo's own embedder over a client that
+// embeds with bagOfWords and counts its calls.
+func newEmbedder(t testing.TB, calls *atomic.Int64) embeddings.Embedder {
+	e, err := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+		if calls != nil {
+			calls.Add(1)
+		}
+		out := make([][]float32, len(texts))
+		for i, s := range texts {
+			out[i] = bagOfWords(s)
+		}
+		return out, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+var docs = []schema.Document{
+	{PageContent: "Cats sleep most of the day", Metadata: map[string]any{"animal": "cat", "lang": "en"}},
+	{PageContent: "Dogs need a walk every day", Metadata: map[string]any{"animal": "dog", "lang": "en"}},
+	{PageContent: "Les chats dorment beaucoup", Metadata: map[string]any{"animal": "cat", "lang": "fr"}},
+	{PageContent: "Goldfish remember more than three seconds", Metadata: map[string]any{"animal": "fish", "lang": "en", "year": 2020}},
+}
+
+func newStore(t *testing.T, opts ...langchaingo.Option) (*langchaingo.Store, *cairn.DB) {
+	t.Helper()
+	db := cairn.OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	s, err := langchaingo.New(db, newEmbedder(t, nil), opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, db
+}
+
+func contents(ds []schema.Document) []string {
+	out := make([]string, len(ds))
+	for i, d := range ds {
+		out[i] = d.PageContent
+	}
+	return out
+}
+
+func TestStore(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t)
+	ids, err := s.AddDocuments(ctx, docs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ids) != len(docs) || len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(docs) {
+		t.Fatalf("ids %q: want %d distinct", ids, len(docs))
+	}
+	c, err := db.Collection(ctx, langchaingo.DefaultCollection)
+	if err != nil || mustCount(t, c) != len(docs) || c.Config().Dim != 16 {
+		t.Fatalf("collection: %v, %d items, dim %d", err, mustCount(t, c), c.Config().Dim)
+	}
+
+	got, err := s.SimilaritySearch(ctx, "how much do cats sleep during the day", 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].PageContent != docs[0].PageContent || got[0].Metadata["animal"] != "cat" {
+		t.Fatalf("search: %+v", got)
+	}
+	if !(got[0].Score > got[1].Score && got[0].Score <= 1 && got[1].Score > 0) {
+		t.Errorf("scores %v, %v: want descending in (0, 1]", got[0].Score, got[1].Score)
+	}
+
+	// A score threshold between the two drops the second.
+	mid := (got[0].Score + got[1].Score) / 2
+	got2, err := s.SimilaritySearch(ctx, "how much do cats sleep during the day", 2, vectorstores.WithScoreThreshold(mid))
+	if err != nil || len(got2) != 1 || got2[0].PageContent != docs[0].PageContent {
+		t.Fatalf("with threshold %v: %+v, %v", mid, got2, err)
+	}
+
+	// Filters: a map of equalities, all required, and a cairn filter.
+	got, err = s.SimilaritySearch(ctx, "cats", 4, vectorstores.WithFilters(map[string]any{"animal": "cat", "lang": "fr"}))
+	if err != nil || !slices.Equal(contents(got), []string{docs[2].PageContent}) {
+		t.Fatalf("map filter: %q, %v", contents(got), err)
+	}
+	got, err = s.SimilaritySearch(ctx, "cats", 4, vectorstores.WithFilters(cairn.Or(cairn.Eq("animal", "dog"), cairn.Gte("year", 2000))))
+	if err != nil || len(got) != 2 || !slices.Contains(contents(got), docs[1].PageContent) || !slices.Contains(contents(got), docs[3].PageContent) {
+		t.Fatalf("cairn filter: %q, %v", contents(got), err)
+	}
+
+	// Delete is all or nothing.
+	if err := s.Delete(ctx, []string{ids[0], "no-such-id"}); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("delete with an unknown id: %v", err)
+	}
+	if mustCount(t, c) != len(docs) {
+		t.Fatalf("a failed delete removed items: %d left", mustCount(t, c))
+	}
+	if err := s.Delete(ctx, ids[:1]); err != nil {
+		t.Fatal(err)
+	}
+	got, err = s.SimilaritySearch(ctx, "how much do cats sleep during the day", 1, vectorstores.WithFilters(map[string]any{"lang": "en"}))
+	if err != nil || got[0].PageContent == docs[0].PageContent {
+		t.Fatalf("after delete: %q, %v", contents(got), err)
+	}
+}
+
+func TestStoreOptions(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t, langchaingo.WithCollection("main"), langchaingo.WithConfig(cairn.CollectionConfig{Index: cairn.Flat}))
+	if _, err := s.AddDocuments(ctx, docs[:2]); err != nil {
+		t.Fatal(err)
+	}
+
+	// WithNameSpace names another collection, for adding and searching.
+	if _, err := s.AddDocuments(ctx, docs[2:], vectorstores.WithNameSpace("other")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SimilaritySearch(ctx, "goldfish", 4, vectorstores.WithNameSpace("other"))
+	if err != nil || len(got) != 2 || got[0].PageContent != docs[3].PageContent {
+		t.Fatalf("namespace other: %q, %v", contents(got), err)
+	}
+	got, err = s.SimilaritySearch(ctx, "goldfish", 4)
+	if err != nil || len(got) != 2 || slices.Contains(contents(got), docs[3].PageContent) {
+		t.Fatalf("namespace main: %q, %v", contents(got), err)
+	}
+	got, err = s.SimilaritySearch(ctx, "goldfish", 4, vectorstores.WithNameSpace("never-written"))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("a namespace never written: %q, %v", contents(got), err)
+	}
+	if c, _ := db.Collection(ctx, "main"); c.Config().Index != cairn.Flat {
+		t.Errorf("WithConfig not applied: %+v", c.Config())
+	}
+
+	// WithEmbedder replaces the store's embedder for one call.
+	var calls atomic.Int64
+	other := newEmbedder(t, &calls)
+	if _, err := s.SimilaritySearch(ctx, "dogs", 1, vectorstores.WithEmbedder(other)); err != nil || calls.Load() != 1 {
+		t.Fatalf("WithEmbedder on search: %d calls, %v", calls.Load(), err)
+	}
+	if _, err := s.AddDocuments(ctx, docs[:1], vectorstores.WithEmbedder(other), vectorstores.WithNameSpace("third")); err != nil || calls.Load() != 2 {
+		t.Fatalf("WithEmbedder on add: %d calls, %v", calls.Load(), err)
+	}
+
+	// WithDeduplicater skips documents, which get no id.
+	ids, err := s.AddDocuments(ctx, docs, vectorstores.WithNameSpace("dedup"), vectorstores.WithDeduplicater(func(_ context.Context, d schema.Document) bool {
+		return d.Metadata["lang"] == "fr"
+	}))
+	if err != nil || len(ids) != 3 {
+		t.Fatalf("dedup: %q, %v", ids, err)
+	}
+	if c, _ := db.Collection(ctx, "dedup"); mustCount(t, c) != 3 {
+		t.Fatalf("dedup stored %d", mustCount(t, c))
+	}
+}
+
+func TestStoreErrors(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t)
+	if _, err := s.AddDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	noEmb, err := langchaingo.New(db, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		err  error
+		want error
+	}{
+		{"threshold below 0", search(s, vectorstores.WithScoreThreshold(-0.1)), langchaingo.ErrInvalidScoreThreshold},
+		{"threshold above 1", search(s, vectorstores.WithScoreThreshold(1.5)), vector.ErrInvalidOptions},
+		{"filters of a wrong type", search(s, vectorstores.WithFilters([]string{"a"})), langchaingo.ErrInvalidFilters},
+		{"filter value of a wrong type", search(s, vectorstores.WithFilters(map[string]any{"a": []int{1}})), vector.ErrInvalidOptions},
+		{"k = 0", func() error { _, err := s.SimilaritySearch(ctx, "x", 0); return err }(), vector.ErrInvalidK},
+		{"no embedder", search(noEmb), langchaingo.ErrNoEmbedder},
+		{"add with filters", func() error {
+			_, err := s.AddDocuments(ctx, docs, vectorstores.WithFilters(map[string]any{"a": 1}))
+			return err
+		}(), langchaingo.ErrUnsupportedOptions},
+		{"nested metadata", func() error {
+			_, err := s.AddDocuments(ctx, []schema.Document{docs[0], {PageContent: "x", Metadata: map[string]any{"tags": []string{"a"}}}})
+			return err
+		}(), vector.ErrInvalidOptions},
+		{"nil DB", func() error { _, err := langchaingo.New(nil, nil); return err }(), vector.ErrInvalidOptions},
+	}
+	for _, tt := range tests {
+		if !errors.Is(tt.err, tt.want) {
+			t.Errorf("%s: %v, want an error wrapping %v", tt.name, tt.err, tt.want)
+		}
+	}
+	if c, _ := db.Collection(ctx, langchaingo.DefaultCollection); mustCount(t, c) != len(docs) {
+		t.Errorf("the failed calls changed the collection: %d items", mustCount(t, c))
+	}
+}
+
+func search(s *langchaingo.Store, opts ...vectorstores.Option) error {
+	_, err := s.SimilaritySearch(context.Background(), "cats", 2, opts...)
+	return err
+}
+
+// recordingLLM is langchaingo's fake LLM, remembering the prompts it was
+// given.
+type recordingLLM struct {
+	*fake.LLM
+	prompts []string
+}
+
+func (m *recordingLLM) GenerateContent(ctx context.Context, msgs []llms.MessageContent, opts ...llms.CallOption) (*llms.ContentResponse, error) {
+	for _, msg := range msgs {
+		for _, p := range msg.Parts {
+			if tp, ok := p.(llms.TextContent); ok {
+				m.prompts = append(m.prompts, tp.Text)
+			}
+		}
+	}
+	return m.LLM.GenerateContent(ctx, msgs, opts...)
+}
+
+// TestRetrievalQA runs the store behind one of langchaingo's retriever
+// chains: the documents it finds reach the LLM's prompt and come back as
+// the chain's sources. The store is a file, reopened before the chain
+// runs.
+func TestRetrievalQA(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "docs.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, _ := langchaingo.New(db, newEmbedder(t, nil))
+	if _, err := s.AddDocuments(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if db, err = cairn.Open(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	s, _ = langchaingo.New(db, newEmbedder(t, nil))
+
+	llm := &recordingLLM{LLM: fake.NewFakeLLM([]string{"They sleep most of the day."})}
+	qa := chains.NewRetrievalQAFromLLM(llm, vectorstores.ToRetriever(s, 1, vectorstores.WithFilters(map[string]any{"lang": "en"})))
+	qa.ReturnSourceDocuments = true
+	out, err := chains.Call(ctx, qa, map[string]any{"query": "how long do cats sleep"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out["text"] != "They sleep most of the day." {
+		t.Errorf("answer %q", out["text"])
+	}
+	src, _ := out["source_documents"].([]schema.Document)
+	if len(src) != 1 || src[0].PageContent != docs[0].PageContent {
+		t.Fatalf("sources %+v", out["source_documents"])
+	}
+	if len(llm.prompts) != 1 || !strings.Contains(llm.prompts[0], docs[0].PageContent) || !strings.Contains(llm.prompts[0], "how long do cats sleep") {
+		t.Fatalf("prompt %q lacks the document or the question", llm.prompts)
+	}
+}
+
+// mustCount returns c.Count(), failing the test on an error.
+func mustCount(t testing.TB, c *cairn.Collection) int {
+	t.Helper()
+	n, err := c.Count()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
