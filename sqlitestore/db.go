@@ -484,17 +484,37 @@ func checkHeader(path string) error {
 	if ps < 512 || ps > 65536 || ps&(ps-1) != 0 {
 		return fmt.Errorf("%w: page size %d", vector.ErrCorrupt, ps)
 	}
-	if fi.Size()%ps != 0 {
-		return fmt.Errorf("%w: file size %d is not a multiple of the page size %d (truncated?)", vector.ErrCorrupt, fi.Size(), ps)
-	}
+	complete := fi.Size() / ps // whole pages in the file
+	var counted int64          // pages the header counts, if it is valid
 	// The page count in the header is valid when the change counter equals
 	// the version-valid-for number (SQLite file format, section 1.3.7).
 	if binary.BigEndian.Uint32(h[24:]) == binary.BigEndian.Uint32(h[92:]) {
-		if n := int64(binary.BigEndian.Uint32(h[28:])); n*ps > fi.Size() {
-			return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, fi.Size()/ps, n)
-		}
+		counted = int64(binary.BigEndian.Uint32(h[28:]))
 	}
-	return nil
+	if fi.Size()%ps == 0 && counted <= complete {
+		return nil
+	}
+	// A checkpoint copies pages from the write-ahead log into the file in
+	// page order, so page 1, with the new page count, lands before the file
+	// has grown; a crash then leaves a short file whose missing pages are
+	// all still in the log, where SQLite's recovery reads them. Trust that
+	// only if the log's last commit really holds every missing page, and
+	// the header (copied from the log) counts no more pages than that
+	// commit: every commit that changes the size rewrites page 1.
+	w, err := readWAL(path+"-wal", int(ps))
+	if err != nil {
+		return err
+	}
+	if w.pages > 0 && counted <= int64(w.pages) && w.covers(complete+1, int64(w.pages)) {
+		return nil
+	}
+	if fi.Size()%ps != 0 {
+		return fmt.Errorf("%w: file size %d is not a multiple of the page size %d (truncated?)", vector.ErrCorrupt, fi.Size(), ps)
+	}
+	if w.pages > 0 {
+		return fmt.Errorf("%w: file holds %d of its %d pages, and its write-ahead log lacks the others (truncated)", vector.ErrCorrupt, complete, w.pages)
+	}
+	return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, complete, counted)
 }
 
 // loadCollections reads the catalogue and streams every collection's
