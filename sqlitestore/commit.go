@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cairndb/cairn/internal/crashpoint"
 	"github.com/cairndb/cairn/vector"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -338,6 +339,7 @@ func (db *DB) commitGroup(ctx context.Context, live []*request) (map[*Collection
 	if err := db.tx.exec(ctx, db.tx.commit); err != nil {
 		return nil, fmt.Errorf("commit: %w", mapErr(err))
 	}
+	crashpoint.Hit(crashpoint.Commit)
 	return touched, nil
 }
 

@@ -30,7 +30,8 @@ var graph = map[string]rule{
 	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
 	"hnsw":                   {cairn: []string{"vector"}},
-	"sqlitestore":            {cairn: []string{"vector"}, third: []string{"modernc.org/sqlite"}},
+	"sqlitestore":            {cairn: []string{"vector", "internal/crashpoint"}, third: []string{"modernc.org/sqlite"}},
+	"internal/crashpoint":    {},
 	"recall":                 {cairn: []string{"vector"}},
 	"internal/vectortest":    {cairn: []string{"vector"}},
 	"internal/keyword":       {cairn: []string{"vector"}},
@@ -38,6 +39,7 @@ var graph = map[string]rule{
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
+	"cmd/torture":            {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
