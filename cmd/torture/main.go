@@ -53,6 +53,12 @@ func main() {
 		verbose  = flag.Bool("v", false, "report every trial")
 		keep     = flag.Bool("keep", false, "keep the database files")
 
+		soak       = flag.Duration("soak", 0, "instead of crash trials, soak for this long (8 writers, 8 readers, deletes and upserts) sampling RSS and file size")
+		soakEvery  = flag.Duration("soak-every", 10*time.Second, "sampling interval of -soak")
+		soakReopen = flag.Duration("soak-reopen", 5*time.Minute, "reopen interval of -soak")
+		soakCSV    = flag.String("soak-csv", "", "write the -soak samples to this CSV file")
+		soakSVG    = flag.String("soak-svg", "", "plot the -soak samples to this SVG file")
+
 		childMode  = flag.Bool("child", false, "run as a child (internal)")
 		childPath  = flag.String("path", "", "database of the child (internal)")
 		childTrial = flag.Int("trial", 0, "trial number of the child (internal)")
@@ -88,6 +94,13 @@ func main() {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		fmt.Fprintf(os.Stderr, "torture: %v\n", err)
 		os.Exit(2)
+	}
+	if *soak > 0 {
+		if err := runSoak(*dir, *soak, *soakEvery, *soakReopen, *soakCSV, *soakSVG, *seed); err != nil {
+			fmt.Fprintf(os.Stderr, "torture: soak: %v\n", err)
+			defer os.Exit(1)
+		}
+		return
 	}
 	ok := run(*trials, *dir, *seed, *chain, *syncFlag, *verbose, *keep)
 	if !ok {
