@@ -764,9 +764,13 @@ func (db *DB) check(ctx context.Context, pragma string) error {
 
 // Backup writes a consistent copy of the database, as of the last commit,
 // to a new file at path (which must not exist), compacted, and fsyncs it.
-// The copy is a cairn database that [Open] accepts. Use it to copy a
-// database that is open: the file itself may lag behind its write-ahead
-// log until Close. Writes wait while the copy is made.
+// The copy is a cairn database that [Open] accepts. It is the only safe
+// way to copy a database that is open: the file itself lags behind its
+// write-ahead log until Close, and a copy of the file (or of the file and
+// its log) taken while it is written can mix pages of different moments.
+// Open refuses such a copy when it finds the damage (a key index that
+// disagrees with its table, a page that fails SQLite's checks), but cannot
+// see every mix. Writes wait while the copy is made.
 func (db *DB) Backup(ctx context.Context, path string) error {
 	err := db.withConn(func(conn *sql.Conn) error {
 		if _, err := os.Stat(path); err == nil {
