@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/internal/vfsname"
 	"github.com/cairndb/cairn/vector"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -249,6 +250,9 @@ func connect(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
 	if !strings.HasPrefix(u.Path, "/") {
 		u.Path = "/" + u.Path // Windows drive letters: file:///C:/...
+	}
+	if vfsname.Name != "" {
+		u.RawQuery = url.Values{"vfs": {vfsname.Name}}.Encode()
 	}
 	sqldb, err := sql.Open("sqlite", u.String())
 	if err != nil {

@@ -26,6 +26,7 @@ type verdict struct {
 	lost     []string // acknowledged writes not found as acknowledged
 	corrupt  []string // anything else wrong
 	resolved model    // the state found, for the next trial on this file
+	mode     string   // the power-loss image checked, if any
 }
 
 func (v *verdict) lose(format string, args ...any) {
@@ -39,7 +40,34 @@ func (v *verdict) damage(format string, args ...any) {
 // observed is what a collection holds: id -> item.
 type observed map[string]cairn.Item
 
-func check(ctx context.Context, path string, want model, pending []*op, seed uint64) *verdict {
+// history is every version an acknowledged write stored: collection -> id
+// -> version -> writer.
+type history map[string]map[string]map[int]int
+
+func historyOf(ops []*op) history {
+	h := history{}
+	for _, o := range ops {
+		if o.kind != "add" && o.kind != "ups" {
+			continue
+		}
+		if h[o.coll] == nil {
+			h[o.coll] = map[string]map[int]int{}
+		}
+		for _, id := range o.ids {
+			if h[o.coll][id] == nil {
+				h[o.coll][id] = map[int]int{}
+			}
+			h[o.coll][id][o.ver] = o.w
+		}
+	}
+	return h
+}
+
+// check verifies the database at path against want. An item there that no
+// write left is damage, unless hist (which may be nil) shows it as an
+// acknowledged earlier version: then a later acknowledged write (a delete,
+// an upsert) is what was lost.
+func check(ctx context.Context, path string, want model, pending []*op, seed uint64, hist history) *verdict {
 	v := &verdict{}
 	sdb, err := sqlitestore.Open(ctx, path, nil)
 	if err != nil {
@@ -88,6 +116,9 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 	// with the write applied wholly, or not at all.
 	state := want.clone()
 	for _, o := range pending {
+		if _, inFile := got[o.coll]; !inFile && o.kind != "mk" && o.kind != "rm" && o.kind != "reopen" {
+			continue // the collection is gone, which is reported below
+		}
 		after := state.clone()
 		if err := after.apply(o); err != nil {
 			v.damage("in-flight %v does not apply: %v", o, err)
@@ -118,12 +149,20 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 				continue
 			}
 			if msg := sameItem(name, it, itemOf(name, id, e.ver, e.w)); msg != "" {
-				v.lose("%s/%s: %s", name, id, msg)
+				if hist == nil || earlier(hist, name, it) {
+					v.lose("%s/%s: %s", name, id, msg)
+				} else {
+					v.damage("%s/%s: %s, and no acknowledged write stored what is there", name, id, msg)
+				}
 			}
 		}
-		for id := range obs {
+		for id, it := range obs {
 			if _, ok := items[id]; !ok {
-				v.damage("%s/%s is there, but no write left it", name, id)
+				if earlier(hist, name, it) {
+					v.lose("%s/%s is back: an acknowledged delete of it is gone", name, id)
+				} else {
+					v.damage("%s/%s is there, but no write left it", name, id)
+				}
 			}
 		}
 	}
@@ -143,6 +182,17 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		}
 	}
 	return v
+}
+
+// earlier reports whether it is exactly a version of its id that an
+// acknowledged write stored.
+func earlier(hist history, coll string, it cairn.Item) bool {
+	ver, ok := it.Metadata["v"].(float64)
+	if !ok {
+		return false
+	}
+	w, ok := hist[coll][it.ID][int(ver)]
+	return ok && sameItem(coll, it, itemOf(coll, it.ID, int(ver), w)) == ""
 }
 
 // matches reports whether the items o touches are, in got, as m has them.

@@ -40,6 +40,8 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/internal/crashpoint"
+	"github.com/cairndb/cairn/internal/powerfail"
+	"github.com/cairndb/cairn/internal/vfsname"
 	"github.com/cairndb/cairn/sqlitestore"
 )
 
@@ -62,6 +64,8 @@ func main() {
 		childMode  = flag.Bool("child", false, "run as a child (internal)")
 		childPath  = flag.String("path", "", "database of the child (internal)")
 		childTrial = flag.Int("trial", 0, "trial number of the child (internal)")
+		childLog   = flag.String("powerlog", "", "record the child's I/O to this log (internal)")
+		powerloss  = flag.Bool("powerloss", false, "check, instead of the files a kill leaves, images of what a power cut could leave (writes no fsync covered lost, kept in order up to a torn sector, or kept at random)")
 	)
 	flag.Parse()
 	syncMode := sqlitestore.SyncFull
@@ -77,6 +81,13 @@ func main() {
 		*seed = uint64(time.Now().UnixNano())
 	}
 	if *childMode {
+		if *childLog != "" {
+			if err := powerfail.Register(*childLog); err != nil {
+				fmt.Printf("err 0 %v\n", err)
+				os.Exit(3)
+			}
+			vfsname.Name = powerfail.VFSName
+		}
 		runChild(*childPath, *childTrial, *seed, syncMode)
 		return
 	}
@@ -102,7 +113,12 @@ func main() {
 		}
 		return
 	}
-	ok := run(*trials, *dir, *seed, *chain, *syncFlag, *verbose, *keep)
+	var ok bool
+	if *powerloss {
+		ok = runPower(*trials, *dir, *seed, *syncFlag, *verbose)
+	} else {
+		ok = run(*trials, *dir, *seed, *chain, *syncFlag, *verbose, *keep)
+	}
 	if !ok {
 		defer os.Exit(1) // runs last: the directory is removed first
 	}
@@ -184,7 +200,7 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			want = nil
 			continue
 		}
-		v := check(ctx, path, next, res.pending, r.Uint64())
+		v := check(ctx, path, next, res.pending, r.Uint64(), nil)
 		switch {
 		case v.refused != nil:
 			t.refused++
@@ -243,8 +259,9 @@ type trialResult struct {
 }
 
 // runTrial runs one child on path and kills it as kill says.
-func runTrial(ctx context.Context, self, path string, trial int, seed uint64, kill, syncFlag string, r *rand.Rand) trialResult {
-	cmd := exec.Command(self, "-child", "-path", path, "-trial", fmt.Sprint(trial), "-seed", fmt.Sprint(seed), "-sync", syncFlag)
+func runTrial(ctx context.Context, self, path string, trial int, seed uint64, kill, syncFlag string, r *rand.Rand, extra ...string) trialResult {
+	args := append([]string{"-child", "-path", path, "-trial", fmt.Sprint(trial), "-seed", fmt.Sprint(seed), "-sync", syncFlag}, extra...)
+	cmd := exec.Command(self, args...)
 	cmd.Env = os.Environ()
 	switch kill {
 	case killCommit:
