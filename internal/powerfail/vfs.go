@@ -43,8 +43,8 @@ const (
 var (
 	mu      sync.Mutex
 	logFile *os.File
-	files   = map[uintptr]int{} // open sqlite3_file → MainDB or WAL
-	origVFS uintptr             // SQLite's default VFS
+	files   = map[uintptr]int{}     // open sqlite3_file → MainDB or WAL
+	origVFS uintptr                 // SQLite's default VFS
 	methods = map[uintptr]uintptr{} // original methods table → ours
 	origOf  = map[uintptr]uintptr{} // our methods table → the original
 	done    bool
