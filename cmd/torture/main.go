@@ -53,6 +53,7 @@ func main() {
 		chain    = flag.Int("chain", 5, "trials per database file")
 		syncFlag = flag.String("sync", "full", "durability of the children's commits: full or normal")
 		verbose  = flag.Bool("v", false, "report every trial")
+		within   = flag.Duration("kill-within", 3*time.Second, "kill each child within about this long of its start")
 		keep     = flag.Bool("keep", false, "keep the database files")
 
 		soak       = flag.Duration("soak", 0, "instead of crash trials, soak for this long (8 writers, 8 readers, deletes and upserts) sampling RSS and file size")
@@ -80,6 +81,7 @@ func main() {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano())
 	}
+	killWithin = *within
 	if *childMode {
 		if *childLog != "" {
 			if err := powerfail.Register(*childLog); err != nil {
@@ -123,6 +125,9 @@ func main() {
 		defer os.Exit(1) // runs last: the directory is removed first
 	}
 }
+
+// killWithin bounds how long a child runs before it is killed (-kill-within).
+var killWithin = 3 * time.Second
 
 // kill strategies
 const (
@@ -265,9 +270,9 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 	cmd.Env = os.Environ()
 	switch kill {
 	case killCommit:
-		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s:%d", crashpoint.Env, crashpoint.Commit, 1+r.IntN(300)))
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s:%d", crashpoint.Env, crashpoint.Commit, 1+r.IntN(100)))
 	case killSaveIndex:
-		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s:%d", crashpoint.Env, crashpoint.SaveIndex, 1+r.IntN(4)))
+		cmd.Env = append(cmd.Env, fmt.Sprintf("%s=%s:%d", crashpoint.Env, crashpoint.SaveIndex, 1+r.IntN(3)))
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
@@ -321,7 +326,8 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 		<-readErr
 		exited <- cmd.Wait()
 	}()
-	budget := time.Duration(200+r.IntN(2800)) * time.Millisecond // random moment, and the limit of the others
+	// A random moment, and the limit of the targeted waits.
+	budget := 200*time.Millisecond + time.Duration(r.Int64N(int64(max(killWithin-200*time.Millisecond, 1))))
 	switch kill {
 	case killRandom:
 		select {
@@ -331,14 +337,14 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 			exited <- nil
 		}
 	case killCheckpoint:
-		waitFileChange(path, budget+2*time.Second, exited)
+		waitFileChange(path, budget+killWithin, exited)
 		time.Sleep(time.Duration(r.IntN(3000)) * time.Microsecond)
 		killNow()
 	case killReopen:
 		select {
 		case <-reopen:
 			time.Sleep(time.Duration(r.IntN(40000)) * time.Microsecond)
-		case <-time.After(budget + 3*time.Second):
+		case <-time.After(budget + killWithin):
 		}
 		killNow()
 	case killCommit, killSaveIndex:
