@@ -33,6 +33,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -166,7 +167,17 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 		want model
 	)
 	start := time.Now()
+	stop := make(chan os.Signal, 1)
+	signal.Notify(stop, os.Interrupt, syscall.SIGTERM) // finish the trial, then tally
+	defer signal.Stop(stop)
 	for trial := 1; trial <= trials; trial++ {
+		select {
+		case <-stop:
+			fmt.Printf("torture: interrupted after %d trials\n", t.trials)
+			trial = trials + 1
+			continue
+		default:
+		}
 		if (trial-1)%chain == 0 || want == nil {
 			if path != "" && !keep {
 				removeDB(path)
@@ -377,7 +388,9 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 
 func killed(ps *os.ProcessState) bool {
 	ws, ok := ps.Sys().(syscall.WaitStatus)
-	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
+	// SIGKILL from us (or the child's own crash point); SIGINT or SIGTERM
+	// when the whole run is interrupted.
+	return ok && ws.Signaled() && (ws.Signal() == syscall.SIGKILL || ws.Signal() == syscall.SIGINT || ws.Signal() == syscall.SIGTERM)
 }
 
 // waitFileChange returns once the database file itself (which in WAL mode
