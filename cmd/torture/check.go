@@ -126,6 +126,13 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		}
 		before := matches(state, got, o)
 		done := matches(after, got, o)
+		if o.kind == "delwhere" {
+			// Done exactly when no item of its group is left. Otherwise it
+			// did not happen, and any item of the group that is missing is
+			// an acknowledged write lost, reported as such below.
+			done = !anyOfGroup(got[o.coll], o)
+			before = !done
+		}
 		switch {
 		case done && !before:
 			state = after
@@ -193,6 +200,17 @@ func earlier(hist history, coll string, it cairn.Item) bool {
 	}
 	w, ok := hist[coll][it.ID][int(ver)]
 	return ok && sameItem(coll, it, itemOf(coll, it.ID, int(ver), w)) == ""
+}
+
+// anyOfGroup reports whether obs holds an item of the writer and group of
+// the DeleteWhere o.
+func anyOfGroup(obs observed, o *op) bool {
+	for _, it := range obs {
+		if it.Metadata["w"] == float64(o.w) && it.Metadata["g"] == float64(o.group) {
+			return true
+		}
+	}
+	return false
 }
 
 // matches reports whether the items o touches are, in got, as m has them.
