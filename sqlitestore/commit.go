@@ -337,10 +337,31 @@ func (db *DB) commitGroup(ctx context.Context, live []*request) (map[*Collection
 		}
 	}
 	if err := db.tx.exec(ctx, db.tx.commit); err != nil {
+		db.rollbackLocked(ctx)
+		db.eraseFailedCommitLocked(ctx, err)
 		return nil, fmt.Errorf("commit: %w", mapErr(err))
 	}
 	crashpoint.Hit(crashpoint.Commit)
 	return touched, nil
+}
+
+// eraseFailedCommitLocked removes from the write-ahead log what a failed
+// COMMIT may have left there. When the fsync of a commit fails, its frames
+// were already written, whole and with valid checksums: SQLite forgets
+// them, but the next Open would find them and take the commit as done. A
+// TRUNCATE checkpoint copies only the commits that succeeded into the file
+// and empties the log, frames beyond them included. If it cannot, the
+// outcome of the failed writes stays unknown until the next Open.
+func (db *DB) eraseFailedCommitLocked(ctx context.Context, cause error) {
+	var busy, logged, done int64
+	err := db.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done)
+	if err == nil && busy != 0 {
+		err = errors.New("checkpoint blocked")
+	}
+	if err != nil {
+		db.log.Error("sqlitestore: a commit failed and its log frames could not be erased: the failed writes may reappear at the next Open",
+			"path", db.path, "commit", cause, "err", err)
+	}
 }
 
 // isRequestErr reports whether err is a request's own failure (a

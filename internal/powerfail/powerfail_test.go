@@ -135,3 +135,68 @@ func TestPowerCut(t *testing.T) {
 		})
 	}
 }
+
+// TestFailedSyncLeavesNothing makes the fsync of a commit fail: the write
+// is reported failed, and a copy of the files as the kernel holds them
+// (what a crash right after would leave) must not hold it either.
+func TestFailedSyncLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := powerfail.Register(filepath.Join(dir, "io.log")); err != nil {
+		t.Fatal(err)
+	}
+	vfsname.Name = powerfail.VFSName
+	path := filepath.Join(dir, "db.cairn")
+	db, err := sqlitestore.Open(ctx, path, nil)
+	vfsname.Name = ""
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", sqlitestore.CollectionConfig{Dim: 4, Metric: vector.L2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := func(id vector.ID) []sqlitestore.Item {
+		return []sqlitestore.Item{{ID: id, Vector: vector.Vector{1, 2, 3, float32(id)}}}
+	}
+	if err := c.PutItems(ctx, item(1)); err != nil {
+		t.Fatal(err)
+	}
+	powerfail.FailSyncs(1)
+	err = c.PutItems(ctx, item(2))
+	powerfail.FailSyncs(0)
+	if err == nil {
+		t.Fatal("the write succeeded although its fsync failed")
+	}
+	t.Logf("write with a failed fsync: %v", err)
+	if _, err := c.GetItem(ctx, 2); err == nil {
+		t.Fatal("the failed write is visible")
+	}
+	// A crash now: copy the files as they are.
+	cp := filepath.Join(t.TempDir(), "copy.cairn")
+	for _, suffix := range []string{"", "-wal"} {
+		if b, err := os.ReadFile(path + suffix); err == nil {
+			os.WriteFile(cp+suffix, b, 0o644)
+		}
+	}
+	cdb, err := sqlitestore.Open(ctx, cp, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cdb.Close()
+	cc, err := cdb.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cc.GetItem(ctx, 1); err != nil {
+		t.Fatalf("the committed write: %v", err)
+	}
+	if it, err := cc.GetItem(ctx, 2); err == nil {
+		t.Fatalf("the write reported failed is in the file after a crash: %+v", it)
+	}
+	// The live DB goes on: a retry succeeds.
+	if err := c.PutItems(ctx, item(2)); err != nil {
+		t.Fatalf("retry: %v", err)
+	}
+}

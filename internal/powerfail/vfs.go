@@ -17,6 +17,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"modernc.org/libc"
@@ -173,8 +174,18 @@ func fileTruncate(tls *libc.TLS, pFile uintptr, size int64) int32 {
 	return (*(*func(*libc.TLS, uintptr, int64) int32)(unsafe.Pointer(&struct{ uintptr }{m.FxTruncate})))(tls, pFile, size)
 }
 
+// failSyncs is how many fsyncs of the write-ahead log are still to fail.
+var failSyncs atomic.Int32
+
+// FailSyncs makes the next n fsyncs of a write-ahead log fail with
+// SQLITE_IOERR_FSYNC, without syncing: a disk that reports a failed flush.
+func FailSyncs(n int) { failSyncs.Store(int32(n)) }
+
 func fileSync(tls *libc.TLS, pFile uintptr, flags int32) int32 {
 	m, kind := orig(pFile)
+	if kind == WAL && failSyncs.Load() > 0 && failSyncs.Add(-1) >= 0 {
+		return sqlite3.SQLITE_IOERR_FSYNC
+	}
 	rc := (*(*func(*libc.TLS, uintptr, int32) int32)(unsafe.Pointer(&struct{ uintptr }{m.FxSync})))(tls, pFile, flags)
 	if rc == sqlite3.SQLITE_OK {
 		record(opSync, kind, 0, nil) // durable only once the fsync returned
