@@ -126,6 +126,18 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		}
 		before := matches(state, got, o)
 		done := matches(after, got, o)
+		if o.kind == "ups" {
+			// Done when every id is at the new version, not done when none
+			// is (an id at some other version is then a lost write,
+			// reported below); anything between is a partly visible write.
+			n := 0
+			for _, id := range o.ids {
+				if it, ok := got[o.coll][id]; ok && it.Metadata["v"] == float64(o.ver) {
+					n++
+				}
+			}
+			done, before = n == len(o.ids), n == 0
+		}
 		if o.kind == "delwhere" {
 			// Done exactly when no item of its group is left. Otherwise it
 			// did not happen, and any item of the group that is missing is
@@ -175,7 +187,11 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 	}
 	for name := range got {
 		if _, ok := state[name]; !ok {
-			v.damage("collection %s is there, but no write left it", name)
+			if _, created := hist[name]; created {
+				v.lose("collection %s is back: an acknowledged delete of it is gone", name)
+			} else {
+				v.damage("collection %s is there, but no write left it", name)
+			}
 		}
 	}
 	// Indexes answer like their items.
