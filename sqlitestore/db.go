@@ -317,6 +317,20 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
 		return fileErr(err)
 	}
+	// The catalogue's tables are checked by the loading below; those of
+	// the saved indexes are read only later, so compile their queries now:
+	// a damaged schema (a column renamed by a bad byte) fails here, as
+	// ErrCorrupt, rather than in LoadIndex as an SQL error.
+	for _, q := range []string{
+		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
+		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
+	} {
+		rows, err := db.conn.QueryContext(ctx, q)
+		if err != nil {
+			return fileErr(err)
+		}
+		rows.Close()
+	}
 	if version < int64(schemaVersion()) {
 		if err := migrate(ctx, db.conn, int(version)); err != nil {
 			return fmt.Errorf("migrate from version %d: %w", version, err)
