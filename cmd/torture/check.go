@@ -126,6 +126,17 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		}
 		before := matches(state, got, o)
 		done := matches(after, got, o)
+		if o.kind == "del" {
+			// Done when none of its ids is left, not done otherwise (an id
+			// missing then is a lost write, reported below).
+			done = true
+			for _, id := range o.ids {
+				if _, ok := got[o.coll][id]; ok {
+					done = false
+				}
+			}
+			before = !done
+		}
 		if o.kind == "ups" {
 			// Done when every id is at the new version, not done when none
 			// is (an id at some other version is then a lost write,
