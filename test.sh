@@ -27,6 +27,20 @@ passed=$(grep -c '^ok ' "$log" || true)
 echo "== go test (purego kernels)"
 go test -count=1 -tags purego ./vector/... ./flat/...
 
+# Crash torture (RELIABILITY.md): children killed at random and at crash
+# points, every acknowledged write checked; then power-cut images. About a
+# minute each; the long runs are in RELIABILITY.md.
+torture() {
+	if ! go run "$@" > "$log" 2>&1; then
+		cat "$log"; exit 1
+	fi
+	tail -2 "$log"
+}
+echo "== torture (short)"
+torture -tags cairn_crashpoint ./cmd/torture -trials 30 -kill-within 1s
+echo "== torture -powerloss (short)"
+torture ./cmd/torture -powerloss -trials 8 -kill-within 1s
+
 echo "== vecbench --quick"
 # Every report (filtered and concurrent included) and both plot kinds.
 plots=$(mktemp -d)

@@ -129,9 +129,10 @@ type batch struct {
 // second validates, normalises and copies the batches into the arena, so
 // that on two cores the two halves (each about half of the work) overlap.
 // Three batch buffers are recycled: nothing is allocated per row beyond
-// what the driver does.
+// what the driver does. Last, it checks the key index against the table
+// (checkKeyIndex).
 func (c *Collection) load(ctx context.Context) error {
-	rows, err := c.db.conn.QueryContext(ctx, "SELECT id, vec FROM "+c.table)
+	rows, err := c.db.conn.QueryContext(ctx, c.loadQuery())
 	if err != nil {
 		return mapErr(err)
 	}
@@ -142,6 +143,7 @@ func (c *Collection) load(ctx context.Context) error {
 		free <- &batch{ids: make([]vector.ID, 0, loadBatch), data: make([]float32, loadBatch*c.dim)}
 	}
 	var (
+		keys    keyDigest // of the table, for checkKeyIndex
 		putErr  error
 		failed  atomic.Bool
 		drained = make(chan struct{})
@@ -164,14 +166,18 @@ func (c *Collection) load(ctx context.Context) error {
 	}()
 	readErr := func() error {
 		var (
-			id  int64
-			raw sql.RawBytes
-			n   int
+			id     int64
+			raw    sql.RawBytes
+			keyLen sql.NullInt64
+			n      int
 		)
 		b := <-free
 		for rows.Next() {
-			if err := rows.Scan(&id, &raw); err != nil {
+			if err := rows.Scan(&id, &raw, &keyLen); err != nil {
 				return scanErr(err)
+			}
+			if keyLen.Valid {
+				keys.add(id, keyLen.Int64)
 			}
 			i := len(b.ids)
 			if err := decodeVector(b.data[i*c.dim:(i+1)*c.dim], raw); err != nil {
@@ -199,7 +205,10 @@ func (c *Collection) load(ctx context.Context) error {
 	if readErr != nil {
 		return readErr
 	}
-	return putErr
+	if putErr != nil {
+		return putErr
+	}
+	return c.checkKeyIndex(ctx, keys)
 }
 
 // Name returns the collection's name.

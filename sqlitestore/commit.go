@@ -3,8 +3,11 @@ package sqlitestore
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"strings"
 
+	"github.com/cairndb/cairn/internal/crashpoint"
 	"github.com/cairndb/cairn/vector"
 	sqlite3 "modernc.org/sqlite/lib"
 )
@@ -211,6 +214,16 @@ func (db *DB) run() {
 
 // commit writes a group of requests in one transaction, then applies the
 // ones that succeeded to the arenas and answers every caller.
+//
+// The rule for failure: a request fails alone only on a constraint (a
+// duplicate id or key, a missing id on delete), which SQLite undoes by
+// rolling back that statement and nothing else. Any other error (a full
+// disk, an I/O error, no memory) may have rolled back the whole
+// transaction, after which SQLite would run later statements, SAVEPOINT
+// included, each in a transaction of its own, durable at once. So at the
+// first such error the committer stops issuing statements, rolls back
+// whatever is left and fails every request of the group: nothing of it is
+// durable, and each may be retried as it was.
 func (db *DB) commit(group []*request) {
 	db.connMu.Lock()
 	defer db.connMu.Unlock()
@@ -229,79 +242,26 @@ func (db *DB) commit(group []*request) {
 	if len(live) == 0 {
 		return
 	}
-	fail := func(err error) {
-		for _, r := range live {
-			if r.err == nil {
-				r.done <- err
-			} else {
-				r.done <- r.err
-			}
-		}
-	}
-	if err := db.tx.exec(ctx, db.tx.begin); err != nil {
-		fail(mapErr(err))
-		return
-	}
-	// Optimistic pass: every request straight into the transaction. A
-	// request fails only on a constraint (a duplicate id or key, a missing
-	// id on delete), which is rare; then the group is rolled back and
-	// replayed with a savepoint around each request, so that only the
-	// failing one fails.
-	failed := false
-	for _, r := range live {
-		if r.err = db.apply(ctx, r); r.err != nil {
-			failed = true
-			break
-		}
-	}
-	if failed && len(live) > 1 {
-		db.tx.exec(ctx, db.tx.rollback)
-		if err := db.tx.exec(ctx, db.tx.begin); err != nil {
-			fail(mapErr(err))
-			return
-		}
-		for _, r := range live {
-			if err := db.tx.exec(ctx, db.tx.savepoint); err != nil {
-				r.err = mapErr(err)
-				continue
-			}
-			if r.err = db.apply(ctx, r); r.err != nil {
-				db.tx.exec(ctx, db.tx.rollbackTo)
-			}
-			db.tx.exec(ctx, db.tx.release)
-		}
-	}
-	touched := map[*Collection]bool{}
-	freed := false
-	for _, r := range live {
-		if r.err == nil {
-			touched[r.c] = true
-			freed = freed || r.kind != opPut
-		}
-	}
-	var err error
-	if len(touched) == 0 {
-		err = db.tx.exec(ctx, db.tx.rollback)
-	} else {
-		for c := range touched {
-			if _, err = db.tx.bump.ExecContext(ctx, c.id); err != nil {
-				break
-			}
-		}
-		if err == nil {
-			err = db.tx.exec(ctx, db.tx.commit)
-		}
-	}
+	touched, err := db.commitGroup(ctx, live)
 	if err != nil {
-		db.tx.exec(ctx, db.tx.rollback) // fails harmlessly if SQLite already rolled back
-		fail(fmt.Errorf("commit: %w", mapErr(err)))
+		db.rollbackLocked(ctx)
+		for _, r := range live {
+			switch {
+			case r.err != nil && (isRequestErr(r.err) || r.err == err):
+				r.done <- r.err // its own failure
+			default:
+				r.done <- fmt.Errorf("group commit failed: %w", err)
+			}
+		}
 		return
 	}
 	db.groups.Add(1)
 	// Durable: make it visible, one request at a time.
+	freed := false
 	for _, r := range live {
 		if r.err == nil {
 			r.c.applyArena(r)
+			freed = freed || r.kind != opPut
 		}
 	}
 	for c := range touched {
@@ -312,6 +272,125 @@ func (db *DB) commit(group []*request) {
 	}
 	if freed {
 		db.vacuumLocked(ctx, 0)
+	}
+}
+
+// commitGroup runs the group's transaction. It leaves r.err set on each
+// request that failed alone and returns the collections changed by the
+// others, committed; or an error that fails the whole group, with the
+// transaction possibly still open.
+func (db *DB) commitGroup(ctx context.Context, live []*request) (map[*Collection]bool, error) {
+	if err := db.beginLocked(ctx); err != nil {
+		return nil, err
+	}
+	// Optimistic pass: every request straight into the transaction. A
+	// request fails alone only on a constraint, which is rare; then the
+	// group is rolled back and replayed with a savepoint around each
+	// request, so that only the failing one fails.
+	failed := false
+	for _, r := range live {
+		if r.err = db.apply(ctx, r); r.err != nil {
+			if !isRequestErr(r.err) {
+				return nil, r.err
+			}
+			failed = true
+			break
+		}
+	}
+	if failed && len(live) > 1 {
+		if err := db.tx.exec(ctx, db.tx.rollback); err != nil {
+			return nil, fmt.Errorf("rollback: %w", mapErr(err))
+		}
+		if err := db.beginLocked(ctx); err != nil {
+			return nil, err
+		}
+		for _, r := range live {
+			if err := db.tx.exec(ctx, db.tx.savepoint); err != nil {
+				return nil, fmt.Errorf("savepoint: %w", mapErr(err))
+			}
+			if r.err = db.apply(ctx, r); r.err != nil {
+				if !isRequestErr(r.err) {
+					return nil, r.err
+				}
+				if err := db.tx.exec(ctx, db.tx.rollbackTo); err != nil {
+					return nil, fmt.Errorf("rollback to savepoint: %w", mapErr(err))
+				}
+			}
+			if err := db.tx.exec(ctx, db.tx.release); err != nil {
+				return nil, fmt.Errorf("release savepoint: %w", mapErr(err))
+			}
+		}
+	}
+	touched := map[*Collection]bool{}
+	for _, r := range live {
+		if r.err == nil {
+			touched[r.c] = true
+		}
+	}
+	if len(touched) == 0 {
+		db.rollbackLocked(ctx)
+		return nil, nil
+	}
+	for c := range touched {
+		if _, err := db.tx.bump.ExecContext(ctx, c.id); err != nil {
+			return nil, mapErr(err)
+		}
+	}
+	if err := db.tx.exec(ctx, db.tx.commit); err != nil {
+		db.rollbackLocked(ctx)
+		db.eraseFailedCommitLocked(ctx, err)
+		return nil, fmt.Errorf("commit: %w", mapErr(err))
+	}
+	crashpoint.Hit(crashpoint.Commit)
+	return touched, nil
+}
+
+// eraseFailedCommitLocked removes from the write-ahead log what a failed
+// COMMIT may have left there. When the fsync of a commit fails, its frames
+// were already written, whole and with valid checksums: SQLite forgets
+// them, but the next Open would find them and take the commit as done. A
+// TRUNCATE checkpoint copies only the commits that succeeded into the file
+// and empties the log, frames beyond them included. If it cannot, the
+// outcome of the failed writes stays unknown until the next Open.
+func (db *DB) eraseFailedCommitLocked(ctx context.Context, cause error) {
+	var busy, logged, done int64
+	err := db.conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done)
+	if err == nil && busy != 0 {
+		err = errors.New("checkpoint blocked")
+	}
+	if err != nil {
+		db.log.Error("sqlitestore: a commit failed and its log frames could not be erased: the failed writes may reappear at the next Open",
+			"path", db.path, "commit", cause, "err", err)
+	}
+}
+
+// isRequestErr reports whether err is a request's own failure (a
+// constraint, after which SQLite has undone only that statement) rather
+// than one of the transaction.
+func isRequestErr(err error) bool {
+	return errors.Is(err, vector.ErrDuplicateID) || errors.Is(err, vector.ErrNotFound)
+}
+
+// beginLocked starts the committer's transaction. A transaction left open
+// by a failure that even ROLLBACK could not end is rolled back first.
+func (db *DB) beginLocked(ctx context.Context) error {
+	err := db.tx.exec(ctx, db.tx.begin)
+	if err != nil {
+		db.rollbackLocked(ctx)
+		err = db.tx.exec(ctx, db.tx.begin)
+	}
+	if err != nil {
+		return fmt.Errorf("begin: %w", mapErr(err))
+	}
+	return nil
+}
+
+// rollbackLocked ends the open transaction, if any. It fails harmlessly
+// when SQLite has already rolled back; any other failure is logged, and
+// the next beginLocked tries again.
+func (db *DB) rollbackLocked(ctx context.Context) {
+	if err := db.tx.exec(ctx, db.tx.rollback); err != nil && !strings.Contains(err.Error(), "no transaction is active") {
+		db.log.Warn("sqlitestore: rollback failed", "path", db.path, "err", err)
 	}
 }
 

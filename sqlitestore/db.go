@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/internal/vfsname"
 	"github.com/cairndb/cairn/vector"
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -250,6 +251,9 @@ func connect(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 	if !strings.HasPrefix(u.Path, "/") {
 		u.Path = "/" + u.Path // Windows drive letters: file:///C:/...
 	}
+	if vfsname.Name != "" {
+		u.RawQuery = url.Values{"vfs": {vfsname.Name}}.Encode()
+	}
 	sqldb, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return nil, nil, err
@@ -312,6 +316,20 @@ func (db *DB) init(ctx context.Context) error {
 	var tables int64
 	if err := db.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
 		return fileErr(err)
+	}
+	// The catalogue's tables are checked by the loading below; those of
+	// the saved indexes are read only later, so compile their queries now:
+	// a damaged schema (a column renamed by a bad byte) fails here, as
+	// ErrCorrupt, rather than in LoadIndex as an SQL error.
+	for _, q := range []string{
+		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
+		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
+	} {
+		rows, err := db.conn.QueryContext(ctx, q)
+		if err != nil {
+			return fileErr(err)
+		}
+		rows.Close()
 	}
 	if version < int64(schemaVersion()) {
 		if err := migrate(ctx, db.conn, int(version)); err != nil {
@@ -484,17 +502,37 @@ func checkHeader(path string) error {
 	if ps < 512 || ps > 65536 || ps&(ps-1) != 0 {
 		return fmt.Errorf("%w: page size %d", vector.ErrCorrupt, ps)
 	}
-	if fi.Size()%ps != 0 {
-		return fmt.Errorf("%w: file size %d is not a multiple of the page size %d (truncated?)", vector.ErrCorrupt, fi.Size(), ps)
-	}
+	complete := fi.Size() / ps // whole pages in the file
+	var counted int64          // pages the header counts, if it is valid
 	// The page count in the header is valid when the change counter equals
 	// the version-valid-for number (SQLite file format, section 1.3.7).
 	if binary.BigEndian.Uint32(h[24:]) == binary.BigEndian.Uint32(h[92:]) {
-		if n := int64(binary.BigEndian.Uint32(h[28:])); n*ps > fi.Size() {
-			return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, fi.Size()/ps, n)
-		}
+		counted = int64(binary.BigEndian.Uint32(h[28:]))
 	}
-	return nil
+	if fi.Size()%ps == 0 && counted <= complete {
+		return nil
+	}
+	// A checkpoint copies pages from the write-ahead log into the file in
+	// page order, so page 1, with the new page count, lands before the file
+	// has grown; a crash then leaves a short file whose missing pages are
+	// all still in the log, where SQLite's recovery reads them. Trust that
+	// only if the log's last commit really holds every missing page, and
+	// the header (copied from the log) counts no more pages than that
+	// commit: every commit that changes the size rewrites page 1.
+	w, err := readWAL(path+"-wal", int(ps))
+	if err != nil {
+		return err
+	}
+	if w.pages > 0 && counted <= int64(w.pages) && w.covers(complete+1, int64(w.pages)) {
+		return nil
+	}
+	if fi.Size()%ps != 0 {
+		return fmt.Errorf("%w: file size %d is not a multiple of the page size %d (truncated?)", vector.ErrCorrupt, fi.Size(), ps)
+	}
+	if w.pages > 0 {
+		return fmt.Errorf("%w: file holds %d of its %d pages, and its write-ahead log lacks the others (truncated)", vector.ErrCorrupt, complete, w.pages)
+	}
+	return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, complete, counted)
 }
 
 // loadCollections reads the catalogue and streams every collection's
@@ -744,9 +782,13 @@ func (db *DB) check(ctx context.Context, pragma string) error {
 
 // Backup writes a consistent copy of the database, as of the last commit,
 // to a new file at path (which must not exist), compacted, and fsyncs it.
-// The copy is a cairn database that [Open] accepts. Use it to copy a
-// database that is open: the file itself may lag behind its write-ahead
-// log until Close. Writes wait while the copy is made.
+// The copy is a cairn database that [Open] accepts. It is the only safe
+// way to copy a database that is open: the file itself lags behind its
+// write-ahead log until Close, and a copy of the file (or of the file and
+// its log) taken while it is written can mix pages of different moments.
+// Open refuses such a copy when it finds the damage (a key index that
+// disagrees with its table, a page that fails SQLite's checks), but cannot
+// see every mix. Writes wait while the copy is made.
 func (db *DB) Backup(ctx context.Context, path string) error {
 	err := db.withConn(func(conn *sql.Conn) error {
 		if _, err := os.Stat(path); err == nil {

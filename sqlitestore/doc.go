@@ -33,9 +33,12 @@
 // (survives a crash of the process; the last commits may be lost to a
 // power failure). One committer goroutine owns the connection: concurrent
 // writers' requests are gathered into one transaction and one fsync
-// (group commit), each in its own savepoint when one of them fails, so one
-// bad request never fails its neighbours. A batch ([Collection.PutItems])
-// is one transaction, all or nothing.
+// (group commit), each in its own savepoint when one of them fails on a
+// constraint, so one bad request never fails its neighbours. Any other
+// failure (a full disk, an I/O error) fails the whole group and leaves
+// nothing of it in the file, so each write may be retried as it was. A
+// batch ([Collection.PutItems]) is one transaction, all or nothing.
+// RELIABILITY.md at the repository root says how this is tested.
 //
 // Deleted items' pages are reused by later writes; the file is in
 // auto_vacuum=INCREMENTAL mode and is shrunk whenever free pages exceed a
@@ -58,9 +61,13 @@
 // application (PRAGMA application_id), a truncated file, or one written by
 // a newer schema (PRAGMA user_version) is refused with [ErrNotDatabase],
 // [vector.ErrCorrupt] or [vector.ErrUnsupportedVersion] and left
-// untouched. Damage SQLite finds while loading is reported as
-// [vector.ErrCorrupt]; [Options.CheckIntegrity] and [DB.IntegrityCheck]
-// run SQLite's own checks. Older schemas are migrated forward at Open.
+// untouched. A file shorter than its header says is accepted only when its
+// write-ahead log holds every missing page, as after a crash in the middle
+// of a checkpoint. Damage SQLite finds while loading is reported as
+// [vector.ErrCorrupt], and so is a key index that disagrees with its table
+// (the mark of a file copied while it was written: copy open databases with
+// [DB.Backup]); [Options.CheckIntegrity] and [DB.IntegrityCheck] run
+// SQLite's own checks. Older schemas are migrated forward at Open.
 //
 // # Concurrency
 //

@@ -10,6 +10,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/cairndb/cairn/internal/crashpoint"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -79,6 +80,7 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 			if err != nil {
 				return err
 			}
+			crashpoint.Hit(crashpoint.SaveIndex)
 			_, err = conn.ExecContext(ctx, "COMMIT")
 			return err
 		}()

@@ -34,7 +34,7 @@
 //
 // Input is validated once, at the API boundary, and bad input is reported
 // with the sentinel errors of this package (wrapped with context), which
-// callers test with errors.Is: [ErrDimensionMismatch], [ErrNonFinite],
+// callers test with errors.Is: [ErrDimensionMismatch], [ErrNonFinite], [ErrOutOfRange],
 // [ErrZeroVector], [ErrEmptyID], [ErrDuplicateID], [ErrNotFound],
 // [ErrInvalidK], [ErrInvalidOptions], [ErrClosed], [ErrCorrupt] and
 // [ErrUnsupportedVersion]. A call that fails changes nothing.

@@ -13,6 +13,11 @@ var (
 	// ErrNonFinite is returned when a vector holds a NaN or an infinity.
 	ErrNonFinite = errors.New("vector: non-finite value (NaN or Inf)")
 
+	// ErrOutOfRange is returned when a finite vector is so long that a
+	// distance between it and another accepted vector could overflow
+	// float32: under Dot and L2 its squared norm exceeds [MaxSquaredNorm].
+	ErrOutOfRange = errors.New("vector: magnitude out of range")
+
 	// ErrZeroVector is returned when a vector of norm zero is given under
 	// the Cosine metric, where its direction is undefined.
 	ErrZeroVector = errors.New("vector: zero vector under cosine metric")

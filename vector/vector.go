@@ -30,10 +30,25 @@ func (r Result) Less(o Result) bool {
 	return r.ID < o.ID
 }
 
+// MaxSquaredNorm is the largest squared Euclidean norm Check accepts under
+// [Dot] and [L2]: MaxFloat32/8, a norm of about 6.5e18.
+//
+// It is the bound that keeps every distance between two accepted vectors
+// finite in the float32 kernels. For vectors a and b with ‖a‖², ‖b‖² ≤ B,
+// each product and every partial sum of a·b is at most Σ|aᵢbᵢ| ≤ ‖a‖‖b‖ ≤ B
+// (Cauchy–Schwarz), and every partial sum of Σ(aᵢ−bᵢ)² is at most
+// (‖a‖+‖b‖)² ≤ 4B. Float32 rounding of a sum of up to 2²⁰ non-negative
+// terms inflates it by less than 7%, so 4B·1.07 < MaxFloat32 needs
+// B < MaxFloat32/4.28; MaxFloat32/8 leaves a margin for any summation order
+// a kernel chooses. Under [Cosine] vectors are normalised (in float64) to
+// unit length, so any finite non-zero vector is accepted.
+const MaxSquaredNorm = math.MaxFloat32 / 8
+
 // Check validates v for a collection of dimension dim under metric m: the
-// length must be dim, every component finite, and under Cosine the norm must
-// be non-zero. It returns an error wrapping [ErrDimensionMismatch],
-// [ErrNonFinite] or [ErrZeroVector].
+// length must be dim, every component finite, under Cosine the norm must be
+// non-zero, and under Dot and L2 the squared norm at most [MaxSquaredNorm].
+// It returns an error wrapping [ErrDimensionMismatch], [ErrNonFinite],
+// [ErrZeroVector] or [ErrOutOfRange].
 func Check(v Vector, dim int, m Metric) error {
 	if len(v) != dim {
 		return fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
@@ -42,7 +57,7 @@ func Check(v Vector, dim int, m Metric) error {
 	// ones; testing the bits is several times faster than converting each
 	// component and calling math.IsNaN and math.IsInf, and Check runs on
 	// every vector a store loads.
-	var sum float64
+	var sum float64 // exact enough: a float32's square is far inside float64's range
 	for i, x := range v {
 		if math.Float32bits(x)&0x7f800000 == 0x7f800000 {
 			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
@@ -53,10 +68,8 @@ func Check(v Vector, dim int, m Metric) error {
 	if m == Cosine && sum == 0 {
 		return ErrZeroVector
 	}
-	if math.IsInf(sum, 0) {
-		// Finite components whose squares overflow float32 arithmetic in the
-		// kernels would turn distances into Inf or NaN.
-		return fmt.Errorf("%w: squared norm overflows", ErrNonFinite)
+	if m != Cosine && sum > MaxSquaredNorm {
+		return fmt.Errorf("%w: squared norm %.3g exceeds %.3g, where float32 distances could overflow", ErrOutOfRange, sum, MaxSquaredNorm)
 	}
 	return nil
 }
