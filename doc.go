@@ -52,7 +52,9 @@
 //
 // Bad input is reported with the sentinel errors of package vector,
 // wrapped with context, and changes nothing: [vector.ErrDimensionMismatch],
-// [vector.ErrNonFinite], [vector.ErrZeroVector], [vector.ErrEmptyID],
+// [vector.ErrNonFinite], [vector.ErrOutOfRange] (a Dot or L2 vector so
+// large that float32 distances could overflow), [vector.ErrZeroVector],
+// [vector.ErrEmptyID],
 // [vector.ErrDuplicateID], [vector.ErrNotFound] (unknown item or
 // collection), [vector.ErrInvalidK], [vector.ErrInvalidOptions] (malformed
 // filter, bad metadata, configuration or query options, keywords that are

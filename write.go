@@ -109,7 +109,8 @@ func (c *Collection) overlaps(n int, replace bool) bool {
 // [vector.ErrDuplicateID] if an id is already in the collection or repeated
 // in items, [vector.ErrEmptyID] for an empty id, the errors of
 // [vector.Check] for a bad embedding ([vector.ErrDimensionMismatch],
-// [vector.ErrNonFinite], [vector.ErrZeroVector]), [vector.ErrInvalidOptions]
+// [vector.ErrNonFinite], [vector.ErrOutOfRange], [vector.ErrZeroVector]),
+// [vector.ErrInvalidOptions]
 // for bad metadata or an id, text or metadata that is not valid UTF-8, and
 // [ErrNoEmbedder] for an item given only as text when the store has no
 // embedder. On error nothing is stored.
