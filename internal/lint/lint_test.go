@@ -39,6 +39,7 @@ var graph = map[string]rule{
 	"internal/vectortest":    {cairn: []string{"vector"}},
 	"internal/keyword":       {cairn: []string{"vector"}},
 	"internal/rank":          {cairn: []string{"vector"}},
+	"internal/memorytest":    {cairn: []string{"", "vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
