@@ -71,7 +71,11 @@ start_node() {
 	done
 	# setsid: the node is in a session of its own, so a signal to the
 	# caller's process group (Ctrl-C, a test's timeout) does not reach it;
-	# only "down" or "kill" stop it, by PID.
+	# only "down" or "kill" stop it, by PID. setsid may fork, so the node
+	# writes its own PID (the shell's, which exec keeps) before it starts.
+	local pf
+	pf=$(pidfile "$i")
+	rm -f "$pf"
 	in_ns env -i PATH="$PATH" HOME="$state" \
 		DISABLE_TELEMETRY=true \
 		GO_PROFILING_DISABLE=true \
@@ -82,6 +86,7 @@ start_node() {
 		ENABLE_MODULES= \
 		PERSISTENCE_DATA_PATH="$state/data$i" \
 		QUERY_MAXIMUM_RESULTS=100000 \
+		AUTOSCHEMA_ENABLED=false \
 		CLUSTER_HOSTNAME="node$i" \
 		CLUSTER_IN_LOCALHOST=true \
 		CLUSTER_BIND_ADDR=127.0.0.1 \
@@ -93,10 +98,15 @@ start_node() {
 		RAFT_JOIN="$join" \
 		RAFT_BOOTSTRAP_EXPECT=$nodes \
 		GRPC_PORT=$((50051 + i)) \
-		setsid "$bin" --scheme http --host 127.0.0.1 --port $((8080 + i)) \
+		setsid sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pf" \
+		"$bin" --scheme http --host 127.0.0.1 --port $((8080 + i)) \
 		--read-timeout=120s --write-timeout=120s \
 		>>"$state/node$i.log" 2>&1 </dev/null &
-	echo $! >"$(pidfile "$i")"
+	for _ in $(seq 1 100); do
+		[ -f "$pf" ] && return
+		sleep 0.05
+	done
+	die "node $i did not start; see $state/node$i.log"
 }
 
 # healthy prints how many nodes node 0..2 (the first that answers) reports
@@ -117,7 +127,8 @@ wait_healthy() {
 	local want=$1 deadline=$((SECONDS + ${2:-120}))
 	while [ "$SECONDS" -lt "$deadline" ]; do
 		for i in $(seq 0 $((nodes - 1))); do
-			alive "$i" || [ "$want" -lt "$nodes" ] || die "node $i exited during start; see $state/node$i.log"
+			[ -d "/proc/$(cat "$(pidfile "$i")" 2>/dev/null || echo none)" ] || [ "$want" -lt "$nodes" ] ||
+				die "node $i exited during start; see $state/node$i.log"
 		done
 		if [ "$(healthy)" -ge "$want" ]; then
 			return
