@@ -11,6 +11,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
+	"os"
 	"math/rand/v2"
 	"net/http"
 	"strings"
@@ -35,6 +37,9 @@ type APIError struct {
 func (e *APIError) Error() string {
 	return fmt.Sprintf("weaviate: HTTP %d: %s", e.Status, e.Message)
 }
+
+// debug, set by CAIRN_WEAVIATE_DEBUG=1, logs every failed attempt.
+var debug = os.Getenv("CAIRN_WEAVIATE_DEBUG") == "1"
 
 // client sends requests to the nodes in turn, skipping for a while a node
 // that failed to answer.
@@ -125,6 +130,9 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) (
 				}
 			}
 			return status, nil
+		}
+		if debug {
+			log.Printf("weaviate: attempt %d %s %s: status %d, err %v, body %.300s", attempt, method, path, status, err, data)
 		}
 		if err == nil {
 			msg := errorMessage(data)
@@ -272,7 +280,7 @@ func transient(msg string) bool {
 		"replica", "connection refused", "connection reset", "broken pipe", "eof",
 		"timeout", "deadline", "unavailable", "not ready", "shard", "leader",
 		"no such host", "i/o", "broadcast", "context canceled",
-		"no such prop", "read-only", "readonly", "non-existing index",
+		"no such prop", "read-only", "readonly", "non-existing index", "no graphql provider",
 	} {
 		if strings.Contains(m, s) {
 			return true

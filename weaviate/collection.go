@@ -709,4 +709,3 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *cairn
 
 var _ cairn.MemoryCollection = (*Collection)(nil)
 var _ cairn.MemoryStore = (*DB)(nil)
-

@@ -121,9 +121,9 @@ func vectorUUID(v vector.ID) string {
 	var u [16]byte
 	copy(u[:6], "cairn\x00")
 	x := uint64(v)
-	u[6] = 0x80 | byte(x>>60)&0x0f  // version 8, bits 63–60
-	u[7] = byte(x >> 52)            // bits 59–52
-	u[8] = 0x80 | byte(x>>46)&0x3f  // variant, bits 51–46
+	u[6] = 0x80 | byte(x>>60)&0x0f // version 8, bits 63–60
+	u[7] = byte(x >> 52)           // bits 59–52
+	u[8] = 0x80 | byte(x>>46)&0x3f // variant, bits 51–46
 	binary.BigEndian.PutUint64(u[8:16], x&(1<<46-1)|uint64(u[8])<<56)
 	return formatUUID(u)
 }

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -28,8 +30,8 @@ const batchChunk = 500
 
 // putObjects writes objs (an upsert of each) at the write consistency.
 // Objects that fail are sent again, with backoff, for up to MaxAttempts
-// rounds; the UUIDs that still failed are returned with the error, and
-// those in done were written.
+// rounds within the call's time bound; the UUIDs that still failed are
+// returned with the error, and those in done were written.
 func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, db.opt.Timeout)
 	defer cancel()
@@ -144,7 +146,18 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 	var data struct {
 		Get map[string][]map[string]any `json:"Get"`
 	}
-	if err := db.cl.graphQL(ctx, q, &data); err != nil {
+	err := db.cl.graphQL(ctx, q, &data)
+	if level := db.opt.ReadConsistency; err != nil && level != One && strings.Contains(err.Error(), "inconsistent consistency levels") {
+		// With a node down, Weaviate resolves QUORUM (and ALL) to the live
+		// replicas of each shard, and refuses a read over shards that
+		// resolved differently. The live replicas hold every write
+		// acknowledged meanwhile (a write is acknowledged by all of them),
+		// so the read goes on at ONE.
+		db.cl.retries.Add(1)
+		q = strings.Replace(q, "consistencyLevel: "+string(level), "consistencyLevel: ONE", 1)
+		err = db.cl.graphQL(ctx, q, &data)
+	}
+	if err != nil {
 		return nil, err
 	}
 	rows := data.Get[cls]
@@ -186,9 +199,20 @@ func (w *where) gql() string {
 	return b.String()
 }
 
+// restReads is the batch size up to which getByUUID reads object by
+// object (a true read at the read consistency, which repairs a replica
+// that missed a write) rather than by a search.
+const restReads = 64
+
 // getByUUID reads the objects among uuids that exist, at the read
-// consistency, in chunks.
+// consistency. Up to restReads UUIDs it reads each object by itself,
+// several at once; more it looks up by searches of batchChunk UUIDs, which
+// are much faster but, in the seconds after a node rejoins, may miss an
+// object on a replica not yet repaired.
 func (db *DB) getByUUID(ctx context.Context, cls string, uuids []string, props []string, vec bool) (map[string]fetched, error) {
+	if len(uuids) <= restReads {
+		return db.getEach(ctx, cls, uuids, props, vec)
+	}
 	out := make(map[string]fetched, len(uuids))
 	for start := 0; start < len(uuids); start += batchChunk {
 		chunk := uuids[start:min(start+batchChunk, len(uuids))]
@@ -289,4 +313,60 @@ func (db *DB) nearVector(ctx context.Context, cls string, q []float32, limit int
 // Cosine), as the local store does.
 func prepare(v []float32, dim int, m vector.Metric) ([]float32, error) {
 	return vector.Prepare(v, dim, m)
+}
+
+// getEach reads each object of uuids with its own request, at most 16 at
+// a time.
+func (db *DB) getEach(ctx context.Context, cls string, uuids []string, props []string, vec bool) (map[string]fetched, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		mu    sync.Mutex
+		out   = make(map[string]fetched, len(uuids))
+		first error
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, 16)
+	)
+	q := "?consistency_level=" + string(db.opt.ReadConsistency)
+	if vec {
+		q += "&include=vector"
+	}
+	for _, u := range uuids {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			var obj struct {
+				ID         string         `json:"id"`
+				Created    int64          `json:"creationTimeUnix"`
+				Properties map[string]any `json:"properties"`
+				Vector     []float32      `json:"vector"`
+			}
+			_, err := db.cl.call(ctx, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+q, nil, &obj)
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if first == nil {
+					first = err
+					cancel()
+				}
+				return
+			}
+			f := fetched{UUID: obj.ID, Created: obj.Created, Vector: obj.Vector, HasVector: obj.Vector != nil, Props: map[string]any{}}
+			for _, p := range props {
+				f.Props[p] = obj.Properties[p]
+			}
+			out[u] = f
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return nil, first
+	}
+	return out, nil
 }

@@ -52,7 +52,9 @@ type Options struct {
 	AttemptTimeout time.Duration
 	// MaxAttempts is how many times a request is sent before the call
 	// fails with ErrUnavailable; also how many rounds a batch retries the
-	// objects that failed. Default 6 (with backoff from 100 ms to 2 s).
+	// objects that failed. Default 20, with backoff from 100 ms doubling to
+	// 2 s: enough to outlast the seconds a cluster takes to mark a killed
+	// node dead (writes at QUORUM fail until it has), within Timeout.
 	MaxAttempts int
 	// AvoidFor is how long a node that did not answer is skipped while
 	// others are available. Default 2 s.
@@ -88,7 +90,7 @@ func (o *Options) withDefaults(nodes int) (Options, error) {
 		out.AttemptTimeout = 10 * time.Second
 	}
 	if out.MaxAttempts == 0 {
-		out.MaxAttempts = 6
+		out.MaxAttempts = 20
 	}
 	if out.MaxResults == 0 {
 		out.MaxResults = 10000
