@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# The cluster step of CI: starts the 3-node test cluster (building
+# weaviate-server v1.39.0 into the cache first if it is not there), runs
+# package weaviate's cluster tests inside its network namespace (the
+# memory-store and index conformance suites on 3 shards with replication
+# 2, recall of the cluster's HNSW, the fault tests), and stops the cluster
+# whatever happens. Needs root, iproute2, curl and Go.
+#
+#   weaviate/test-cluster.sh [go test flags, e.g. -run TestClusterRecall]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$SECONDS
+
+# Compile outside the namespace (it has no network for the module proxy),
+# run inside it.
+bin=$(mktemp -d)/weaviate.test
+go test -c -o "$bin" ./weaviate/
+
+trap './weaviate/cluster.sh down; rm -rf "$(dirname "$bin")"' EXIT
+./weaviate/cluster.sh up
+t1=$SECONDS
+addrs=$(./weaviate/cluster.sh addrs)
+(cd weaviate && ./cluster.sh exec env CAIRN_WEAVIATE="$addrs" CAIRN_WEAVIATE_CLUSTER="$PWD/cluster.sh" \
+	"$bin" -test.count=1 -test.timeout=25m -test.v -test.run '^TestCluster' "$@") 2>&1 |
+	grep -v '^=== \(RUN\|PAUSE\|CONT\)' | tee "${CAIRN_WEAVIATE_LOG:-/dev/null}"
+status=${PIPESTATUS[0]}
+echo "cluster step: build and start $((t1 - t0)) s, tests $((SECONDS - t1)) s"
+exit "$status"
