@@ -115,9 +115,9 @@ func TestRetries(t *testing.T) {
 }
 
 // Per-object errors of a batch (HTTP 200) are retried and then surface as
-// the write's error; nothing is reported written.
+// the write's error, and the write is undone.
 func TestBatchObjectErrors(t *testing.T) {
-	var rounds atomic.Int32
+	var rounds, undos atomic.Int32
 	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/objects/"):
@@ -137,6 +137,9 @@ func TestBatchObjectErrors(t *testing.T) {
 			}
 			b.WriteString("]")
 			io.WriteString(w, b.String())
+		case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
+			undos.Add(1)
+			io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
 		default:
 			t.Errorf("unexpected %s %s", r.Method, r.URL)
 			http.Error(w, "unexpected", 400)
@@ -150,5 +153,8 @@ func TestBatchObjectErrors(t *testing.T) {
 	}
 	if rounds.Load() != 4 {
 		t.Fatalf("%d batch rounds, want MaxAttempts = 4", rounds.Load())
+	}
+	if undos.Load() != 1 {
+		t.Fatalf("%d deletes undid the failed write, want 1", undos.Load())
 	}
 }

@@ -127,16 +127,19 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 	}
 	done, err := c.db.putObjects(ctx, objs)
 	if err != nil {
-		if uerr := c.undo(ctx, done, olds); uerr != nil {
-			return fmt.Errorf("weaviate: %s: %w (and undoing the %d objects written: %v)", op, err, len(done), uerr)
+		// A request that timed out may have written objects without
+		// saying so: undo every object of the write, not only those
+		// acknowledged.
+		if uerr := c.undo(ctx, uuids, olds); uerr != nil {
+			return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged; undoing the write: %v)", op, err, len(done), len(objs), uerr)
 		}
-		return fmt.Errorf("weaviate: %s: %w (the %d objects written were undone)", op, err, len(done))
+		return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged, all undone)", op, err, len(done), len(objs))
 	}
 	return nil
 }
 
-// undo takes back a failed write: the objects in done that replaced one
-// in olds get the old version again, the others are deleted.
+// undo takes back a failed write of the objects in done: those that
+// replaced one in olds get the old version again, the others are deleted.
 func (c *Collection) undo(ctx context.Context, done []string, olds map[string]fetched) error {
 	if len(done) == 0 {
 		return nil

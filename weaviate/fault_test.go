@@ -405,6 +405,33 @@ func TestClusterNoQuorum(t *testing.T) {
 		}
 	}
 	visible(sc, "survivor alone, ONE")
+
+	// The Add failed at its first step, the check that its ids are new
+	// (their shard cannot be read either). Drive the write step itself
+	// with the same items: the objects of the dead shard fail, those of
+	// the live ones are written, and the undo of a failed write deletes
+	// them again.
+	rows, err := sc.prepare(ctx, "add", batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	objs := make([]object, len(rows))
+	for i, r := range rows {
+		objs[i] = sc.object(r)
+	}
+	t0 = time.Now()
+	done, err := sdb.putObjects(ctx, objs)
+	t.Logf("batch write of %d objects through node%d: %d written, then %v after %v", len(objs), survivor, len(done), err, time.Since(t0).Round(100*time.Millisecond))
+	if err == nil || len(done) == len(objs) {
+		t.Fatalf("every object of a batch reaching a dead shard was written")
+	}
+	if !strings.Contains(err.Error(), "replica") && !errors.Is(err, ErrUnavailable) {
+		t.Errorf("the batch's error does not say what failed: %v", err)
+	}
+	if err := sc.undo(ctx, done, nil); err != nil {
+		t.Fatalf("undo: %v", err)
+	}
+	visible(sc, "survivor alone after the undo, ONE")
 	for _, i := range dead {
 		h.start(i)
 	}
