@@ -22,7 +22,7 @@ t1=$SECONDS
 addrs=$(./weaviate/cluster.sh addrs)
 (cd weaviate && ./cluster.sh exec env CAIRN_WEAVIATE="$addrs" CAIRN_WEAVIATE_CLUSTER="$PWD/cluster.sh" \
 	"$bin" -test.count=1 -test.timeout=25m -test.v -test.run '^TestCluster' "$@") 2>&1 |
-	grep -v '^=== \(RUN\|PAUSE\|CONT\)' | tee "${CAIRN_WEAVIATE_LOG:-/dev/null}"
+	grep --line-buffered -v '^=== \(RUN\|PAUSE\|CONT\)' | tee "${CAIRN_WEAVIATE_LOG:-/dev/null}"
 status=${PIPESTATUS[0]}
 echo "cluster step: build and start $((t1 - t0)) s, tests $((SECONDS - t1)) s"
 exit "$status"
