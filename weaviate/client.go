@@ -249,6 +249,14 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 			} `json:"errors"`
 		}
 		if _, err := c.call(ctx, http.MethodPost, "/v1/graphql", map[string]string{"query": query}, &resp); err != nil {
+			var ae *APIError
+			if errors.As(err, &ae) && !errors.Is(err, ErrUnavailable) && transient(ae.Message) {
+				// Such as 422 "no graphql provider present" while a node
+				// rebuilds its GraphQL schema after a class change.
+				last = err
+				c.retries.Add(1)
+				continue
+			}
 			return err
 		}
 		if len(resp.Errors) == 0 {
