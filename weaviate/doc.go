@@ -10,7 +10,16 @@
 //	hits, err := notes.Query(ctx, q, 5, &cairn.QueryOptions{Filter: cairn.Eq("topic", "go")})
 //
 // It speaks Weaviate's REST and GraphQL APIs with net/http alone: the
-// module needs nothing beyond the standard library and cairn.
+// module needs nothing beyond the standard library and cairn (27 modules
+// in its graph, all cairn's). The official client,
+// github.com/weaviate/weaviate-go-client/v5 v5.6.0, would bring 328 (the
+// Weaviate server module itself, gRPC, protobuf, testcontainers, Docker's
+// client). Its gRPC search is faster: in one interleaved run on the test
+// cluster (2,000 × 768-d, HNSW, 3 shards × 2, 280 queries, a busy 2-core
+// machine) it answered at p50 4.3 ms, p95 19 ms, against 10.7 ms and 48 ms
+// for this package's GraphQL. A gRPC path of a few messages over
+// google.golang.org/grpc is the way to those latencies; this package
+// chose the dependency-free layer first.
 //
 // # Mapping
 //
