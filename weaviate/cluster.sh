@@ -40,7 +40,7 @@ build() {
 	echo "cluster.sh: building weaviate-server $version into $cache (minutes, ~2 GB peak)" >&2
 	mkdir -p "$cache"
 	# Outside any module, so that the workspace's go.work plays no part.
-	(cd "$cache" && CGO_ENABLED=0 GOWORK=off GOFLAGS=-mod=mod GOBIN="$cache" \
+	(cd "$cache" && CGO_ENABLED=0 GOWORK=off GOBIN="$cache" \
 		nice -n 10 go install "github.com/weaviate/weaviate/cmd/weaviate-server@$version")
 	[ -x "$bin" ] || die "build produced no $bin"
 }

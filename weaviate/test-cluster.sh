@@ -16,7 +16,18 @@ t0=$SECONDS
 bin=$(mktemp -d)/weaviate.test
 go test -c -o "$bin" ./weaviate/
 
-trap './weaviate/cluster.sh down; rm -rf "$(dirname "$bin")"' EXIT
+cleanup() {
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then # the nodes' last words, before down deletes them
+		for f in "${CAIRN_WEAVIATE_STATE:-/tmp/cairn-weaviate}"/node*.log; do
+			[ -f "$f" ] && { echo "== tail $f"; tail -n 15 "$f" | cut -c1-400; }
+		done
+	fi
+	./weaviate/cluster.sh down
+	rm -rf "$(dirname "$bin")"
+	exit "$rc"
+}
+trap cleanup EXIT
 ./weaviate/cluster.sh up
 t1=$SECONDS
 addrs=$(./weaviate/cluster.sh addrs)
