@@ -622,7 +622,10 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 // creation order), with the errors of cairn's Collection.Query for the same
 // bad input. o.Ef is checked but not used: Weaviate sets ef per collection
 // (CollectionConfig.HNSW.EfSearch, or its own dynamic ef). Distances and
-// similarities are cairn's, computed from Weaviate's distance.
+// similarities are cairn's, computed from Weaviate's distance. Only vector
+// mode is served: o.Mode other than cairn.VectorMode, o.Keywords, Fusion,
+// MMR and Rerank are errors wrapping vector.ErrInvalidOptions;
+// WithEmbeddings is honoured.
 func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *cairn.QueryOptions) ([]cairn.Result, error) {
 	if k <= 0 {
 		return nil, fmt.Errorf("weaviate: query: %w: %d", vector.ErrInvalidK, k)
@@ -644,6 +647,9 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
 		return nil, fmt.Errorf("weaviate: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
 	}
+	if opts.Mode != cairn.VectorMode || opts.Keywords != "" || opts.Fusion != nil || opts.MMR != nil || opts.Rerank != nil {
+		return nil, fmt.Errorf("weaviate: query: %w: keyword and hybrid modes, Keywords, Fusion, MMR and Rerank are not served by the cluster backend", vector.ErrInvalidOptions)
+	}
 	q, err := prepare(embedding, c.cfg.Dim, c.cfg.Metric)
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: query: %w", err)
@@ -651,7 +657,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 	if w.w == nil && !w.val {
 		return []cairn.Result{}, nil
 	}
-	rows, err := c.db.nearVector(ctx, c.class, q, k, w.w, readProps)
+	rows, err := c.db.nearVector(ctx, c.class, q, k, w.w, readProps, opts.WithEmbeddings)
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: query: %w", err)
 	}
@@ -678,7 +684,12 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: query: %w", err)
 		}
-		out = append(out, cairn.Result{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Distance: float64(r.Distance), Similarity: sim})
+		res := cairn.Result{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Distance: float64(r.Distance),
+			Similarity: sim, Score: sim, VectorRank: len(out) + 1}
+		if opts.WithEmbeddings {
+			res.Embedding = r.Vector
+		}
+		out = append(out, res)
 	}
 	return out, nil
 }

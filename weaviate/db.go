@@ -84,7 +84,7 @@ func (db *DB) Close() error {
 
 // CreateCollection creates the collection name: a class of
 // o.Shards shards with o.Replication replicas each. It returns an error
-// wrapping vector.ErrDuplicateID if the name is taken and
+// wrapping cairn.ErrCollectionExists if the name is taken and
 // vector.ErrInvalidOptions if the name is empty or cfg is invalid.
 func (db *DB) CreateCollection(ctx context.Context, name string, cfg cairn.CollectionConfig) (cairn.MemoryCollection, error) {
 	if err := db.usable(); err != nil {
@@ -103,7 +103,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg cairn.Colle
 	}
 	if err := db.createClass(ctx, db.newClass("collection", name, cls, cfg)); err != nil {
 		if errors.Is(err, vector.ErrDuplicateID) {
-			return nil, fmt.Errorf("weaviate: create collection %q: %w: collection exists", name, vector.ErrDuplicateID)
+			return nil, fmt.Errorf("weaviate: create collection %q: %w", name, cairn.ErrCollectionExists)
 		}
 		return nil, fmt.Errorf("weaviate: create collection %q: %w", name, err)
 	}

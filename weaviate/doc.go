@@ -86,6 +86,9 @@
 //     Options.MaxResults items (the cluster's QUERY_MAXIMUM_RESULTS).
 //   - QueryOptions.Ef is checked but not applied: Weaviate sets ef per
 //     class. The index kind Auto is HNSW from the start.
+//   - Only vector search is served: keyword and hybrid modes, Keywords,
+//     Fusion, MMR and Rerank are errors wrapping vector.ErrInvalidOptions
+//     (WithEmbeddings works).
 //   - Count asks the cluster; the vector.Index's Len returns -1 when the
 //     cluster does not answer.
 //

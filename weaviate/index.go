@@ -258,7 +258,7 @@ func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vecto
 		limit = 4*k + 16
 	}
 	for {
-		rows, err := ix.db.nearVector(ctx, ix.class, p, limit, w, nil)
+		rows, err := ix.db.nearVector(ctx, ix.class, p, limit, w, nil, false)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: search: %w", err)
 		}

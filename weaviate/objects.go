@@ -290,8 +290,9 @@ func (db *DB) count(ctx context.Context, cls string) (int, error) {
 }
 
 // nearVector runs a kNN query on cls for the prepared vector q: up to
-// limit objects, closest first, that w (nil for none) matches.
-func (db *DB) nearVector(ctx context.Context, cls string, q []float32, limit int, w *where, props []string) ([]fetched, error) {
+// limit objects, closest first, that w (nil for none) matches, with their
+// vectors if vec is set.
+func (db *DB) nearVector(ctx context.Context, cls string, q []float32, limit int, w *where, props []string, vec bool) ([]fetched, error) {
 	var b strings.Builder
 	b.WriteString("nearVector: {vector: [")
 	for i, x := range q {
@@ -305,7 +306,7 @@ func (db *DB) nearVector(ctx context.Context, cls string, q []float32, limit int
 		b.WriteString(", where: ")
 		w.graphQL(&b)
 	}
-	return db.runGet(ctx, cls, b.String(), getFields(props, false, true), props)
+	return db.runGet(ctx, cls, b.String(), getFields(props, vec, true), props)
 }
 
 // prepare checks v against a collection's dimension and metric and

@@ -131,8 +131,8 @@ func collections(t *testing.T, open Opener) {
 	if c.Name() != name || c.Config().Dim != 4 || c.Config().Metric != vector.L2 || c.Config().Index != cairn.HNSW {
 		t.Fatalf("collection %q has config %+v", c.Name(), c.Config())
 	}
-	if _, err := s.CreateCollection(ctx, name, cfg); !errors.Is(err, vector.ErrDuplicateID) {
-		t.Fatalf("CreateCollection(taken) = %v, want ErrDuplicateID", err)
+	if _, err := s.CreateCollection(ctx, name, cfg); !errors.Is(err, cairn.ErrCollectionExists) {
+		t.Fatalf("CreateCollection(taken) = %v, want ErrCollectionExists", err)
 	}
 	if _, err := s.CreateCollection(ctx, "", cfg); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Fatalf("CreateCollection(\"\") = %v, want ErrInvalidOptions", err)
@@ -316,6 +316,22 @@ func query(t *testing.T, open Opener, m vector.Metric) {
 		got := f.checkQuery(t, f.items[31].Embedding, 1, nil, nil)
 		if got[0].ID != f.items[31].ID {
 			t.Fatalf("nearest to a stored vector is %q, want %q", got[0].ID, f.items[31].ID)
+		}
+	}
+	// WithEmbeddings returns the stored form of each result's vector, and
+	// a vector query ranks by similarity.
+	withVecs, err := f.c.Query(context.Background(), f.items[3].Embedding, 5, &cairn.QueryOptions{WithEmbeddings: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range withVecs {
+		it := f.items[slices.IndexFunc(f.items, func(it cairn.Item) bool { return it.ID == h.ID })]
+		pv, _ := vector.Prepare(it.Embedding, len(it.Embedding), m)
+		if len(h.Embedding) != len(pv) || math.Abs(float64(h.Embedding[0]-pv[0])) > 1e-5 {
+			t.Fatalf("WithEmbeddings: result %q carries %v, want %v", h.ID, h.Embedding, pv)
+		}
+		if h.Score != h.Similarity {
+			t.Fatalf("vector query: Score %v differs from Similarity %v", h.Score, h.Similarity)
 		}
 	}
 	// MinSimilarity drops results below it.
