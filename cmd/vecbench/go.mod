@@ -5,6 +5,7 @@ go 1.26.0
 require (
 	github.com/cairndb/cairn v0.0.0
 	github.com/cairndb/cairn/internal/baseline v0.0.0
+	github.com/cairndb/cairn/weaviate v0.0.0
 	gonum.org/v1/plot v0.17.0
 )
 
@@ -38,4 +39,5 @@ require (
 replace (
 	github.com/cairndb/cairn => ../..
 	github.com/cairndb/cairn/internal/baseline => ../../internal/baseline
+	github.com/cairndb/cairn/weaviate => ../../weaviate
 )

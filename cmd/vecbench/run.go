@@ -65,6 +65,7 @@ type config struct {
 	filtered                      []float64 // --filtered: fractions of the items a filter keeps
 	targets                       []float64 // --target-recall: the recall targets of the target report
 	clients                       []int     // --clients: concurrent goroutines of the clients report
+	weaviate                      string    // --weaviate: the cluster's nodes (weaviate.go)
 	args                          []string
 }
 

@@ -1,0 +1,160 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+// An unreachable cluster is an error wrapping ErrUnavailable within the
+// call's time bound, whether nothing listens or a listener never answers.
+func TestUnreachable(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() { // accept and never answer
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { io.Copy(io.Discard, c) }()
+		}
+	}()
+	refused, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := refused.Addr().String()
+	refused.Close()
+	for _, addrs := range [][]string{{closed}, {ln.Addr().String()}, {closed, ln.Addr().String()}} {
+		t0 := time.Now()
+		_, err := Open(context.Background(), addrs, &Options{Timeout: time.Second, AttemptTimeout: 200 * time.Millisecond})
+		took := time.Since(t0)
+		if !errors.Is(err, ErrUnavailable) {
+			t.Fatalf("Open(%v) = %v, want ErrUnavailable", addrs, err)
+		}
+		if took > 3*time.Second {
+			t.Fatalf("Open(%v) took %v with a 1 s timeout", addrs, took)
+		}
+	}
+	// A context deadline sooner than Timeout wins.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	if _, err := Open(ctx, []string{ln.Addr().String()}, nil); err == nil || time.Since(t0) > 2*time.Second {
+		t.Fatalf("Open with a 300 ms context = %v after %v", err, time.Since(t0))
+	}
+}
+
+func TestOptionsInvalid(t *testing.T) {
+	for _, o := range []*Options{{WriteConsistency: "TWO"}, {ReadConsistency: "one"}, {Shards: -1}, {MaxAttempts: -2}, {Timeout: -time.Second}} {
+		if _, err := Open(context.Background(), []string{"127.0.0.1:1"}, o); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Open(%+v) = %v, want ErrInvalidOptions", o, err)
+		}
+	}
+	if _, err := Open(context.Background(), nil, nil); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Open(no addresses) = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// fake is a stand-in for a node: handler answers everything but /v1/meta.
+func fake(t *testing.T, handler http.HandlerFunc) *DB {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/v1/meta" {
+			io.WriteString(w, `{"version":"1.39.0"}`)
+			return
+		}
+		handler(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	db, err := Open(context.Background(), []string{srv.URL}, &Options{Timeout: 5 * time.Second, MaxAttempts: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// 5xx answers are retried, 4xx ones are not.
+func TestRetries(t *testing.T) {
+	var calls atomic.Int32
+	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) <= 2 {
+			http.Error(w, `{"error":[{"message":"leader election"}]}`, http.StatusServiceUnavailable)
+			return
+		}
+		io.WriteString(w, `{"classes":[]}`)
+	})
+	if _, err := db.Collections(context.Background()); err != nil {
+		t.Fatalf("Collections after two 503s: %v", err)
+	}
+	if db.Retries() != 2 {
+		t.Fatalf("Retries = %d, want 2", db.Retries())
+	}
+	db = fake(t, func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, `{"error":[{"message":"bad class"}]}`, http.StatusUnprocessableEntity)
+	})
+	_, err := db.Collections(context.Background())
+	var ae *APIError
+	if !errors.As(err, &ae) || ae.Status != 422 || ae.Message != "bad class" || db.Retries() != 0 {
+		t.Fatalf("Collections on a 422 = %v (retries %d), want an *APIError at once", err, db.Retries())
+	}
+}
+
+// Per-object errors of a batch (HTTP 200) are retried and then surface as
+// the write's error, and the write is undone.
+func TestBatchObjectErrors(t *testing.T) {
+	var rounds, undos atomic.Int32
+	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/objects/"):
+			http.NotFound(w, r)
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/batch/objects":
+			rounds.Add(1)
+			body, _ := io.ReadAll(r.Body)
+			n := strings.Count(string(body), `"class"`)
+			var b strings.Builder
+			b.WriteString("[")
+			ids := strings.Split(string(body), `"id":"`)
+			for i := 1; i <= n && i < len(ids); i++ {
+				if i > 1 {
+					b.WriteString(",")
+				}
+				b.WriteString(`{"id":"` + ids[i][:36] + `","result":{"errors":{"error":[{"message":"cannot reach enough replicas"}]}}}`)
+			}
+			b.WriteString("]")
+			io.WriteString(w, b.String())
+		case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
+			undos.Add(1)
+			io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			http.Error(w, "unexpected", 400)
+		}
+	})
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	err := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: []float32{1, 2}}, cairn.Item{ID: "b", Embedding: []float32{3, 4}})
+	var ae *APIError
+	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "cannot reach enough replicas") {
+		t.Fatalf("Add = %v, want the per-object error", err)
+	}
+	if rounds.Load() != 4 {
+		t.Fatalf("%d batch rounds, want MaxAttempts = 4", rounds.Load())
+	}
+	if undos.Load() != 1 {
+		t.Fatalf("%d deletes undid the failed write, want 1", undos.Load())
+	}
+}

@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# The test cluster of package weaviate: three Weaviate v1.39.0 nodes inside
+# a network namespace that has only a loopback interface, so that nothing
+# they do can reach beyond this machine. Needs root (ip netns), curl and Go.
+#
+#   weaviate/cluster.sh up            build once (cached), start 3 nodes, wait until healthy
+#   weaviate/cluster.sh down          stop exactly the nodes it started (by PID), delete the namespace
+#   weaviate/cluster.sh status        the nodes' PIDs and what /v1/nodes says
+#   weaviate/cluster.sh exec CMD...   run CMD inside the namespace (how tests reach the nodes)
+#   weaviate/cluster.sh kill N        SIGKILL node N (0, 1 or 2): for fault tests
+#   weaviate/cluster.sh start N       start node N again with its data folder
+#   weaviate/cluster.sh addrs         print the HTTP addresses, comma-separated
+#   weaviate/cluster.sh build         only build (or find) the cached server binary
+#
+# Node i listens on 127.0.0.1 (in the namespace) at HTTP 8080+i, gRPC
+# 50051+i, gossip 7100+3i, cluster data 7101+3i, Raft 8300+2i and Raft
+# internal RPC 8301+2i (in localhost mode Weaviate wants the latter to be
+# the Raft port + 1). Telemetry, profiling and modules are off.
+#
+# Environment: CAIRN_WEAVIATE_NETNS (namespace, default cairn-wv),
+# CAIRN_WEAVIATE_STATE (data, logs and PID files, default
+# /tmp/cairn-weaviate), CAIRN_WEAVIATE_BIN (a weaviate-server to use
+# instead of the cached build).
+set -euo pipefail
+
+version=v1.39.0
+ns=${CAIRN_WEAVIATE_NETNS:-cairn-wv}
+state=${CAIRN_WEAVIATE_STATE:-/tmp/cairn-weaviate}
+cache=${XDG_CACHE_HOME:-$HOME/.cache}/cairn/weaviate-$version
+bin=${CAIRN_WEAVIATE_BIN:-$cache/weaviate-server}
+nodes=3
+
+die() { echo "cluster.sh: $*" >&2; exit 1; }
+
+build() {
+	if [ -x "$bin" ]; then
+		return
+	fi
+	[ -z "${CAIRN_WEAVIATE_BIN:-}" ] || die "CAIRN_WEAVIATE_BIN=$bin is not executable"
+	echo "cluster.sh: building weaviate-server $version into $cache (minutes, ~2 GB peak)" >&2
+	mkdir -p "$cache"
+	# Outside any module, so that the workspace's go.work plays no part.
+	(cd "$cache" && CGO_ENABLED=0 GOWORK=off GOBIN="$cache" \
+		nice -n 10 go install "github.com/weaviate/weaviate/cmd/weaviate-server@$version")
+	[ -x "$bin" ] || die "build produced no $bin"
+}
+
+in_ns() { ip netns exec "$ns" "$@"; }
+
+ns_exists() { ip netns list | awk '{print $1}' | grep -qx "$ns"; }
+
+pidfile() { echo "$state/node$1.pid"; }
+
+# alive N: node N's recorded process is running (and is a weaviate-server).
+alive() {
+	local f pid
+	f=$(pidfile "$1")
+	[ -f "$f" ] || return 1
+	pid=$(cat "$f")
+	[ -d "/proc/$pid" ] || return 1
+	grep -q weaviate-server "/proc/$pid/cmdline" 2>/dev/null
+}
+
+start_node() {
+	local i=$1
+	alive "$i" && die "node $i is already running (PID $(cat "$(pidfile "$i")"))"
+	mkdir -p "$state/data$i"
+	local join=""
+	for j in $(seq 0 $((nodes - 1))); do
+		join+="${join:+,}node$j:$((8300 + 2 * j))"
+	done
+	# setsid: the node is in a session of its own, so a signal to the
+	# caller's process group (Ctrl-C, a test's timeout) does not reach it;
+	# only "down" or "kill" stop it, by PID. setsid may fork, so the node
+	# writes its own PID (the shell's, which exec keeps) before it starts.
+	local pf
+	pf=$(pidfile "$i")
+	rm -f "$pf"
+	in_ns env -i PATH="$PATH" HOME="$state" \
+		DISABLE_TELEMETRY=true \
+		GO_PROFILING_DISABLE=true \
+		PROMETHEUS_MONITORING_ENABLED=false \
+		AUTHENTICATION_ANONYMOUS_ACCESS_ENABLED=true \
+		AUTHORIZATION_ADMINLIST_ENABLED=false \
+		DEFAULT_VECTORIZER_MODULE=none \
+		ENABLE_MODULES= \
+		PERSISTENCE_DATA_PATH="$state/data$i" \
+		QUERY_MAXIMUM_RESULTS=100000 \
+		AUTOSCHEMA_ENABLED=false \
+		CLUSTER_HOSTNAME="node$i" \
+		CLUSTER_IN_LOCALHOST=true \
+		CLUSTER_BIND_ADDR=127.0.0.1 \
+		CLUSTER_GOSSIP_BIND_PORT=$((7100 + 3 * i)) \
+		CLUSTER_DATA_BIND_PORT=$((7101 + 3 * i)) \
+		CLUSTER_JOIN=127.0.0.1:7100 \
+		RAFT_PORT=$((8300 + 2 * i)) \
+		RAFT_INTERNAL_RPC_PORT=$((8301 + 2 * i)) \
+		RAFT_JOIN="$join" \
+		RAFT_BOOTSTRAP_EXPECT=$nodes \
+		GRPC_PORT=$((50051 + i)) \
+		setsid sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pf" \
+		"$bin" --scheme http --host 127.0.0.1 --port $((8080 + i)) \
+		--read-timeout=120s --write-timeout=120s \
+		>>"$state/node$i.log" 2>&1 </dev/null &
+	for _ in $(seq 1 100); do
+		[ -f "$pf" ] && return
+		sleep 0.05
+	done
+	die "node $i did not start; see $state/node$i.log"
+}
+
+# healthy prints how many nodes node 0..2 (the first that answers) reports
+# HEALTHY.
+healthy() {
+	local i out
+	for i in $(seq 0 $((nodes - 1))); do
+		alive "$i" || continue
+		if out=$(in_ns curl -sf -m 2 "http://127.0.0.1:$((8080 + i))/v1/nodes" 2>/dev/null); then
+			grep -o '"status":"HEALTHY"' <<<"$out" | wc -l
+			return
+		fi
+	done
+	echo 0
+}
+
+wait_healthy() {
+	local want=$1 deadline=$((SECONDS + ${2:-120}))
+	while [ "$SECONDS" -lt "$deadline" ]; do
+		for i in $(seq 0 $((nodes - 1))); do
+			[ -d "/proc/$(cat "$(pidfile "$i")" 2>/dev/null || echo none)" ] || [ "$want" -lt "$nodes" ] ||
+				die "node $i exited during start; see $state/node$i.log"
+		done
+		if [ "$(healthy)" -ge "$want" ]; then
+			return
+		fi
+		sleep 0.5
+	done
+	die "fewer than $want healthy nodes after ${2:-120} s; logs in $state"
+}
+
+up() {
+	build
+	if ! ns_exists; then
+		ip netns add "$ns"
+	fi
+	in_ns ip link set lo up
+	# Only loopback: refuse to start if the namespace has anything else.
+	if in_ns ip -o link show | awk -F': ' '{print $2}' | grep -vqx lo; then
+		die "namespace $ns has interfaces other than lo"
+	fi
+	mkdir -p "$state"
+	for i in $(seq 0 $((nodes - 1))); do
+		alive "$i" || start_node "$i"
+	done
+	local t0=$SECONDS
+	wait_healthy $nodes 180
+	echo "cluster.sh: $nodes healthy nodes in namespace $ns after $((SECONDS - t0)) s: $(addrs)"
+}
+
+stop_node() {
+	local i=$1 sig=${2:-TERM} pid f
+	f=$(pidfile "$i")
+	[ -f "$f" ] || return 0
+	pid=$(cat "$f")
+	if alive "$i"; then
+		kill "-$sig" "$pid" 2>/dev/null || true
+		for _ in $(seq 1 100); do
+			[ -d "/proc/$pid" ] || break
+			sleep 0.1
+		done
+		if [ -d "/proc/$pid" ]; then
+			kill -KILL "$pid" 2>/dev/null || true
+			sleep 0.2
+		fi
+	fi
+	rm -f "$f"
+}
+
+down() {
+	for i in $(seq 0 $((nodes - 1))); do
+		stop_node "$i" TERM
+	done
+	if ns_exists; then
+		ip netns del "$ns"
+	fi
+	rm -rf "$state"
+	echo "cluster.sh: stopped; namespace $ns deleted"
+}
+
+status() {
+	for i in $(seq 0 $((nodes - 1))); do
+		if alive "$i"; then
+			echo "node$i: PID $(cat "$(pidfile "$i")"), http://127.0.0.1:$((8080 + i))"
+		else
+			echo "node$i: not running"
+		fi
+	done
+	if ns_exists; then
+		echo "namespace $ns: $(healthy) healthy nodes"
+	else
+		echo "namespace $ns: absent"
+	fi
+}
+
+addrs() {
+	local out=""
+	for i in $(seq 0 $((nodes - 1))); do
+		out+="${out:+,}127.0.0.1:$((8080 + i))"
+	done
+	echo "$out"
+}
+
+node_arg() {
+	[[ "${1:-}" =~ ^[0-2]$ ]] || die "want a node number 0..$((nodes - 1)), got '${1:-}'"
+}
+
+case "${1:-}" in
+up) up ;;
+down) down ;;
+status) status ;;
+build) build; echo "$bin" ;;
+addrs) addrs ;;
+exec)
+	shift
+	ns_exists || die "namespace $ns does not exist (run up first)"
+	exec ip netns exec "$ns" "$@"
+	;;
+kill)
+	node_arg "${2:-}"
+	stop_node "$2" KILL
+	;;
+start)
+	node_arg "${2:-}"
+	ns_exists || die "namespace $ns does not exist (run up first)"
+	start_node "$2"
+	;;
+*) die "usage: cluster.sh up|down|status|exec CMD...|kill N|start N|addrs|build" ;;
+esac

@@ -1,0 +1,94 @@
+// This file holds the tests that run against a real cluster: the
+// memory-store and index conformance suites. They run only when
+// CAIRN_WEAVIATE names the nodes (cluster.sh exec sets nothing; run them as
+//
+//	weaviate/cluster.sh up
+//	weaviate/cluster.sh exec env CAIRN_WEAVIATE=$(weaviate/cluster.sh addrs) go test ./weaviate/
+//
+// or with weaviate/test-cluster.sh, which does all of it), and skip
+// otherwise, so that the unit suite stays fast.
+
+package weaviate
+
+import (
+	"context"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/internal/memorytest"
+	"github.com/cairndb/cairn/internal/vectortest"
+	"github.com/cairndb/cairn/vector"
+)
+
+// clusterAddrs returns the nodes of the test cluster, or skips the test.
+func clusterAddrs(t testing.TB) []string {
+	t.Helper()
+	env := os.Getenv("CAIRN_WEAVIATE")
+	if env == "" {
+		t.Skip("no cluster: set CAIRN_WEAVIATE=host:port,... (see weaviate/cluster.sh)")
+	}
+	return strings.Split(env, ",")
+}
+
+// openCluster connects to the test cluster with 3 shards and replication
+// factor 2, the layout the issue asks the suites to run on.
+func openCluster(t testing.TB, o *Options) *DB {
+	t.Helper()
+	addrs := clusterAddrs(t)
+	var opt Options
+	if o != nil {
+		opt = *o
+	}
+	opt.Shards, opt.Replication = 3, 2
+	opt.MaxResults = 100000 // cluster.sh sets QUERY_MAXIMUM_RESULTS so
+	db, err := Open(context.Background(), addrs, &opt)
+	if err != nil {
+		t.Fatalf("Open(%v): %v", addrs, err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func TestClusterMemoryStore(t *testing.T) {
+	clusterAddrs(t)
+	memorytest.Run(t, func(t *testing.T, emb cairn.Embedder) cairn.MemoryStore {
+		return openCluster(t, &Options{Embedder: emb})
+	})
+}
+
+// indexFactories returns the store and index factories of vectortest for
+// indexes of kind on db: the store is only a carrier of dimension and
+// metric, since the index keeps its vectors on the cluster.
+func indexFactories(db *DB, kind cairn.IndexKind) (vectortest.StoreFactory, vectortest.IndexFactory) {
+	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store {
+		s, err := vector.NewMemStore(dim, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	newIndex := func(t *testing.T, s vector.Store) vector.Index {
+		name := memorytest.Name(t)
+		ix, err := db.NewIndex(context.Background(), name, cairn.CollectionConfig{Dim: s.Dim(), Metric: s.Metric(), Index: kind})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { db.DropIndex(context.Background(), name) })
+		return ix
+	}
+	return newStore, newIndex
+}
+
+func TestClusterIndex(t *testing.T) {
+	db := openCluster(t, nil)
+	t.Run("flat", func(t *testing.T) {
+		newStore, newIndex := indexFactories(db, cairn.Flat)
+		vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{})
+	})
+	t.Run("hnsw", func(t *testing.T) {
+		newStore, newIndex := indexFactories(db, cairn.HNSW)
+		vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{Approximate: true, MinRecall: 0.9})
+	})
+}

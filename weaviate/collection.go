@@ -1,0 +1,725 @@
+// This file holds Collection, one cairn collection over one Weaviate
+// class: items are objects whose UUID derives from the item's id, with the
+// id, text and metadata as properties.
+
+package weaviate
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// Collection is a collection on the cluster; it satisfies
+// [cairn.MemoryCollection]. Get one from [DB.CreateCollection] or
+// [DB.Collection]. It is safe for concurrent use by multiple goroutines.
+type Collection struct {
+	db    *DB
+	name  string
+	class string
+	cfg   cairn.CollectionConfig
+
+	mu    sync.Mutex
+	types map[string]string // metadata key → property data type, as last read
+}
+
+func (db *DB) newCollection(name, cls string, cfg cairn.CollectionConfig, types map[string]string) *Collection {
+	if types == nil {
+		types = map[string]string{}
+	}
+	return &Collection{db: db, name: name, class: cls, cfg: cfg, types: types}
+}
+
+// Name returns the collection's name.
+func (c *Collection) Name() string { return c.name }
+
+// Config returns the collection's configuration, defaults filled in.
+func (c *Collection) Config() cairn.CollectionConfig { return c.cfg }
+
+// Class returns the name of the Weaviate class that holds the collection.
+func (c *Collection) Class() string { return c.class }
+
+// Count returns the number of items, as the cluster counts them.
+func (c *Collection) Count(ctx context.Context) (int, error) {
+	if err := c.db.usable(); err != nil {
+		return 0, err
+	}
+	n, err := c.db.count(ctx, c.class)
+	if err != nil {
+		return 0, fmt.Errorf("weaviate: count %q: %w", c.name, err)
+	}
+	return n, nil
+}
+
+// readProps are the properties every read returns.
+var readProps = []string{propID, propText, propMeta}
+
+// row is an item ready to be written.
+type row struct {
+	id   string
+	uuid string
+	vec  []float32
+	text string
+	md   map[string]any // normalised: string, float64 or bool
+}
+
+// Add stores items. It returns the errors of cairn's Collection.Add for
+// the same bad input (vector.ErrDuplicateID for an id stored or repeated,
+// vector.ErrEmptyID, the errors of vector.Check, vector.ErrInvalidOptions
+// for bad metadata, cairn.ErrNoEmbedder), with nothing stored. A write
+// that fails on the cluster (ErrUnavailable, or an *APIError for objects
+// not written) is undone: the objects it did write are deleted again.
+func (c *Collection) Add(ctx context.Context, items ...cairn.Item) error {
+	return c.write(ctx, "add", items, false)
+}
+
+// Upsert stores items, replacing those whose ids are stored, with the
+// errors of [Collection.Add] except vector.ErrDuplicateID for a stored id.
+// A write that fails on the cluster is undone: the items it replaced are
+// written back and the new ones deleted.
+func (c *Collection) Upsert(ctx context.Context, items ...cairn.Item) error {
+	return c.write(ctx, "upsert", items, true)
+}
+
+func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, replace bool) error {
+	if err := c.db.usable(); err != nil {
+		return err
+	}
+	rows, err := c.prepare(ctx, op, items)
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	uuids := make([]string, len(rows))
+	keys := make([]string, len(rows))
+	for i, r := range rows {
+		uuids[i], keys[i] = r.uuid, r.id
+	}
+	unlock := c.db.lockIDs(c.class, keys)
+	defer unlock()
+	olds, err := c.db.getByUUID(ctx, c.class, uuids, readProps, replace)
+	if err != nil {
+		return fmt.Errorf("weaviate: %s: %w", op, err)
+	}
+	if !replace && len(olds) > 0 {
+		for _, r := range rows {
+			if _, ok := olds[r.uuid]; ok {
+				return fmt.Errorf("weaviate: %s %q: %w", op, r.id, vector.ErrDuplicateID)
+			}
+		}
+	}
+	if err := c.ensureTypes(ctx, op, rows); err != nil {
+		return err
+	}
+	objs := make([]object, len(rows))
+	for i, r := range rows {
+		objs[i] = c.object(r)
+	}
+	done, err := c.db.putObjects(ctx, objs)
+	if err != nil {
+		// A request that timed out may have written objects without
+		// saying so: undo every object of the write, not only those
+		// acknowledged.
+		if uerr := c.undo(ctx, uuids, olds); uerr != nil {
+			return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged; undoing the write: %v)", op, err, len(done), len(objs), uerr)
+		}
+		return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged, all undone)", op, err, len(done), len(objs))
+	}
+	return nil
+}
+
+// undo takes back a failed write of the objects in done: those that
+// replaced one in olds get the old version again, the others are deleted.
+func (c *Collection) undo(ctx context.Context, done []string, olds map[string]fetched) error {
+	if len(done) == 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	var restore []object
+	var fresh []string
+	for _, u := range done {
+		if o, ok := olds[u]; ok {
+			r, err := c.rowOf(o)
+			if err != nil {
+				return err
+			}
+			restore = append(restore, c.object(r))
+		} else {
+			fresh = append(fresh, u)
+		}
+	}
+	if len(fresh) > 0 {
+		if _, err := c.db.deleteWhere(ctx, c.class, idsWhere(fresh)); err != nil {
+			return err
+		}
+	}
+	if len(restore) > 0 {
+		if _, err := c.db.putObjects(ctx, restore); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// prepare validates items as the local store does and turns them into
+// rows, embedding those given only as text.
+func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item) ([]row, error) {
+	rows := make([]row, len(items))
+	seen := make(map[string]struct{}, len(items))
+	var toEmbed []int
+	for i, it := range items {
+		if it.ID == "" {
+			return nil, fmt.Errorf("weaviate: %s: item %d: %w", op, i, vector.ErrEmptyID)
+		}
+		if _, dup := seen[it.ID]; dup {
+			return nil, fmt.Errorf("weaviate: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
+		}
+		seen[it.ID] = struct{}{}
+		md, err := normalize(it.Metadata)
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: %s %q: %w", op, it.ID, err)
+		}
+		rows[i] = row{id: it.ID, uuid: itemUUID(c.class, it.ID), vec: it.Embedding, text: it.Text, md: md}
+		if len(it.Embedding) == 0 && it.Text != "" {
+			toEmbed = append(toEmbed, i)
+		}
+	}
+	if len(toEmbed) > 0 {
+		texts := make([]string, len(toEmbed))
+		for j, i := range toEmbed {
+			texts[j] = items[i].Text
+		}
+		vs, err := c.embed(ctx, texts)
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: %s %q: %w", op, items[toEmbed[0]].ID, err)
+		}
+		for j, i := range toEmbed {
+			rows[i].vec = vs[j]
+		}
+	}
+	for i := range rows {
+		v, err := prepare(rows[i].vec, c.cfg.Dim, c.cfg.Metric)
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: %s %q: %w", op, rows[i].id, err)
+		}
+		rows[i].vec = v
+	}
+	return rows, nil
+}
+
+func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	if c.db.opt.Embedder == nil {
+		return nil, cairn.ErrNoEmbedder
+	}
+	vs, err := c.db.opt.Embedder.Embed(ctx, texts)
+	if err != nil {
+		return nil, fmt.Errorf("embedding: %w", err)
+	}
+	if len(vs) != len(texts) {
+		return nil, fmt.Errorf("embedding: embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	return vs, nil
+}
+
+// normalize checks metadata values as the local store does and returns
+// them in stored form: strings, float64s and bools.
+func normalize(md map[string]any) (map[string]any, error) {
+	if len(md) == 0 {
+		return nil, nil
+	}
+	out := make(map[string]any, len(md))
+	for k, v := range md {
+		var f float64
+		switch x := v.(type) {
+		case string, bool:
+			out[k] = x
+			continue
+		case float64:
+			f = x
+		case float32:
+			f = float64(x)
+		case int:
+			f = float64(x)
+		case int8:
+			f = float64(x)
+		case int16:
+			f = float64(x)
+		case int32:
+			f = float64(x)
+		case int64:
+			f = float64(x)
+		case uint:
+			f = float64(x)
+		case uint8:
+			f = float64(x)
+		case uint16:
+			f = float64(x)
+		case uint32:
+			f = float64(x)
+		case uint64:
+			f = float64(x)
+		case json.Number:
+			g, err := x.Float64()
+			if err != nil {
+				return nil, fmt.Errorf("metadata %q: %w: number %q", k, vector.ErrInvalidOptions, x)
+			}
+			f = g
+		default:
+			return nil, fmt.Errorf("metadata %q: %w: unsupported metadata type %T (want string, number or bool)", k, vector.ErrInvalidOptions, v)
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("metadata %q: %w: metadata number %v is not finite", k, vector.ErrInvalidOptions, f)
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+func typeName(v any) string {
+	switch v.(type) {
+	case string:
+		return typeText
+	case bool:
+		return typeBool
+	}
+	return typeNumber
+}
+
+// ensureTypes makes sure the class has a property for every metadata key
+// of rows, of the type of its values, adding those it lacks. A key whose
+// values differ in type from the property's (or within rows) is an error
+// wrapping vector.ErrInvalidOptions: in Weaviate a property has one type.
+func (c *Collection) ensureTypes(ctx context.Context, op string, rows []row) error {
+	want := map[string]string{}
+	for _, r := range rows {
+		for k, v := range r.md {
+			t := typeName(v)
+			if prev, ok := want[k]; ok && prev != t {
+				return fmt.Errorf("weaviate: %s %q: %w: metadata %q holds both %s and %s values in one batch", op, r.id, vector.ErrInvalidOptions, k, prev, t)
+			}
+			want[k] = t
+			if _, err := propName(k); err != nil {
+				return fmt.Errorf("weaviate: %s %q: %w", op, r.id, err)
+			}
+		}
+	}
+	missing := func() []string {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		var out []string
+		for k := range want {
+			if _, ok := c.types[k]; !ok {
+				out = append(out, k)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	if len(missing()) > 0 {
+		if err := c.refresh(ctx); err != nil {
+			return fmt.Errorf("weaviate: %s: %w", op, err)
+		}
+		for _, k := range missing() {
+			if err := c.db.addProperty(ctx, c.class, k, want[k]); err != nil {
+				return fmt.Errorf("weaviate: %s: adding metadata %q: %w", op, k, err)
+			}
+		}
+		if len(missing()) > 0 {
+			if err := c.refresh(ctx); err != nil {
+				return fmt.Errorf("weaviate: %s: %w", op, err)
+			}
+		}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k, t := range want {
+		got, ok := c.types[k]
+		if !ok {
+			return fmt.Errorf("weaviate: %s: metadata %q: property not created", op, k)
+		}
+		if got != t {
+			return fmt.Errorf("weaviate: %s: %w: metadata %q holds %s values in this collection, not %s (a Weaviate property has one type)", op, vector.ErrInvalidOptions, k, got, t)
+		}
+	}
+	return nil
+}
+
+// refresh reads the class's metadata properties again.
+func (c *Collection) refresh(ctx context.Context) error {
+	cl, err := c.db.getClass(ctx, c.class)
+	if err != nil {
+		return err
+	}
+	types := metaTypes(cl)
+	c.mu.Lock()
+	c.types = types
+	c.mu.Unlock()
+	return nil
+}
+
+// typeOf returns the data type of metadata key k's property, reading the
+// schema again (once per call of where) if the key is not known yet.
+func (c *Collection) typeOf(ctx context.Context) typeOf {
+	refreshed := false
+	return func(k string) (string, bool) {
+		c.mu.Lock()
+		t, ok := c.types[k]
+		c.mu.Unlock()
+		if !ok && !refreshed {
+			refreshed = true
+			if c.refresh(ctx) == nil {
+				c.mu.Lock()
+				t, ok = c.types[k]
+				c.mu.Unlock()
+			}
+		}
+		return t, ok
+	}
+}
+
+// where translates f (nil: no filter) for this collection.
+func (c *Collection) where(ctx context.Context, f *cairn.Filter) (cond, error) {
+	if f == nil {
+		return condTrue, nil
+	}
+	return translate(f, c.typeOf(ctx))
+}
+
+func (c *Collection) object(r row) object {
+	props := map[string]any{propID: r.id, propText: r.text}
+	md := r.md
+	if md == nil {
+		md = map[string]any{}
+	}
+	enc, _ := json.Marshal(md)
+	props[propMeta] = string(enc)
+	for k, v := range r.md {
+		p, _ := propName(k)
+		props[p] = v
+	}
+	return object{Class: c.class, ID: r.uuid, Vector: r.vec, Properties: props}
+}
+
+// rowOf turns a fetched object back into a row.
+func (c *Collection) rowOf(f fetched) (row, error) {
+	it, err := itemOf(f)
+	if err != nil {
+		return row{}, err
+	}
+	return row{id: it.ID, uuid: f.UUID, vec: it.Embedding, text: it.Text, md: it.Metadata}, nil
+}
+
+// itemOf decodes a fetched object into an item.
+func itemOf(f fetched) (cairn.Item, error) {
+	id, _ := f.Props[propID].(string)
+	text, _ := f.Props[propText].(string)
+	it := cairn.Item{ID: id, Text: text, Embedding: f.Vector}
+	if s, _ := f.Props[propMeta].(string); s != "" && s != "{}" {
+		if err := json.Unmarshal([]byte(s), &it.Metadata); err != nil {
+			return it, fmt.Errorf("%w: metadata of %q: %v", vector.ErrCorrupt, id, err)
+		}
+	}
+	if id == "" {
+		return it, fmt.Errorf("%w: object %s has no cairn id", vector.ErrCorrupt, f.UUID)
+	}
+	return it, nil
+}
+
+// Get returns the items with the given ids, in order, read at the read
+// consistency, or an error wrapping vector.ErrNotFound naming the first id
+// not in the collection.
+func (c *Collection) Get(ctx context.Context, ids ...string) ([]cairn.Item, error) {
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	uuids := make([]string, len(ids))
+	for i, id := range ids {
+		uuids[i] = itemUUID(c.class, id)
+	}
+	found, err := c.db.getByUUID(ctx, c.class, uuids, readProps, true)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: get: %w", err)
+	}
+	out := make([]cairn.Item, len(ids))
+	for i, id := range ids {
+		f, ok := found[uuids[i]]
+		if !ok {
+			return nil, fmt.Errorf("weaviate: get %q: %w", id, vector.ErrNotFound)
+		}
+		if out[i], err = itemOf(f); err != nil {
+			return nil, fmt.Errorf("weaviate: get %q: %w", id, err)
+		}
+	}
+	return out, nil
+}
+
+// Delete removes the items with the given ids, all or nothing: it returns
+// an error wrapping vector.ErrNotFound if any id is not in the collection.
+// If the cluster fails midway, the items already deleted are written back.
+func (c *Collection) Delete(ctx context.Context, ids ...string) error {
+	if err := c.db.usable(); err != nil {
+		return err
+	}
+	var keys, uuids []string
+	seen := map[string]bool{}
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			keys = append(keys, id)
+			uuids = append(uuids, itemUUID(c.class, id))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	unlock := c.db.lockIDs(c.class, keys)
+	defer unlock()
+	olds, err := c.db.getByUUID(ctx, c.class, uuids, readProps, true)
+	if err != nil {
+		return fmt.Errorf("weaviate: delete: %w", err)
+	}
+	for i, u := range uuids {
+		if _, ok := olds[u]; !ok {
+			return fmt.Errorf("weaviate: delete %q: %w", keys[i], vector.ErrNotFound)
+		}
+	}
+	for start := 0; start < len(uuids); start += batchChunk {
+		chunk := uuids[start:min(start+batchChunk, len(uuids))]
+		if _, err := c.db.deleteWhere(ctx, c.class, idsWhere(chunk)); err != nil {
+			// Put back what was deleted: every item read before.
+			gone, gerr := c.db.getByUUID(context.WithoutCancel(ctx), c.class, uuids, nil, false)
+			if gerr == nil {
+				var back []string
+				for _, u := range uuids {
+					if _, ok := gone[u]; !ok {
+						back = append(back, u)
+					}
+				}
+				for _, u := range back {
+					r, rerr := c.rowOf(olds[u])
+					if rerr != nil {
+						gerr = rerr
+						break
+					}
+					if _, perr := c.db.putObjects(context.WithoutCancel(ctx), []object{c.object(r)}); perr != nil {
+						gerr = perr
+						break
+					}
+				}
+			}
+			if gerr != nil {
+				return fmt.Errorf("weaviate: delete: %w (and restoring the deleted items: %v)", err, gerr)
+			}
+			return fmt.Errorf("weaviate: delete: %w (the items deleted were restored)", err)
+		}
+	}
+	return nil
+}
+
+// matchAll is a where-filter that every item matches.
+var matchAll = &where{Operator: "Like", Path: []string{propID}, Text: new("*")}
+
+// DeleteWhere removes every item that f matches and returns how many it
+// removed. A nil or malformed filter is an error wrapping
+// vector.ErrInvalidOptions; And() matches everything. Unlike Delete it is
+// not undone if the cluster fails midway: the count says how many went.
+func (c *Collection) DeleteWhere(ctx context.Context, f *cairn.Filter) (int, error) {
+	if f == nil {
+		return 0, fmt.Errorf("weaviate: delete where: %w: nil filter", vector.ErrInvalidOptions)
+	}
+	if err := c.db.usable(); err != nil {
+		return 0, err
+	}
+	w, err := c.where(ctx, f)
+	if err != nil {
+		return 0, fmt.Errorf("weaviate: delete where: %w", err)
+	}
+	if w.w == nil && !w.val {
+		return 0, nil
+	}
+	ww := w.w
+	if ww == nil {
+		ww = matchAll
+	}
+	n, err := c.db.deleteWhere(ctx, c.class, ww)
+	if err != nil {
+		return n, fmt.Errorf("weaviate: delete where: %w", err)
+	}
+	return n, nil
+}
+
+// findPage is the number of items a Find reads per request.
+const findPage = 1000
+
+// Find returns the items that f matches, or every item if f is nil, in the
+// order of their creation time (milliseconds; items created in the same
+// millisecond in id order); at most limit of them if limit > 0. The
+// cluster's QUERY_MAXIMUM_RESULTS bounds how far it can page.
+func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]cairn.Item, error) {
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	w, err := c.where(ctx, f)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: find: %w", err)
+	}
+	if w.w == nil && !w.val {
+		return []cairn.Item{}, nil
+	}
+	var rows []fetched
+	for offset := 0; limit <= 0 || offset < limit; offset += findPage {
+		page := findPage
+		if limit > 0 {
+			page = min(page, limit-offset)
+		}
+		args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}], consistencyLevel: %s", page, offset, c.db.opt.ReadConsistency)
+		if w.w != nil {
+			args += ", where: " + w.w.gql()
+		}
+		got, err := c.db.runGet(ctx, c.class, args, getFields(readProps, true, false), readProps)
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: find: %w", err)
+		}
+		rows = append(rows, got...)
+		if len(got) < page {
+			break
+		}
+	}
+	out := make([]cairn.Item, len(rows))
+	for i, r := range rows {
+		if out[i], err = itemOf(r); err != nil {
+			return nil, fmt.Errorf("weaviate: find: %w", err)
+		}
+	}
+	created := make(map[string]int64, len(rows))
+	for _, r := range rows {
+		id, _ := r.Props[propID].(string)
+		created[id] = r.Created
+	}
+	slices.SortStableFunc(out, func(a, b cairn.Item) int {
+		if d := created[a.ID] - created[b.ID]; d != 0 {
+			if d < 0 {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return out, nil
+}
+
+// Query returns up to k items nearest to embedding, closest first (ties in
+// creation order), with the errors of cairn's Collection.Query for the same
+// bad input. o.Ef is checked but not used: Weaviate sets ef per collection
+// (CollectionConfig.HNSW.EfSearch, or its own dynamic ef). Distances and
+// similarities are cairn's, computed from Weaviate's distance. Only vector
+// mode is served: o.Mode other than cairn.VectorMode, o.Keywords, Fusion,
+// MMR and Rerank are errors wrapping vector.ErrInvalidOptions;
+// WithEmbeddings is honoured.
+func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *cairn.QueryOptions) ([]cairn.Result, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("weaviate: query: %w: %d", vector.ErrInvalidK, k)
+	}
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	var opts cairn.QueryOptions
+	if o != nil {
+		opts = *o
+	}
+	w, err := c.where(ctx, opts.Filter)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: query: %w", err)
+	}
+	if opts.Ef < 0 || opts.Ef > hnsw.MaxEf {
+		return nil, fmt.Errorf("weaviate: query: %w: Ef = %d, want 0..%d", vector.ErrInvalidOptions, opts.Ef, hnsw.MaxEf)
+	}
+	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
+		return nil, fmt.Errorf("weaviate: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
+	}
+	if opts.Mode != cairn.VectorMode || opts.Keywords != "" || opts.Fusion != nil || opts.MMR != nil || opts.Rerank != nil {
+		return nil, fmt.Errorf("weaviate: query: %w: keyword and hybrid modes, Keywords, Fusion, MMR and Rerank are not served by the cluster backend", vector.ErrInvalidOptions)
+	}
+	q, err := prepare(embedding, c.cfg.Dim, c.cfg.Metric)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: query: %w", err)
+	}
+	if w.w == nil && !w.val {
+		return []cairn.Result{}, nil
+	}
+	rows, err := c.db.nearVector(ctx, c.class, q, k, w.w, readProps, opts.WithEmbeddings)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: query: %w", err)
+	}
+	slices.SortStableFunc(rows, func(a, b fetched) int {
+		switch {
+		case a.Distance < b.Distance:
+			return -1
+		case a.Distance > b.Distance:
+			return 1
+		case a.Created < b.Created:
+			return -1
+		case a.Created > b.Created:
+			return 1
+		}
+		return 0
+	})
+	out := make([]cairn.Result, 0, len(rows))
+	for _, r := range rows {
+		sim := similarity(c.cfg.Metric, r.Distance)
+		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
+			break
+		}
+		it, err := itemOf(r)
+		if err != nil {
+			return nil, fmt.Errorf("weaviate: query: %w", err)
+		}
+		res := cairn.Result{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Distance: float64(r.Distance),
+			Similarity: sim, Score: sim, VectorRank: len(out) + 1}
+		if opts.WithEmbeddings {
+			res.Embedding = r.Vector
+		}
+		out = append(out, res)
+	}
+	return out, nil
+}
+
+// similarity converts a distance under m into cairn's similarity.
+func similarity(m vector.Metric, d float32) float64 {
+	switch m {
+	case vector.Cosine:
+		return min(max(1-float64(d), -1), 1)
+	case vector.Dot:
+		return -float64(d)
+	}
+	return 1 / (1 + math.Sqrt(max(float64(d), 0)))
+}
+
+// QueryText is [Collection.Query] for a text, embedded with the DB's
+// Embedder; without one it returns cairn.ErrNoEmbedder.
+func (c *Collection) QueryText(ctx context.Context, text string, k int, o *cairn.QueryOptions) ([]cairn.Result, error) {
+	if k <= 0 {
+		return nil, fmt.Errorf("weaviate: query: %w: %d", vector.ErrInvalidK, k)
+	}
+	if err := c.db.usable(); err != nil {
+		return nil, err
+	}
+	vs, err := c.embed(ctx, []string{text})
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: query: %w", err)
+	}
+	return c.Query(ctx, vs[0], k, o)
+}
+
+var _ cairn.MemoryCollection = (*Collection)(nil)
+var _ cairn.MemoryStore = (*DB)(nil)

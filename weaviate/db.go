@@ -1,0 +1,225 @@
+// This file holds DB, the memory-store API over a Weaviate cluster: its
+// collections are classes, listed, created and deleted through the schema.
+
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+// DB is a connection to a Weaviate cluster that serves the memory-store
+// API: it satisfies [cairn.MemoryStore], and its collections
+// [cairn.MemoryCollection]. It holds no data of its own, so any number of
+// DBs, in any number of processes, may use one cluster.
+//
+// A DB and its collections are safe for concurrent use by multiple
+// goroutines. Writes from one DB that name a common id run one after the
+// other; see the package documentation for what holds across DBs.
+type DB struct {
+	cl     *client
+	opt    Options
+	closed atomic.Bool
+
+	seed  maphash.Seed
+	locks [nLocks]sync.Mutex // writes lock the stripes of their ids
+}
+
+// nLocks is the number of lock stripes that writes of one DB take by id.
+const nLocks = 256
+
+// Open connects to the cluster whose nodes listen at addrs ("host:port"
+// of each node's HTTP API, or URLs), checks that it answers, and returns
+// the DB. Requests go to the nodes in turn; a node that does not answer
+// is skipped for a while. It fails with an error wrapping [ErrUnavailable]
+// if no node answers within o.Timeout.
+func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
+	opt, err := o.withDefaults(len(addrs))
+	if err != nil {
+		return nil, err
+	}
+	cl, err := newClient(addrs, opt)
+	if err != nil {
+		return nil, err
+	}
+	db := &DB{cl: cl, opt: opt, seed: maphash.MakeSeed()}
+	if _, err := cl.call(ctx, http.MethodGet, "/v1/meta", nil, nil); err != nil {
+		return nil, fmt.Errorf("weaviate: open: %w", err)
+	}
+	return db, nil
+}
+
+// Retries returns how many requests (and batch rounds) were retried since
+// Open: a measure of how often the cluster was failing.
+func (db *DB) Retries() int64 { return db.cl.retries.Load() }
+
+func (db *DB) usable() error {
+	if db.closed.Load() {
+		return vector.ErrClosed
+	}
+	return nil
+}
+
+// Close releases the DB's connections. Later calls return
+// vector.ErrClosed; the cluster's data stays. Close is idempotent.
+func (db *DB) Close() error {
+	if db.closed.Swap(true) {
+		return nil
+	}
+	if db.opt.HTTPClient == nil {
+		db.cl.hc.CloseIdleConnections()
+	}
+	return nil
+}
+
+// CreateCollection creates the collection name: a class of
+// o.Shards shards with o.Replication replicas each. It returns an error
+// wrapping cairn.ErrCollectionExists if the name is taken and
+// vector.ErrInvalidOptions if the name is empty or cfg is invalid.
+func (db *DB) CreateCollection(ctx context.Context, name string, cfg cairn.CollectionConfig) (cairn.MemoryCollection, error) {
+	if err := db.usable(); err != nil {
+		return nil, err
+	}
+	if name == "" {
+		return nil, fmt.Errorf("weaviate: create collection: %w: empty name", vector.ErrInvalidOptions)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("weaviate: create collection %q: %w", name, err)
+	}
+	cfg = filled(cfg)
+	cls, err := className(name)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.createClass(ctx, db.newClass("collection", name, cls, cfg)); err != nil {
+		if errors.Is(err, vector.ErrDuplicateID) {
+			return nil, fmt.Errorf("weaviate: create collection %q: %w", name, cairn.ErrCollectionExists)
+		}
+		return nil, fmt.Errorf("weaviate: create collection %q: %w", name, err)
+	}
+	return db.newCollection(name, cls, cfg, nil), nil
+}
+
+// filled returns cfg with the defaults the local store fills in.
+func filled(cfg cairn.CollectionConfig) cairn.CollectionConfig {
+	if cfg.Metric == 0 {
+		cfg.Metric = vector.Cosine
+	}
+	if cfg.AutoThreshold == 0 {
+		cfg.AutoThreshold = cairn.DefaultAutoThreshold
+	}
+	cfg.HNSW.Workers, cfg.HNSW.Progress = 0, nil
+	return cfg
+}
+
+// Collection returns the collection name, or an error wrapping
+// vector.ErrNotFound.
+func (db *DB) Collection(ctx context.Context, name string) (cairn.MemoryCollection, error) {
+	c, err := db.collection(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+func (db *DB) collection(ctx context.Context, name string) (*Collection, error) {
+	if err := db.usable(); err != nil {
+		return nil, err
+	}
+	cls, err := className(name)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: collection %q: %w", name, vector.ErrNotFound)
+	}
+	c, err := db.getClass(ctx, cls)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: collection %q: %w", name, err)
+	}
+	_, cfg, ok := describe(c, "collection")
+	if !ok {
+		return nil, fmt.Errorf("weaviate: collection %q: %w: class %s is not a cairn collection", name, vector.ErrNotFound, cls)
+	}
+	return db.newCollection(name, cls, cfg, metaTypes(c)), nil
+}
+
+// Collections lists every collection of the cluster (the classes this
+// package created), sorted by name, each with its count.
+func (db *DB) Collections(ctx context.Context) ([]cairn.CollectionInfo, error) {
+	if err := db.usable(); err != nil {
+		return nil, err
+	}
+	classes, err := db.classes(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("weaviate: list collections: %w", err)
+	}
+	var out []cairn.CollectionInfo
+	for _, c := range classes {
+		st, cfg, ok := describe(c, "collection")
+		if !ok {
+			continue
+		}
+		n, err := db.count(ctx, c.Class)
+		if err != nil {
+			if errors.Is(err, vector.ErrNotFound) {
+				continue // deleted meanwhile
+			}
+			return nil, fmt.Errorf("weaviate: list collections: count of %q: %w", st.Name, err)
+		}
+		kind := cfg.Index
+		if kind == cairn.Auto {
+			kind = cairn.HNSW
+		}
+		out = append(out, cairn.CollectionInfo{Name: st.Name, Config: cfg, Count: n, Index: kind})
+	}
+	slices.SortFunc(out, func(a, b cairn.CollectionInfo) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// DeleteCollection removes the collection name and all its items, or
+// returns an error wrapping vector.ErrNotFound.
+func (db *DB) DeleteCollection(ctx context.Context, name string) error {
+	c, err := db.collection(ctx, name)
+	if err != nil {
+		return fmt.Errorf("weaviate: delete collection: %w", err)
+	}
+	if err := db.deleteClass(ctx, c.class); err != nil {
+		return fmt.Errorf("weaviate: delete collection %q: %w", name, err)
+	}
+	return nil
+}
+
+// lockIDs locks the stripes of keys (ids within cls) and returns the
+// function that unlocks them. Stripes are taken in ascending order, so
+// concurrent writes cannot deadlock.
+func (db *DB) lockIDs(cls string, keys []string) func() {
+	var want [nLocks]bool
+	for _, k := range keys {
+		var h maphash.Hash
+		h.SetSeed(db.seed)
+		h.WriteString(cls)
+		h.WriteByte(0)
+		h.WriteString(k)
+		want[h.Sum64()%uint64(len(want))] = true
+	}
+	var held []int
+	for i, w := range want {
+		if w {
+			db.locks[i].Lock()
+			held = append(held, i)
+		}
+	}
+	return func() {
+		for _, i := range held {
+			db.locks[i].Unlock()
+		}
+	}
+}

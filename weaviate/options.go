@@ -1,0 +1,112 @@
+// This file holds the options of a connection to a cluster: consistency
+// levels, sharding and replication of new collections, and the time bounds
+// and retries of every call.
+
+package weaviate
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+// Consistency is how many replicas of a shard must answer a read or
+// acknowledge a write: Weaviate's ONE, QUORUM or ALL.
+type Consistency string
+
+// The consistency levels. With replication factor 2, QUORUM and ALL both
+// mean both replicas while both are up; once the cluster has marked a node
+// dead they count only the live replicas.
+const (
+	One    Consistency = "ONE"
+	Quorum Consistency = "QUORUM"
+	All    Consistency = "ALL"
+)
+
+// Options configure a connection ([Open], [NewIndex]). A nil *Options
+// means the zero Options; zero fields take the defaults given.
+type Options struct {
+	// Embedder turns text into embeddings, as cairn.Options.Embedder does.
+	Embedder cairn.Embedder
+	// WriteConsistency is the level of every write. Default Quorum.
+	WriteConsistency Consistency
+	// ReadConsistency is the level of Get, Find and the objects a query
+	// returns. Default Quorum, so that a read after an acknowledged write
+	// sees it even when one replica missed it (a read at Quorum repairs
+	// that replica). One is faster and may return stale or missing items
+	// for a while after a node rejoins.
+	ReadConsistency Consistency
+	// Shards is the number of shards of a new collection. Default the
+	// number of addresses given to Open.
+	Shards int
+	// Replication is the replication factor of a new collection. Default 2,
+	// or 1 for a single address.
+	Replication int
+	// Timeout bounds each call, retries included (a ctx deadline that
+	// comes sooner wins). Default 30 s.
+	Timeout time.Duration
+	// AttemptTimeout bounds one request to one node. Default 10 s.
+	AttemptTimeout time.Duration
+	// MaxAttempts is how many times a request is sent before the call
+	// fails with ErrUnavailable; also how many rounds a batch retries the
+	// objects that failed. Default 20, with backoff from 100 ms doubling to
+	// 2 s: enough to outlast the seconds a cluster takes to mark a killed
+	// node dead (writes at QUORUM fail until it has), within Timeout.
+	MaxAttempts int
+	// AvoidFor is how long a node that did not answer is skipped while
+	// others are available. Default 2 s.
+	AvoidFor time.Duration
+	// MaxResults is the cluster's QUERY_MAXIMUM_RESULTS: how far a search
+	// or Find can reach. Default 10000, Weaviate's default.
+	MaxResults int
+	// HTTPClient sends the requests. Default a client of its own.
+	HTTPClient *http.Client
+}
+
+func (o *Options) withDefaults(nodes int) (Options, error) {
+	var out Options
+	if o != nil {
+		out = *o
+	}
+	if out.WriteConsistency == "" {
+		out.WriteConsistency = Quorum
+	}
+	if out.ReadConsistency == "" {
+		out.ReadConsistency = Quorum
+	}
+	if out.Shards == 0 {
+		out.Shards = nodes
+	}
+	if out.Replication == 0 {
+		out.Replication = min(2, nodes)
+	}
+	if out.Timeout == 0 {
+		out.Timeout = 30 * time.Second
+	}
+	if out.AttemptTimeout == 0 {
+		out.AttemptTimeout = 10 * time.Second
+	}
+	if out.MaxAttempts == 0 {
+		out.MaxAttempts = 20
+	}
+	if out.MaxResults == 0 {
+		out.MaxResults = 10000
+	}
+	if out.AvoidFor == 0 {
+		out.AvoidFor = 2 * time.Second
+	}
+	for _, c := range []Consistency{out.WriteConsistency, out.ReadConsistency} {
+		if c != One && c != Quorum && c != All {
+			return out, fmt.Errorf("%w: consistency %q, want ONE, QUORUM or ALL", vector.ErrInvalidOptions, c)
+		}
+	}
+	if out.Shards < 1 || out.Replication < 1 || out.Timeout < 0 || out.AttemptTimeout < 0 || out.MaxAttempts < 1 || out.MaxResults < 1 || out.AvoidFor < 0 {
+		return out, fmt.Errorf("%w: Shards, Replication and MaxAttempts must be positive, durations not negative", vector.ErrInvalidOptions)
+	}
+	return out, nil
+}
+
+var errInvalid = vector.ErrInvalidOptions

@@ -1,0 +1,214 @@
+// This file holds the classes behind collections and indexes: creating,
+// reading and deleting them, the cairn configuration kept in a class's
+// description, and the metadata properties added as items need them.
+
+package weaviate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+// class is a Weaviate class definition, as /v1/schema reads and writes it.
+type class struct {
+	Class               string         `json:"class"`
+	Description         string         `json:"description,omitempty"`
+	Vectorizer          string         `json:"vectorizer,omitempty"`
+	VectorIndexType     string         `json:"vectorIndexType,omitempty"`
+	VectorIndexConfig   map[string]any `json:"vectorIndexConfig,omitempty"`
+	ReplicationConfig   map[string]any `json:"replicationConfig,omitempty"`
+	ShardingConfig      map[string]any `json:"shardingConfig,omitempty"`
+	InvertedIndexConfig map[string]any `json:"invertedIndexConfig,omitempty"`
+	Properties          []property     `json:"properties"`
+}
+
+type property struct {
+	Name              string   `json:"name"`
+	DataType          []string `json:"dataType"`
+	Tokenization      string   `json:"tokenization,omitempty"`
+	IndexFilterable   *bool    `json:"indexFilterable,omitempty"`
+	IndexSearchable   *bool    `json:"indexSearchable,omitempty"`
+	IndexRangeFilters *bool    `json:"indexRangeFilters,omitempty"`
+}
+
+// stored is the cairn configuration of a class, kept as JSON in its
+// description: Weaviate itself does not record the dimension, and this
+// tells cairn's classes from others.
+type stored struct {
+	Cairn          int    `json:"cairn"` // format version, 1
+	Kind           string `json:"kind"`  // "collection" or "index"
+	Name           string `json:"name"`
+	Dim            int    `json:"dim"`
+	Metric         string `json:"metric"`
+	Index          string `json:"index"`
+	M              int    `json:"m,omitempty"`
+	EfConstruction int    `json:"efConstruction,omitempty"`
+	EfSearch       int    `json:"efSearch,omitempty"`
+}
+
+var metricNames = map[vector.Metric]string{vector.Cosine: "cosine", vector.Dot: "dot", vector.L2: "l2-squared"}
+
+func metricOf(s string) (vector.Metric, bool) {
+	for m, n := range metricNames {
+		if n == s {
+			return m, true
+		}
+	}
+	return 0, false
+}
+
+var kindOf = map[string]cairn.IndexKind{"auto": cairn.Auto, "flat": cairn.Flat, "hnsw": cairn.HNSW}
+
+func (s stored) config() (cairn.CollectionConfig, error) {
+	m, ok := metricOf(s.Metric)
+	k, kok := kindOf[s.Index]
+	if s.Cairn != 1 || !ok || !kok || s.Dim <= 0 {
+		return cairn.CollectionConfig{}, fmt.Errorf("%w: class description %+v", vector.ErrCorrupt, s)
+	}
+	cfg := cairn.CollectionConfig{Dim: s.Dim, Metric: m, Index: k, AutoThreshold: cairn.DefaultAutoThreshold}
+	cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch = s.M, s.EfConstruction, s.EfSearch
+	return cfg, nil
+}
+
+// newClass returns the definition of the class for a collection or index
+// (kind) named name with configuration cfg, which is valid.
+func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class {
+	st := stored{Cairn: 1, Kind: kind, Name: name, Dim: cfg.Dim, Metric: metricNames[cfg.Metric], Index: cfg.Index.String(),
+		M: cfg.HNSW.M, EfConstruction: cfg.HNSW.EfConstruction, EfSearch: cfg.HNSW.EfSearch}
+	desc, _ := json.Marshal(st)
+	vic := map[string]any{"distance": metricNames[cfg.Metric]}
+	typ := "hnsw" // Auto too: Weaviate's HNSW searches a small filtered set exactly
+	if cfg.Index == cairn.Flat {
+		typ = "flat"
+	} else {
+		if cfg.HNSW.M > 0 {
+			vic["maxConnections"] = cfg.HNSW.M
+		}
+		if cfg.HNSW.EfConstruction > 0 {
+			vic["efConstruction"] = cfg.HNSW.EfConstruction
+		}
+		if cfg.HNSW.EfSearch > 0 {
+			vic["ef"] = cfg.HNSW.EfSearch
+		}
+	}
+	no, yes := false, true
+	props := []property{
+		{Name: propID, DataType: []string{"text"}, Tokenization: "field", IndexFilterable: &yes, IndexSearchable: &no},
+		{Name: propText, DataType: []string{"text"}, IndexFilterable: &no, IndexSearchable: &no},
+		{Name: propMeta, DataType: []string{"text"}, IndexFilterable: &no, IndexSearchable: &no},
+	}
+	if kind == "index" {
+		props = nil // an index's objects are a vector and a UUID
+	}
+	return class{
+		Class:               cls,
+		Description:         string(desc),
+		Vectorizer:          "none",
+		VectorIndexType:     typ,
+		VectorIndexConfig:   vic,
+		ReplicationConfig:   map[string]any{"factor": db.opt.Replication, "asyncEnabled": db.opt.Replication > 1},
+		ShardingConfig:      map[string]any{"desiredCount": db.opt.Shards},
+		InvertedIndexConfig: map[string]any{"indexTimestamps": true},
+		Properties:          props,
+	}
+}
+
+// createClass creates cls, or returns an error wrapping
+// vector.ErrDuplicateID if it exists.
+func (db *DB) createClass(ctx context.Context, c class) error {
+	_, err := db.cl.call(ctx, http.MethodPost, "/v1/schema", c, nil)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
+		return fmt.Errorf("%w: %s", vector.ErrDuplicateID, ae.Message)
+	}
+	if errors.Is(err, ErrUnavailable) {
+		// The create may have landed before an attempt timed out: if the
+		// class is there now with our description, it is ours.
+		if got, gerr := db.getClass(context.WithoutCancel(ctx), c.Class); gerr == nil && got.Description == c.Description {
+			return nil
+		}
+	}
+	return err
+}
+
+// getClass reads cls, or returns an error wrapping vector.ErrNotFound.
+func (db *DB) getClass(ctx context.Context, cls string) (class, error) {
+	var c class
+	_, err := db.cl.call(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, &c)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+		return c, fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
+	}
+	return c, err
+}
+
+// classes lists every class of the cluster.
+func (db *DB) classes(ctx context.Context) ([]class, error) {
+	var s struct {
+		Classes []class `json:"classes"`
+	}
+	_, err := db.cl.call(ctx, http.MethodGet, "/v1/schema?consistency=true", nil, &s)
+	return s.Classes, err
+}
+
+func (db *DB) deleteClass(ctx context.Context, cls string) error {
+	_, err := db.cl.call(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil, nil)
+	return err
+}
+
+// describe reads the cairn configuration of c, and false if c is not a
+// class of the given kind made by this package.
+func describe(c class, kind string) (stored, cairn.CollectionConfig, bool) {
+	var st stored
+	if json.Unmarshal([]byte(c.Description), &st) != nil || st.Kind != kind {
+		return st, cairn.CollectionConfig{}, false
+	}
+	cfg, err := st.config()
+	return st, cfg, err == nil
+}
+
+// metaTypes returns the metadata properties of c: key → data type.
+func metaTypes(c class) map[string]string {
+	out := map[string]string{}
+	for _, p := range c.Properties {
+		enc, ok := strings.CutPrefix(p.Name, "m_")
+		if !ok || len(p.DataType) != 1 {
+			continue
+		}
+		if k, ok := decode(enc); ok {
+			out[k] = p.DataType[0]
+		}
+	}
+	return out
+}
+
+// addProperty adds the property of metadata key k with data type typ to
+// cls. A property that exists already (another client added it) is fine.
+func (db *DB) addProperty(ctx context.Context, cls, k, typ string) error {
+	name, err := propName(k)
+	if err != nil {
+		return err
+	}
+	yes, no := true, false
+	p := property{Name: name, DataType: []string{typ}, IndexFilterable: &yes, IndexSearchable: &no}
+	if typ == typeText {
+		p.Tokenization = "field"
+	}
+	if typ == typeNumber {
+		p.IndexRangeFilters = &yes
+	}
+	_, err = db.cl.call(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p, nil)
+	var ae *APIError
+	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The cluster step of CI: starts the 3-node test cluster (building
+# weaviate-server v1.39.0 into the cache first if it is not there), runs
+# package weaviate's cluster tests inside its network namespace (the
+# memory-store and index conformance suites on 3 shards with replication
+# 2, recall of the cluster's HNSW, the fault tests), and stops the cluster
+# whatever happens. Needs root, iproute2, curl and Go.
+#
+#   weaviate/test-cluster.sh [go test flags, e.g. -run TestClusterRecall]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+t0=$SECONDS
+
+# Compile outside the namespace (it has no network for the module proxy),
+# run inside it.
+bin=$(mktemp -d)/weaviate.test
+go test -c -o "$bin" ./weaviate/
+
+cleanup() {
+	local rc=$?
+	if [ "$rc" -ne 0 ]; then # the nodes' last words, before down deletes them
+		for f in "${CAIRN_WEAVIATE_STATE:-/tmp/cairn-weaviate}"/node*.log; do
+			[ -f "$f" ] && { echo "== tail $f"; tail -n 15 "$f" | cut -c1-400; }
+		done
+	fi
+	./weaviate/cluster.sh down
+	rm -rf "$(dirname "$bin")"
+	exit "$rc"
+}
+trap cleanup EXIT
+./weaviate/cluster.sh up
+t1=$SECONDS
+addrs=$(./weaviate/cluster.sh addrs)
+(cd weaviate && ./cluster.sh exec env CAIRN_WEAVIATE="$addrs" CAIRN_WEAVIATE_CLUSTER="$PWD/cluster.sh" \
+	"$bin" -test.count=1 -test.timeout=25m -test.v -test.run '^TestCluster' "$@") 2>&1 |
+	grep --line-buffered -v '^=== \(RUN\|PAUSE\|CONT\)' | tee "${CAIRN_WEAVIATE_LOG:-/dev/null}"
+status=${PIPESTATUS[0]}
+echo "cluster step: build and start $((t1 - t0)) s, tests $((SECONDS - t1)) s"
+exit "$status"
