@@ -24,10 +24,13 @@ const (
 	// query with a recall target is scored exactly, which at this size
 	// costs about what a graph search does.
 	MinCalibrationLen = 500
-	// calibrationQueries is the size of the sample a calibration measures:
-	// with 10 neighbours a query, the standard error of a recall near 0.95
-	// is about 0.004 over this many queries.
-	calibrationQueries = 400
+	// CalibrationQueries is the size of the sample a calibration measures,
+	// and of the reservoir of recent queries the index keeps for it (once
+	// that many have been answered since a calibration on held-out
+	// vectors, the index recalibrates on them): with 10 neighbours a
+	// query, the standard error of a recall near 0.95 is about 0.004 over
+	// this many queries.
+	CalibrationQueries = 400
 	// minRealQueries is how many recent queries the index must have seen
 	// before it calibrates on them rather than on held-out vectors.
 	minRealQueries = 100
@@ -100,15 +103,15 @@ type calibrator struct {
 // since the last calibration. Most calls cost one atomic add.
 func (ix *Index) recordQuery(q []float32) {
 	c := ix.cal.seen.Add(1)
-	if c == calibrationQueries+1 {
+	if c == CalibrationQueries+1 {
 		// A full sample of real queries has been kept: it measures better
 		// than held-out vectors, which recalibrate once it is there.
 		defer ix.recalibrateOnQueries()
 	}
 	slot := c - 1
-	if c > calibrationQueries {
+	if c > CalibrationQueries {
 		slot = int64(rand.Uint64N(uint64(c)))
-		if slot >= calibrationQueries {
+		if slot >= CalibrationQueries {
 			return
 		}
 	}
@@ -377,7 +380,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 
 // calibrationSample returns the queries a calibration without a caller's
 // sample measures with: the recorded recent queries if there are enough,
-// else up to calibrationQueries indexed vectors drawn at random, with their
+// else up to CalibrationQueries indexed vectors drawn at random, with their
 // ids so that each can be left out of its own results.
 func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSource) {
 	ix.cal.mu.Lock()
@@ -403,7 +406,7 @@ func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSourc
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
 	var qs [][]float32
 	var ids []vector.ID
-	for tries := 0; len(qs) < calibrationQueries && tries < 4*calibrationQueries && next > 0; tries++ {
+	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
 		s := node(r.Uint64N(uint64(next)))
 		if !ix.indexed(s) || slices.Contains(ids, ix.idOf(s)) {
 			continue
