@@ -143,6 +143,21 @@ func appendMetadata(dst metadata, md map[string]any) (metadata, error) {
 	return dst, nil
 }
 
+// NormalizeMetadata returns md as a collection stores it and returns it:
+// strings and booleans as they are, every Go number type (and
+// json.Number) as a float64; nil for an empty map. It returns an error
+// wrapping [vector.ErrInvalidOptions], naming the key, for a value of any
+// other type, a number that is not finite, and a key or string that is not
+// valid UTF-8. Other implementations of [MemoryStore] use it to accept
+// exactly what a local collection accepts.
+func NormalizeMetadata(md map[string]any) (map[string]any, error) {
+	m, err := normalizeMetadata(md)
+	if err != nil {
+		return nil, err
+	}
+	return m.toMap(), nil
+}
+
 // get returns the value of key.
 func (m metadata) get(key string) (value, bool) {
 	if len(m) > 16 {

@@ -1,10 +1,16 @@
 package cairn
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/cairndb/cairn/vector"
 )
 
 // TestNormalizeManyKeys checks that metadata with many keys comes out
@@ -46,5 +52,33 @@ func BenchmarkNormalizeMetadata(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestNormalizeMetadata: the exported normaliser gives the stored forms a
+// collection returns, and refuses what a collection refuses.
+func TestNormalizeMetadata(t *testing.T) {
+	got, err := NormalizeMetadata(map[string]any{"s": "x", "b": true, "i": int8(-3), "u": uint64(7), "f": float32(0.5), "n": json.Number("12")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"s": "x", "b": true, "i": -3.0, "u": 7.0, "f": 0.5, "n": 12.0}
+	if !maps.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got, err := NormalizeMetadata(nil); got != nil || err != nil {
+		t.Errorf("empty: %v, %v", got, err)
+	}
+	for name, md := range map[string]map[string]any{
+		"NaN":         {"x": math.NaN()},
+		"Inf":         {"x": math.Inf(-1)},
+		"slice":       {"x": []int{1}},
+		"bad string":  {"x": "\xff"},
+		"bad key":     {"\xfe": 1},
+		"json.Number": {"x": json.Number("1e999")},
+	} {
+		if _, err := NormalizeMetadata(md); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("%s: err = %v, want ErrInvalidOptions", name, err)
+		}
 	}
 }

@@ -24,13 +24,24 @@ const (
 	// query with a recall target is scored exactly, which at this size
 	// costs about what a graph search does.
 	MinCalibrationLen = 500
-	// calibrationQueries is the size of the sample a calibration measures:
-	// with 10 neighbours a query, the standard error of a recall near 0.95
-	// is about 0.004 over this many queries.
-	calibrationQueries = 400
+	// CalibrationQueries is the size of the sample a calibration measures,
+	// and of the reservoir of recent queries the index keeps for it (once
+	// that many have been answered since a calibration on held-out
+	// vectors, the index recalibrates on them): with 10 neighbours a
+	// query, the standard error of a recall near 0.95 is about 0.004 over
+	// this many queries.
+	CalibrationQueries = 400
 	// minRealQueries is how many recent queries the index must have seen
 	// before it calibrates on them rather than on held-out vectors.
 	minRealQueries = 100
+	// maxScoredShare is the share of the indexed vectors past which a
+	// graph search (scoring that many nodes a query) is taken to cost more
+	// than an exact scan, and the calibration chooses exact search.
+	maxScoredShare = 0.5
+	// efTolerance is how close, relative to the beam width chosen, the
+	// calibration's bisection gets to the smallest beam that meets the
+	// target.
+	efTolerance = 0.05
 )
 
 // CalibrationSource says where the sample of a [Calibration] came from.
@@ -56,11 +67,13 @@ type Calibration struct {
 	Target float64
 	K      int
 	// Ef is the beam width chosen: the smallest that reached Target on the
-	// sample. 0 when Exact.
+	// sample, to within 5%. 0 when Exact.
 	Ef int
 	// Exact reports that queries are scored exactly instead: the index is
-	// smaller than [MinCalibrationLen], or no beam width up to the index's
-	// size reached Target (Reason says which).
+	// smaller than [MinCalibrationLen], no beam width up to the index's
+	// size reached Target, or the beam width that does makes each query
+	// score half of the vectors or more, which costs more than scoring all
+	// of them in order (Reason says which).
 	Exact  bool
 	Reason string
 	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
@@ -90,15 +103,15 @@ type calibrator struct {
 // since the last calibration. Most calls cost one atomic add.
 func (ix *Index) recordQuery(q []float32) {
 	c := ix.cal.seen.Add(1)
-	if c == calibrationQueries+1 {
+	if c == CalibrationQueries+1 {
 		// A full sample of real queries has been kept: it measures better
 		// than held-out vectors, which recalibrate once it is there.
 		defer ix.recalibrateOnQueries()
 	}
 	slot := c - 1
-	if c > calibrationQueries {
+	if c > CalibrationQueries {
 		slot = int64(rand.Uint64N(uint64(c)))
-		if slot >= calibrationQueries {
+		if slot >= CalibrationQueries {
 			return
 		}
 	}
@@ -281,18 +294,22 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	if err != nil {
 		return Calibration{}, err
 	}
-	measure := func(ef int) (float64, error) {
-		hits, total := 0, 0
+	// measure returns the recall at ef on the sample, and the mean number
+	// of nodes a query scored.
+	measure := func(ef int) (recall, scored float64, err error) {
+		hits, total, nodes := 0, 0, 0
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
-				return 0, fmt.Errorf("hnsw: calibrate: %w", err)
+				return 0, 0, fmt.Errorf("hnsw: calibrate: %w", err)
 			}
 			var got []vector.Result
+			var n int
 			if self != nil {
-				got = ix.searchPrepared(q, k, max(ef, k), self[i], true)
+				got, n = ix.searchPrepared(q, k, max(ef, k), self[i], true)
 			} else {
-				got = ix.searchPrepared(q, k, max(ef, k), 0, false)
+				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false)
 			}
+			nodes += n
 			pace.rest()
 			for _, r := range got {
 				if slices.Contains(truth[i], r.ID) {
@@ -301,43 +318,61 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			total += len(truth[i])
 		}
+		scored = float64(nodes) / float64(len(queries))
 		if total == 0 {
-			return 1, nil
+			return 1, scored, nil
 		}
-		return float64(hits) / float64(total), nil
+		return float64(hits) / float64(total), scored, nil
+	}
+	// A walk that scores this many nodes a query costs more than scoring
+	// every vector in order (each of its steps is a random read and a heap
+	// operation; the scan's are neither), so no beam width that needs it
+	// pays.
+	scanLike := float64(c.Len) * maxScoredShare
+	exact := func(format string, args ...any) (Calibration, error) {
+		c.Exact, c.Recall, c.Reason = true, 1, fmt.Sprintf(format, args...)
+		return finish()
 	}
 	// Double the beam until it reaches the target, then bisect between
-	// the last miss and the hit for the smallest beam that does.
+	// the last miss and the hit for the smallest beam that does, to within
+	// efTolerance (a beam a few percent wider costs a few percent more, and
+	// each step of the bisection costs a few hundred searches).
 	limit := max(k, min(MaxEf, c.Len))
 	lo, hi := k-1, k // recall(lo) < target (lo = k-1 stands for "none"), recall(hi) is tested
-	var hiRecall float64
+	var hiRecall, hiScored float64
 	for {
-		r, err := measure(hi)
+		r, scored, err := measure(hi)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hiRecall = r
+			hiRecall, hiScored = r, scored
 			break
 		}
 		if hi >= limit {
-			c.Exact, c.Recall = true, 1
-			c.Reason = fmt.Sprintf("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
-			return finish()
+			return exact("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
+		}
+		if scored >= scanLike {
+			return exact("recall@%d %.4f at ef %d, below the target %.4f, with each query already scoring %.0f%% of the vectors: an exact scan costs less",
+				k, r, hi, c.Target, 100*scored/float64(c.Len))
 		}
 		lo, hi = hi, min(2*hi, limit)
 	}
-	for hi-lo > 1 {
+	for hi-lo > max(1, int(float64(hi)*efTolerance)) {
 		mid := lo + (hi-lo)/2
-		r, err := measure(mid)
+		r, scored, err := measure(mid)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hi, hiRecall = mid, r
+			hi, hiRecall, hiScored = mid, r, scored
 		} else {
 			lo = mid
 		}
+	}
+	if hiScored >= scanLike {
+		return exact("the target needs ef %d, where each query scores %.0f%% of the vectors: an exact scan costs less",
+			hi, 100*hiScored/float64(c.Len))
 	}
 	c.Ef, c.Recall = hi, hiRecall
 	return finish()
@@ -345,7 +380,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 
 // calibrationSample returns the queries a calibration without a caller's
 // sample measures with: the recorded recent queries if there are enough,
-// else up to calibrationQueries indexed vectors drawn at random, with their
+// else up to CalibrationQueries indexed vectors drawn at random, with their
 // ids so that each can be left out of its own results.
 func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSource) {
 	ix.cal.mu.Lock()
@@ -371,7 +406,7 @@ func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSourc
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
 	var qs [][]float32
 	var ids []vector.ID
-	for tries := 0; len(qs) < calibrationQueries && tries < 4*calibrationQueries && next > 0; tries++ {
+	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
 		s := node(r.Uint64N(uint64(next)))
 		if !ix.indexed(s) || slices.Contains(ids, ix.idOf(s)) {
 			continue

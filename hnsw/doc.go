@@ -70,19 +70,23 @@
 // reach: [Options].TargetRecall (recall@TargetK, 10 by default). The index
 // then measures itself ([Index.Calibrate]): it takes a sample of queries,
 // scores them exactly against every indexed vector, and finds by doubling
-// and bisection the smallest ef whose searches reach the target on the
-// sample. The sample is, by preference, the unfiltered queries the index
-// answered since its last calibration (a reservoir of 400), else 400
-// indexed vectors, each searched for as if it were not in the graph (the
-// walk never steps on its node), or one the caller passes. The index calibrates in the background when it
-// first reaches [MinCalibrationLen] vectors, whenever it has doubled or
-// halved since, and after deletes of a quarter of it, resting as long as
-// it works so that it takes about half a core; queries and writes go on
-// meanwhile with the previous choice. Below MinCalibrationLen, and when no
-// ef up to the index's size reaches the target, queries are scored exactly.
-// [Index.Calibration] reports the choice and what was measured. The
-// estimate is a mean over the sample: real queries unlike it (another
-// distribution, or filtered ones) can see less.
+// and bisection (to within 5%) the smallest ef whose searches reach the
+// target on the sample. The sample is, by preference, the unfiltered
+// queries the index answered since its last calibration (a reservoir of
+// 400), else 400 indexed vectors, each searched for as if it were not in
+// the graph (the walk never steps on its node), or one the caller passes.
+// The index calibrates in the background when it first reaches
+// [MinCalibrationLen] vectors, whenever it has doubled or halved since, and
+// after deletes of a quarter of it, resting as long as it works so that it
+// takes about half a core; queries and writes go on meanwhile with the
+// previous choice. Below MinCalibrationLen, when no ef up to the index's
+// size reaches the target, and when the ef that does makes each query score
+// half of the vectors or more (a graph walk that scores that many costs
+// more than scoring all of them in order, as on uniform data at high
+// targets), queries are scored exactly. [Index.Calibration] reports the
+// choice and what was measured. The estimate is a mean over the sample:
+// real queries unlike it (another distribution, or filtered ones) can see
+// less.
 //
 // # Concurrency
 //

@@ -93,8 +93,9 @@ type Options struct {
 	// The index measures its own recall (see [Index.Calibrate]) and
 	// searches with the smallest beam width that reached the target on its
 	// sample, recalibrating in the background as it grows or shrinks; a
-	// target that no beam width reaches, or an index smaller than
-	// [MinCalibrationLen], is searched exactly. [SearchOptions.Ef] still
+	// target that no beam width reaches, or reaches only by scoring half
+	// of the vectors a query, and an index smaller than
+	// [MinCalibrationLen], are searched exactly. [SearchOptions.Ef] still
 	// overrides it per query. Must be in (0, 1], or 0 for none.
 	TargetRecall float64
 

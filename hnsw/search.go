@@ -260,12 +260,13 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 
 // searchPrepared is an unfiltered search for a prepared query at beam
 // width ef, for the index's own measurements: it is not recorded as a
-// query and cannot be cancelled.
+// query and cannot be cancelled. It also returns the number of nodes the
+// walk scored.
 //
 // With skipOn, the id skip is walked around as if it were not in the
 // graph: never moved to on the upper layers, never expanded or returned on
 // layer 0 (unless the walk has no other way in).
-func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool) []vector.Result {
+func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool) ([]vector.Result, int) {
 	sc := ix.getScratch()
 	defer func() {
 		sc.skipOn = false
@@ -278,7 +279,8 @@ func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn b
 		sc.skip, sc.skipOn = ix.idGet(skip)
 		ix.idMu.Unlock()
 	}
-	return ix.walk(sc, q, k, ef, nil, nil)
+	res := ix.walk(sc, q, k, ef, nil, nil)
+	return res, sc.vis.count()
 }
 
 // walk is the graph search for the k nodes nearest to the prepared query

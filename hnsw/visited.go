@@ -32,3 +32,15 @@ func (v *visited) visit(n node) bool {
 	v.tags[n] = v.gen
 	return false
 }
+
+// count returns the number of nodes visited since the last reset. It reads
+// every tag: for measurements, not for the search itself.
+func (v *visited) count() int {
+	n := 0
+	for _, t := range v.tags {
+		if t == v.gen {
+			n++
+		}
+	}
+	return n
+}

@@ -185,7 +185,7 @@ func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item)
 			return nil, fmt.Errorf("weaviate: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
 		}
 		seen[it.ID] = struct{}{}
-		md, err := normalize(it.Metadata)
+		md, err := cairn.NormalizeMetadata(it.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: %s %q: %w", op, it.ID, err)
 		}
@@ -229,60 +229,6 @@ func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("embedding: embedder returned %d vectors for %d texts", len(vs), len(texts))
 	}
 	return vs, nil
-}
-
-// normalize checks metadata values as the local store does and returns
-// them in stored form: strings, float64s and bools.
-func normalize(md map[string]any) (map[string]any, error) {
-	if len(md) == 0 {
-		return nil, nil
-	}
-	out := make(map[string]any, len(md))
-	for k, v := range md {
-		var f float64
-		switch x := v.(type) {
-		case string, bool:
-			out[k] = x
-			continue
-		case float64:
-			f = x
-		case float32:
-			f = float64(x)
-		case int:
-			f = float64(x)
-		case int8:
-			f = float64(x)
-		case int16:
-			f = float64(x)
-		case int32:
-			f = float64(x)
-		case int64:
-			f = float64(x)
-		case uint:
-			f = float64(x)
-		case uint8:
-			f = float64(x)
-		case uint16:
-			f = float64(x)
-		case uint32:
-			f = float64(x)
-		case uint64:
-			f = float64(x)
-		case json.Number:
-			g, err := x.Float64()
-			if err != nil {
-				return nil, fmt.Errorf("metadata %q: %w: number %q", k, vector.ErrInvalidOptions, x)
-			}
-			f = g
-		default:
-			return nil, fmt.Errorf("metadata %q: %w: unsupported metadata type %T (want string, number or bool)", k, vector.ErrInvalidOptions, v)
-		}
-		if math.IsNaN(f) || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("metadata %q: %w: metadata number %v is not finite", k, vector.ErrInvalidOptions, f)
-		}
-		out[k] = f
-	}
-	return out, nil
 }
 
 func typeName(v any) string {

@@ -453,14 +453,16 @@ func TestTargetReport(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
-	for _, want := range []string{"## Recall targets: clustered-1500-d32", "| 0.9 | target hnsw |", "| 1 | best fixed ef |"} {
+	for _, want := range []string{"## Recall targets: clustered-1500-d32", "| 0.9 | target hnsw |", "| 1 | best fixed ef |",
+		"| 0.9 | exact scan |", "| 1 | Auto collection |",
+		"## Queries during a background recalibration", "| recalibrating (real queries) |", "| Calibrate called directly |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	_, rows := decodeReport(t, jsonPath)
-	if len(rows) != 4 {
-		t.Fatalf("%d results, want 2 targets × (target, best)", len(rows))
+	if len(rows) != 8 {
+		t.Fatalf("%d results, want 2 targets × (target, best, exact scan, Auto)", len(rows))
 	}
 	for _, r := range rows {
 		if r.Report != "target" || r.TargetRecall == 0 || r.ChosenIndex == "" || r.Queries != 200 {

@@ -1,0 +1,129 @@
+// This file holds the recalibration part of the target-recall report:
+// query latency while an index recalibrates in the background, beside the
+// latency with no calibration running, and what a calibration allocates.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+// recalibrationReport loads graph into a fresh index with the recall
+// target, which starts a background calibration on held-out vectors, and
+// times queries at beam width ef while it runs and then with none running;
+// it then feeds the index a full sample of real queries, which starts a
+// second background calibration, and times both phases again. It ends
+// with one calibration called directly, to report what it allocates.
+func (b *bench) recalibrationReport(ctx context.Context, ds, eval *recall.Dataset, store vector.Store, graph []byte, target float64, ef int) error {
+	k := b.c.k
+	hx, err := hnsw.New(store, &hnsw.Options{TargetRecall: target, TargetK: k, Workers: b.c.threads})
+	if err != nil {
+		return err
+	}
+	// An explicit ef keeps the probes out of the index's sample of real
+	// queries, so they do not start calibrations of their own.
+	probe := func(i int) (time.Duration, error) {
+		t0 := time.Now()
+		_, err := hx.SearchWith(ctx, eval.Queries[i%len(eval.Queries)], k, &hnsw.SearchOptions{Ef: ef})
+		return time.Since(t0), err
+	}
+	// during times probes until the calibration running ends (done
+	// reports it), quiet times as many with none running.
+	during := func(done func() bool) ([]time.Duration, error) {
+		var lat []time.Duration
+		for i := 0; !done() && len(lat) < 1_000_000; i++ {
+			d, err := probe(i)
+			if err != nil {
+				return nil, err
+			}
+			lat = append(lat, d)
+		}
+		return lat, nil
+	}
+	quiet := func(n int) ([]time.Duration, error) {
+		lat := make([]time.Duration, max(n, 500))
+		for i := range lat {
+			d, err := probe(i)
+			if err != nil {
+				return nil, err
+			}
+			lat[i] = d
+		}
+		return lat, nil
+	}
+	t := newTable(b.out, fmt.Sprintf("## Queries during a background recalibration: %s, target %.3g, ef %d, one client", ds.Name, target, ef),
+		"<phase", "queries", "p50", "p95", "p95 / quiet p95", "<calibration")
+	defer t.close()
+	row := func(phase string, lat, base []time.Duration, note string) {
+		p95 := quantile(lat, 0.95)
+		ratio := "–"
+		if base != nil {
+			ratio = fmt.Sprintf("%.2f×", float64(p95)/float64(quantile(base, 0.95)))
+		}
+		t.row(phase, fmtInt(len(lat)), fmtDur(quantile(lat, 0.5)), fmtDur(p95), ratio, note)
+	}
+
+	if _, err := hx.ReadFrom(bytes.NewReader(graph)); err != nil {
+		return err
+	}
+	busy1, err := during(func() bool { _, ok := hx.Calibration(); return ok })
+	if err != nil {
+		return err
+	}
+	c1, _ := hx.Calibration()
+	calm1, err := quiet(len(busy1))
+	if err != nil {
+		return err
+	}
+	row("recalibrating (held-out sample)", busy1, calm1, fmt.Sprintf("%s, %s", c1.Source, fmtDur(c1.Took)))
+	row("none running", calm1, nil, "")
+
+	// A full reservoir of real queries makes the index recalibrate on them.
+	for i := range hnsw.CalibrationQueries + 1 {
+		if _, err := hx.Search(ctx, eval.Queries[i%len(eval.Queries)], k, nil); err != nil {
+			return err
+		}
+	}
+	busy2, err := during(func() bool { c, _ := hx.Calibration(); return c.Source == hnsw.SourceQueries })
+	if err != nil {
+		return err
+	}
+	c2, _ := hx.Calibration()
+	calm2, err := quiet(len(busy2))
+	if err != nil {
+		return err
+	}
+	row("recalibrating (real queries)", busy2, calm2, fmt.Sprintf("%s, %s", c2.Source, fmtDur(c2.Took)))
+	row("none running", calm2, nil, "")
+
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	c3, err := hx.Calibrate(ctx, nil)
+	if err != nil {
+		return err
+	}
+	runtime.ReadMemStats(&after)
+	t.row("Calibrate called directly", "–", "–", "–", "–",
+		fmt.Sprintf("%s, %s, allocated %s in all (the sample itself: %s)", c3.Source, fmtDur(c3.Took),
+			fmtBytes(int64(after.TotalAlloc-before.TotalAlloc)), fmtBytes(int64(c3.Queries*ds.Dim*4))))
+	return nil
+}
+
+// quantile returns the p-quantile of lat (sorted in place).
+func quantile(lat []time.Duration, p float64) time.Duration {
+	if len(lat) == 0 {
+		return 0
+	}
+	slices.Sort(lat)
+	return lat[min(len(lat)-1, int(p*float64(len(lat))))]
+}
