@@ -13,8 +13,9 @@ import (
 // TestAutoTargetRouting checks what an Auto collection with a recall target
 // does with graphPays's verdict (stubbed here; the timing itself is
 // measured by vecbench): it stays exact while the graph does not pay,
-// measures again once it has doubled, switches when the graph pays, and
-// decides again on reopen.
+// measures again once it has doubled, switches when the graph pays,
+// decides again on reopen, and remembers across reopen that exact search
+// won, measuring again only once the collection has doubled.
 func TestAutoTargetRouting(t *testing.T) {
 	ctx := context.Background()
 	pays, calls := false, 0
@@ -36,7 +37,7 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	base := recall.Clustered(2600, 0, 16, 3).Base
+	base := recall.Clustered(3100, 0, 16, 3).Base
 	add := func(lo, hi int) {
 		t.Helper()
 		items := make([]Item, 0, hi-lo)
@@ -70,7 +71,6 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
 	c, err = db.Collection(ctx, "c")
 	if err != nil {
 		t.Fatal(err)
@@ -81,6 +81,32 @@ func TestAutoTargetRouting(t *testing.T) {
 	hits, err := c.Query(ctx, base[5], 3, nil)
 	if err != nil || len(hits) != 3 || hits[0].Similarity < 0.999 {
 		t.Fatalf("query after reopen: %v, %v", hits, err)
+	}
+	// Reopened again, before doubling: the verdict is remembered, nothing
+	// is built or measured.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pays = true
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err = db.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mustInfo(t, c); calls != 3 || got.Index != Flat {
+		t.Fatalf("reopened after exact search won: %d measurements, %+v", calls, got)
+	}
+	add(1500, 2900) // 2,900 < 2 × 1,500: still no measurement
+	if calls != 3 || mustInfo(t, c).Index != Flat {
+		t.Fatalf("after 2,900 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
+	}
+	add(2900, 3100) // ≥ 3,000: measured again, and it pays
+	if got := mustInfo(t, c); calls != 4 || got.Index != HNSW {
+		t.Fatalf("after 3,100 items: %d measurements, %+v", calls, got)
 	}
 }
 

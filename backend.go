@@ -50,6 +50,11 @@ type backend interface {
 	// backend keeps none, and loadGraph reports vector.ErrNotFound.
 	saveGraph(ctx context.Context, g graph) error
 	loadGraph(ctx context.Context, g graph) error
+	// route and saveRoute keep an Auto collection's last routing verdict
+	// across reopen: the size below which it stays exact (0 for none).
+	// The in-memory backend keeps none.
+	route() int
+	saveRoute(ctx context.Context, below int) error
 	close() error
 }
 
@@ -108,5 +113,9 @@ func (b *memBackend) load(context.Context, func(row) error) error { return nil }
 func (b *memBackend) saveGraph(context.Context, graph) error { return nil }
 
 func (b *memBackend) loadGraph(context.Context, graph) error { return vector.ErrNotFound }
+
+func (b *memBackend) route() int { return 0 }
+
+func (b *memBackend) saveRoute(context.Context, int) error { return nil }
 
 func (b *memBackend) close() error { return b.s.Close() }

@@ -165,6 +165,11 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
+	if below := be.route(); kind == HNSW && cfg.Index == Auto && cfg.HNSW.TargetRecall != 0 && len(ids) < below {
+		// Exact search won the last measurement and the collection has
+		// not doubled since: no graph to build and measure again.
+		kind, c.autoRetryAt = Flat, below
+	}
 	idx, err := newIndex(kind, cfg, c.st)
 	if err != nil {
 		return nil, err
@@ -192,6 +197,8 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if !pays {
 			kind, idx, c.dirty = Flat, flat.New(c.st), false
 			c.autoRetryAt = 2 * len(ids)
+			// A hint: if it is lost, the next open measures again.
+			_ = be.saveRoute(ctx, c.autoRetryAt)
 		}
 	}
 	c.idx, c.kind = idx, kind
@@ -517,6 +524,8 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 			c.mu.Lock()
 			c.autoRetryAt = 2 * len(ids)
 			c.mu.Unlock()
+			// A hint: if it is lost, the next open measures again.
+			_ = c.be.saveRoute(ctx, 2*len(ids))
 			return
 		}
 	}

@@ -13,25 +13,26 @@ import (
 type IndexKind uint8
 
 const (
-	// Auto searches exactly (as Flat) while the collection holds fewer
-	// than its AutoThreshold items, and builds an HNSW graph once it
-	// reaches that size: below it an exact scan is about as fast and never
-	// misses. The graph is built, with every core, by the write that
-	// crosses the threshold, before it returns; meanwhile queries go on
-	// with exact search and other writes to the collection wait
-	// (BenchmarkCrossover reports the build time). The graph is kept if
-	// the collection shrinks
-	// again, and a reopened collection starts with the index its size
-	// calls for. Auto is the default.
+	// Auto searches exactly (as Flat) while the collection holds fewer than
+	// its AutoThreshold items, and builds an HNSW graph once it reaches that
+	// size: below it an exact scan is about as fast and never misses. The
+	// graph is built, with every core, by the write that crosses the
+	// threshold, before it returns; meanwhile queries go on with exact search
+	// and other writes to the collection wait (BenchmarkCrossover reports the
+	// build time). The graph is kept if the collection shrinks again, and a
+	// reopened collection starts with the index its size calls for. Auto is
+	// the default.
 	//
 	// With a recall target (HNSW.TargetRecall), the threshold is only where
 	// Auto starts measuring: the graph built there calibrates itself for the
 	// target and is timed against the exact scan on the collection's own
-	// vectors; Auto switches only if the graph is faster, and otherwise
-	// stays exact, drops the graph and measures again each time the
-	// collection has doubled (on data without structure, such as uniform
-	// vectors, exact search usually stays the faster way to a high
-	// recall). A reopened collection measures again.
+	// vectors; Auto switches only if the graph is faster, and otherwise stays
+	// exact, drops the graph and measures again each time the collection has
+	// doubled (on data without structure, such as uniform vectors, exact
+	// search usually stays the faster way to a high recall). A file remembers
+	// that verdict: reopened before it has doubled, the collection stays exact
+	// without building a graph; a reopened collection that was using its graph
+	// measures it again.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.

@@ -54,6 +54,12 @@ type settings struct {
 		TargetRecall   float64 `json:"target_recall,omitempty"`
 		TargetK        int     `json:"target_k,omitempty"`
 	} `json:"hnsw"`
+	// AutoExactBelow is the route an Auto collection with a recall target
+	// measured last: exact search was the faster way to meet the target,
+	// so the collection stays exact until it holds this many items. It is
+	// state, not configuration: written by the collection, never by
+	// encodeSettings.
+	AutoExactBelow int `json:"auto_exact_below,omitempty"`
 }
 
 func encodeSettings(cfg CollectionConfig) ([]byte, error) {
@@ -193,6 +199,36 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 		}
 		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md})
 	})
+}
+
+// route returns the size below which the collection stays exact, as
+// saveRoute stored it, or 0.
+func (b *sqlBackend) route() int {
+	var s settings
+	if json.Unmarshal(b.c.Settings(), &s) != nil {
+		return 0
+	}
+	return s.AutoExactBelow
+}
+
+// saveRoute stores, with the collection's settings, that exact search won
+// the routing measurement and is kept until the collection holds below
+// items.
+func (b *sqlBackend) saveRoute(ctx context.Context, below int) error {
+	var s map[string]json.RawMessage
+	if err := json.Unmarshal(b.c.Settings(), &s); err != nil || s == nil {
+		s = map[string]json.RawMessage{}
+	}
+	v, err := json.Marshal(below)
+	if err != nil {
+		return err
+	}
+	s["auto_exact_below"] = v
+	out, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	return b.c.SetSettings(ctx, out)
 }
 
 func (b *sqlBackend) saveGraph(ctx context.Context, g graph) error {
