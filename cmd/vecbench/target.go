@@ -9,6 +9,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strconv"
 	"strings"
@@ -26,8 +27,8 @@ func init() {
 	flagGroups = append(flagGroups, flagGroup{
 		usage: `  --target-recall 0.9,0.95,0.99
                     recall targets: HNSW given each target (hnsw.Options
-                    TargetRecall) calibrates on the first half of the
-                    queries and is measured on the second half, beside the
+                    TargetRecall) calibrates on a random half of the
+                    queries and is measured on the other half, beside the
                     smallest fixed ef reaching the same target there, the
                     exact scan and an Auto collection with the target;
                     then query latency during background recalibrations
@@ -67,13 +68,23 @@ func targetList(s string) ([]float64, error) {
 // than the --ef grid so that "best" is close to the true optimum.
 var targetLadder = []int{10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384, 448, 512, 640, 768, 896, 1024, 1280, 1536, 2048}
 
-// halves splits ds's queries and truth: the first half calibrates, the
-// second is measured.
+// halves splits ds's queries and truth at random, in two halves of the
+// same distribution (a query file may be ordered, by topic or by source):
+// the first half calibrates, the second is measured. The split is the same
+// on every run.
 func halves(ds *recall.Dataset, truth [][]int32) (calib []vector.Vector, eval *recall.Dataset, evalTruth [][]int32) {
-	h := len(ds.Queries) / 2
+	perm := rand.New(rand.NewPCG(1, uint64(len(ds.Queries)))).Perm(len(ds.Queries))
+	h := len(perm) / 2
 	e := *ds
-	e.Queries = ds.Queries[h:]
-	return ds.Queries[:h], &e, truth[h:]
+	e.Queries = nil
+	for _, i := range perm[:h] {
+		calib = append(calib, ds.Queries[i])
+	}
+	for _, i := range perm[h:] {
+		e.Queries = append(e.Queries, ds.Queries[i])
+		evalTruth = append(evalTruth, truth[i])
+	}
+	return calib, &e, evalTruth
 }
 
 // targetReport builds one HNSW graph per data set and, for each target,
