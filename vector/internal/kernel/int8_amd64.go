@@ -1,0 +1,56 @@
+//go:build amd64 && !purego
+
+package kernel
+
+// The AVX2 int8 kernels (int8_amd64.s) take a positive multiple of 16
+// elements; these wrappers check the lengths, run the assembly over the
+// largest such prefix and add the last len(q)%16 products in Go.
+
+//go:noescape
+func dotU8I8AVX2(q *int8, c *uint8, n int) int32
+
+//go:noescape
+func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
+
+func dotU8I8AVX2Wrap(q []int8, c []uint8) int32 {
+	n := len(q)
+	c = c[:n]
+	m := n &^ 15
+	var s int32
+	if m > 0 {
+		s = dotU8I8AVX2(&q[0], &c[0], m)
+	}
+	for i := m; i < n; i++ {
+		s += int32(q[i]) * int32(c[i])
+	}
+	return s
+}
+
+func dotU8I8x4AVX2Wrap(q []int8, a, b, c, d []uint8) (out [4]int32) {
+	n := len(q)
+	a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+	m := n &^ 15
+	if m > 0 {
+		dotU8I8Gather4AVX2(&q[0], &a[0], &b[0], &c[0], &d[0], m, &out[0])
+	}
+	for i := m; i < n; i++ {
+		x := int32(q[i])
+		out[0] += x * int32(a[i])
+		out[1] += x * int32(b[i])
+		out[2] += x * int32(c[i])
+		out[3] += x * int32(d[i])
+	}
+	return out
+}
+
+func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
+	i := 0
+	for ; i+4 <= len(out); i += 4 {
+		o := i * stride
+		r := dotU8I8x4AVX2Wrap(q, codes[o:], codes[o+stride:], codes[o+2*stride:], codes[o+3*stride:])
+		copy(out[i:i+4], r[:])
+	}
+	for ; i < len(out); i++ {
+		out[i] = dotU8I8AVX2Wrap(q, codes[i*stride:])
+	}
+}
