@@ -30,6 +30,7 @@ type rule struct {
 var graph = map[string]rule{
 	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
 	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
+	"vector/quant":           {cairn: []string{"vector", "vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
 	"hnsw":                   {cairn: []string{"vector"}},
 	"sqlitestore":            {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
