@@ -421,6 +421,9 @@ func TestStale(t *testing.T) {
 	if full.Stale(2500, 999, clipped) {
 		t.Error("drift: judged on fewer than 1,000 vectors")
 	}
+	if full.Stale(20000, 2000, clipped) || !full.Stale(16000, 2000, clipped) {
+		t.Error("drift: want stale once an eighth of the store was encoded since training")
+	}
 }
 
 // TestTrainDeterministic checks that training samples with a fixed seed.
@@ -431,5 +434,35 @@ func TestTrainDeterministic(t *testing.T) {
 	b, _ := train(t, s, &quant.TrainOptions{Sample: 500}).MarshalBinary()
 	if !slices.Equal(a, b) {
 		t.Error("two trainings of one store differ")
+	}
+}
+
+// TestQuantiles checks where the ranges fall on known values: every
+// dimension holds a shuffled 0…999, so clipping 1% leaves out 10 values at
+// each end.
+func TestQuantiles(t *testing.T) {
+	r := rand.New(rand.NewPCG(23, 24))
+	const n, dim = 1000, 20
+	vs := make([]vector.Vector, n)
+	for i := range vs {
+		vs[i] = make(vector.Vector, dim)
+	}
+	for j := range dim {
+		for i, p := range r.Perm(n) {
+			vs[i][j] = float32(p)
+		}
+	}
+	s := storeOf(t, dim, vector.L2, vs)
+	for _, c := range []struct {
+		clip   float64
+		lo, hi float32
+	}{{0.01, 10, 989}, {-1, 0, 999}, {0.1, 100, 899}} {
+		q := train(t, s, &quant.TrainOptions{Clip: c.clip})
+		for j := range dim {
+			lo, hi := q.Range(j)
+			if lo != c.lo || math.Abs(float64(hi-c.hi)) > 1e-3 {
+				t.Fatalf("clip %v: range %d = [%v, %v], want [%v, %v]", c.clip, j, lo, hi, c.lo, c.hi)
+			}
+		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"slices"
 	"sync"
 
 	"github.com/cairndb/cairn/vector"
@@ -140,26 +139,37 @@ func Train(ctx context.Context, s vector.Store, opts *TrainOptions) (*Quantizer,
 }
 
 // setRanges places every dimension's range at the clip quantiles of the n
-// sampled vectors in arena, spreading the dimensions over the cores.
+// sampled vectors in arena. Each worker takes groups of 16 dimensions, so
+// a pass over the arena reads whole cache lines (16 float32s a row), and
+// finds each quantile with a bounded heap, O(n log k) rather than a sort.
 func (q *Quantizer) setRanges(ctx context.Context, arena []float32, n int) error {
+	const group = 16
 	k := int(q.clip * float64(n)) // values left out at each end
-	workers := max(1, min(runtime.GOMAXPROCS(0), q.dim/16))
+	groups := (q.dim + group - 1) / group
+	workers := max(1, min(runtime.GOMAXPROCS(0), groups))
 	var wg sync.WaitGroup
 	errs := make([]error, workers)
 	for w := range workers {
 		wg.Go(func() {
-			col := make([]float32, n)
-			for j := w; j < q.dim; j += workers {
-				if j%64 == w {
-					if errs[w] = ctx.Err(); errs[w] != nil {
-						return
+			cols := make([]float32, group*n)
+			low, high := make([]float32, 0, k+1), make([]float32, 0, k+1)
+			for g := w; g < groups; g += workers {
+				if errs[w] = ctx.Err(); errs[w] != nil {
+					return
+				}
+				j0, j1 := g*group, min((g+1)*group, q.dim)
+				width := j1 - j0
+				for i := range n {
+					row := arena[i*q.dim+j0 : i*q.dim+j1]
+					for c, x := range row {
+						cols[c*n+i] = x
 					}
 				}
-				for i := range n {
-					col[i] = arena[i*q.dim+j]
+				for c := range width {
+					col := cols[c*n : (c+1)*n]
+					lo, hi := extremes(col, k, low, high)
+					q.setRange(j0+c, lo, hi)
 				}
-				slices.Sort(col)
-				q.setRange(j, col[k], col[n-1-k])
 			}
 		})
 	}
@@ -170,6 +180,63 @@ func (q *Quantizer) setRanges(ctx context.Context, arena []float32, n int) error
 		}
 	}
 	return nil
+}
+
+// extremes returns the (k+1)-th smallest and (k+1)-th largest of col
+// (k < len(col)), using low and high as the heaps' storage: a max-heap of
+// the k+1 smallest values seen and a min-heap of the k+1 largest.
+func extremes(col []float32, k int, low, high []float32) (lo, hi float32) {
+	low, high = low[:0], high[:0]
+	for _, x := range col {
+		if len(low) <= k {
+			low = heapPush(low, x, func(a, b float32) bool { return a > b })
+			high = heapPush(high, x, func(a, b float32) bool { return a < b })
+			continue
+		}
+		if x < low[0] {
+			low[0] = x
+			heapDown(low, func(a, b float32) bool { return a > b })
+		}
+		if x > high[0] {
+			high[0] = x
+			heapDown(high, func(a, b float32) bool { return a < b })
+		}
+	}
+	return low[0], high[0]
+}
+
+// heapPush adds x to the heap h ordered by before (the root comes before
+// every other element).
+func heapPush(h []float32, x float32, before func(a, b float32) bool) []float32 {
+	h = append(h, x)
+	for j := len(h) - 1; j > 0; {
+		i := (j - 1) / 2
+		if !before(h[j], h[i]) {
+			break
+		}
+		h[i], h[j] = h[j], h[i]
+		j = i
+	}
+	return h
+}
+
+// heapDown restores the heap h after its root changed.
+func heapDown(h []float32, before func(a, b float32) bool) {
+	for i := 0; ; {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		j := l
+		if r := l + 1; r < len(h) && before(h[r], h[l]) {
+			j = r
+		}
+		if !before(h[j], h[i]) {
+			return
+		}
+		h[i], h[j] = h[j], h[i]
+		i = j
+	}
 }
 
 func (q *Quantizer) setRange(j int, lo, hi float32) {
@@ -272,18 +339,19 @@ func (q *Quantizer) Encode(dst []byte, v vector.Vector) (clipped int, err error)
 //
 // Two conditions make codes stale. Growth: q was trained from fewer than a
 // full sample and the store has since doubled, so better ranges can be
-// had. Drift: over at least 1,000 vectors encoded since training, the
-// fraction of clipped components exceeds 4 times the fraction that new
+// had. Drift: over at least 1,000 vectors encoded since training, and at
+// least an eighth of the store, the fraction of clipped components exceeds 4 times the fraction that new
 // data from the training distribution would clip, plus 0.1%. That
 // expected fraction is 2(k+1)/(n+1) for ranges set at the k-th smallest
 // and largest of n sampled values (k = Clip·n), about 2·Clip for a full
 // sample. Rebuilding on growth costs O(n) encodes each time the store
-// doubles, so O(1) a vector over time.
+// doubles, and on drift each time an eighth of it is new, so O(1) a vector
+// over time.
 func (q *Quantizer) Stale(size, encoded int, clipped int64) bool {
 	if q.trained < q.sample && size >= 2*q.trained {
 		return true
 	}
-	if encoded < 1000 {
+	if encoded < max(1000, size/8) {
 		return false
 	}
 	n := float64(min(q.trained, q.sample))
