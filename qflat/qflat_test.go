@@ -6,6 +6,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
@@ -359,5 +360,41 @@ func TestConcurrentRebuild(t *testing.T) {
 	wg.Wait()
 	if idx.Stats().Rebuilds < 5 {
 		t.Errorf("only %d rebuilds while growing to 3,000", idx.Stats().Rebuilds)
+	}
+}
+
+// TestSharedRecall measures recall@10 at the default rescore factor, and at
+// 1 (the estimate alone), on the shared real sets, run on demand:
+//
+//	CAIRN_SHARED_DATA=/work/shared/data go test -run SharedRecall -v ./qflat/
+func TestSharedRecall(t *testing.T) {
+	dir := os.Getenv("CAIRN_SHARED_DATA")
+	if dir == "" {
+		t.Skip("a measurement: set CAIRN_SHARED_DATA to the shared data directory")
+	}
+	for _, name := range []string{"cohere-wiki-768-1k", "bge-m3-1024-alice-926", "luceneutil-minilm-384"} {
+		base, err := recall.LoadVectors(filepath.Join(dir, name, "base.fvecs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		qs, err := recall.LoadVectors(filepath.Join(dir, name, "query.fvecs"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := memStore(t, len(base[0]), vector.Cosine)
+		if err := s.PutBatch(context.Background(), seq(len(base)), base); err != nil {
+			t.Fatal(err)
+		}
+		idx := newIndex(t, s, nil)
+		if err := idx.Track(context.Background(), seq(len(base))); err != nil {
+			t.Fatal(err)
+		}
+		exact := flat.New(s)
+		one := measure(t, rescoreOf{idx, 1}, exact, qs, 10, nil)
+		def := measure(t, idx, exact, qs, 10, nil)
+		t.Logf("%s (%d base, %d queries): recall@10 %.3f at rescore 1, %.3f at %d", name, len(base), len(qs), one, def, qflat.DefaultRescore)
+		if def < 0.99 {
+			t.Errorf("%s: recall@10 %.3f at the default rescore", name, def)
+		}
 	}
 }

@@ -48,15 +48,16 @@ func guardedU8(n, off int, gen func() uint8) []uint8 {
 	return s
 }
 
-// int8Gens are the value patterns: uniform over every byte, and the
-// extremes, where a kernel that saturated (VPMADDUBSW's int16 sums) or
-// treated codes as signed would be wrong.
+// int8Gens are the value patterns: uniform over the contract's range
+// (queries in [-64, 64], codes 0…255), and its extremes, where a kernel
+// whose pair sums saturated or that treated codes as signed would be
+// wrong.
 func int8Gens(r *rand.Rand) map[string][2]func() int {
 	return map[string][2]func() int{
-		"uniform": {func() int { return r.IntN(256) - 128 }, func() int { return r.IntN(256) }},
-		"extreme": {func() int { return -128 }, func() int { return 255 }},
-		"max":     {func() int { return 127 }, func() int { return 255 }},
-		"mixed":   {func() int { return []int{-128, 127}[r.IntN(2)] }, func() int { return []int{0, 255}[r.IntN(2)] }},
+		"uniform": {func() int { return r.IntN(129) - 64 }, func() int { return r.IntN(256) }},
+		"extreme": {func() int { return -64 }, func() int { return 255 }},
+		"max":     {func() int { return 64 }, func() int { return 255 }},
+		"mixed":   {func() int { return []int{-64, 64}[r.IntN(2)] }, func() int { return []int{0, 255}[r.IntN(2)] }},
 	}
 }
 
@@ -81,14 +82,13 @@ func TestInt8KernelsExact(t *testing.T) {
 }
 
 // TestInt8KernelsLongest checks the longest vector the contract allows,
-// 65,536 elements of -128·255, whose sum (-2,139,095,040) is just inside
-// int32.
+// 65,536 elements of -64·255 (a sum of -1,069,547,520).
 func TestInt8KernelsLongest(t *testing.T) {
 	const n = 1 << 16
 	q := make([]int8, n)
 	c := make([]uint8, n)
 	for i := range q {
-		q[i], c[i] = -128, 255
+		q[i], c[i] = -64, 255
 	}
 	want := refDotU8I8(q, c)
 	for _, k := range kernel.Impls() {
@@ -107,7 +107,7 @@ func TestInt8KernelsLongest(t *testing.T) {
 // quant lays them out).
 func TestInt8KernelBatch(t *testing.T) {
 	r := rand.New(rand.NewPCG(23, 24))
-	qg := func() int8 { return int8(r.IntN(256) - 128) }
+	qg := func() int8 { return int8(r.IntN(129) - 64) }
 	cg := func() uint8 { return uint8(r.IntN(256)) }
 	for _, k := range kernel.Impls() {
 		for _, n := range kernelLengths {
@@ -149,7 +149,7 @@ func TestInt8KernelBatch(t *testing.T) {
 
 // FuzzDotU8I8 checks every int8 kernel against the reference on arbitrary
 // bytes: the first byte sets the offsets, the rest is split into the query
-// and the code.
+// (each byte halved into [-64, 63]) and the code.
 func FuzzDotU8I8(f *testing.F) {
 	f.Add([]byte{})
 	f.Add([]byte{0, 0x80, 0xff})
@@ -163,7 +163,7 @@ func FuzzDotU8I8(f *testing.F) {
 		data = data[1:]
 		n := len(data) / 2
 		i := 0
-		q := guardedI8(n, int(mode&3), func() int8 { i++; return int8(data[i-1]) })
+		q := guardedI8(n, int(mode&3), func() int8 { i++; return int8(data[i-1]) / 2 })
 		j := n
 		c := guardedU8(n, int(mode>>2&3), func() uint8 { j++; return data[j-1] })
 		want := refDotU8I8(q, c)
@@ -185,4 +185,27 @@ func FuzzDotU8I8(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestInt8Selected checks that the selected int8 kernels are the first
+// (fastest) family's.
+func TestInt8Selected(t *testing.T) {
+	r := rand.New(rand.NewPCG(25, 26))
+	first := kernel.Impls()[0]
+	q := guardedI8(100, 1, func() int8 { return int8(r.IntN(129) - 64) })
+	c := guardedU8(5*100, 2, func() uint8 { return uint8(r.IntN(256)) })
+	if got, want := kernel.DotU8I8(q, c), first.DotU8I8(q, c); got != want {
+		t.Errorf("DotU8I8 = %d, %s gives %d", got, first.Name, want)
+	}
+	if got, want := kernel.DotU8I8x4(q, c, c[100:], c[200:], c[300:]), first.DotU8I8x4(q, c, c[100:], c[200:], c[300:]); got != want {
+		t.Errorf("DotU8I8x4 = %v, %s gives %v", got, first.Name, want)
+	}
+	got, want := make([]int32, 5), make([]int32, 5)
+	kernel.DotU8I8Batch(q, c, 100, got)
+	first.DotU8I8Batch(q, c, 100, want)
+	for i := range got {
+		if got[i] != want[i] || int64(got[i]) != refDotU8I8(q, c[i*100:i*100+100]) {
+			t.Errorf("DotU8I8Batch row %d = %d, %s gives %d", i, got[i], first.Name, want[i])
+		}
+	}
 }

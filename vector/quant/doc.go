@@ -14,7 +14,8 @@
 // other value. A component x is coded as cⱼ = round((x − loⱼ)/sⱼ), clamped
 // to 0…255, with step sⱼ = (hiⱼ − loⱼ)/255, and stands for
 // x̂ⱼ = loⱼ + sⱼ·cⱼ. A query q is prepared once: its weights wⱼ = qⱼ·sⱼ are
-// rounded to int8 (qiⱼ = round(wⱼ/α), α = max|wⱼ|/127), so that
+// rounded to integers in [−64, 64] (qiⱼ = round(wⱼ/α), α = max|wⱼ|/64: the
+// range the kernels accept), so that
 //
 //	q·x̂ = Σ qⱼ·loⱼ + Σ wⱼ·cⱼ ≈ base + α·Σ qiⱼ·cⱼ
 //

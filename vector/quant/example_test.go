@@ -43,7 +43,7 @@ func Example() {
 	// Output:
 	// 0: estimate 0.82, exact 0.82
 	// 1: estimate 0.02, exact 0.02
-	// 2: estimate 4.42, exact 4.42
+	// 2: estimate 4.43, exact 4.42
 	// 3: estimate 9.82, exact 9.82
 	// 4: estimate 1.82, exact 1.82
 }

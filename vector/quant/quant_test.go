@@ -155,7 +155,7 @@ func TestDistanceMatchesRule(t *testing.T) {
 				batch := make([]float32, len(vs))
 				p.Distances(codes, batch)
 				cs := q.CodeSize()
-				// Bound: Σ|δⱼ|·cⱼ with |δⱼ| ≤ α/2 = max|wⱼ|/254 and cⱼ ≤ 255,
+				// Bound: Σ|δⱼ|·cⱼ with |δⱼ| ≤ α/2 = max|wⱼ|/128 and cⱼ ≤ 255,
 				// doubled under L2; plus float32 rounding.
 				var wmax, qn float64
 				for j, x := range qv {
@@ -166,7 +166,7 @@ func TestDistanceMatchesRule(t *testing.T) {
 				if m == vector.Cosine {
 					wmax /= math.Sqrt(qn)
 				}
-				tol := 2*float64(dim)*wmax/254*255 + 1e-4*(1+qn)
+				tol := 2*float64(dim)*wmax/128*255 + 1e-4*(1+qn)
 				for i := range vs {
 					code := codes[i*cs : (i+1)*cs]
 					want := refEstimate(q, qv, code)

@@ -12,6 +12,12 @@ import (
 	"github.com/cairndb/cairn/vector/internal/kernel"
 )
 
+// queryMax bounds the query's int8 weights: the kernels' contract (their
+// AVX2 pair sums must not saturate int16). Seven bits of query against
+// eight of data cost little: TestEstimateRanks and qflat's recall tests
+// measure the result.
+const queryMax = 64
+
 // Query is a search vector prepared for one quantizer: its int8 weights
 // and the terms that turn their dot product with a code into a distance
 // estimate. It is read-only once made, and safe for concurrent use.
@@ -50,7 +56,7 @@ func (q *Quantizer) Prepare(v vector.Vector) (*Query, error) {
 	}
 	r := &Query{metric: q.metric, dim: q.dim, w: make([]int8, q.dim), base: float32(base), qq: float32(sum)}
 	if wmax > 0 {
-		alpha := wmax / 127
+		alpha := wmax / queryMax
 		for j, x := range w {
 			r.w[j] = int8(math.Round(x / alpha))
 		}

@@ -2,9 +2,9 @@
 
 package kernel
 
-// The AVX2 int8 kernels (int8_amd64.s) take a positive multiple of 16
+// The AVX2 int8 kernels (int8_amd64.s) take a positive multiple of 32
 // elements; these wrappers check the lengths, run the assembly over the
-// largest such prefix and add the last len(q)%16 products in Go.
+// largest such prefix and add the last len(q)%32 products in Go.
 
 //go:noescape
 func dotU8I8AVX2(q *int8, c *uint8, n int) int32
@@ -15,7 +15,7 @@ func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 func dotU8I8AVX2Wrap(q []int8, c []uint8) int32 {
 	n := len(q)
 	c = c[:n]
-	m := n &^ 15
+	m := n &^ 31
 	var s int32
 	if m > 0 {
 		s = dotU8I8AVX2(&q[0], &c[0], m)
@@ -29,7 +29,7 @@ func dotU8I8AVX2Wrap(q []int8, c []uint8) int32 {
 func dotU8I8x4AVX2Wrap(q []int8, a, b, c, d []uint8) (out [4]int32) {
 	n := len(q)
 	a, b, c, d = a[:n], b[:n], c[:n], d[:n]
-	m := n &^ 15
+	m := n &^ 31
 	if m > 0 {
 		dotU8I8Gather4AVX2(&q[0], &a[0], &b[0], &c[0], &d[0], m, &out[0])
 	}
@@ -53,4 +53,29 @@ func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
 	for ; i < len(out); i++ {
 		out[i] = dotU8I8AVX2Wrap(q, codes[i*stride:])
 	}
+}
+
+// DotU8I8 is the selected exact int8 dot product (see int8.go).
+func DotU8I8(q []int8, c []uint8) int32 {
+	if hasAVX2 {
+		return dotU8I8AVX2Wrap(q, c)
+	}
+	return DotU8I8Generic(q, c)
+}
+
+// DotU8I8x4 is the selected four-code int8 dot product.
+func DotU8I8x4(q []int8, a, b, c, d []uint8) [4]int32 {
+	if hasAVX2 {
+		return dotU8I8x4AVX2Wrap(q, a, b, c, d)
+	}
+	return DotU8I8x4Generic(q, a, b, c, d)
+}
+
+// DotU8I8Batch is the selected strided batch of int8 dot products.
+func DotU8I8Batch(q []int8, codes []uint8, stride int, out []int32) {
+	if hasAVX2 {
+		dotU8I8BatchAVX2(q, codes, stride, out)
+		return
+	}
+	DotU8I8BatchGeneric(q, codes, stride, out)
 }

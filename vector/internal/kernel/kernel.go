@@ -17,17 +17,6 @@ var (
 	// L2x4 returns the squared distances of q to a, b, c and d, in one
 	// pass over q; every row holds at least len(q) elements.
 	L2x4 = L2x4Generic
-	// DotU8I8 returns the exact int32 dot product of the int8 query q with
-	// the uint8 code c; c holds at least len(q) bytes, and len(q) is at
-	// most 65,536.
-	DotU8I8 = DotU8I8Generic
-	// DotU8I8x4 returns DotU8I8 of q with each of four codes, in one pass
-	// over q.
-	DotU8I8x4 = DotU8I8x4Generic
-	// DotU8I8Batch writes into out[i] DotU8I8 of q with the code at
-	// codes[i*stride:]; codes holds at least
-	// (len(out)-1)*stride + len(q) bytes.
-	DotU8I8Batch = DotU8I8BatchGeneric
 	// Name names the selected kernel family: "avx512", "avx2" or "generic".
 	Name = "generic"
 )
@@ -44,11 +33,12 @@ type Impl struct {
 	Dot4     func(q, a, b, c, d []float32) [4]float32 // Dot of q with four rows
 	L2x4     func(q, a, b, c, d []float32) [4]float32 // L2 of q to four rows
 
-	// The int8 kernels of package vector/quant. An AVX-512 VNNI version
-	// (VPDPBUSD multiplies uint8 by int8 into int32 without the widening
-	// the AVX2 version needs) would go in the avx512 family; until one is
-	// written and tested on a CPU that has VNNI, that family uses the
-	// AVX2 int8 kernels.
+	// The int8 kernels of package vector/quant (contracts in int8.go;
+	// query elements in [-64, 64]). An AVX-512 VNNI version (VPDPBUSD
+	// multiplies uint8 by int8 and sums four products into int32 in one
+	// instruction, where AVX2 needs three) would go in the avx512 family;
+	// until one is written and tested on a CPU that has VNNI, that family
+	// uses the AVX2 int8 kernels.
 	DotU8I8      func(q []int8, c []uint8) int32                        // exact q·c
 	DotU8I8x4    func(q []int8, a, b, c, d []uint8) [4]int32            // q· four codes
 	DotU8I8Batch func(q []int8, codes []uint8, stride int, out []int32) // q· codes every stride bytes

@@ -60,7 +60,6 @@ func init() {
 func use(k Impl) {
 	Dot, L2, DotBatch, L2Batch, Name = k.Dot, k.L2, k.DotBatch, k.L2Batch, k.Name
 	Dot4, L2x4 = k.Dot4, k.L2x4
-	DotU8I8, DotU8I8x4, DotU8I8Batch = k.DotU8I8, k.DotU8I8x4, k.DotU8I8Batch
 }
 
 // The assembly kernels. The single forms read len(a) elements of both
