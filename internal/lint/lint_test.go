@@ -45,7 +45,7 @@ var graph = map[string]rule{
 	"internal/memorytest":    {cairn: []string{"", "vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
+	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank"}},
 	"cmd/cairn": {
 		cairn: []string{"", "vector", "hnsw", "sqlitestore"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk"},
