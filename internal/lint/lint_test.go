@@ -57,7 +57,7 @@ var graph = map[string]rule{
 	"cmd/torture": {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint", "internal/powerfail", "internal/vfsname"}},
 	"weaviate":    {cairn: []string{"", "vector", "hnsw"}},
 	"cmd/vecbench": {
-		cairn: []string{"", "recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector", "weaviate"},
+		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
 	},
 }
