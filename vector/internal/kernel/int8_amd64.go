@@ -12,6 +12,13 @@ func dotU8I8AVX2(q *int8, c *uint8, n int) int32
 //go:noescape
 func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 
+// dotU8I8StridedAVX2 runs the four-code loop over groups of four
+// consecutive codes stride bytes apart, writing 4*groups sums to out. It
+// prefetches up to three groups past the last: prefetches never fault.
+//
+//go:noescape
+func dotU8I8StridedAVX2(q *int8, codes *uint8, n, stride, groups int, out *int32)
+
 func dotU8I8AVX2Wrap(q []int8, c []uint8) int32 {
 	n := len(q)
 	c = c[:n]
@@ -44,13 +51,27 @@ func dotU8I8x4AVX2Wrap(q []int8, a, b, c, d []uint8) (out [4]int32) {
 }
 
 func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
-	i := 0
-	for ; i+4 <= len(out); i += 4 {
-		o := i * stride
-		r := dotU8I8x4AVX2Wrap(q, codes[o:], codes[o+stride:], codes[o+2*stride:], codes[o+3*stride:])
-		copy(out[i:i+4], r[:])
+	n := len(q)
+	m := n &^ 31
+	g := len(out) / 4
+	if m > 0 && g > 0 {
+		codes := codes[:(4*g-1)*stride+n] // the sums' bounds check
+		dotU8I8StridedAVX2(&q[0], &codes[0], m, stride, g, &out[0])
+		if m < n {
+			for i := range 4 * g {
+				c := codes[i*stride : i*stride+n]
+				for j := m; j < n; j++ {
+					out[i] += int32(q[j]) * int32(c[j])
+				}
+			}
+		}
+	} else {
+		for i := range 4 * g {
+			o := i * stride
+			out[i] = dotU8I8AVX2Wrap(q, codes[o:o+n])
+		}
 	}
-	for ; i < len(out); i++ {
+	for i := 4 * g; i < len(out); i++ {
 		out[i] = dotU8I8AVX2Wrap(q, codes[i*stride:])
 	}
 }

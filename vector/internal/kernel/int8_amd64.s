@@ -121,3 +121,71 @@ dg8_32:
 	VMOVD X3, 12(DX)
 	VZEROUPPER
 	RET
+
+// func dotU8I8StridedAVX2(q *int8, codes *uint8, n, stride, groups int, out *int32)
+//
+// The gather loop over groups of four consecutive codes stride bytes
+// apart (a scan of contiguous codes), writing 4*groups sums. Each
+// iteration also prefetches 128 bytes of the group two ahead, so that the
+// whole of it (4*stride bytes, n/32 iterations) is on its way before it is
+// needed: the interleaved reads of four codes within a few KiB defeat the
+// hardware's stream prefetcher.
+TEXT ·dotU8I8StridedAVX2(SB), NOSPLIT, $0-48
+	MOVQ  q+0(FP), SI
+	MOVQ  codes+8(FP), R8
+	MOVQ  n+16(FP), CX
+	MOVQ  stride+24(FP), R12
+	MOVQ  groups+32(FP), R13
+	MOVQ  out+40(FP), DX
+	ONES16
+
+ds8_group:
+	LEAQ  (R8)(R12*1), R9
+	LEAQ  (R9)(R12*1), R10
+	LEAQ  (R10)(R12*1), R11
+	LEAQ  (R11)(R12*4), DI // DI: the group after next
+	LEAQ  (DI)(R12*1), DI
+	XORQ  AX, AX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+ds8_32:
+	PREFETCHT0 (DI)(AX*4)
+	PREFETCHT0 64(DI)(AX*4)
+	VMOVDQU    (SI)(AX*1), Y4
+	VMOVDQU    (R8)(AX*1), Y5
+	VMOVDQU    (R9)(AX*1), Y6
+	VMOVDQU    (R10)(AX*1), Y7
+	VMOVDQU    (R11)(AX*1), Y8
+	VPMADDUBSW Y4, Y5, Y5
+	VPMADDUBSW Y4, Y6, Y6
+	VPMADDUBSW Y4, Y7, Y7
+	VPMADDUBSW Y4, Y8, Y8
+	VPMADDWD   Y14, Y5, Y5
+	VPMADDWD   Y14, Y6, Y6
+	VPMADDWD   Y14, Y7, Y7
+	VPMADDWD   Y14, Y8, Y8
+	VPADDD     Y5, Y0, Y0
+	VPADDD     Y6, Y1, Y1
+	VPADDD     Y7, Y2, Y2
+	VPADDD     Y8, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JLT        ds8_32
+
+	HSUMD(Y0, X0, X9)
+	HSUMD(Y1, X1, X9)
+	HSUMD(Y2, X2, X9)
+	HSUMD(Y3, X3, X9)
+	VMOVD X0, 0(DX)
+	VMOVD X1, 4(DX)
+	VMOVD X2, 8(DX)
+	VMOVD X3, 12(DX)
+	ADDQ  $16, DX
+	LEAQ  (R11)(R12*1), R8
+	DECQ  R13
+	JNZ   ds8_group
+	VZEROUPPER
+	RET
