@@ -22,6 +22,16 @@
 // rebuilds on demand. Nothing is persisted: an index opened over a store
 // is built by [Index.Track], codes and all.
 //
+// # Speed and memory
+//
+// A code is Dim+4 bytes (784 bytes a vector at 768-d with the slot table,
+// against 3,072 for the float32 vector, which the store keeps too). On the
+// 2-core AMD EPYC of issue 12, uniform-100000, 768-d, k = 10, a search
+// takes a third of the time of flat's exact scan at recall@10 1.000
+// (BenchmarkSpeedup, flat and qflat alternating query by query, on a
+// machine other jobs kept busy). Track of 100,000 vectors (training and
+// encoding, on all cores) takes about a second.
+//
 // # Filters
 //
 // A small allow-list ([*vector.IDSet]) is scored exactly, id by id, as in
