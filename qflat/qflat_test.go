@@ -171,7 +171,7 @@ func TestRescoreRecall(t *testing.T) {
 // minute), run on demand:
 //
 //	rescore    1      2      4      8      16
-//	recall@10  0.989  1.000  1.000  1.000  1.000
+//	recall@10  0.983  1.000  1.000  1.000  1.000
 //
 //	CAIRN_MEASURE=1 go test -run RescoreRecall100k -v ./qflat/
 func TestRescoreRecall100k(t *testing.T) {

@@ -11,7 +11,11 @@
 // Training reads a sample of the store's (prepared) vectors and gives each
 // dimension j a range [loⱼ, hiⱼ]: the Clip and 1−Clip quantiles of the
 // sampled values, so that a few outliers do not stretch the range of every
-// other value. A component x is coded as cⱼ = round((x − loⱼ)/sⱼ), clamped
+// other value. Training then tries one range for all dimensions (the union
+// of theirs) and keeps it instead if it ranks the sample better (see
+// rankError in quantizer.go): per-dimension ranges code each dimension
+// finely, but give wide dimensions large query weights, which the 7-bit
+// rounding of the query treats coarsely. A component x is coded as cⱼ = round((x − loⱼ)/sⱼ), clamped
 // to 0…255, with step sⱼ = (hiⱼ − loⱼ)/255, and stands for
 // x̂ⱼ = loⱼ + sⱼ·cⱼ. A query q is prepared once: its weights wⱼ = qⱼ·sⱼ are
 // rounded to integers in [−64, 64] (qiⱼ = round(wⱼ/α), α = max|wⱼ|/64: the
