@@ -196,11 +196,9 @@ func (q *Quantizer) rankError(arena []float32, n int) float64 {
 		}
 		var mean float64
 		for j := range nd {
-			x := arena[(nq+j)*q.dim : (nq+j+1)*q.dim]
-			var dot float64
-			for c, v := range x {
-				dot += float64(v) * float64(qv[c])
-			}
+			// float32 is exact enough: its rounding is far below the
+			// quantization's error.
+			dot := float64(vector.InnerProduct(qv, arena[(nq+j)*q.dim:(nq+j+1)*q.dim]))
 			// Every metric's estimate is an affine function of q·x̂, and
 			// the store keeps unit vectors under Cosine.
 			est := float64(p.base) + float64(p.alpha)*float64(kernel.DotU8I8(p.w, codes[j*cs:j*cs+q.dim]))
