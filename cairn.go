@@ -78,7 +78,7 @@ type CollectionInfo struct {
 	Name   string
 	Config CollectionConfig
 	Count  int       // number of items
-	Index  IndexKind // the index in use: Flat or HNSW
+	Index  IndexKind // the index in use: Flat, HNSW or QFlat
 	// Calibration is the latest measurement of an HNSW index with a
 	// recall target (CollectionConfig.HNSW.TargetRecall): the ef it chose
 	// and the recall it measured. Nil without a target, or before the

@@ -125,7 +125,7 @@ type Collection struct {
 	wmu   sync.RWMutex
 	mu    sync.RWMutex
 	idx   vector.Index
-	kind  IndexKind // the index in use: Flat or HNSW
+	kind  IndexKind // the index in use: Flat, HNSW or QFlat
 	dirty bool      // the graph changed since it was loaded or saved
 	// autoRetryAt is the size at which an Auto collection with a recall
 	// target measures its graph against exact search again, after exact

@@ -13,8 +13,10 @@
 //
 // A [DB] holds [Collection]s by name. Each collection has a fixed
 // dimension, a [vector.Metric] (Cosine by default) and an index choice:
-// [Flat] (exact), [HNSW] (approximate, fast on large collections) or
-// [Auto] (exact while small, HNSW from [DefaultAutoThreshold] items on).
+// [Flat] (exact), [HNSW] (approximate, fast on large collections),
+// [QFlat] (a scan of int8 codes with exact rescoring, for data where
+// graphs cannot pay) or [Auto] (exact while small, HNSW from
+// [DefaultAutoThreshold] items on).
 // Items are identified by the caller's string ids; the numeric ids of the
 // layers below never show.
 //

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -75,7 +76,7 @@ func TestIndexKinds(t *testing.T) {
 	ctx := context.Background()
 	db := cairn.OpenMemory(nil)
 	defer db.Close()
-	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW, cairn.Auto} {
+	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW, cairn.QFlat, cairn.Auto} {
 		c := mustCollection(t, db, kind.String(), cairn.CollectionConfig{Dim: 4, Index: kind})
 		if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 2, 3, 4}}, cairn.Item{ID: "b", Embedding: []float32{4, 3, 2, 1}}); err != nil {
 			t.Fatal(err)
@@ -101,6 +102,9 @@ func TestIndexKinds(t *testing.T) {
 	}
 	if _, err := db.CreateCollection(ctx, "bad", cairn.CollectionConfig{Dim: 4, Index: 7}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("index kind 7: %v", err)
+	}
+	if _, err := db.CreateCollection(ctx, "bad", cairn.CollectionConfig{Dim: 4, Index: cairn.QFlat, QFlat: qflat.Options{Rescore: -1}}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("rescore -1: %v", err)
 	}
 }
 

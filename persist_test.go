@@ -15,8 +15,10 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 // TestPersistence writes collections of each index kind, closes the file
@@ -292,5 +294,64 @@ func TestLargeID(t *testing.T) {
 	res, err = c.Query(ctx, []float32{0, 1}, 3, &cairn.QueryOptions{Filter: cairn.Eq("even", true)})
 	if err != nil || !slices.Equal(ids(res), []string{"0", "new", "2"}) {
 		t.Fatalf("filtered query after the upsert = %v, %v; want 0, new, 2", ids(res), err)
+	}
+}
+
+// TestPersistenceQFlat checks that a QFlat collection keeps its kind and
+// options across a reopen, and that its codes, rebuilt from the items at
+// open, find what they found before, with the same distances as an exact
+// search.
+func TestPersistenceQFlat(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cairn.CollectionConfig{Dim: 16, Metric: vector.L2, Index: cairn.QFlat,
+		QFlat: qflat.Options{Rescore: 3, Train: quant.TrainOptions{Sample: 500, Clip: 0.01}}}
+	c := mustCollection(t, db, "q", cfg)
+	ex := mustCollection(t, db, "exact", cairn.CollectionConfig{Dim: 16, Metric: vector.L2, Index: cairn.Flat})
+	r := rand.New(rand.NewPCG(2, 2))
+	for i := range 600 {
+		it := cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, 16)}
+		if err := c.Add(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+		if err := ex.Add(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	q := randVec(r, 16)
+	before, err := c.Query(ctx, q, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c, err = db.Collection(ctx, "q")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.Config(); got.Index != cairn.QFlat || got.QFlat != cfg.QFlat {
+		t.Fatalf("config after reopen: %+v, want %+v", got, cfg)
+	}
+	after, err := c.Query(ctx, q, 10, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ = db.Collection(ctx, "exact")
+	want, _ := ex.Query(ctx, q, 10, nil)
+	if len(after) != 10 || len(before) != 10 {
+		t.Fatalf("%d results before, %d after reopen", len(before), len(after))
+	}
+	for i := range after {
+		if after[i].ID != before[i].ID || after[i].Score != want[i].Score {
+			t.Errorf("rank %d: before %v, after %v, exact %v", i, before[i], after[i], want[i])
+		}
 	}
 }

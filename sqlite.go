@@ -9,8 +9,10 @@ import (
 	"fmt"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 // graphName is the name under which a collection's HNSW graph is saved.
@@ -60,6 +62,11 @@ type settings struct {
 	// state, not configuration: written by the collection, never by
 	// encodeSettings.
 	AutoExactBelow int `json:"auto_exact_below,omitempty"`
+	QFlat          struct {
+		Rescore int     `json:"rescore,omitempty"`
+		Sample  int     `json:"sample,omitempty"`
+		Clip    float64 `json:"clip,omitempty"`
+	} `json:"qflat,omitzero"`
 }
 
 func encodeSettings(cfg CollectionConfig) ([]byte, error) {
@@ -69,6 +76,8 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	h := &s.HNSW
 	h.M, h.EfConstruction, h.EfSearch, h.LevelMult, h.Seed = cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch, cfg.HNSW.LevelMult, cfg.HNSW.Seed
 	h.TargetRecall, h.TargetK = cfg.HNSW.TargetRecall, cfg.HNSW.TargetK
+	q := &s.QFlat
+	q.Rescore, q.Sample, q.Clip = cfg.QFlat.Rescore, cfg.QFlat.Train.Sample, cfg.QFlat.Train.Clip
 	return json.Marshal(s)
 }
 
@@ -88,12 +97,16 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 		cfg.Index = Flat
 	case "hnsw":
 		cfg.Index = HNSW
+	case "qflat":
+		cfg.Index = QFlat
 	default:
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: unknown index %q", vector.ErrCorrupt, s.Index)
 	}
 	h := s.HNSW
 	cfg.HNSW = hnsw.Options{M: h.M, EfConstruction: h.EfConstruction, EfSearch: h.EfSearch, LevelMult: h.LevelMult, Seed: h.Seed,
 		TargetRecall: h.TargetRecall, TargetK: h.TargetK}
+	q := s.QFlat
+	cfg.QFlat = qflat.Options{Rescore: q.Rescore, Train: quant.TrainOptions{Sample: q.Sample, Clip: q.Clip}}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)

@@ -25,7 +25,7 @@ go test -race -count=1 -timeout 15m "$all" 2>&1 | tee "$log"
 passed=$(grep -c '^ok ' "$log" || true)
 
 echo "== go test (purego kernels)"
-go test -count=1 -tags purego ./vector/... ./flat/...
+go test -count=1 -tags purego ./vector/... ./flat/... ./qflat/...
 
 # Crash torture (RELIABILITY.md): children killed at random and at crash
 # points, every acknowledged write checked; then power-cut images. About a

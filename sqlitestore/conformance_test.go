@@ -10,6 +10,7 @@ import (
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/vectortest"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
@@ -62,4 +63,16 @@ func TestHNSWOverCollection(t *testing.T) {
 		})
 		return idx
 	}, vectortest.IndexConfig{Approximate: true})
+}
+
+// TestQFlatOverCollection runs the index suite for the approximate flat
+// index over SQLite collections.
+func TestQFlatOverCollection(t *testing.T) {
+	vectortest.TestIndex(t, newCollection, func(t *testing.T, s vector.Store) vector.Index {
+		idx, err := qflat.New(s, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return idx
+	}, vectortest.IndexConfig{Approximate: true, MinRecall: 0.99})
 }

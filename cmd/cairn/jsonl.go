@@ -131,7 +131,7 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 // parseIndex reads an index kind as IndexKind.String writes it; "" is
 // Auto.
 func parseIndex(s string) (cairn.IndexKind, error) {
-	for _, k := range []cairn.IndexKind{cairn.Auto, cairn.Flat, cairn.HNSW} {
+	for _, k := range []cairn.IndexKind{cairn.Auto, cairn.Flat, cairn.HNSW, cairn.QFlat} {
 		if s == k.String() {
 			return k, nil
 		}

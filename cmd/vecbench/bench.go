@@ -13,6 +13,7 @@ import (
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/baseline"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
@@ -74,9 +75,13 @@ type params struct {
 	EfConstruction int  `json:"ef_construction,omitempty"`
 	Ef             int  `json:"ef,omitempty"`
 	Overfetch      bool `json:"overfetch,omitempty"`
+	Rescore        int  `json:"rescore,omitempty"` // qflat's candidates per result
 }
 
 func (p params) String() string {
+	if p.Rescore > 0 {
+		return fmt.Sprintf("rescore=%d", p.Rescore)
+	}
 	if p.M == 0 {
 		return "–"
 	}
@@ -521,6 +526,23 @@ func (b *bench) indexReport(ctx context.Context) error {
 		}
 		row(b.measured("indexes", ds, "memory", "hnsw", params{M: o.M, EfConstruction: o.EfConstruction, Ef: max(o.EfSearch, b.c.k)}, bs, qs))
 		hx = nil
+		store.Close()
+
+		// The approximate flat scan (int8 codes, exact rescoring) at its
+		// defaults; its memory is the codes', beside the store's vectors.
+		store, _ = vector.NewMemStore(ds.Dim, ds.Metric)
+		qx, err := qflat.New(store, nil)
+		if err != nil {
+			return err
+		}
+		if bs, err = b.build(ctx, qx, ds, "qflat"); err != nil {
+			return err
+		}
+		if qs, err = b.measure(ctx, qx, ds, truth, b.c.k, "qflat", nil); err != nil {
+			return err
+		}
+		row(b.measured("indexes", ds, "memory", "qflat", params{Rescore: qflat.DefaultRescore}, bs, qs))
+		qx = nil
 		store.Close()
 
 		if b.c.peers {

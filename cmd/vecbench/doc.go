@@ -8,7 +8,7 @@
 //	vecbench                        memory search: exact top 5 over 1,000, 10,000
 //	                                and 50,000 clustered items, in memory and
 //	                                from a SQLite file
-//	vecbench --indexes [--clustered] flat and HNSW at 10,000, 50,000, 100,000
+//	vecbench --indexes [--clustered] flat, HNSW and qflat at 10,000, 50,000, 100,000
 //	vecbench --sweep                HNSW over a grid of M × efConstruction × ef,
 //	                                with the Pareto front and recommendations
 //	vecbench --peers                the index table plus github.com/coder/hnsw
@@ -136,9 +136,9 @@
 //	recommendations  the sweep's, one per target recall (below)
 //
 // Every result has dataset, n, dim, metric, store ("memory", "sqlite" or,
-// for the memory store, "memory-store"), index ("flat", "hnsw",
-// "coder-hnsw"), params (M, ef_construction, ef, overfetch; empty for
-// flat), build_s, index_bytes, k, recall (at k), p50_us, p95_us, p99_us,
+// for the memory store, "memory-store"), index ("flat", "hnsw", "qflat",
+// "coder-hnsw"), params (M, ef_construction, ef, overfetch, rescore; empty
+// for flat), build_s, index_bytes, k, recall (at k), p50_us, p95_us, p99_us,
 // qps (one goroutine, or for "clients" all of them) — named as
 // ../shared/peers/run prints them, so the two join on dataset, n, M,
 // ef_construction and ef — and report ("memory", "indexes", "peers",

@@ -79,10 +79,10 @@ type tradeSeries struct {
 
 // seriesOrder is the legend place of a series of index with m and efc.
 func seriesOrder(index string, m, efc int) [3]int {
-	rank := map[string]int{"hnsw": 0, "flat": 1, "coder-hnsw": 2}
+	rank := map[string]int{"hnsw": 0, "flat": 1, "qflat": 2, "coder-hnsw": 3}
 	r, ok := rank[index]
 	if !ok {
-		r = 3
+		r = 4
 	}
 	return [3]int{r, m, efc}
 }

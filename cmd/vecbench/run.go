@@ -118,7 +118,7 @@ const usageText = `usage: vecbench [flags]
 Reports (Markdown tables on stdout; several may be combined):
   (no report flag)  memory search: exact top 5 over 1,000/10,000/50,000 items,
                     in memory and from a SQLite file (clustered data)
-  --indexes         flat and HNSW: build, latency, throughput, recall@k
+  --indexes         flat, HNSW and qflat: build, latency, throughput, recall@k
                     (10,000/50,000/100,000 items, uniform data)
   --sweep           HNSW over a grid of M, efConstruction and ef, with the
                     Pareto front and a recommended setting per target recall

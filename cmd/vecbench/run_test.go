@@ -116,7 +116,8 @@ func TestIndexesAndPeersJSON(t *testing.T) {
 		t.Errorf("--quiet printed %q", errOut)
 	}
 	for _, want := range []string{"machine: ", "command: vecbench --dim 32", "## Indexes: clustered 32-d cosine, k=10",
-		"| clustered-300-d32 | flat | – |", "| clustered-300-d32 | hnsw | M=16 efC=200 ef=64 |", "| clustered-300-d32 | coder-hnsw |", "overfetch"} {
+		"| clustered-300-d32 | flat | – |", "| clustered-300-d32 | hnsw | M=16 efC=200 ef=64 |", "| clustered-300-d32 | qflat | rescore=8 |",
+		"| clustered-300-d32 | coder-hnsw |", "overfetch"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
@@ -138,7 +139,7 @@ func TestIndexesAndPeersJSON(t *testing.T) {
 			t.Errorf("machine lacks %q", key)
 		}
 	}
-	if !strings.HasPrefix(rep.Command, "vecbench ") || len(rep.Results) != 5 {
+	if !strings.HasPrefix(rep.Command, "vecbench ") || len(rep.Results) != 6 {
 		t.Fatalf("command %q, %d results", rep.Command, len(rep.Results))
 	}
 	for _, r := range rep.Results {

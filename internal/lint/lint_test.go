@@ -30,8 +30,10 @@ type rule struct {
 var graph = map[string]rule{
 	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
 	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
+	"vector/quant":           {cairn: []string{"vector", "vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
 	"hnsw":                   {cairn: []string{"vector"}},
+	"qflat":                  {cairn: []string{"vector", "vector/quant"}},
 	"sqlitestore":            {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/crashpoint":    {},
 	"internal/vfsname":       {},
@@ -43,7 +45,7 @@ var graph = map[string]rule{
 	"internal/memorytest":    {cairn: []string{"", "vector"}},
 	"internal/lint":          {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "flat", "hnsw", "sqlitestore", "internal/keyword", "internal/rank"}},
+	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank"}},
 	"cmd/cairn": {
 		cairn: []string{"", "vector", "hnsw", "sqlitestore"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk"},
@@ -55,7 +57,7 @@ var graph = map[string]rule{
 	"cmd/torture": {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint", "internal/powerfail", "internal/vfsname"}},
 	"weaviate":    {cairn: []string{"", "vector", "hnsw"}},
 	"cmd/vecbench": {
-		cairn: []string{"", "recall", "flat", "hnsw", "sqlitestore", "internal/baseline", "vector", "weaviate"},
+		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
 	},
 }

@@ -49,4 +49,20 @@
 // to 25% (avx2) faster than four single calls. Tails are handled with
 // masked loads (K registers on AVX-512, VMASKMOVPS on AVX2), which never
 // touch memory outside the slices.
+//
+// # Int8 kernels
+//
+// int8.go holds the dot products of package vector/quant: uint8 codes by
+// an int8 query whose elements lie in [-64, 64], exact in int32, so every
+// implementation returns the same integer. The AVX2 version multiplies
+// with VPMADDUBSW and widens with VPMADDWD (int8_amd64.s); the avx512
+// family uses it too, and is where an AVX-512 VNNI (VPDPBUSD) version
+// would go once it can be tested on a CPU that has VNNI. On the AMD EPYC
+// (Zen 4) of issue 12, with codes in cache, a batch of 256 codes of 768
+// bytes takes 4.0 µs against DotBatch's 11.5 µs over 256 rows of 768
+// float32s (BenchmarkInt8Batch, a loaded machine, so a ratio only). The
+// batch form loops over groups of four consecutive codes in assembly and
+// prefetches the group after next: the four interleaved reads within a few
+// KiB defeat the hardware's stream prefetcher, and without it a scan of
+// 100,000 codes read memory at half the rate flat's scan does.
 package kernel

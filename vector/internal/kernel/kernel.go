@@ -32,6 +32,16 @@ type Impl struct {
 	L2Batch  func(q, rows, out []float32)             // L2 of q to each row
 	Dot4     func(q, a, b, c, d []float32) [4]float32 // Dot of q with four rows
 	L2x4     func(q, a, b, c, d []float32) [4]float32 // L2 of q to four rows
+
+	// The int8 kernels of package vector/quant (contracts in int8.go;
+	// query elements in [-64, 64]). An AVX-512 VNNI version (VPDPBUSD
+	// multiplies uint8 by int8 and sums four products into int32 in one
+	// instruction, where AVX2 needs three) would go in the avx512 family;
+	// until one is written and tested on a CPU that has VNNI, that family
+	// uses the AVX2 int8 kernels.
+	DotU8I8      func(q []int8, c []uint8) int32                        // exact q·c
+	DotU8I8x4    func(q []int8, a, b, c, d []uint8) [4]int32            // q· four codes
+	DotU8I8Batch func(q []int8, codes []uint8, stride int, out []int32) // q· codes every stride bytes
 }
 
 // Generic is the portable implementation, available on every CPU.
@@ -43,6 +53,10 @@ var Generic = Impl{
 	L2Batch:  L2BatchGeneric,
 	Dot4:     Dot4Generic,
 	L2x4:     L2x4Generic,
+
+	DotU8I8:      DotU8I8Generic,
+	DotU8I8x4:    DotU8I8x4Generic,
+	DotU8I8Batch: DotU8I8BatchGeneric,
 }
 
 // Impls returns every implementation this CPU can run, fastest first, the

@@ -18,6 +18,12 @@ var avx512 = Impl{
 	L2Batch:  l2BatchAVX512,
 	Dot4:     dot4GatherAVX512,
 	L2x4:     l2x4GatherAVX512,
+
+	// The seam for a VNNI int8 kernel (see Impl): AVX-512 CPUs run the
+	// AVX2 one until then.
+	DotU8I8:      dotU8I8AVX2Wrap,
+	DotU8I8x4:    dotU8I8x4AVX2Wrap,
+	DotU8I8Batch: dotU8I8BatchAVX2,
 }
 
 var avx2 = Impl{
@@ -28,6 +34,10 @@ var avx2 = Impl{
 	L2Batch:  l2BatchAVX2,
 	Dot4:     dot4GatherAVX2,
 	L2x4:     l2x4GatherAVX2,
+
+	DotU8I8:      dotU8I8AVX2Wrap,
+	DotU8I8x4:    dotU8I8x4AVX2Wrap,
+	DotU8I8Batch: dotU8I8BatchAVX2,
 }
 
 func nativeImpls() []Impl {

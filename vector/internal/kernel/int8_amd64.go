@@ -1,0 +1,102 @@
+//go:build amd64 && !purego
+
+package kernel
+
+// The AVX2 int8 kernels (int8_amd64.s) take a positive multiple of 32
+// elements; these wrappers check the lengths, run the assembly over the
+// largest such prefix and add the last len(q)%32 products in Go.
+
+//go:noescape
+func dotU8I8AVX2(q *int8, c *uint8, n int) int32
+
+//go:noescape
+func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
+
+// dotU8I8StridedAVX2 runs the four-code loop over groups of four
+// consecutive codes stride bytes apart, writing 4*groups sums to out. It
+// prefetches up to three groups past the last: prefetches never fault.
+//
+//go:noescape
+func dotU8I8StridedAVX2(q *int8, codes *uint8, n, stride, groups int, out *int32)
+
+func dotU8I8AVX2Wrap(q []int8, c []uint8) int32 {
+	n := len(q)
+	c = c[:n]
+	m := n &^ 31
+	var s int32
+	if m > 0 {
+		s = dotU8I8AVX2(&q[0], &c[0], m)
+	}
+	for i := m; i < n; i++ {
+		s += int32(q[i]) * int32(c[i])
+	}
+	return s
+}
+
+func dotU8I8x4AVX2Wrap(q []int8, a, b, c, d []uint8) (out [4]int32) {
+	n := len(q)
+	a, b, c, d = a[:n], b[:n], c[:n], d[:n]
+	m := n &^ 31
+	if m > 0 {
+		dotU8I8Gather4AVX2(&q[0], &a[0], &b[0], &c[0], &d[0], m, &out[0])
+	}
+	for i := m; i < n; i++ {
+		x := int32(q[i])
+		out[0] += x * int32(a[i])
+		out[1] += x * int32(b[i])
+		out[2] += x * int32(c[i])
+		out[3] += x * int32(d[i])
+	}
+	return out
+}
+
+func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
+	n := len(q)
+	m := n &^ 31
+	g := len(out) / 4
+	if m > 0 && g > 0 {
+		codes := codes[:(4*g-1)*stride+n] // the sums' bounds check
+		dotU8I8StridedAVX2(&q[0], &codes[0], m, stride, g, &out[0])
+		if m < n {
+			for i := range 4 * g {
+				c := codes[i*stride : i*stride+n]
+				for j := m; j < n; j++ {
+					out[i] += int32(q[j]) * int32(c[j])
+				}
+			}
+		}
+	} else {
+		for i := range 4 * g {
+			o := i * stride
+			out[i] = dotU8I8AVX2Wrap(q, codes[o:o+n])
+		}
+	}
+	for i := 4 * g; i < len(out); i++ {
+		out[i] = dotU8I8AVX2Wrap(q, codes[i*stride:])
+	}
+}
+
+// DotU8I8 is the selected exact int8 dot product (see int8.go).
+func DotU8I8(q []int8, c []uint8) int32 {
+	if hasAVX2 {
+		return dotU8I8AVX2Wrap(q, c)
+	}
+	return DotU8I8Generic(q, c)
+}
+
+// DotU8I8x4 is the selected four-code int8 dot product.
+func DotU8I8x4(q []int8, a, b, c, d []uint8) [4]int32 {
+	if hasAVX2 {
+		return dotU8I8x4AVX2Wrap(q, a, b, c, d)
+	}
+	return DotU8I8x4Generic(q, a, b, c, d)
+}
+
+// DotU8I8Batch is the selected strided batch of int8 dot products.
+func DotU8I8Batch(q []int8, codes []uint8, stride int, out []int32) {
+	if hasAVX2 {
+		dotU8I8BatchAVX2(q, codes, stride, out)
+		return
+	}
+	DotU8I8BatchGeneric(q, codes, stride, out)
+}
