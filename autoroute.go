@@ -1,6 +1,6 @@
 // This file holds the choice an Auto collection with a recall target makes
-// between exact search and its HNSW graph: by measuring both, on this
-// machine, at the target.
+// between exact search, the approximate flat scan and its HNSW graph: by
+// measuring them, on this machine, at the target.
 
 package cairn
 
@@ -11,54 +11,121 @@ import (
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/vector"
 )
 
-// routeProbes is the number of queries each side is timed on.
+// routeProbes is the number of queries each way is timed on.
 const routeProbes = 64
 
-// graphPaysFunc is graphPays, replaced by tests of the routing around it.
-var graphPaysFunc = graphPays
+// route is the verdict of chooseRoute: the kind of index that meets the
+// target fastest, and that index (the graph given, or the scan built for
+// the measurement).
+type route struct {
+	kind IndexKind
+	idx  vector.Index
+}
 
-// graphPays calibrates the freshly built graph g of an Auto collection with
-// a recall target and times it against the exact scan on a sample of the
-// collection's own vectors, alternating. It reports whether the graph is
-// the faster way to meet the target; a graph whose calibration fell back to
-// exact search never is. ids are the collection's ids; no write is in
-// flight (the caller holds wmu).
-func graphPays(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID) (bool, error) {
+// chooseRouteFunc is chooseRoute, replaced by tests of the routing around
+// it.
+var chooseRouteFunc = chooseRoute
+
+// chooseRoute calibrates the freshly built graph g of an Auto collection
+// with a recall target, builds the approximate flat scan over the same
+// store, and times each way that meets the target against the exact scan
+// on a sample of the collection's own vectors, alternating. The graph
+// meets it if its calibration chose a beam width; the approximate scan if
+// its recall@K on the sample (each probe's own vector left out) reaches the
+// target. It returns the fastest. ids are the collection's ids; no write
+// is in flight (the caller holds wmu).
+func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
 	cal, err := g.Calibrate(ctx, nil)
 	if err != nil {
-		return false, err
+		return route{}, err
 	}
-	if cal.Exact {
-		return false, nil
-	}
-	ex := flat.New(st)
+	k := g.Options().TargetK
 	var probes []vector.Vector
+	var self []vector.ID
 	for i := 0; i < len(ids) && len(probes) < routeProbes; i += max(1, len(ids)/routeProbes) {
 		v, err := st.Get(ids[i])
 		if err != nil {
-			return false, err
+			return route{}, err
 		}
-		probes = append(probes, v)
+		probes, self = append(probes, v), append(self, ids[i])
 	}
-	k := g.Options().TargetK
-	var tg, tf []time.Duration
-	for _, q := range probes {
-		t0 := time.Now()
+	ex := flat.New(st)
+	ways := []*way{{kind: Flat, idx: ex, search: func(q vector.Vector) ([]vector.Result, error) { return ex.Search(ctx, q, k+1, nil) }}}
+	if !cal.Exact {
 		// An explicit ef keeps the probes out of the graph's sample of
 		// real queries.
-		if _, err := g.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: cal.Ef}); err != nil {
-			return false, err
-		}
-		t1 := time.Now()
-		if _, err := ex.Search(ctx, q, k, nil); err != nil {
-			return false, err
-		}
-		tg, tf = append(tg, t1.Sub(t0)), append(tf, time.Since(t1))
+		ways = append(ways, &way{kind: HNSW, idx: g, search: func(q vector.Vector) ([]vector.Result, error) {
+			return g.SearchWith(ctx, q, k+1, &hnsw.SearchOptions{Ef: max(cal.Ef, k+1)})
+		}})
 	}
-	return median(tg) < median(tf), nil
+	qf, err := qflat.New(st, qo)
+	if err != nil {
+		return route{}, err
+	}
+	if err := qf.Track(ctx, ids); err != nil {
+		return route{}, err
+	}
+	ways = append(ways, &way{kind: QFlat, idx: qf, search: func(q vector.Vector) ([]vector.Result, error) { return qf.Search(ctx, q, k+1, nil) }})
+
+	total := 0
+	for i, q := range probes {
+		var truth []vector.ID
+		for _, w := range ways {
+			t0 := time.Now()
+			res, err := w.search(q)
+			w.times = append(w.times, time.Since(t0))
+			if err != nil {
+				return route{}, err
+			}
+			got := others(res, self[i], k)
+			if w.kind == Flat {
+				truth = got
+				total += len(truth)
+			}
+			for _, id := range got {
+				if slices.Contains(truth, id) {
+					w.hits++
+				}
+			}
+		}
+	}
+	best := ways[0] // the exact scan always meets the target
+	for _, w := range ways[1:] {
+		// The graph's recall was measured by its calibration; the scan's
+		// is measured here.
+		if w.kind == QFlat && total > 0 && float64(w.hits)/float64(total) < g.Options().TargetRecall {
+			continue
+		}
+		if median(w.times) < median(best.times) {
+			best = w
+		}
+	}
+	return route{kind: best.kind, idx: best.idx}, nil
+}
+
+// way is one index chooseRoute measures: how it searches, its latency on
+// each probe, and how many of the exact neighbours it found.
+type way struct {
+	kind   IndexKind
+	idx    vector.Index
+	search func(q vector.Vector) ([]vector.Result, error)
+	times  []time.Duration
+	hits   int
+}
+
+// others returns the ids of res other than self, at most k of them.
+func others(res []vector.Result, self vector.ID, k int) []vector.ID {
+	out := make([]vector.ID, 0, k)
+	for _, r := range res {
+		if r.ID != self && len(out) < k {
+			out = append(out, r.ID)
+		}
+	}
+	return out
 }
 
 func median(ds []time.Duration) time.Duration {

@@ -2,81 +2,105 @@ package cairn
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 
+	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
 
+// stubRoute replaces chooseRoute, for the test's life, by one that
+// calibrates the graph (as the real one does) and returns *verdict, with
+// the index of that kind; it counts its calls in *calls.
+func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
+	saved := chooseRouteFunc
+	t.Cleanup(func() { chooseRouteFunc = saved })
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
+		*calls++
+		if _, err := g.Calibrate(ctx, nil); err != nil {
+			return route{}, err
+		}
+		switch *verdict {
+		case Flat:
+			return route{Flat, flat.New(st)}, nil
+		case QFlat:
+			q, err := qflat.New(st, qo)
+			if err != nil {
+				return route{}, err
+			}
+			return route{QFlat, q}, q.Track(ctx, ids)
+		}
+		return route{HNSW, g}, nil
+	}
+}
+
+// routedCollection creates the collection name in the file at path: Auto,
+// 16-d, switching at 600 items, with a recall target.
+func routedCollection(t *testing.T, path, name string) (*DB, *Collection) {
+	t.Helper()
+	db, err := Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.GetOrCreateCollection(context.Background(), name, CollectionConfig{Dim: 16, AutoThreshold: 600, HNSW: hnsw.Options{TargetRecall: 0.9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, c
+}
+
+// addRange adds base[lo:hi] to c under the keys "k<i>".
+func addRange(t *testing.T, c *Collection, base []vector.Vector, lo, hi int) {
+	t.Helper()
+	items := make([]Item, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		items = append(items, Item{ID: fmt.Sprint("k", i), Embedding: base[i]})
+	}
+	if err := c.Add(context.Background(), items...); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestAutoTargetRouting checks what an Auto collection with a recall target
-// does with graphPays's verdict (stubbed here; the timing itself is
-// measured by vecbench): it stays exact while the graph does not pay,
-// measures again once it has doubled, switches when the graph pays,
-// decides again on reopen, and remembers across reopen that exact search
-// won, measuring again only once the collection has doubled.
+// does with chooseRoute's verdict (stubbed here; the timing itself is
+// measured by vecbench): it stays exact while a scan wins, measures again
+// once it has doubled, switches when the graph wins, decides again on
+// reopen, and remembers across reopen that a scan won, measuring again
+// only once the collection has doubled.
 func TestAutoTargetRouting(t *testing.T) {
 	ctx := context.Background()
-	pays, calls := false, 0
-	defer func(f func(context.Context, *hnsw.Index, vector.Store, []vector.ID) (bool, error)) { graphPaysFunc = f }(graphPaysFunc)
-	graphPaysFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID) (bool, error) {
-		calls++
-		if _, err := g.Calibrate(ctx, nil); err != nil {
-			return false, err
-		}
-		return pays, nil
-	}
+	verdict, calls := Flat, 0
+	stubRoute(t, &verdict, &calls)
 	path := filepath.Join(t.TempDir(), "auto.db")
-	db, err := Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := CollectionConfig{Dim: 16, AutoThreshold: 600, HNSW: hnsw.Options{TargetRecall: 0.9}}
-	c, err := db.CreateCollection(ctx, "c", cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, c := routedCollection(t, path, "c")
 	base := recall.Clustered(3100, 0, 16, 3).Base
-	add := func(lo, hi int) {
-		t.Helper()
-		items := make([]Item, 0, hi-lo)
-		for i := lo; i < hi; i++ {
-			items = append(items, Item{ID: string(rune('a'+i%26)) + string(rune('A'+i/26%26)) + string(rune('0'+i/676)), Embedding: base[i]})
-		}
-		if err := c.Add(ctx, items...); err != nil {
-			t.Fatal(err)
-		}
-	}
-	add(0, 700)
+	addRange(t, c, base, 0, 700)
 	if got := mustInfo(t, c); calls != 1 || got.Index != Flat || got.Calibration != nil {
-		t.Fatalf("after 700 items, graph not paying: %d measurements, %+v", calls, got)
+		t.Fatalf("after 700 items, the exact scan winning: %d measurements, %+v", calls, got)
 	}
-	add(700, 1300) // 1,300 < 2 × 700: no new measurement
+	addRange(t, c, base, 700, 1300) // 1,300 < 2 × 700: no new measurement
 	if calls != 1 || mustInfo(t, c).Index != Flat {
 		t.Fatalf("after 1,300 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
-	pays = true
-	add(1300, 1500) // ≥ 1,400: measured again, and now it pays
+	verdict = HNSW
+	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again, and now the graph wins
 	info := mustInfo(t, c)
 	if calls != 2 || info.Index != HNSW || info.Calibration == nil || info.Calibration.Target != 0.9 {
-		t.Fatalf("after 1,500 items, graph paying: %d measurements, %+v", calls, info)
+		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, info)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// On reopen the graph is measured again: now it does not pay.
-	pays = false
-	db, err = Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err = db.Collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
+	// On reopen the graph is measured again: now the scan wins.
+	verdict = Flat
+	db, c = routedCollection(t, path, "c")
 	if got := mustInfo(t, c); calls != 3 || got.Index != Flat || got.Config.HNSW.TargetRecall != 0.9 {
-		t.Fatalf("reopened, graph not paying: %d measurements, %+v", calls, got)
+		t.Fatalf("reopened, the exact scan winning: %d measurements, %+v", calls, got)
 	}
 	hits, err := c.Query(ctx, base[5], 3, nil)
 	if err != nil || len(hits) != 3 || hits[0].Similarity < 0.999 {
@@ -87,33 +111,66 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	pays = true
-	db, err = Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	verdict = HNSW
+	db, c = routedCollection(t, path, "c")
 	defer db.Close()
-	c, err = db.Collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
 	if got := mustInfo(t, c); calls != 3 || got.Index != Flat {
-		t.Fatalf("reopened after exact search won: %d measurements, %+v", calls, got)
+		t.Fatalf("reopened after the exact scan won: %d measurements, %+v", calls, got)
 	}
-	add(1500, 2900) // 2,900 < 2 × 1,500: still no measurement
+	addRange(t, c, base, 1500, 2900) // 2,900 < 2 × 1,500: still no measurement
 	if calls != 3 || mustInfo(t, c).Index != Flat {
 		t.Fatalf("after 2,900 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
-	add(2900, 3100) // ≥ 3,000: measured again, and it pays
+	addRange(t, c, base, 2900, 3100) // ≥ 3,000: measured again, and the graph wins
 	if got := mustInfo(t, c); calls != 4 || got.Index != HNSW {
 		t.Fatalf("after 3,100 items: %d measurements, %+v", calls, got)
 	}
 }
 
-// TestGraphPays runs the real measurement on data where the graph wins by
-// far (clustered, where recall 0.9 needs a small ef): a sanity check of
-// the mechanism, not a timing.
-func TestGraphPaysCalibrates(t *testing.T) {
+// TestAutoTargetRoutingQFlat: when the approximate scan wins, an Auto
+// collection searches with it, keeps it up to date through writes, keeps
+// it across reopen until the collection has doubled, and then measures
+// again.
+func TestAutoTargetRoutingQFlat(t *testing.T) {
+	ctx := context.Background()
+	verdict, calls := QFlat, 0
+	stubRoute(t, &verdict, &calls)
+	path := filepath.Join(t.TempDir(), "auto.db")
+	db, c := routedCollection(t, path, "q")
+	base := recall.Uniform(1500, 0, 16, 5).Base
+	addRange(t, c, base, 0, 700)
+	if got := mustInfo(t, c); calls != 1 || got.Index != QFlat {
+		t.Fatalf("after 700 items, the approximate scan winning: %d measurements, %+v", calls, got)
+	}
+	addRange(t, c, base, 700, 1300)
+	found := func(i int) {
+		t.Helper()
+		hits, err := c.Query(ctx, base[i], 1, nil)
+		if err != nil || len(hits) != 1 || hits[0].ID != fmt.Sprint("k", i) {
+			t.Fatalf("query for item %d: %v, %v", i, hits, err)
+		}
+	}
+	found(1200) // written after the switch
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	verdict = HNSW
+	db, c = routedCollection(t, path, "q")
+	defer db.Close()
+	if got := mustInfo(t, c); calls != 1 || got.Index != QFlat {
+		t.Fatalf("reopened before doubling: %d measurements, %+v", calls, got)
+	}
+	found(5)
+	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again
+	if got := mustInfo(t, c); calls != 2 || got.Index != HNSW {
+		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, got)
+	}
+}
+
+// TestChooseRoute runs the real measurement: a sanity check of the
+// mechanism, not a timing. Whatever it chooses answers queries, and the
+// graph it was given has calibrated.
+func TestChooseRoute(t *testing.T) {
 	ctx := context.Background()
 	st, err := vector.NewMemStore(16, vector.Cosine)
 	if err != nil {
@@ -132,11 +189,30 @@ func TestGraphPaysCalibrates(t *testing.T) {
 	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := graphPays(ctx, g, st, ids); err != nil {
+	r, err := chooseRoute(ctx, g, st, ids, nil)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if !slices.Contains([]IndexKind{Flat, HNSW, QFlat}, r.kind) || r.idx == nil {
+		t.Fatalf("route %+v", r)
+	}
+	res, err := r.idx.Search(ctx, ds.Base[7], 1, nil)
+	if err != nil || len(res) != 1 || res[0].ID != ids[7] {
+		t.Fatalf("%v search for a stored vector: %v, %v", r.kind, res, err)
 	}
 	c, ok := g.Calibration()
 	if !ok || c.Len != 800 || (!c.Exact && c.Recall < 0.9) {
-		t.Fatalf("calibration after graphPays: %+v, %v", c, ok)
+		t.Fatalf("calibration after chooseRoute: %+v, %v", c, ok)
+	}
+}
+
+// TestOthers: a probe's own id is left out of its results, and k kept.
+func TestOthers(t *testing.T) {
+	res := []vector.Result{{ID: 4}, {ID: 9}, {ID: 2}, {ID: 7}}
+	if got := others(res, 9, 2); !slices.Equal(got, []vector.ID{4, 2}) {
+		t.Errorf("others = %v, want [4 2]", got)
+	}
+	if got := others(res, 1, 3); !slices.Equal(got, []vector.ID{4, 9, 2}) {
+		t.Errorf("others = %v, want [4 9 2]", got)
 	}
 }

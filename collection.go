@@ -11,7 +11,6 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
@@ -165,10 +164,10 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
-	if below := be.route(); kind == HNSW && cfg.Index == Auto && cfg.HNSW.TargetRecall != 0 && len(ids) < below {
-		// Exact search won the last measurement and the collection has
-		// not doubled since: no graph to build and measure again.
-		kind, c.autoRetryAt = Flat, below
+	if scan, below := be.route(); kind == HNSW && cfg.routed() && len(ids) < below {
+		// A scan won the last measurement and the collection has not
+		// doubled since: no graph to build and measure again.
+		kind, c.autoRetryAt = scan, below
 	}
 	idx, err := newIndex(kind, cfg, c.st)
 	if err != nil {
@@ -189,16 +188,16 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	} else if err := track(ctx, idx, ids); err != nil {
 		return nil, err
 	}
-	if kind == HNSW && cfg.Index == Auto && cfg.HNSW.TargetRecall != 0 {
-		pays, err := graphPaysFunc(ctx, idx.(*hnsw.Index), c.st, ids)
+	if kind == HNSW && cfg.routed() {
+		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat)
 		if err != nil {
 			return nil, err
 		}
-		if !pays {
-			kind, idx, c.dirty = Flat, flat.New(c.st), false
+		if r.kind != HNSW {
+			kind, idx, c.dirty = r.kind, r.idx, false
 			c.autoRetryAt = 2 * len(ids)
 			// A hint: if it is lost, the next open measures again.
-			_ = be.saveRoute(ctx, c.autoRetryAt)
+			_ = be.saveRoute(ctx, kind, c.autoRetryAt)
 		}
 	}
 	c.idx, c.kind = idx, kind
@@ -513,19 +512,21 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	if err := track(ctx, idx, ids); err != nil {
 		return
 	}
-	if c.cfg.HNSW.TargetRecall != 0 {
-		pays, err := graphPaysFunc(ctx, idx.(*hnsw.Index), c.st, ids)
+	if c.cfg.routed() {
+		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat)
 		if err != nil {
 			return
 		}
-		if !pays {
-			// Exact search meets the target faster here: stay exact,
-			// and measure again once the collection has doubled.
+		if r.kind != HNSW {
+			// A scan meets the target faster here: use it, and measure
+			// again once the collection has doubled.
 			c.mu.Lock()
-			c.autoRetryAt = 2 * len(ids)
+			if c.err == nil {
+				c.idx, c.kind, c.autoRetryAt = r.idx, r.kind, 2*len(ids)
+			}
 			c.mu.Unlock()
 			// A hint: if it is lost, the next open measures again.
-			_ = c.be.saveRoute(ctx, 2*len(ids))
+			_ = c.be.saveRoute(ctx, r.kind, 2*len(ids))
 			return
 		}
 	}
@@ -536,8 +537,9 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.mu.Unlock()
 }
 
-// switchDue reports whether an Auto collection is due to switch to HNSW;
-// mu is held.
+// switchDue reports whether an Auto collection is due to switch to HNSW
+// (or, with a recall target, to measure the ways to it again); mu is held.
 func (c *Collection) switchDue() bool {
-	return c.err == nil && c.cfg.Index == Auto && c.kind == Flat && c.cat.len() >= max(c.cfg.AutoThreshold, c.autoRetryAt)
+	return c.err == nil && c.cfg.Index == Auto && (c.kind == Flat || c.kind == QFlat) &&
+		c.cat.len() >= max(c.cfg.AutoThreshold, c.autoRetryAt)
 }

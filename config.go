@@ -26,14 +26,15 @@ const (
 	//
 	// With a recall target (HNSW.TargetRecall), the threshold is only where
 	// Auto starts measuring: the graph built there calibrates itself for the
-	// target and is timed against the exact scan on the collection's own
-	// vectors; Auto switches only if the graph is faster, and otherwise stays
-	// exact, drops the graph and measures again each time the collection has
-	// doubled (on data without structure, such as uniform vectors, exact
-	// search usually stays the faster way to a high recall). A file remembers
-	// that verdict: reopened before it has doubled, the collection stays exact
-	// without building a graph; a reopened collection that was using its graph
-	// measures it again.
+	// target, the approximate flat scan (QFlat) is built beside it, and each
+	// that meets the target is timed against the exact scan on the
+	// collection's own vectors. Auto uses the fastest: the graph, or else one
+	// of the scans, in which case it drops the graph and measures again each
+	// time the collection has doubled (on data without structure, such as
+	// uniform vectors, a scan usually stays the faster way to a high recall).
+	// A file remembers a scan's win: reopened before it has doubled, the
+	// collection goes on with that scan without building a graph; a reopened
+	// collection that was using its graph measures again.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.
@@ -167,6 +168,10 @@ func newIndex(kind IndexKind, cfg CollectionConfig, s vector.Store) (vector.Inde
 	}
 	return nil, fmt.Errorf("%w: index kind %v not available", vector.ErrInvalidOptions, kind)
 }
+
+// routed reports whether the collection chooses its index by measuring
+// the ways to its recall target (Auto with HNSW.TargetRecall).
+func (c CollectionConfig) routed() bool { return c.Index == Auto && c.HNSW.TargetRecall != 0 }
 
 // initialKind is the index a collection of n items starts with.
 func (c CollectionConfig) initialKind(n int) IndexKind {

@@ -16,7 +16,8 @@
 // [Flat] (exact), [HNSW] (approximate, fast on large collections),
 // [QFlat] (a scan of int8 codes with exact rescoring, for data where
 // graphs cannot pay) or [Auto] (exact while small, HNSW from
-// [DefaultAutoThreshold] items on).
+// [DefaultAutoThreshold] items on; with a recall target, whichever of the
+// three meets it fastest, measured).
 // Items are identified by the caller's string ids; the numeric ids of the
 // layers below never show.
 //

@@ -56,17 +56,22 @@ type settings struct {
 		TargetRecall   float64 `json:"target_recall,omitempty"`
 		TargetK        int     `json:"target_k,omitempty"`
 	} `json:"hnsw"`
-	// AutoExactBelow is the route an Auto collection with a recall target
-	// measured last: exact search was the faster way to meet the target,
-	// so the collection stays exact until it holds this many items. It is
-	// state, not configuration: written by the collection, never by
-	// encodeSettings.
-	AutoExactBelow int `json:"auto_exact_below,omitempty"`
-	QFlat          struct {
+	QFlat struct {
 		Rescore int     `json:"rescore,omitempty"`
 		Sample  int     `json:"sample,omitempty"`
 		Clip    float64 `json:"clip,omitempty"`
 	} `json:"qflat,omitzero"`
+	// AutoRoute is the verdict of an Auto collection with a recall
+	// target's last measurement, when a scan won it. It is state, not
+	// configuration: written by the collection, never by encodeSettings.
+	AutoRoute *savedRoute `json:"auto_route,omitempty"`
+}
+
+// savedRoute is the scan an Auto collection with a recall target measured
+// as the fastest way to the target, kept until it holds Below items.
+type savedRoute struct {
+	Index string `json:"index"` // "flat" or "qflat"
+	Below int    `json:"below"`
 }
 
 func encodeSettings(cfg CollectionConfig) ([]byte, error) {
@@ -214,29 +219,35 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 	})
 }
 
-// route returns the size below which the collection stays exact, as
-// saveRoute stored it, or 0.
-func (b *sqlBackend) route() int {
+// route returns the scan saveRoute stored and the size below which it is
+// kept, or Auto and 0 for none.
+func (b *sqlBackend) route() (IndexKind, int) {
 	var s settings
-	if json.Unmarshal(b.c.Settings(), &s) != nil {
-		return 0
+	if json.Unmarshal(b.c.Settings(), &s) != nil || s.AutoRoute == nil {
+		return Auto, 0
 	}
-	return s.AutoExactBelow
+	switch s.AutoRoute.Index {
+	case "flat":
+		return Flat, s.AutoRoute.Below
+	case "qflat":
+		return QFlat, s.AutoRoute.Below
+	}
+	return Auto, 0
 }
 
-// saveRoute stores, with the collection's settings, that exact search won
-// the routing measurement and is kept until the collection holds below
-// items.
-func (b *sqlBackend) saveRoute(ctx context.Context, below int) error {
+// saveRoute stores, with the collection's settings, that the scan kind
+// (Flat or QFlat) won the routing measurement and is kept until the
+// collection holds below items.
+func (b *sqlBackend) saveRoute(ctx context.Context, kind IndexKind, below int) error {
 	var s map[string]json.RawMessage
 	if err := json.Unmarshal(b.c.Settings(), &s); err != nil || s == nil {
 		s = map[string]json.RawMessage{}
 	}
-	v, err := json.Marshal(below)
+	v, err := json.Marshal(savedRoute{Index: kind.String(), Below: below})
 	if err != nil {
 		return err
 	}
-	s["auto_exact_below"] = v
+	s["auto_route"] = v
 	out, err := json.Marshal(s)
 	if err != nil {
 		return err

@@ -96,17 +96,18 @@
 // its calibration sample), calibrates, and measures the other half: the
 // recall the target reached on queries it did not calibrate on, with
 // p50/p95 and QPS. Beside it, the smallest ef of a fine ladder (10 to
-// 2,048) that reaches the target on that same half, the exact scan, and an
-// in-memory Auto collection with the same target (which chooses between
-// exact search and a graph by measuring both as it grows), all timed one
-// after the other three times (medians); "QPS / best" divides by the faster
-// of the best ef and the exact scan. "exact" in place of an ef means the
-// index chose to score every vector (too small, no ef reached the target,
-// or the ef that does scores half of the vectors a query). A second table
-// times queries while the index recalibrates in the background (on held-out
-// vectors after a load, then on a full sample of real queries) against the
-// same queries with no calibration running, and reports what one
-// calibration allocates.
+// 2,048) that reaches the target on that same half, the exact scan, the
+// approximate scan (qflat at its defaults), and an in-memory Auto
+// collection with the same target (which chooses among the three by
+// measuring them as it grows), all timed one after the other three times
+// (medians); "QPS / best" divides by the fastest of the best ef, the exact
+// scan and the approximate scan if it meets the target. "exact" in place of
+// an ef means the index chose to score every vector (too small, no ef
+// reached the target, or the ef that does scores half of the vectors a
+// query). A second table times queries while the index recalibrates in the
+// background (on held-out vectors after a load, then on a full sample of
+// real queries) against the same queries with no calibration running, and
+// reports what one calibration allocates.
 //
 // # Plots
 //

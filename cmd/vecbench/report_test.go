@@ -454,15 +454,15 @@ func TestTargetReport(t *testing.T) {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
 	for _, want := range []string{"## Recall targets: clustered-1500-d32", "| 0.9 | target hnsw |", "| 1 | best fixed ef |",
-		"| 0.9 | exact scan |", "| 1 | Auto collection |",
+		"| 0.9 | exact scan |", "| 1 | Auto collection |", "| 0.9 | approximate scan |",
 		"## Queries during a background recalibration", "| recalibrating (real queries) |", "| Calibrate called directly |"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 	_, rows := decodeReport(t, jsonPath)
-	if len(rows) != 8 {
-		t.Fatalf("%d results, want 2 targets × (target, best, exact scan, Auto)", len(rows))
+	if len(rows) != 10 {
+		t.Fatalf("%d results, want 2 targets × (target, best, exact scan, approximate scan, Auto)", len(rows))
 	}
 	for _, r := range rows {
 		if r.Report != "target" || r.TargetRecall == 0 || r.ChosenIndex == "" || r.Queries != 200 {

@@ -18,6 +18,7 @@ import (
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
@@ -30,7 +31,7 @@ func init() {
                     TargetRecall) calibrates on a random half of the
                     queries and is measured on the other half, beside the
                     smallest fixed ef reaching the same target there, the
-                    exact scan and an Auto collection with the target;
+                    exact and approximate scans and an Auto collection;
                     then query latency during background recalibrations
                     (uniform data, 10,000/50,000/100,000 items)
 `,
@@ -138,9 +139,9 @@ func (b *bench) targetReport(ctx context.Context) error {
 	return nil
 }
 
-// targetRows measures one target as four rows of t: the index calibrated
-// to it, the sweep's best fixed ef, the exact scan, and an Auto collection
-// with the target. It returns the index's calibration.
+// targetRows measures one target as five rows of t: the index calibrated
+// to it, the sweep's best fixed ef, the exact scan, the approximate scan
+// (qflat at its defaults), and an Auto collection with the target. It returns the index's calibration.
 func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Dataset, evalTruth [][]int32,
 	calib []vector.Vector, store vector.Store, graph []byte, p params, target float64) (hnsw.Calibration, error) {
 	k := b.c.k
@@ -206,11 +207,26 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	scan := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
 		return exact.Search(ctx, q, k, nil)
 	}
-	// The index with the target, the sweep's best ef, the exact scan and
-	// the Auto collection, timed one after the other, three times.
-	runs := make([][]concurrentStats, 4)
+	qf, err := qflat.New(store, nil)
+	if err != nil {
+		return hnsw.Calibration{}, err
+	}
+	ids := make([]vector.ID, len(ds.Base))
+	for i := range ids {
+		ids[i] = vector.ID(i)
+	}
+	if err := qf.Track(ctx, ids); err != nil {
+		return hnsw.Calibration{}, err
+	}
+	qscan := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+		return qf.Search(ctx, q, k, nil)
+	}
+	// The index with the target, the sweep's best ef, the exact scan, the
+	// Auto collection and the approximate scan, timed one after the
+	// other, three times.
+	runs := make([][]concurrentStats, 5)
 	for range 3 {
-		for i, f := range []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil)} {
+		for i, f := range []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil), qscan} {
 			if i == 1 && best == 0 {
 				continue
 			}
@@ -229,12 +245,15 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	if cal.Exact {
 		calNote = fmt.Sprintf("%s, %d queries: %s, %s", cal.Source, cal.Queries, cal.Reason, fmtDur(cal.Took))
 	}
-	// The best setting is the faster of the sweep's best ef and the exact
-	// scan: both meet the target.
-	tq, sq := medianStats(runs[0]), medianStats(runs[2])
+	// The best setting is the fastest of the sweep's best ef, the exact
+	// scan and the approximate scan if it meets the target.
+	tq, sq, qq := medianStats(runs[0]), medianStats(runs[2]), medianStats(runs[4])
 	bestQPS := sq.qps()
 	if best > 0 {
 		bestQPS = max(bestQPS, medianStats(runs[1]).qps())
+	}
+	if qq.recall >= target {
+		bestQPS = max(bestQPS, qq.qps())
 	}
 	ratio := func(st concurrentStats) string { return fmt.Sprintf("%.2f×", st.qps()/bestQPS) }
 	b.targetRow(t, ds, eval, p, target, "target "+chosen, chosen, chosenEf, tq, ratio(tq), calNote)
@@ -245,9 +264,13 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		t.row(fmt.Sprintf("%.3g", target), "best fixed ef", "–", "no ef of the ladder reaches it", "", "", "", "", "")
 	}
 	b.targetRow(t, ds, eval, p, target, "exact scan", "exact", 0, sq, ratio(sq), "")
+	b.targetRow(t, ds, eval, p, target, "approximate scan", "qflat", 0, qq, ratio(qq), fmt.Sprintf("qflat, rescore %d", qflat.DefaultRescore))
 	aq := medianStats(runs[3])
 	autoIndex, autoEf, autoNote := "exact", 0, fmt.Sprintf("Auto collection: %s", info.Index)
-	if info.Index == cairn.HNSW {
+	switch info.Index {
+	case cairn.QFlat:
+		autoIndex = "qflat"
+	case cairn.HNSW:
 		autoIndex = "hnsw"
 		if c := info.Calibration; c != nil {
 			autoEf = c.Ef
@@ -284,7 +307,7 @@ func (b *bench) targetRow(t *table, ds, eval *recall.Dataset, p params, target f
 	us := func(d time.Duration) float64 { return float64(d) / 1e3 }
 	p.Ef = ef
 	efText := fmt.Sprint(ef)
-	if index == "exact" {
+	if index != "hnsw" {
 		p.Ef, efText = 0, "–"
 	}
 	b.add(result{
