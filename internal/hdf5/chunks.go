@@ -133,6 +133,9 @@ func (ds *Dataset) fixedArray(g []uint64, total, chunkBytes uint64) ([]chunkRef,
 	if v := d.u8(); v != 0 && d.err == nil {
 		return nil, versionf("fixed array", int(v))
 	}
+	if err := verify(h, len(h)-4, what); err != nil {
+		return nil, err
+	}
 	client := d.u8()
 	entry := int(d.u8())
 	pageBits := int(d.u8())
@@ -159,28 +162,41 @@ func (ds *Dataset) fixedArray(g []uint64, total, chunkBytes uint64) ([]chunkRef,
 	page := uint64(1) << pageBits
 	var raw []byte
 	if n <= page {
-		if raw, err = f.read(block+prefix, n*uint64(entry), what); err != nil {
+		b, err := f.read(block, prefix+n*uint64(entry)+4, what)
+		if err != nil {
 			return nil, err
 		}
+		if err := verify(b, len(b)-4, what+": data block"); err != nil {
+			return nil, err
+		}
+		raw = b[prefix : len(b)-4]
 	} else {
 		pages := (n + page - 1) / page
-		at := block + prefix + (pages+7)/8 + 4 // past the page bitmap and its checksum
+		b, err := f.read(block, prefix+(pages+7)/8+4, what) // the header and the page bitmap
+		if err != nil {
+			return nil, err
+		}
+		if err := verify(b, len(b)-4, what+": data block"); err != nil {
+			return nil, err
+		}
+		at := block + uint64(len(b))
 		for p := range pages {
 			k := min(page, n-p*page)
-			b, err := f.read(at, k*uint64(entry), what)
+			b, err := f.read(at, k*uint64(entry)+4, what)
 			if err != nil {
 				return nil, err
 			}
-			raw = append(raw, b...)
-			at += k*uint64(entry) + 4
+			if err := verify(b, len(b)-4, what+": page"); err != nil {
+				return nil, err
+			}
+			raw = append(raw, b[:len(b)-4]...)
+			at += uint64(len(b))
 		}
 	}
-	bd, err := f.read(block, 6, what)
-	if err != nil {
+	if bd, err := f.read(block, 4, what); err != nil {
 		return nil, err
-	}
-	if string(bd[:4]) != "FADB" {
-		return nil, corruptf("%s: data block signature %q", what, bd[:4])
+	} else if string(bd) != "FADB" {
+		return nil, corruptf("%s: data block signature %q", what, bd)
 	}
 	d = f.decoder(raw, what)
 	out := make([]chunkRef, n)

@@ -24,8 +24,9 @@
 // [vector.ErrUnsupportedVersion]; bytes that contradict the format
 // (truncated structures, addresses outside the file, impossible sizes,
 // cycles), [vector.ErrCorrupt]; a missing dataset or attribute,
-// [vector.ErrNotFound]. Checksums of version 2 and later structures are not
-// verified; the structural checks are. No input makes the reader panic,
+// [vector.ErrNotFound]. The checksums of version 2 and later metadata
+// (superblock, object header chunks, fixed arrays) are verified; the raw
+// data has none unless written with the fletcher32 filter. No input makes the reader panic,
 // and what it allocates is bounded by the size of the file (a deflated
 // chunk may expand by at most deflate's ratio limit), whatever sizes the
 // file claims.

@@ -136,6 +136,11 @@ func (f *File) readSuperblock() error {
 		d.addr() // superblock extension
 		d.addr() // end of file
 		rootAddr = d.addr()
+		if d.err == nil {
+			if err := verify(head, d.off, "superblock"); err != nil {
+				return err
+			}
+		}
 	default:
 		return versionf("superblock", version)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/internal/hdf5"
@@ -294,6 +295,24 @@ func TestDamaged(t *testing.T) {
 		if _, err := hdf5.Open(bytes.NewReader(v), int64(len(v))); !errors.Is(err, vector.ErrUnsupportedVersion) {
 			t.Errorf("%s with superblock version 9: %v", name, err)
 		}
+	}
+	// Version 2 metadata carries checksums: a flipped bit in the
+	// superblock's end-of-file address, or in a dataset's object header,
+	// is caught.
+	b, err := os.ReadFile(filepath.Join("testdata", "ann-latest.hdf5"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := bytes.Clone(b)
+	v[30] ^= 1
+	if _, err := hdf5.Open(bytes.NewReader(v), int64(len(v))); !errors.Is(err, vector.ErrCorrupt) || !strings.Contains(err.Error(), "superblock: checksum") {
+		t.Errorf("flipped superblock bit: %v", err)
+	}
+	oh := bytes.LastIndex(b, []byte("OHDR"))
+	v = bytes.Clone(b)
+	v[oh+5] ^= 0x20 // the times flag
+	if err := readAll(v); !errors.Is(err, vector.ErrCorrupt) || !strings.Contains(err.Error(), "checksum") {
+		t.Errorf("flipped object header bit: %v", err)
 	}
 	if _, err := hdf5.Open(bytes.NewReader([]byte("not an HDF5 file at all")), 23); !errors.Is(err, vector.ErrCorrupt) {
 		t.Errorf("not HDF5: %v", err)

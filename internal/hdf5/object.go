@@ -162,11 +162,14 @@ func (f *File) objectV2(o *object, addr uint64, what string) error {
 	if size > uint64(f.size) {
 		return corruptf("%s: chunk of %d bytes", what, size)
 	}
-	raw, err := f.read(addr, start+size, what)
+	raw, err := f.read(addr, start+size+4, what)
 	if err != nil {
 		return err
 	}
-	if err := f.messagesV2(o, raw[start:], crtOrder, what); err != nil {
+	if err := verify(raw, int(start+size), what); err != nil {
+		return err
+	}
+	if err := f.messagesV2(o, raw[start:start+size], crtOrder, what); err != nil {
 		return err
 	}
 	seen := map[uint64]bool{}
@@ -188,6 +191,9 @@ func (f *File) objectV2(o *object, addr uint64, what string) error {
 		}
 		if len(raw) < 8 || string(raw[:4]) != "OCHK" {
 			return corruptf("%s: continuation block at %d lacks its signature", what, c.addr)
+		}
+		if err := verify(raw, len(raw)-4, what+": continuation block"); err != nil {
+			return err
 		}
 		if err := f.messagesV2(o, raw[4:len(raw)-4], crtOrder, what); err != nil {
 			return err
