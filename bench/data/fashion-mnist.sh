@@ -11,7 +11,7 @@
 #   bench/data/fashion-mnist.sh [OUT]   (default ~/.cache/cairn-data)
 #
 # Writes OUT/fashion-mnist-784-euclidean/fashion-mnist-784-euclidean.{hdf5,
-# base.fvecs,query.fvecs,gt.ivecs,metric}. About 2 minutes on 2 cores.
+# base.fvecs,query.fvecs,gt.ivecs,metric}. About 1 minute of CPU.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 name=fashion-mnist-784-euclidean
