@@ -1,6 +1,6 @@
 // Package recall is cairn's yardstick: the benchmark data sets of
 // DATASETS.md, exact ground truth, recall@k, the TEXMEX file formats
-// (.fvecs, .ivecs, .bvecs) and .npy matrices, and the measurement of any
+// (.fvecs, .ivecs, .bvecs), .npy matrices and ann-benchmarks' HDF5 files, and the measurement of any
 // [vector.Index] (build time, memory, recall, latency, throughput).
 //
 // # Data sets
@@ -38,7 +38,10 @@
 //
 // [FvecsReader], [IvecsReader] and [BvecsReader] stream TEXMEX files;
 // [ReadFvecs], [ReadIvecs], [ReadBvecs] and [ReadNpy] read whole files, and
-// the Write functions write them. Truncated files, dimensions that change
+// the Write functions write them. [LoadHDF5] reads ann-benchmarks' HDF5
+// files (train, test, neighbors and the distance attribute, see
+// [MetricOf]), and [CheckTruth] compares a sample of a ground truth given
+// with the data with the exact one. Truncated files, dimensions that change
 // from one record to the next or are out of range, and malformed .npy
 // headers give errors wrapping [vector.ErrCorrupt]; no input makes a reader
 // panic or allocate far beyond the input's size. [WriteFile] writes

@@ -67,3 +67,22 @@ func ExampleMeasure() {
 	fmt.Printf("recall@10 %.3f over %d queries\n", st.Recall[10], st.Queries)
 	// Output: recall@10 1.000 over 20 queries
 }
+
+// Read an ann-benchmarks HDF5 file and check its ground truth against
+// the exact one.
+func ExampleLoadHDF5() {
+	ctx := context.Background()
+	a, err := recall.LoadHDF5(ctx, "../internal/hdf5/testdata/ann-contiguous.hdf5")
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(a.Name, a.Distance, a.Metric, len(a.Base), len(a.Queries), a.Dim, len(a.Neighbors[0]))
+	chk, err := recall.CheckTruth(ctx, a.Dataset, a.Neighbors, 10, 5)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d queries checked, %d differ\n", chk.Queries, chk.Differing)
+	// Output:
+	// ann-contiguous angular cosine 300 20 24 100
+	// 5 queries checked, 0 differ
+}

@@ -204,8 +204,11 @@ func (b *bench) dataset(ctx context.Context, family string, n int) (*recall.Data
 				return nil, nil, fmt.Errorf("--export: %w", err)
 			}
 		}
+		if err := writeMetric(b.c.exportDir, name, ds.Metric); err != nil {
+			return nil, nil, err
+		}
 		b.exported[name] = true
-		b.p.note("exported %s.{base,query}.fvecs and %s.gt.ivecs to %s", name, name, b.c.exportDir)
+		b.p.note("exported %s.{base,query}.fvecs, %s.gt.ivecs and %s.metric to %s", name, name, name, b.c.exportDir)
 	}
 	b.lastKey, b.lastDS, b.lastTruth = key, ds, truth
 	return ds, truth, nil
@@ -246,79 +249,6 @@ func (b *bench) cacheDir() string {
 		return ""
 	}
 	return dir
-}
-
-// userData loads --data, --queries and --gt once.
-func (b *bench) userData(ctx context.Context) (*recall.Dataset, [][]int32, error) {
-	if b.lastDS != nil {
-		return b.lastDS, b.lastTruth, nil
-	}
-	base, err := loadChecked(b.c.dataPath, b.c.metric)
-	if err != nil {
-		return nil, nil, err
-	}
-	queries, err := loadChecked(b.c.queryPath, b.c.metric)
-	if err != nil {
-		return nil, nil, err
-	}
-	if len(base) == 0 || len(queries) == 0 {
-		return nil, nil, fmt.Errorf("%s and %s must both hold vectors (%d and %d found)", b.c.dataPath, b.c.queryPath, len(base), len(queries))
-	}
-	if len(base[0]) != len(queries[0]) {
-		return nil, nil, fmt.Errorf("%s has dimension %d but %s has %d: %w", b.c.dataPath, len(base[0]), b.c.queryPath, len(queries[0]), vector.ErrDimensionMismatch)
-	}
-	name := dataName(b.c.dataPath)
-	ds := &recall.Dataset{Name: name, Dim: len(base[0]), Metric: b.c.metric, Base: base, Queries: queries}
-	var truth [][]int32
-	if b.c.gtPath != "" {
-		rows, err := recall.LoadIvecs(b.c.gtPath)
-		if err != nil {
-			return nil, nil, err
-		}
-		if err := checkTruth(rows, ds, b.c.k); err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", b.c.gtPath, err)
-		}
-		truth = rows
-	} else {
-		dir := filepath.Dir(b.c.dataPath)
-		path := filepath.Join(dir, name+".gt.ivecs")
-		// A cache older than the data it was computed from is stale.
-		if gi, err := os.Stat(path); err == nil {
-			for _, p := range []string{b.c.dataPath, b.c.queryPath} {
-				if fi, err := os.Stat(p); err == nil && fi.ModTime().After(gi.ModTime()) {
-					os.Remove(path)
-					break
-				}
-			}
-		}
-		if truth, err = b.truth(ctx, ds, dir, name); err != nil {
-			return nil, nil, err
-		}
-	}
-	b.lastDS, b.lastTruth = ds, truth
-	return ds, truth, nil
-}
-
-// loadChecked reads a vector file and validates every vector under m.
-func loadChecked(path string, m vector.Metric) ([]vector.Vector, error) {
-	vs, err := recall.LoadVectors(path)
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range vs {
-		if err := vector.Check(v, len(vs[0]), m); err != nil {
-			return nil, fmt.Errorf("%s: vector %d: %w", path, i, err)
-		}
-	}
-	return vs, nil
-}
-
-// dataName is the data set name of a base file: dir/NAME.base.fvecs or
-// dir/NAME.fvecs gives NAME.
-func dataName(path string) string {
-	name := filepath.Base(path)
-	name = strings.TrimSuffix(name, filepath.Ext(name))
-	return strings.TrimSuffix(name, ".base")
 }
 
 // checkTruth validates a ground-truth file given with --gt.

@@ -24,8 +24,11 @@
 //	                                itself, beside the best fixed ef for it
 //	vecbench --quick                every report at small sizes (CI smoke run)
 //	vecbench --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
-//	vecbench --export DIR           write NAME.base.fvecs, NAME.query.fvecs and
-//	                                NAME.gt.ivecs, for ../shared/peers/run
+//	vecbench --data glove-100-angular.hdf5   an ann-benchmarks file
+//	vecbench --export DIR           write NAME.base.fvecs, NAME.query.fvecs,
+//	                                NAME.gt.ivecs and NAME.metric (of generated
+//	                                data or of --data), for ../shared/peers/run
+//	                                and bench/peers.sh
 //
 // Run vecbench --help for every flag. Tables go to stdout as Markdown; --json
 // FILE writes every figure with the machine (see "The JSON report"), and
@@ -47,7 +50,26 @@
 // (--cache to choose another, --export DIR to keep it beside the exported
 // vectors); a cached file is checked against a fresh computation for a few
 // queries before it is trusted. For --data without --gt, it is kept beside
-// the base file as NAME.gt.ivecs and recomputed when older than the data.
+// the base file as NAME.gt.ivecs (when that directory is writable) and
+// recomputed when older than the data.
+//
+// # ann-benchmarks files
+//
+// --data FILE.hdf5 (or .h5) reads an ann-benchmarks data file with a pure-Go
+// HDF5 reader (internal/hdf5): train is the base, test the queries,
+// neighbors the ground truth, and the root attribute distance the metric
+// ("angular" is cosine, "euclidean" L2, "dot" or "ip" the inner product;
+// --metric, --queries and --gt are refused). The file's neighbors are
+// checked against cairn's exact float64 top k on 100 queries spread over
+// the test set, and the outcome is printed above the tables: ann-benchmarks
+// computes them in float32, so a near-tie may differ; many mismatches mean
+// a wrong distance attribute. A file without neighbors gets the computed
+// ground truth.
+//
+// --export DIR with --data and no report writes the set as TEXMEX files
+// (NAME.base.fvecs, NAME.query.fvecs, NAME.gt.ivecs: the ground truth in
+// use) and NAME.metric, one line naming the metric (cosine, dot or l2),
+// which bench/peers.sh reads to run hnswlib under the same metric.
 //
 // # What is measured
 //

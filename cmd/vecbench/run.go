@@ -134,8 +134,12 @@ Data:
                             your own vectors (.fvecs, .bvecs or .npy); without
                             --gt the ground truth is computed and cached as
                             NAME.gt.ivecs beside the base file
-  --export DIR              write NAME.base.fvecs, NAME.query.fvecs and
-                            NAME.gt.ivecs for each data set (alone: export only)
+  --data FILE.hdf5          an ann-benchmarks file: train is the base, test the
+                            queries, neighbors the ground truth (checked on 100
+                            queries), the distance attribute the metric
+  --export DIR              write NAME.base.fvecs, NAME.query.fvecs,
+                            NAME.gt.ivecs and NAME.metric for each data set,
+                            generated or --data (alone: export only)
 
 Sweep grid:
   --m 8,16,32  --efc 100,200  --ef 10,20,40,80,160,320
@@ -216,6 +220,10 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	if set["metric"] && c.dataPath == "" {
 		return nil, usagef("--metric applies to --data only (generated data is cosine)")
 	}
+	hdf5 := isHDF5(c.dataPath)
+	if hdf5 && set["metric"] {
+		return nil, usagef("--data %s: the metric comes from the file's distance attribute; drop --metric", c.dataPath)
+	}
 	if c.dim <= 0 || c.dim > 1<<16 {
 		return nil, usagef("--dim %d: want 1..65536", c.dim)
 	}
@@ -233,6 +241,9 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	}
 	// --queries is a count, or with --data a file of queries.
 	c.nq = 1000
+	if hdf5 && (queries != "" || c.gtPath != "") {
+		return nil, usagef("--data %s holds its queries (test) and ground truth (neighbors); drop --queries and --gt", c.dataPath)
+	}
 	if queries != "" {
 		if n, err := strconv.Atoi(queries); err == nil {
 			if n <= 0 || n > 1_000_000 {
@@ -245,7 +256,7 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			return nil, usagef("--queries %q is neither a count nor, without --data, usable as a file", queries)
 		}
 	}
-	if c.dataPath != "" && c.queryPath == "" {
+	if c.dataPath != "" && c.queryPath == "" && !hdf5 {
 		return nil, usagef("--data needs --queries FILE (the query vectors)")
 	}
 	if c.gtPath != "" && c.dataPath == "" {
@@ -298,9 +309,6 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			return nil, usagef("--plot %s: want a .svg or .png file", c.plotPath)
 		}
 	}
-	if c.exportDir != "" && c.dataPath != "" {
-		return nil, usagef("--export writes generated data sets; it does not apply to --data")
-	}
 
 	// Which reports: none named means the memory table (or, with --quick,
 	// every report; with --data, the index table; with --export alone,
@@ -312,9 +320,9 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			for _, g := range flagGroups {
 				g.quick(c)
 			}
+		case c.exportDir != "":
 		case c.dataPath != "":
 			c.indexes = true
-		case c.exportDir != "":
 		default:
 			c.memory = true
 		}

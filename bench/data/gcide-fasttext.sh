@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Builds gcide-fasttext-100: real 100-d text embeddings, cosine. A fastText
+# skipgram model (Debian's fasttext, 100 dimensions, one thread and a fixed
+# seed, so the build is deterministic) is trained on the definitions of GCIDE
+# (dict-gcide) and the glosses of WordNet 3.0 (wordnet-base); every distinct
+# sentence of that text (4 to 60 tokens) is embedded with
+# print-sentence-vectors. The last 1,000 distinct vectors are the queries
+# (held out: never a copy of a base vector); ground truth is vecbench's exact
+# float64 top 100 under cosine.
+#
+#   bench/data/gcide-fasttext.sh [OUT]   (default ~/.cache/cairn-data)
+#
+# Writes OUT/gcide-fasttext-100/gcide-fasttext-100.{base,query}.fvecs, .gt.ivecs,
+# .metric and .texts.txt (the sentence of each row): 495,321 base vectors and
+# 1,000 queries. About 8 minutes of CPU, most of it training on one thread.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+out=${1:-$HOME/.cache/cairn-data}/gcide-fasttext-100
+name=gcide-fasttext-100
+need=()
+for p in fasttext dict-gcide wordnet-base python3-numpy; do
+	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
+done
+if [ ${#need[@]} -gt 0 ]; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+mkdir -p "$out/work"
+cd "$out/work"
+if [ ! -s corpus.txt ] || [ ! -s sentences.txt ]; then
+	echo "gcide-fasttext-100: extracting sentences" >&2
+	nice -n 19 /usr/bin/python3 "$repo/bench/data/dict_sentences.py" .
+fi
+if [ ! -s model.bin ] || [ corpus.txt -nt model.bin ]; then
+	echo "gcide-fasttext-100: training fastText (skipgram, 100-d, 1 thread, seed 1)" >&2
+	nice -n 19 fasttext skipgram -input corpus.txt -output model -dim 100 -epoch 5 -minCount 3 \
+		-bucket 200000 -thread 1 -seed 1 -verbose 1 >&2
+fi
+echo "gcide-fasttext-100: embedding sentences" >&2
+nice -n 19 fasttext print-sentence-vectors model.bin < sentences.txt > vectors.txt
+nice -n 19 /usr/bin/python3 "$repo/bench/data/vecs_from_text.py" vectors.txt sentences.txt "$out/$name" 1000
+rm -f vectors.txt
+echo "gcide-fasttext-100: ground truth" >&2
+(cd "$repo" && nice -n 19 go run ./cmd/vecbench --data "$out/$name.base.fvecs" --queries "$out/$name.query.fvecs" \
+	--metric cosine --export "$out")
+cat <<TXT
+gcide-fasttext-100 is in $out ($name.base.fvecs, .query.fvecs, .gt.ivecs, .metric)
+Source: Debian packages dict-gcide $(dpkg-query -W -f='${Version}' dict-gcide) (GCIDE, GNU GPL v2 or later),
+  wordnet-base $(dpkg-query -W -f='${Version}' wordnet-base) (WordNet 3.0 licence, Princeton University),
+  fasttext $(dpkg-query -W -f='${Version}' fasttext) (MIT). The vectors are derived from GPL text:
+  keep them out of the repository (see bench/data/README.md).
+TXT
