@@ -11,14 +11,16 @@ import (
 )
 
 // row is one version of an item as a backend stores it: its id, the
-// caller's key, the vector (as given; the store prepares it), the text and
-// the normalised metadata.
+// caller's key, the vector (as given; the store prepares it), the text,
+// the normalised metadata and its times (Unix nanoseconds).
 type row struct {
 	id   vector.ID
 	key  string
 	vec  vector.Vector
 	text string
 	md   metadata
+
+	created, updated, expires int64
 }
 
 // backend is where a collection's items live: the vector.Store its index

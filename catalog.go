@@ -25,9 +25,18 @@ type record struct {
 	// words is text cut into words before the write took the lock, for
 	// publish to enter into the keyword index; nil once published.
 	words *keyword.Doc
+	// created, updated and expires are the item's times, Unix
+	// nanoseconds (expires 0 for never).
+	created, updated, expires int64
 }
 
 func (r *record) published() bool { return r.pos >= 0 }
+
+// item returns r as the caller sees it, with the embedding emb.
+func (r *record) item(emb []float32) Item {
+	return Item{ID: r.key, Embedding: emb, Text: r.text, Metadata: r.md.toMap(),
+		CreatedAt: timeOf(r.created), UpdatedAt: timeOf(r.updated), ExpiresAt: timeOf(r.expires)}
+}
 
 // catalog holds a collection's records: the caller's keys, mapped to the
 // id of their current version; every record by id (those published and
@@ -51,6 +60,7 @@ type catalog struct {
 	recs  recTable
 	live  []*record
 	words *keyword.Index // the text of the published versions that have any
+	exp   expiry         // the published versions that have an ExpiresAt
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
@@ -111,6 +121,9 @@ func (cat *catalog) publish(r *record) {
 		cat.words.AddDoc(r.id, *r.words)
 	}
 	r.words = nil
+	if r.expires != 0 {
+		cat.exp.add(r)
+	}
 	if len(cat.post) > 0 {
 		for _, f := range r.md {
 			if ps := cat.post[f.key]; ps != nil {
@@ -132,6 +145,9 @@ func (cat *catalog) retire(r *record) {
 	cat.recs.del(r.id)
 	if r.text != "" {
 		cat.words.Remove(r.id)
+	}
+	if r.expires != 0 {
+		cat.exp.live--
 	}
 	if len(cat.post) == 0 {
 		return

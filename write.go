@@ -65,6 +65,7 @@ type write struct {
 	replaces []*record // for each new version, the published version it replaces, or nil
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
+	now      int64     // the store's clock when the write began (Unix ns)
 }
 
 func newWrite(op string, rows []row) *write {
@@ -130,11 +131,13 @@ func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
-	rows, err := c.prepare(ctx, op, items)
+	now := c.now()
+	rows, err := c.prepare(ctx, op, items, now)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	w := newWrite(op, rows)
+	w.now = now
 	w.overlap = c.overlaps(len(rows), replace)
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserveRows(ctx, w, items, replace) })
@@ -146,8 +149,8 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 }
 
 // prepare checks items and turns them into rows (ids and metadata not yet
-// set), embedding the ones given only as text.
-func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]row, error) {
+// set, times as of now), embedding the ones given only as text.
+func (c *Collection) prepare(ctx context.Context, op string, items []Item, now int64) ([]row, error) {
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
@@ -163,7 +166,11 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]ro
 		if !utf8.ValidString(it.Text) {
 			return nil, fmt.Errorf("cairn: %s %q: %w: the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
 		}
-		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text}
+		created, updated, expires, err := itemTimes(&items[i], now, c.cfg.TTL)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, created: created, updated: updated, expires: expires}
 		if len(it.Embedding) == 0 && it.Text != "" {
 			toEmbed = append(toEmbed, i)
 		}
@@ -230,10 +237,14 @@ func (c *Collection) delete(ctx context.Context, op string, ids []string, missin
 		return 0, nil
 	}
 	w := newWrite(op, nil)
+	w.now = c.now()
 	found := make([]*record, len(keys))
 	find := func() []*record {
 		for i, k := range keys {
 			found[i] = c.cat.lookup(k)
+			if r := found[i]; r != nil && r.expiredAt(w.now) {
+				found[i] = nil // expired: gone for every caller, left to the sweeper
+			}
 		}
 		return found
 	}
@@ -273,8 +284,9 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 		return 0, err
 	}
 	w := newWrite("delete where", nil)
+	w.now = c.now()
 	find := func() []*record {
-		ids := c.cat.match(f, m)
+		ids := c.cat.matchAt(f, m, w.now)
 		found := make([]*record, len(ids))
 		for i, id := range ids {
 			found[i] = c.cat.recs.get(id)
@@ -396,7 +408,8 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 		if !w.overlap { // else the store is reading the rows, and needs no metadata
 			r.md = mds[i]
 		}
-		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w}
+		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w,
+			created: r.created, updated: r.updated, expires: r.expires}
 		if r.text != "" { // cut into words here, not under the lock in publish
 			words[i] = keyword.Analyze(r.text)
 			w.vers[i].words = &words[i]
@@ -413,11 +426,13 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 }
 
 // claimRows stages the new versions of w and claims the published ones
-// they replace (found, by row), all or none. mu is held.
+// they replace (found, by row), all or none. A version expired at w.now
+// is replaced by an Add as by an Upsert, and lends its replacement no
+// CreatedAt. mu is held.
 func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 	if !replace {
 		for i, r := range found {
-			if r != nil {
+			if r != nil && !r.expiredAt(w.now) {
 				return fmt.Errorf("cairn: %s %q: %w", w.op, w.vers[i].key, vector.ErrDuplicateID)
 			}
 		}
@@ -433,6 +448,11 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		if old != nil {
 			old.w = w
 			w.replaces[i] = old
+			if replace && !old.expiredAt(w.now) && old.created != 0 { // an Upsert keeps CreatedAt, if known
+				r := &w.rows[i] // not read by the store yet: no overlap with replace
+				v.created, r.created = old.created, old.created
+				v.updated, r.updated = max(v.updated, v.created), max(r.updated, r.created)
+			}
 		} else if _, dup := c.cat.keys.add(v.key, v.id, &c.cat); dup { // entered by an earlier row
 			c.cat.recs.del(v.id)
 			c.unclaim(w)
@@ -528,6 +548,10 @@ func (c *Collection) publish(w *write) {
 		c.cat.keys.del(old.key, old.id)
 		c.cat.retire(old)
 	}
+	wake := false
+	for i := range w.vers {
+		wake = wake || w.vers[i].expires != 0
+	}
 	c.unpublished -= len(w.vers)
 	c.unpublished += len(w.deletes)
 	for _, old := range w.replaces {
@@ -538,6 +562,9 @@ func (c *Collection) publish(w *write) {
 	c.dirty = true
 	c.mu.Unlock()
 	close(w.done)
+	if wake {
+		c.wakeSweeper()
+	}
 }
 
 // evictRetired is step 5: the versions w replaced or deleted leave the
