@@ -50,6 +50,7 @@ type DB struct {
 	// sweptHook, if set (by tests), is called after each background
 	// sweep of expired items with its outcome.
 	sweptHook func(coll string, removed int, err error)
+	noSweeper bool // set by tests: collections start no sweeper
 }
 
 // load is a collection being loaded from the file; done is closed when c

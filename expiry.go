@@ -338,7 +338,9 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 func (c *Collection) startSweeper() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.wake, c.stopSweep = make(chan struct{}, 1), cancel
-	go c.sweeper(ctx, c.wake)
+	if !c.db.noSweeper {
+		go c.sweeper(ctx, c.wake)
+	}
 }
 
 // wakeSweeper tells the sweeper to look again (a write published an
