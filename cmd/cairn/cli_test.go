@@ -76,7 +76,7 @@ func TestCommands(t *testing.T) {
 		{name: "query neither", args: []string{"query", path, "-collection", "notes"}, code: exitUsage, stderr: []string{"give one of -text and -vector"}},
 		{name: "query k", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-k", "0"}, code: exitUsage, stderr: []string{"-k must be positive"}},
 		{name: "export one", args: []string{"export", path, "-collection", "notes"}, code: exitOK,
-			stdout:   []string{`{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}`, `{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}`},
+			stdout:   []string{`{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}`, `{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0],"created_at":"`},
 			noStdout: []string{`"empty"`}},
 		{name: "export unknown collection", args: []string{"export", path, "-collection", "nope"}, code: exitFail, stderr: []string{`"nope"`}},
 		{name: "compact", args: []string{"compact", path}, code: exitOK, stdout: []string{"t.db:", "KiB →"}},
