@@ -118,7 +118,7 @@ func (cat *catalog) publish(r *record) {
 			d := keyword.Analyze(r.text)
 			r.words = &d
 		}
-		cat.words.AddDoc(r.id, *r.words)
+		cat.words.AddNew(r.id, *r.words) // ids are never reused
 	}
 	r.words = nil
 	if r.expires != 0 {
@@ -134,8 +134,11 @@ func (cat *catalog) publish(r *record) {
 }
 
 // retire takes r, published, out of the catalog (but not its key, which
-// the caller moves or deletes).
-func (cat *catalog) retire(r *record) {
+// the caller moves or deletes). It returns whether r had text, which the
+// caller must then remove from the keyword index (see retireWords): one
+// Remove of a write's many versions costs one pass over each posting list
+// they touch, one Remove per version a pass per version.
+func (cat *catalog) retire(r *record) (hasText bool) {
 	last := cat.live[len(cat.live)-1]
 	cat.live[r.pos] = last
 	last.pos = r.pos
@@ -143,14 +146,11 @@ func (cat *catalog) retire(r *record) {
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
 	cat.recs.del(r.id)
-	if r.text != "" {
-		cat.words.Remove(r.id)
-	}
 	if r.expires != 0 {
 		cat.exp.live--
 	}
 	if len(cat.post) == 0 {
-		return
+		return r.text != ""
 	}
 	for _, f := range r.md {
 		if ps := cat.post[f.key]; ps != nil {
@@ -160,6 +160,7 @@ func (cat *catalog) retire(r *record) {
 			}
 		}
 	}
+	return r.text != ""
 }
 
 // recTable maps ids to records. Ids are issued in sequence, so records

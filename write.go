@@ -66,6 +66,10 @@ type write struct {
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
 	now      int64     // the store's clock when the write began (Unix ns)
+	// words are the new versions' texts cut into words (by row), pinned
+	// to the keyword index once the versions are staged (pinned set).
+	words  []keyword.Doc
+	pinned bool
 }
 
 func newWrite(op string, rows []row) *write {
@@ -403,6 +407,12 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 	}
 	w.vers = make([]record, len(w.rows)) // one allocation for the batch
 	words := make([]keyword.Doc, len(w.rows))
+	texts := make([]string, len(w.rows))
+	for i := range w.rows {
+		texts[i] = w.rows[i].text
+	}
+	keyword.AnalyzeAll(texts, words) // cut into words here, not under the lock in publish
+	w.words = words
 	for i := range w.rows {
 		r := &w.rows[i]
 		if !w.overlap { // else the store is reading the rows, and needs no metadata
@@ -410,8 +420,7 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 		}
 		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w,
 			created: r.created, updated: r.updated, expires: r.expires}
-		if r.text != "" { // cut into words here, not under the lock in publish
-			words[i] = keyword.Analyze(r.text)
+		if r.text != "" {
 			w.vers[i].words = &words[i]
 		}
 	}
@@ -460,6 +469,10 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		}
 		w.staged = i + 1
 	}
+	// The keyword index's dictionary work, done here rather than in
+	// publish: in a large Add to memory, this step runs beside the store.
+	c.cat.words.Pin(w.words)
+	w.pinned = true
 	return nil
 }
 
@@ -484,6 +497,10 @@ func (c *Collection) unclaim(w *write) {
 		c.cat.recs.del(v.id)
 	}
 	w.staged = 0
+	if w.pinned {
+		c.cat.words.Unpin(w.words)
+		w.pinned = false
+	}
 	for _, r := range w.deletes {
 		r.w = nil
 	}
@@ -534,19 +551,27 @@ func (c *Collection) itemError(w *write, err error) error {
 
 // publish is step 4.
 func (c *Collection) publish(w *write) {
+	var unword []vector.ID // retired versions with text
 	c.mu.Lock()
 	for i := range w.vers {
 		v := &w.vers[i]
 		v.w = nil
 		if old := w.replaces[i]; old != nil {
 			c.cat.keys.move(v.key, old.id, v.id)
-			c.cat.retire(old)
+			if c.cat.retire(old) {
+				unword = append(unword, old.id)
+			}
 		}
 		c.cat.publish(v)
 	}
 	for _, old := range w.deletes {
 		c.cat.keys.del(old.key, old.id)
-		c.cat.retire(old)
+		if c.cat.retire(old) {
+			unword = append(unword, old.id)
+		}
+	}
+	if len(unword) > 0 {
+		c.cat.words.Remove(unword...)
 	}
 	wake := false
 	for i := range w.vers {

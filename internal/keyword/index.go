@@ -29,6 +29,7 @@ type Index struct {
 	names    []string          // by term number
 	postings [][]posting       // by term number
 	freeTerm []uint32          // numbers of terms no document has any more
+	pins     []int32           // by term number: Docs pinned to it (Pin), not added yet
 
 	slots    map[vector.ID]uint32 // a document's slot
 	docs     []doc                // by slot
@@ -66,10 +67,12 @@ func (x *Index) Tokens() int64 { return x.tokens }
 
 // Doc is a text cut into its terms, ready to enter an index: what
 // [Analyze] returns, so that the tokenizing can happen before the caller
-// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made.
+// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made,
+// but for [Index.Pin].
 type Doc struct {
 	terms  []termCount // distinct, in order of first appearance
 	length uint32      // tokens
+	nums   []uint32    // the terms' numbers in the index that pinned them, or nil
 }
 
 // termCount is a term of a Doc and the number of times it occurs.
@@ -82,19 +85,64 @@ type termCount struct {
 func Analyze(text string) Doc {
 	// About one token in six bytes of text: one allocation, most of the
 	// time.
-	d := Doc{terms: make([]termCount, 0, min(len(text)/6+2, 64))}
+	return analyze(newScanner(text), make([]termCount, 0, termsFor(text)))
+}
+
+// termsFor is the room Analyze makes for the terms of text.
+func termsFor(text string) int { return min(len(text)/6+2, 64) }
+
+// AnalyzeAll cuts texts into docs (docs[i] from texts[i]; an empty text
+// gives an empty Doc), the terms of all in one allocation most of the
+// time: Analyze for a batch.
+func AnalyzeAll(texts []string, docs []Doc) {
+	n := 0
+	for _, t := range texts {
+		if t != "" {
+			n += termsFor(t)
+		}
+	}
+	slab := make([]termCount, n)
+	var s *scanner // one for the batch, its buffer reused
+	for i, t := range texts {
+		if t == "" {
+			docs[i] = Doc{}
+			continue
+		}
+		if s == nil {
+			s = newScanner(t)
+		} else {
+			s.reset(t)
+		}
+		c := termsFor(t)
+		docs[i] = analyze(s, slab[:0:c]) // a Doc with more terms grows out of the slab
+		slab = slab[c:]
+	}
+}
+
+// analyze cuts the text s scans into a Doc whose terms are appended to
+// terms.
+func analyze(s *scanner, terms []termCount) Doc {
+	d := Doc{terms: terms}
 	var at map[string]int // term → index, once there are many terms
-	for s := newScanner(text); s.next(); {
+	// The first terms are looked up by a scan, their hashes compared
+	// before their bytes.
+	var hs [16]uint32
+	for s.next() {
 		tok := s.tok
 		d.length++
 		i := -1
+		var h uint32
 		if at != nil {
 			if j, ok := at[string(tok)]; ok {
 				i = j
 			}
 		} else {
+			h = 2166136261 // FNV-1a
+			for _, c := range tok {
+				h = (h ^ uint32(c)) * 16777619
+			}
 			for j := range d.terms {
-				if d.terms[j].term == string(tok) {
+				if hs[j] == h && d.terms[j].term == string(tok) {
 					i = j
 					break
 				}
@@ -111,6 +159,9 @@ func Analyze(text string) Doc {
 			t = string(tok)
 		}
 		d.terms = append(d.terms, termCount{t, 1})
+		if at == nil && len(d.terms) <= len(hs) {
+			hs[len(d.terms)-1] = h
+		}
 		if at != nil {
 			at[t] = len(d.terms) - 1
 		} else if len(d.terms) == 16 {
@@ -128,11 +179,62 @@ func Analyze(text string) Doc {
 // row of FTS5, it counts in the number of documents BM25 weighs terms by.
 func (x *Index) Add(id vector.ID, text string) { x.AddDoc(id, Analyze(text)) }
 
+// Pin looks up the terms of docs in the index's dictionary, entering
+// those it lacks, and keeps them there (no Remove frees them) until each
+// Doc is added by [Index.AddDoc] or [Index.AddNew], which then finds its
+// terms by number without a lookup, or released by [Index.Unpin]. It lets
+// a caller do the dictionary's work at another moment than the one it
+// makes the documents visible. It needs the exclusive lock, as AddDoc
+// does; a Doc is pinned to one index, once.
+func (x *Index) Pin(docs []Doc) {
+	n := 0
+	for i := range docs {
+		if docs[i].nums == nil {
+			n += len(docs[i].terms)
+		}
+	}
+	slab := make([]uint32, n) // one allocation for the batch
+	for i := range docs {
+		d := &docs[i]
+		if d.nums != nil || len(d.terms) == 0 {
+			continue
+		}
+		d.nums, slab = slab[:len(d.terms):len(d.terms)], slab[len(d.terms):]
+		for j, tc := range d.terms {
+			num, ok := x.terms[tc.term]
+			if !ok {
+				num = x.newTerm(tc.term)
+			}
+			x.pins[num]++
+			d.nums[j] = num
+		}
+	}
+}
+
+// Unpin releases the terms of pinned docs that will not be added.
+func (x *Index) Unpin(docs []Doc) {
+	for i := range docs {
+		d := &docs[i]
+		for _, num := range d.nums {
+			if x.pins[num]--; x.pins[num] == 0 && len(x.postings[num]) == 0 {
+				x.freeTermNum(num)
+			}
+		}
+		d.nums = nil
+	}
+}
+
 // AddDoc is [Index.Add] for a text already analyzed.
 func (x *Index) AddDoc(id vector.ID, d Doc) {
 	if _, ok := x.slots[id]; ok {
 		x.Remove(id)
 	}
+	x.AddNew(id, d)
+}
+
+// AddNew is [Index.AddDoc] for an id the index does not hold, which it
+// does not check.
+func (x *Index) AddNew(id vector.ID, d Doc) {
 	var slot uint32
 	if n := len(x.freeSlot); n > 0 {
 		slot = x.freeSlot[n-1]
@@ -142,14 +244,23 @@ func (x *Index) AddDoc(id vector.ID, d Doc) {
 		x.docs = append(x.docs, doc{})
 	}
 	x.slots[id] = slot
-	nums := make([]uint32, len(d.terms))
-	for i, tc := range d.terms {
-		num, ok := x.terms[tc.term]
-		if !ok {
-			num = x.newTerm(tc.term)
+	nums := d.nums
+	if nums == nil {
+		nums = make([]uint32, len(d.terms))
+		for i, tc := range d.terms {
+			num, ok := x.terms[tc.term]
+			if !ok {
+				num = x.newTerm(tc.term)
+			}
+			nums[i] = num
 		}
-		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: tc.tf, length: d.length})
-		nums[i] = num
+	} else {
+		for _, num := range nums {
+			x.pins[num]--
+		}
+	}
+	for i, num := range nums {
+		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.terms[i].tf, length: d.length})
 	}
 	x.tokens += int64(d.length)
 	x.docs[slot] = doc{id: id, length: d.length, terms: nums}
@@ -165,6 +276,7 @@ func (x *Index) newTerm(term string) uint32 {
 		num = uint32(len(x.postings))
 		x.postings = append(x.postings, nil)
 		x.names = append(x.names, "")
+		x.pins = append(x.pins, 0)
 	}
 	term = strings.Clone(term) // not to keep a document's text alive
 	x.terms[term] = num
@@ -238,12 +350,17 @@ func (x *Index) Remove(ids ...vector.ID) {
 		}
 	}
 	for _, t := range touched {
-		if len(x.postings[t]) == 0 {
-			delete(x.terms, x.names[t])
-			x.postings[t], x.names[t] = nil, ""
-			x.freeTerm = append(x.freeTerm, t)
+		if len(x.postings[t]) == 0 && x.pins[t] == 0 {
+			x.freeTermNum(t)
 		}
 	}
+}
+
+// freeTermNum frees the number of a term no document holds or pins.
+func (x *Index) freeTermNum(t uint32) {
+	delete(x.terms, x.names[t])
+	x.postings[t], x.names[t] = nil, ""
+	x.freeTerm = append(x.freeTerm, t)
 }
 
 // Hit is one document a search found, with its BM25 score (FTS5's bm25()
