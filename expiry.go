@@ -197,7 +197,7 @@ func (c *Collection) now() int64 { return c.db.clock().UnixNano() }
 // sweepBatch is the number of expired items one delete of a sweep
 // removes: each batch is one write (one transaction in a file), and its
 // publish holds the collection's lock for about a microsecond per item.
-const sweepBatch = 256
+const sweepBatch = 1024
 
 // RemoveExpired removes every item whose ExpiresAt has come, in batches
 // of a few hundred, each through the write path as a delete (so the
@@ -221,34 +221,33 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 }
 
 // sweepOnce removes one batch of expired items; more reports whether the
-// expiry index may hold more.
+// expiry index may hold more. It takes the collection's lock three times,
+// as any delete does: to take the batch from the expiry index and claim
+// it, to publish its removal, and after the evict.
 func (c *Collection) sweepOnce(ctx context.Context) (removed int, more bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, false, fmt.Errorf("cairn: remove expired: %w", err)
 	}
 	now := c.now()
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
-		return 0, false, c.err
-	}
 	e := &c.cat.exp
-	var taken []expiryEntry
-	for len(taken) < sweepBatch && len(e.heap) > 0 && e.heap[0].at <= now {
-		x := heap.Pop(&e.heap).(expiryEntry)
-		if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
-			taken = append(taken, x)
-		} // else a stale entry: replaced or deleted already
-	}
-	more = len(e.heap) > 0 && e.heap[0].at <= now
-	e.sweeping += len(taken)
-	c.mu.Unlock()
-	if len(taken) == 0 {
-		return 0, more, nil
-	}
+	var (
+		taken []expiryEntry // taken from the heap, while sweeping counts them
+		found []*record
+	)
 	w := newWrite("remove expired", nil)
-	found := make([]*record, len(taken))
-	find := func() []*record {
+	find := func() []*record { // under mu, perhaps more than once
+		if taken == nil {
+			taken = make([]expiryEntry, 0, sweepBatch)
+			for len(taken) < sweepBatch && len(e.heap) > 0 && e.heap[0].at <= now {
+				x := heap.Pop(&e.heap).(expiryEntry)
+				if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
+					taken = append(taken, x)
+				} // else a stale entry: replaced or deleted already
+			}
+			more = len(e.heap) > 0 && e.heap[0].at <= now
+			e.sweeping += len(taken)
+			found = make([]*record, len(taken))
+		}
 		for i, x := range taken {
 			// Still published and expired: a write since may have
 			// replaced or deleted it.
@@ -270,21 +269,23 @@ func (c *Collection) sweepOnce(ctx context.Context) (removed int, more bool, err
 		c.claimDeletes(w, present)
 		return nil
 	}
+	w.published = func() { e.sweeping -= len(taken) } // under mu: readers may stop checking
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
 	c.wmu.RUnlock()
-	c.mu.Lock()
-	e.sweeping -= len(taken)
-	if err != nil && c.err == nil {
-		// Put back what is still to remove, for the next sweep.
-		for _, x := range taken {
-			if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
-				heap.Push(&e.heap, x)
+	if err != nil {
+		c.mu.Lock()
+		if taken != nil {
+			e.sweeping -= len(taken)
+			if c.err == nil { // put back what is still to remove, for the next sweep
+				for _, x := range taken {
+					if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
+						heap.Push(&e.heap, x)
+					}
+				}
 			}
 		}
-	}
-	c.mu.Unlock()
-	if err != nil {
+		c.mu.Unlock()
 		return 0, false, err
 	}
 	return len(w.deletes), more, nil

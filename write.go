@@ -70,6 +70,9 @@ type write struct {
 	// to the keyword index once the versions are staged (pinned set).
 	words  []keyword.Doc
 	pinned bool
+	// published, if set, is called under mu in publish (the sweep's
+	// bookkeeping).
+	published func()
 }
 
 func newWrite(op string, rows []row) *write {
@@ -585,6 +588,9 @@ func (c *Collection) publish(w *write) {
 		}
 	}
 	c.dirty = true
+	if w.published != nil {
+		w.published()
+	}
 	c.mu.Unlock()
 	close(w.done)
 	if wake {
