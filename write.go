@@ -598,6 +598,10 @@ func (c *Collection) publish(w *write) {
 	}
 }
 
+// untrackStep is the most versions a write drops from the index in one
+// call.
+const untrackStep = 16
+
 // evictRetired is step 5: the versions w replaced or deleted leave the
 // index, then the store. Should either refuse (a bug), they stay counted
 // as unpublished, so readers go on skipping them.
@@ -607,7 +611,16 @@ func (c *Collection) evictRetired(ctx context.Context, w *write) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if untrack(ctx, c.idx, ids) != nil || c.be.evict(ctx, ids) != nil {
+	// A graph repairs itself around each version it drops, holding its
+	// lock: in small steps, queries go on between them.
+	for rest := ids; len(rest) > 0; {
+		n := min(len(rest), untrackStep)
+		if untrack(ctx, c.idx, rest[:n]) != nil {
+			return
+		}
+		rest = rest[n:]
+	}
+	if c.be.evict(ctx, ids) != nil {
 		return
 	}
 	c.mu.Lock()
