@@ -61,6 +61,7 @@ type catalog struct {
 	live  []*record
 	words *keyword.Index // the text of the published versions that have any
 	exp   expiry         // the published versions that have an ExpiresAt
+	vis   visibleSet     // the ids of the published versions, less those marked expired
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
@@ -113,6 +114,7 @@ func (cat *catalog) published(id vector.ID) bool {
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
+	cat.vis.set(r.id)
 	if r.text != "" {
 		if r.words == nil {
 			d := keyword.Analyze(r.text)
@@ -145,6 +147,7 @@ func (cat *catalog) retire(r *record) (hasText bool) {
 	cat.live[len(cat.live)-1] = nil
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
+	cat.vis.clear(r.id)
 	cat.recs.del(r.id)
 	if r.expires != 0 {
 		cat.exp.live--

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -109,12 +110,21 @@ func (h *expiryHeap) Pop() any {
 }
 
 // expiry is the catalog's expiry index.
+//
+// A sweep first marks the expired versions: it takes them from the heap
+// into marked and clears their bits in the catalog's visible set, so that
+// readers skip them by a bit test; then it deletes them, a batch at a
+// time (sweeping counts those of batches in flight). Readers check each
+// version's ExpiresAt only while the heap holds expired versions not
+// marked yet (due).
 type expiry struct {
 	heap expiryHeap
 	// live counts the published versions that have an ExpiresAt.
 	live int
-	// sweeping counts the versions a sweep has taken from the heap and
-	// not yet removed; while it is positive, readers check every version.
+	// marked are expired versions taken from the heap, hidden from
+	// readers by the visible set, waiting for a batch to delete them.
+	marked []expiryEntry
+	// sweeping counts the marked versions of the batches in flight.
 	sweeping int
 }
 
@@ -124,10 +134,35 @@ func (e *expiry) add(r *record) {
 	e.live++
 }
 
-// due reports whether a published version may have expired at now, so
-// that readers must check each version they return.
+// due reports whether a published version may have expired at now
+// without being marked, so that readers must check each version's
+// ExpiresAt.
 func (e *expiry) due(now int64) bool {
-	return e.live > 0 && (e.sweeping > 0 || (len(e.heap) > 0 && e.heap[0].at <= now))
+	return e.live > 0 && len(e.heap) > 0 && e.heap[0].at <= now
+}
+
+// hiding reports whether marked versions are still published: readers
+// must then leave out the versions the visible set does not hold.
+func (e *expiry) hiding() bool { return len(e.marked) > 0 || e.sweeping > 0 }
+
+// expiredMay reports whether a published version may be expired at now,
+// marked or not: readers that look at records check each.
+func (e *expiry) expiredMay(now int64) bool { return e.due(now) || e.hiding() }
+
+// markDue moves up to n versions expired at now from the heap to marked,
+// hiding them from readers, and reports whether the heap holds more.
+// Stale entries (versions replaced or deleted since) are dropped. mu is
+// held.
+func (cat *catalog) markDue(now int64, n int) (more bool) {
+	e := &cat.exp
+	for ; n > 0 && len(e.heap) > 0 && e.heap[0].at <= now; n-- {
+		x := heap.Pop(&e.heap).(expiryEntry)
+		if r := cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
+			e.marked = append(e.marked, x)
+			cat.vis.clear(x.id)
+		}
+	}
+	return len(e.heap) > 0 && e.heap[0].at <= now
 }
 
 // next returns the soonest ExpiresAt in the index, and false if none.
@@ -138,6 +173,31 @@ func (e *expiry) next() (int64, bool) {
 	return e.heap[0].at, true
 }
 
+// visibleSet is a bitmap of the ids readers see without looking at their
+// records: the published versions, less the marked ones. It is a
+// vector.Filter; it changes only under the collection's exclusive lock.
+type visibleSet struct{ words []uint64 }
+
+func (v *visibleSet) set(id vector.ID) {
+	w := int(id / 64)
+	if w >= len(v.words) {
+		v.words = append(v.words, make([]uint64, w+1-len(v.words))...)
+	}
+	v.words[w] |= 1 << (id % 64)
+}
+
+func (v *visibleSet) clear(id vector.ID) {
+	if w := int(id / 64); w < len(v.words) {
+		v.words[w] &^= 1 << (id % 64)
+	}
+}
+
+// Allow reports whether id is in the set.
+func (v *visibleSet) Allow(id vector.ID) bool {
+	w := id / 64
+	return w < vector.ID(len(v.words)) && v.words[w]&(1<<(id%64)) != 0
+}
+
 // visibleAt reports whether readers at now see the version id: it is
 // published and, if expiry is due, not expired. mu is held.
 func (cat *catalog) visibleAt(id vector.ID, now int64) bool {
@@ -145,11 +205,12 @@ func (cat *catalog) visibleAt(id vector.ID, now int64) bool {
 	return r != nil && r.published() && !r.expiredAt(now)
 }
 
-// dropExpired removes from ids, in place, the versions expired at now.
+// dropExpired removes from ids, published versions, in place, those
+// expired at now or marked.
 func (cat *catalog) dropExpired(ids []vector.ID, now int64) []vector.ID {
 	out := ids[:0]
 	for _, id := range ids {
-		if !cat.recs.get(id).expiredAt(now) {
+		if cat.vis.Allow(id) && !cat.recs.get(id).expiredAt(now) {
 			out = append(out, id)
 		}
 	}
@@ -160,7 +221,7 @@ func (cat *catalog) dropExpired(ids []vector.ID, now int64) []vector.ID {
 // f matches (m is f compiled), or of all of them if m is nil, in a new
 // slice.
 func (cat *catalog) matchAt(f *Filter, m matcher, now int64) []vector.ID {
-	due := cat.exp.due(now)
+	due := cat.exp.expiredMay(now)
 	if m != nil {
 		ids := cat.match(f, m)
 		if due {
@@ -170,7 +231,7 @@ func (cat *catalog) matchAt(f *Filter, m matcher, now int64) []vector.ID {
 	}
 	ids := make([]vector.ID, 0, len(cat.live))
 	for _, r := range cat.live {
-		if !due || !r.expiredAt(now) {
+		if !due || cat.vis.Allow(r.id) && !r.expiredAt(now) {
 			ids = append(ids, r.id)
 		}
 	}
@@ -179,12 +240,12 @@ func (cat *catalog) matchAt(f *Filter, m matcher, now int64) []vector.ID {
 
 // countAt returns the number of published versions not expired at now.
 func (cat *catalog) countAt(now int64) int {
-	if !cat.exp.due(now) {
+	if !cat.exp.expiredMay(now) {
 		return len(cat.live)
 	}
 	n := 0
 	for _, r := range cat.live {
-		if !r.expiredAt(now) {
+		if cat.vis.Allow(r.id) && !r.expiredAt(now) {
 			n++
 		}
 	}
@@ -199,6 +260,10 @@ func (c *Collection) now() int64 { return c.db.clock().UnixNano() }
 // publish holds the collection's lock for about a microsecond per item.
 const sweepBatch = 1024
 
+// markStep is the most expired versions a sweep marks under one hold of
+// the collection's lock (a heap pop and a bit each).
+const markStep = 8192
+
 // RemoveExpired removes every item whose ExpiresAt has come, in batches
 // of a few hundred, each through the write path as a delete (so the
 // keyword index, the search graph and the file stay in step), and
@@ -210,9 +275,22 @@ const sweepBatch = 1024
 // an expired item are waited for. It returns ctx's error, or the
 // collection's once closed, with the batches before it done.
 func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
+	now := c.now()
+	for more := true; more; {
+		if err := ctx.Err(); err != nil {
+			return 0, fmt.Errorf("cairn: remove expired: %w", err)
+		}
+		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return 0, c.err
+		}
+		more = c.cat.markDue(now, markStep)
+		c.mu.Unlock()
+	}
 	total := 0
 	for {
-		n, more, err := c.sweepOnce(ctx)
+		n, more, err := c.sweepOnce(ctx, now)
 		total += n
 		if err != nil || !more {
 			return total, err
@@ -220,38 +298,33 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	}
 }
 
-// sweepOnce removes one batch of expired items; more reports whether the
-// expiry index may hold more. It takes the collection's lock three times,
-// as any delete does: to take the batch from the expiry index and claim
-// it, to publish its removal, and after the evict.
-func (c *Collection) sweepOnce(ctx context.Context) (removed int, more bool, err error) {
+// sweepOnce deletes one batch of marked versions; more reports whether
+// more are marked. It takes the collection's lock three times, as any
+// delete does: to take the batch and claim it, to publish its removal,
+// and after the evict.
+func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, more bool, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, false, fmt.Errorf("cairn: remove expired: %w", err)
 	}
-	now := c.now()
 	e := &c.cat.exp
 	var (
-		taken []expiryEntry // taken from the heap, while sweeping counts them
+		taken []expiryEntry // taken from marked, while sweeping counts them
 		found []*record
 	)
 	w := newWrite("remove expired", nil)
 	find := func() []*record { // under mu, perhaps more than once
 		if taken == nil {
-			taken = make([]expiryEntry, 0, sweepBatch)
-			for len(taken) < sweepBatch && len(e.heap) > 0 && e.heap[0].at <= now {
-				x := heap.Pop(&e.heap).(expiryEntry)
-				if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
-					taken = append(taken, x)
-				} // else a stale entry: replaced or deleted already
-			}
-			more = len(e.heap) > 0 && e.heap[0].at <= now
+			n := min(len(e.marked), sweepBatch)
+			taken = slices.Clone(e.marked[len(e.marked)-n:])
+			e.marked = e.marked[:len(e.marked)-n]
+			more = len(e.marked) > 0
 			e.sweeping += len(taken)
 			found = make([]*record, len(taken))
 		}
 		for i, x := range taken {
-			// Still published and expired: a write since may have
-			// replaced or deleted it.
-			if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expiredAt(now) {
+			// Still published: a write since may have replaced or
+			// deleted it.
+			if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
 				found[i] = r
 			} else {
 				found[i] = nil
@@ -269,7 +342,7 @@ func (c *Collection) sweepOnce(ctx context.Context) (removed int, more bool, err
 		c.claimDeletes(w, present)
 		return nil
 	}
-	w.published = func() { e.sweeping -= len(taken) } // under mu: readers may stop checking
+	w.published = func() { e.sweeping -= len(taken) } // under mu
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
 	c.wmu.RUnlock()
@@ -277,10 +350,10 @@ func (c *Collection) sweepOnce(ctx context.Context) (removed int, more bool, err
 		c.mu.Lock()
 		if taken != nil {
 			e.sweeping -= len(taken)
-			if c.err == nil { // put back what is still to remove, for the next sweep
+			if c.err == nil { // still marked: for the next sweep
 				for _, x := range taken {
 					if r := c.cat.recs.get(x.id); r != nil && r.published() && r.expires == x.at {
-						heap.Push(&e.heap, x)
+						e.marked = append(e.marked, x)
 					}
 				}
 			}

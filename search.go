@@ -136,10 +136,12 @@ type plan struct {
 	// matched is what the filter matches, once computed (matchedSet).
 	matched    matched
 	matchedSet bool
-	// now is the store's clock when the search began (Unix ns), and
-	// expiring whether some version may have expired by then.
-	now      int64
-	expiring bool
+	// now is the store's clock when the search began (Unix ns);
+	// expiring is whether some version may have expired by then without
+	// being marked, hiding whether marked versions are still published
+	// (see expiry).
+	now              int64
+	expiring, hiding bool
 }
 
 // newPlan checks o for a query of k results with or without an embedding
@@ -320,7 +322,7 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 	if c.err != nil {
 		return nil, c.err
 	}
-	p.expiring = c.cat.exp.due(p.now)
+	p.expiring, p.hiding = c.cat.exp.due(p.now), c.cat.exp.hiding()
 	var prepared vector.Vector // the query as the index sees it, for hybrid mode
 	switch {
 	case p.opts.Mode == HybridMode:
@@ -505,9 +507,12 @@ func (c *Collection) distance(a, b vector.Vector) float32 {
 // words, matching its filter and not expired. mu is held.
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 	var allow func(vector.ID) bool
-	if p.match == nil && p.expiring {
-		// The keyword index holds only published versions.
+	switch {
+	case p.match != nil:
+	case p.expiring: // the keyword index holds only published versions
 		allow = func(id vector.ID) bool { return !c.cat.recs.get(id).expiredAt(p.now) }
+	case p.hiding:
+		allow = c.cat.vis.Allow
 	}
 	if p.match != nil {
 		ids := c.matches(p)
@@ -532,7 +537,7 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 func (c *Collection) matches(p *plan) matched {
 	if !p.matchedSet {
 		p.matched, p.matchedSet = c.cat.matchSet(p.opts.Filter, p.match), true
-		if p.expiring {
+		if p.expiring || p.hiding {
 			p.matched = matched{ids: c.cat.dropExpired(p.matched.slice(), p.now)}
 		}
 	}
@@ -561,9 +566,10 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 		// Some versions have expired, and may not have been removed yet.
 		now := p.now
 		so = &vector.SearchOptions{Filter: vector.FilterFunc(func(id vector.ID) bool { return c.cat.visibleAt(id, now) })}
-	case c.unpublished > 0:
-		// The index may hold versions readers must not see (write.go).
-		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.cat.published)}
+	case p.hiding || c.unpublished > 0:
+		// The index may hold versions readers must not see (write.go),
+		// or marked expired ones: the visible set leaves them out.
+		so = &vector.SearchOptions{Filter: &c.cat.vis}
 	}
 	if h, ok := c.idx.(*hnsw.Index); ok && p.opts.Ef != 0 {
 		ho := &hnsw.SearchOptions{Ef: p.opts.Ef}
