@@ -262,7 +262,7 @@ const sweepBatch = 1024
 
 // markStep is the most expired versions a sweep marks under one hold of
 // the collection's lock (a heap pop and a bit each).
-const markStep = 8192
+const markStep = 2048
 
 // RemoveExpired removes every item whose ExpiresAt has come, in batches
 // of a few hundred, each through the write path as a delete (so the
