@@ -41,8 +41,8 @@ const itemsPage = 256
 // small however large the collection (beyond 8 bytes per matching item
 // for the list of ids taken when the iteration starts), and writes go on
 // between pages. It is not a snapshot: it gives the items published when
-// it starts, each as its page is read; an item deleted or replaced
-// before its page is read is left out (a replaced item's new version,
+// it starts (never an expired one), each as its page is read; an item
+// deleted, replaced or expired before its page is read is left out (a replaced item's new version,
 // like an added item, was written after the start). Items is safe to
 // call concurrently with any other method.
 func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item, error] {

@@ -210,7 +210,8 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, now i
 }
 
 // Delete removes the items with the given ids, all or nothing: it returns
-// an error wrapping [vector.ErrNotFound] if any id is not in the collection.
+// an error wrapping [vector.ErrNotFound] if any id is not in the collection
+// (an expired item is not: the sweeper removes it).
 // An id that another write has in flight is looked up once that write has
 // finished. To delete whichever of the ids are present, as a retry must,
 // use [Collection.DeleteIfExists].
