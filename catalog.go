@@ -114,7 +114,7 @@ func (cat *catalog) published(id vector.ID) bool {
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
-	cat.vis.set(r.id)
+	cat.vis.set(r.id, len(cat.live))
 	if r.text != "" {
 		if r.words == nil {
 			d := keyword.Analyze(r.text)

@@ -173,29 +173,55 @@ func (e *expiry) next() (int64, bool) {
 	return e.heap[0].at, true
 }
 
-// visibleSet is a bitmap of the ids readers see without looking at their
-// records: the published versions, less the marked ones. It is a
-// vector.Filter; it changes only under the collection's exclusive lock.
-type visibleSet struct{ words []uint64 }
+// visibleSet holds the ids readers see without looking at their records:
+// the published versions, less the marked ones. Ids are issued in
+// sequence, so they are a bitmap from 0, grown as they come; an id far
+// beyond the others (which only a file written elsewhere can hold) goes
+// in a map instead, so the bitmap stays within 64 words per published
+// version. It is a vector.Filter, and changes only under the collection's
+// exclusive lock.
+type visibleSet struct {
+	words []uint64
+	far   map[vector.ID]struct{}
+}
 
-func (v *visibleSet) set(id vector.ID) {
-	w := int(id / 64)
-	if w >= len(v.words) {
-		v.words = append(v.words, make([]uint64, w+1-len(v.words))...)
+// set adds id; n is the number of published versions.
+func (v *visibleSet) set(id vector.ID, n int) {
+	w := id / 64
+	if w >= vector.ID(len(v.words)) {
+		if w >= vector.ID(max(1<<14, 64*(n+1))) {
+			if v.far == nil {
+				v.far = make(map[vector.ID]struct{})
+			}
+			v.far[id] = struct{}{}
+			return
+		}
+		v.words = append(v.words, make([]uint64, int(w)+1-len(v.words))...)
+		for f := range v.far { // now within the bitmap
+			if f/64 < vector.ID(len(v.words)) {
+				delete(v.far, f)
+				v.words[f/64] |= 1 << (f % 64)
+			}
+		}
 	}
 	v.words[w] |= 1 << (id % 64)
 }
 
 func (v *visibleSet) clear(id vector.ID) {
-	if w := int(id / 64); w < len(v.words) {
+	if w := id / 64; w < vector.ID(len(v.words)) {
 		v.words[w] &^= 1 << (id % 64)
+	} else {
+		delete(v.far, id)
 	}
 }
 
 // Allow reports whether id is in the set.
 func (v *visibleSet) Allow(id vector.ID) bool {
-	w := id / 64
-	return w < vector.ID(len(v.words)) && v.words[w]&(1<<(id%64)) != 0
+	if w := id / 64; w < vector.ID(len(v.words)) {
+		return v.words[w]&(1<<(id%64)) != 0
+	}
+	_, ok := v.far[id]
+	return ok
 }
 
 // visibleAt reports whether readers at now see the version id: it is

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/cairndb/cairn/vector"
 )
 
 // TestMarkedHidden marks expired items without deleting them and checks
@@ -75,5 +77,35 @@ func TestMarkedHidden(t *testing.T) {
 				t.Fatalf("after the sweep: hiding %v, %d live", c.cat.exp.hiding(), len(c.cat.live))
 			}
 		})
+	}
+}
+
+// TestVisibleSet checks the visible set against a map, with ids dense
+// from 1, far off, and far off ones the bitmap grows to reach.
+func TestVisibleSet(t *testing.T) {
+	var v visibleSet
+	ref := map[vector.ID]bool{}
+	n := 0
+	add := func(id vector.ID) { v.set(id, n); ref[id] = true; n++ }
+	for id := vector.ID(1); id < 5000; id++ {
+		add(id)
+	}
+	add(1 << 50)
+	add(1<<20 + 3) // far while the bitmap is small
+	for id := vector.ID(5000); id < 80000; id++ {
+		add(id) // grows the bitmap past 1<<20 + 3? not yet: 80000 < 1<<20
+	}
+	add(1 << 21) // within 64 words per version: the bitmap grows, and takes in 1<<20 + 3
+	for _, id := range []vector.ID{7, 1 << 50, 1<<20 + 3} {
+		v.clear(id)
+		delete(ref, id)
+	}
+	for _, id := range []vector.ID{0, 1, 7, 8, 4999, 5000, 79999, 80000, 1<<20 + 2, 1<<20 + 3, 1 << 21, 1<<21 + 1, 1 << 50, 1<<50 + 1} {
+		if got := v.Allow(id); got != ref[id] {
+			t.Errorf("Allow(%d) = %v, want %v", id, got, ref[id])
+		}
+	}
+	if len(v.words)*64 > 64*64*(n+1) {
+		t.Errorf("bitmap of %d words for %d ids", len(v.words), n)
 	}
 }
