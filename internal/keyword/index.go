@@ -27,7 +27,8 @@ const (
 type Index struct {
 	terms    map[string]uint32 // a term's number
 	names    []string          // by term number
-	postings [][]posting       // by term number
+	postings [][]posting       // by term number, the removed documents' among them
+	df       []int32           // by term number: the documents holding it (its live postings)
 	freeTerm []uint32          // numbers of terms no document has any more
 	pins     []int32           // by term number: Docs pinned to it (Pin), not added yet
 
@@ -40,11 +41,15 @@ type Index struct {
 }
 
 // doc is one document: its id, its length in tokens and the numbers of
-// its distinct terms (to remove it by).
+// its distinct terms (to remove it by). A removed document's slot stays
+// taken (dead) until the last posting naming it is purged from its list:
+// refs counts those postings.
 type doc struct {
 	id     vector.ID
 	length uint32
 	terms  []uint32
+	dead   bool
+	refs   uint32
 }
 
 // posting says that the document in slot, of length tokens, holds a term
@@ -216,8 +221,8 @@ func (x *Index) Unpin(docs []Doc) {
 	for i := range docs {
 		d := &docs[i]
 		for _, num := range d.nums {
-			if x.pins[num]--; x.pins[num] == 0 && len(x.postings[num]) == 0 {
-				x.freeTermNum(num)
+			if x.pins[num]--; x.pins[num] == 0 && x.df[num] == 0 {
+				x.purge(num) // and free it
 			}
 		}
 		d.nums = nil
@@ -261,6 +266,7 @@ func (x *Index) AddNew(id vector.ID, d Doc) {
 	}
 	for i, num := range nums {
 		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.terms[i].tf, length: d.length})
+		x.df[num]++
 	}
 	x.tokens += int64(d.length)
 	x.docs[slot] = doc{id: id, length: d.length, terms: nums}
@@ -277,6 +283,7 @@ func (x *Index) newTerm(term string) uint32 {
 		x.postings = append(x.postings, nil)
 		x.names = append(x.names, "")
 		x.pins = append(x.pins, 0)
+		x.df = append(x.df, 0)
 	}
 	term = strings.Clone(term) // not to keep a document's text alive
 	x.terms[term] = num
@@ -285,14 +292,12 @@ func (x *Index) newTerm(term string) uint32 {
 }
 
 // Remove takes documents out of the index; ids it does not hold are
-// ignored. Removing many at once costs one pass over each posting list
-// they touch.
+// ignored. A removed document's postings stay in their lists, skipped by
+// Search, until a list is more than half such (or holds no document any
+// more): then one pass purges it. So a removal costs the number of its
+// terms, and a list's purges cost in all about one pass per removal of
+// half of it, however large the list (a word most documents hold).
 func (x *Index) Remove(ids ...vector.ID) {
-	var gone map[uint32]struct{} // slots, when more than one
-	var touched []uint32         // term numbers
-	seen := map[uint32]struct{}{}
-	var single uint32
-	n := 0
 	for _, id := range ids {
 		slot, ok := x.slots[id]
 		if !ok {
@@ -301,59 +306,48 @@ func (x *Index) Remove(ids ...vector.ID) {
 		delete(x.slots, id)
 		d := &x.docs[slot]
 		x.tokens -= int64(d.length)
-		for _, t := range d.terms {
-			if _, dup := seen[t]; !dup {
-				seen[t] = struct{}{}
-				touched = append(touched, t)
+		d.dead, d.refs = true, uint32(len(d.terms))
+		terms := d.terms
+		d.terms = nil
+		if d.refs == 0 {
+			x.freeSlotNum(slot)
+		}
+		for _, t := range terms {
+			x.df[t]--
+			if live, n := int(x.df[t]), len(x.postings[t]); live == 0 || 2*live < n {
+				x.purge(t)
 			}
 		}
-		if n == 0 {
-			single = slot
-		} else {
-			if gone == nil {
-				gone = map[uint32]struct{}{single: {}}
-			}
-			gone[slot] = struct{}{}
-		}
-		n++
 	}
-	if n == 0 {
-		return
-	}
-	for _, t := range touched {
-		list := x.postings[t]
-		keep := list[:0]
-		for _, p := range list {
-			if gone != nil {
-				if _, drop := gone[p.slot]; drop {
-					continue
-				}
-			} else if p.slot == single {
-				continue
-			}
+}
+
+// purge drops the postings of removed documents from the list of term t,
+// frees the slots no list names any more, and the term if no document
+// holds or pins it.
+func (x *Index) purge(t uint32) {
+	list := x.postings[t]
+	keep := list[:0]
+	for _, p := range list {
+		d := &x.docs[p.slot]
+		if !d.dead {
 			keep = append(keep, p)
+			continue
 		}
-		clear(list[len(keep):])
-		x.postings[t] = keep
-	}
-	// Free the slots and the terms no document holds any more, now that
-	// no posting names them.
-	free := func(slot uint32) {
-		x.docs[slot] = doc{}
-		x.freeSlot = append(x.freeSlot, slot)
-	}
-	if gone == nil {
-		free(single)
-	} else {
-		for slot := range gone {
-			free(slot)
+		if d.refs--; d.refs == 0 {
+			x.freeSlotNum(p.slot)
 		}
 	}
-	for _, t := range touched {
-		if len(x.postings[t]) == 0 && x.pins[t] == 0 {
-			x.freeTermNum(t)
-		}
+	clear(list[len(keep):])
+	x.postings[t] = keep
+	if len(keep) == 0 && x.pins[t] == 0 {
+		x.freeTermNum(t)
 	}
+}
+
+// freeSlotNum frees a dead slot no posting names.
+func (x *Index) freeSlotNum(slot uint32) {
+	x.docs[slot] = doc{}
+	x.freeSlot = append(x.freeSlot, slot)
 }
 
 // freeTermNum frees the number of a term no document holds or pins.
@@ -403,7 +397,10 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 			continue // it adds nothing to any score
 		}
 		list := x.postings[num]
-		n := float64(len(list))
+		n := float64(x.df[num])
+		if n == 0 {
+			continue
+		}
 		idf := math.Log((nDocs - n + 0.5) / (n + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
@@ -432,7 +429,9 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 	case 1:
 		// One term: a posting's score is the document's, no summing.
 		for _, p := range lists[0] {
-			offer(Hit{ID: x.docs[p.slot].id, Score: score(idfs[0], p)})
+			if d := &x.docs[p.slot]; !d.dead {
+				offer(Hit{ID: d.id, Score: score(idfs[0], p)})
+			}
 		}
 	default:
 		acc, _ := x.accs.Get().(*accumulator)
@@ -444,6 +443,9 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		}
 		for i, list := range lists {
 			for _, p := range list {
+				if x.docs[p.slot].dead {
+					continue
+				}
 				s := &acc.score[p.slot]
 				if *s == 0 {
 					acc.touched = append(acc.touched, p.slot)

@@ -86,3 +86,69 @@ func TestPin(t *testing.T) {
 		t.Fatalf("search after Pin, Remove, AddNew: %v", hits)
 	}
 }
+
+// TestRemoveFreesSlots checks the lazy removal's bookkeeping: after
+// adding and removing many documents in every order, each slot is free or
+// holds a live document, no posting names a free slot, every list's live
+// postings are its term's count, and an emptied index holds no term.
+func TestRemoveFreesSlots(t *testing.T) {
+	x := New()
+	texts := shortTexts(3000, 8)
+	for round := range 3 {
+		for i, s := range texts {
+			x.Add(vector.ID(round*10000+i+1), s)
+		}
+		var ids []vector.ID
+		for i := range texts {
+			if (i+round)%3 != 0 {
+				ids = append(ids, vector.ID(round*10000+i+1))
+			}
+		}
+		x.Remove(ids[:len(ids)/2]...)
+		for _, id := range ids[len(ids)/2:] {
+			x.Remove(id)
+		}
+		checkBooks(t, x)
+	}
+	for id := range x.slots {
+		x.Remove(id)
+	}
+	checkBooks(t, x)
+	if len(x.terms) != 0 || x.Len() != 0 || x.Tokens() != 0 {
+		t.Fatalf("empty index holds %d terms, %d documents, %d tokens", len(x.terms), x.Len(), x.Tokens())
+	}
+}
+
+func checkBooks(t *testing.T, x *Index) {
+	t.Helper()
+	free := map[uint32]bool{}
+	for _, s := range x.freeSlot {
+		free[s] = true
+	}
+	refs := map[uint32]uint32{}
+	for num, list := range x.postings {
+		live := 0
+		for _, p := range list {
+			if free[p.slot] {
+				t.Fatalf("term %d names free slot %d", num, p.slot)
+			}
+			if x.docs[p.slot].dead {
+				refs[p.slot]++
+			} else {
+				live++
+			}
+		}
+		if int32(live) != x.df[num] {
+			t.Fatalf("term %d: %d live postings, df %d", num, live, x.df[num])
+		}
+	}
+	for slot := range x.docs {
+		d := &x.docs[slot]
+		if d.dead && d.refs != refs[uint32(slot)] {
+			t.Fatalf("dead slot %d: refs %d, named by %d postings", slot, d.refs, refs[uint32(slot)])
+		}
+		if d.dead && d.refs == 0 {
+			t.Fatalf("dead slot %d named by no posting is not free", slot)
+		}
+	}
+}
