@@ -137,9 +137,8 @@ func (cat *catalog) publish(r *record) {
 
 // retire takes r, published, out of the catalog (but not its key, which
 // the caller moves or deletes). It returns whether r had text, which the
-// caller must then remove from the keyword index (see retireWords): one
-// Remove of a write's many versions costs one pass over each posting list
-// they touch, one Remove per version a pass per version.
+// caller must then remove from the keyword index, in one call for the
+// write.
 func (cat *catalog) retire(r *record) (hasText bool) {
 	last := cat.live[len(cat.live)-1]
 	cat.live[r.pos] = last
