@@ -22,8 +22,9 @@ type record struct {
 	md   metadata
 	pos  int    // index in catalog.live; -1 while not published
 	w    *write // the write in flight that creates, replaces or deletes this version, if any
-	// words is text cut into words before the write took the lock, for
-	// publish to enter into the keyword index; nil once published.
+	// words is text cut into words before the write took the lock, and
+	// staged in the keyword index by the reserve step, for publish to
+	// commit; nil once published.
 	words *keyword.Doc
 	// created, updated and expires are the item's times, Unix
 	// nanoseconds (expires 0 for never).
@@ -115,12 +116,16 @@ func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
 	cat.vis.set(r.id, len(cat.live))
-	if r.text != "" {
-		if r.words == nil {
-			d := keyword.Analyze(r.text)
-			r.words = &d
+	switch {
+	case r.words != nil && r.words.Staged():
+		cat.words.Commit(r.words)
+	case r.text != "":
+		d := r.words
+		if d == nil {
+			a := keyword.Analyze(r.text)
+			d = &a
 		}
-		cat.words.AddNew(r.id, *r.words) // ids are never reused
+		cat.words.AddNew(r.id, *d) // ids are never reused
 	}
 	r.words = nil
 	if r.expires != 0 {

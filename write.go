@@ -66,10 +66,11 @@ type write struct {
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
 	now      int64     // the store's clock when the write began (Unix ns)
-	// words are the new versions' texts cut into words (by row), pinned
-	// to the keyword index once the versions are staged (pinned set).
-	words  []keyword.Doc
-	pinned bool
+	// words are the new versions' texts cut into words (by row); those
+	// of the rows with text are staged in the keyword index (wordsIn)
+	// with the versions, and committed when they are published.
+	words   []keyword.Doc
+	wordsIn []*keyword.Doc
 	// published, if set, is called under mu in publish (the sweep's
 	// bookkeeping).
 	published func()
@@ -473,10 +474,16 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		}
 		w.staged = i + 1
 	}
-	// The keyword index's dictionary work, done here rather than in
-	// publish: in a large Add to memory, this step runs beside the store.
-	c.cat.words.Pin(w.words)
-	w.pinned = true
+	// The keyword index's work (the dictionary, the postings), done here
+	// rather than in publish, which only counts them: in a large Add to
+	// memory, this step runs beside the store.
+	var ids []vector.ID
+	for i := range w.vers {
+		if v := &w.vers[i]; v.words != nil {
+			ids, w.wordsIn = append(ids, v.id), append(w.wordsIn, v.words)
+		}
+	}
+	c.cat.words.Stage(ids, w.wordsIn)
 	return nil
 }
 
@@ -501,9 +508,9 @@ func (c *Collection) unclaim(w *write) {
 		c.cat.recs.del(v.id)
 	}
 	w.staged = 0
-	if w.pinned {
-		c.cat.words.Unpin(w.words)
-		w.pinned = false
+	if w.wordsIn != nil {
+		c.cat.words.Unstage(w.wordsIn)
+		w.wordsIn = nil
 	}
 	for _, r := range w.deletes {
 		r.w = nil

@@ -30,7 +30,6 @@ type Index struct {
 	postings [][]posting       // by term number, the removed documents' among them
 	df       []int32           // by term number: the documents holding it (its live postings)
 	freeTerm []uint32          // numbers of terms no document has any more
-	pins     []int32           // by term number: Docs pinned to it (Pin), not added yet
 
 	slots    map[vector.ID]uint32 // a document's slot
 	docs     []doc                // by slot
@@ -43,14 +42,23 @@ type Index struct {
 // doc is one document: its id, its length in tokens and the numbers of
 // its distinct terms (to remove it by). A removed document's slot stays
 // taken (dead) until the last posting naming it is purged from its list:
-// refs counts those postings.
+// refs counts those postings. A staged document's postings are in their
+// lists, but it is in no search and no statistic yet (Stage).
 type doc struct {
 	id     vector.ID
 	length uint32
 	terms  []uint32
-	dead   bool
+	state  docState
 	refs   uint32
 }
+
+type docState uint8
+
+const (
+	docLive docState = iota
+	docStaged
+	docDead
+)
 
 // posting says that the document in slot, of length tokens, holds a term
 // tf times. The length is copied here so that scoring a posting reads
@@ -77,7 +85,8 @@ func (x *Index) Tokens() int64 { return x.tokens }
 type Doc struct {
 	terms  []termCount // distinct, in order of first appearance
 	length uint32      // tokens
-	nums   []uint32    // the terms' numbers in the index that pinned them, or nil
+	slot   uint32      // the slot Stage gave it
+	staged bool
 }
 
 // termCount is a term of a Doc and the number of times it occurs.
@@ -184,49 +193,84 @@ func analyze(s *scanner, terms []termCount) Doc {
 // row of FTS5, it counts in the number of documents BM25 weighs terms by.
 func (x *Index) Add(id vector.ID, text string) { x.AddDoc(id, Analyze(text)) }
 
-// Pin looks up the terms of docs in the index's dictionary, entering
-// those it lacks, and keeps them there (no Remove frees them) until each
-// Doc is added by [Index.AddDoc] or [Index.AddNew], which then finds its
-// terms by number without a lookup, or released by [Index.Unpin]. It lets
-// a caller do the dictionary's work at another moment than the one it
-// makes the documents visible. It needs the exclusive lock, as AddDoc
-// does; a Doc is pinned to one index, once.
-func (x *Index) Pin(docs []Doc) {
+// Stage enters docs, as the documents ids (new to the index), into the
+// index's lists without making them visible: no search finds them and
+// they count in no statistic until [Index.Commit], or [Index.Unstage]
+// drops them. It does the work of adding (the dictionary's lookups, the
+// postings' appends) at another moment than the one that makes the
+// documents visible, which is then a few counts per term. It needs the
+// exclusive lock, as AddDoc does; a Doc is staged once.
+func (x *Index) Stage(ids []vector.ID, docs []*Doc) {
 	n := 0
-	for i := range docs {
-		if docs[i].nums == nil {
-			n += len(docs[i].terms)
-		}
+	for _, d := range docs {
+		n += len(d.terms)
 	}
 	slab := make([]uint32, n) // one allocation for the batch
-	for i := range docs {
-		d := &docs[i]
-		if d.nums != nil || len(d.terms) == 0 {
-			continue
-		}
-		d.nums, slab = slab[:len(d.terms):len(d.terms)], slab[len(d.terms):]
+	for i, d := range docs {
+		nums := slab[:len(d.terms):len(d.terms)]
+		slab = slab[len(d.terms):]
+		slot := x.newSlot()
 		for j, tc := range d.terms {
 			num, ok := x.terms[tc.term]
 			if !ok {
 				num = x.newTerm(tc.term)
 			}
-			x.pins[num]++
-			d.nums[j] = num
+			nums[j] = num
+			x.postings[num] = append(x.postings[num], posting{slot: slot, tf: tc.tf, length: d.length})
+		}
+		x.docs[slot] = doc{id: ids[i], length: d.length, terms: nums, state: docStaged}
+		d.slot, d.staged = slot, true
+	}
+}
+
+// Commit makes a staged Doc a document of the index, as AddNew would.
+func (x *Index) Commit(d *Doc) {
+	if !d.staged {
+		return
+	}
+	dd := &x.docs[d.slot]
+	dd.state = docLive
+	x.slots[dd.id] = d.slot
+	x.tokens += int64(dd.length)
+	for _, num := range dd.terms {
+		x.df[num]++
+	}
+	d.staged = false
+}
+
+// Unstage drops staged docs that will not be committed.
+func (x *Index) Unstage(docs []*Doc) {
+	for _, d := range docs {
+		if !d.staged {
+			continue
+		}
+		d.staged = false
+		dd := &x.docs[d.slot]
+		terms := dd.terms
+		dd.state, dd.refs, dd.terms = docDead, uint32(len(terms)), nil
+		if dd.refs == 0 {
+			x.freeSlotNum(d.slot)
+		}
+		for _, t := range terms {
+			if live, n := int(x.df[t]), len(x.postings[t]); live == 0 || 2*live < n {
+				x.purge(t)
+			}
 		}
 	}
 }
 
-// Unpin releases the terms of pinned docs that will not be added.
-func (x *Index) Unpin(docs []Doc) {
-	for i := range docs {
-		d := &docs[i]
-		for _, num := range d.nums {
-			if x.pins[num]--; x.pins[num] == 0 && x.df[num] == 0 {
-				x.purge(num) // and free it
-			}
-		}
-		d.nums = nil
+// Staged reports whether d is staged.
+func (d *Doc) Staged() bool { return d.staged }
+
+// newSlot returns a free slot.
+func (x *Index) newSlot() uint32 {
+	if n := len(x.freeSlot); n > 0 {
+		slot := x.freeSlot[n-1]
+		x.freeSlot = x.freeSlot[:n-1]
+		return slot
 	}
+	x.docs = append(x.docs, doc{})
+	return uint32(len(x.docs) - 1)
 }
 
 // AddDoc is [Index.Add] for a text already analyzed.
@@ -240,29 +284,15 @@ func (x *Index) AddDoc(id vector.ID, d Doc) {
 // AddNew is [Index.AddDoc] for an id the index does not hold, which it
 // does not check.
 func (x *Index) AddNew(id vector.ID, d Doc) {
-	var slot uint32
-	if n := len(x.freeSlot); n > 0 {
-		slot = x.freeSlot[n-1]
-		x.freeSlot = x.freeSlot[:n-1]
-	} else {
-		slot = uint32(len(x.docs))
-		x.docs = append(x.docs, doc{})
-	}
+	slot := x.newSlot()
 	x.slots[id] = slot
-	nums := d.nums
-	if nums == nil {
-		nums = make([]uint32, len(d.terms))
-		for i, tc := range d.terms {
-			num, ok := x.terms[tc.term]
-			if !ok {
-				num = x.newTerm(tc.term)
-			}
-			nums[i] = num
+	nums := make([]uint32, len(d.terms))
+	for i, tc := range d.terms {
+		num, ok := x.terms[tc.term]
+		if !ok {
+			num = x.newTerm(tc.term)
 		}
-	} else {
-		for _, num := range nums {
-			x.pins[num]--
-		}
+		nums[i] = num
 	}
 	for i, num := range nums {
 		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.terms[i].tf, length: d.length})
@@ -282,7 +312,6 @@ func (x *Index) newTerm(term string) uint32 {
 		num = uint32(len(x.postings))
 		x.postings = append(x.postings, nil)
 		x.names = append(x.names, "")
-		x.pins = append(x.pins, 0)
 		x.df = append(x.df, 0)
 	}
 	term = strings.Clone(term) // not to keep a document's text alive
@@ -306,7 +335,7 @@ func (x *Index) Remove(ids ...vector.ID) {
 		delete(x.slots, id)
 		d := &x.docs[slot]
 		x.tokens -= int64(d.length)
-		d.dead, d.refs = true, uint32(len(d.terms))
+		d.state, d.refs = docDead, uint32(len(d.terms))
 		terms := d.terms
 		d.terms = nil
 		if d.refs == 0 {
@@ -323,13 +352,13 @@ func (x *Index) Remove(ids ...vector.ID) {
 
 // purge drops the postings of removed documents from the list of term t,
 // frees the slots no list names any more, and the term if no document
-// holds or pins it.
+// holds it (staged documents included).
 func (x *Index) purge(t uint32) {
 	list := x.postings[t]
 	keep := list[:0]
 	for _, p := range list {
 		d := &x.docs[p.slot]
-		if !d.dead {
+		if d.state != docDead {
 			keep = append(keep, p)
 			continue
 		}
@@ -339,7 +368,7 @@ func (x *Index) purge(t uint32) {
 	}
 	clear(list[len(keep):])
 	x.postings[t] = keep
-	if len(keep) == 0 && x.pins[t] == 0 {
+	if len(keep) == 0 {
 		x.freeTermNum(t)
 	}
 }
@@ -350,7 +379,7 @@ func (x *Index) freeSlotNum(slot uint32) {
 	x.freeSlot = append(x.freeSlot, slot)
 }
 
-// freeTermNum frees the number of a term no document holds or pins.
+// freeTermNum frees the number of a term no document holds.
 func (x *Index) freeTermNum(t uint32) {
 	delete(x.terms, x.names[t])
 	x.postings[t], x.names[t] = nil, ""
@@ -429,7 +458,7 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 	case 1:
 		// One term: a posting's score is the document's, no summing.
 		for _, p := range lists[0] {
-			if d := &x.docs[p.slot]; !d.dead {
+			if d := &x.docs[p.slot]; d.state == docLive {
 				offer(Hit{ID: d.id, Score: score(idfs[0], p)})
 			}
 		}
@@ -443,7 +472,7 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		}
 		for i, list := range lists {
 			for _, p := range list {
-				if x.docs[p.slot].dead {
+				if x.docs[p.slot].state != docLive {
 					continue
 				}
 				s := &acc.score[p.slot]

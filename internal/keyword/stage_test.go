@@ -1,7 +1,8 @@
 package keyword
 
 // This file tests the batch side of indexing: AnalyzeAll against
-// Analyze, and Pin, Unpin and AddNew against AddDoc.
+// Analyze, Stage, Commit and Unstage against AddDoc, and the books of
+// lazy removal.
 
 import (
 	"reflect"
@@ -35,55 +36,57 @@ func termsOf(d Doc) []termCount {
 	return d.terms
 }
 
-// TestPin checks that documents added through Pin and AddNew search as
-// those added by AddDoc, that a pinned term survives the removal of every
-// document holding it, and that Unpin then frees it.
-func TestPin(t *testing.T) {
+// TestStage checks that documents staged and committed search as those
+// added by AddDoc, that staged documents are in no search and no count
+// until committed, and that Unstage leaves nothing behind.
+func TestStage(t *testing.T) {
 	texts := shortTexts(500, 6)
-	plain, pinned := New(), New()
+	plain, staged := New(), New()
 	docs := make([]Doc, len(texts))
 	AnalyzeAll(texts, docs)
-	pinned.Pin(docs)
-	for i, text := range texts {
-		plain.Add(vector.ID(i+1), text)
-		pinned.AddNew(vector.ID(i+1), docs[i])
+	ids := make([]vector.ID, len(texts))
+	ptrs := make([]*Doc, len(texts))
+	for i := range texts {
+		ids[i], ptrs[i] = vector.ID(i+1), &docs[i]
+		plain.Add(ids[i], texts[i])
+	}
+	staged.Add(9999, texts[3]) // one live document while the rest is staged
+	staged.Stage(ids, ptrs)
+	terms, _ := ParseQuery(texts[3])
+	if hits := staged.Search(terms, 1000, nil); len(hits) != 1 || hits[0].ID != 9999 || staged.Len() != 1 {
+		t.Fatalf("staged documents are visible: %v, Len %d", hits, staged.Len())
+	}
+	staged.Remove(9999)
+	for i := range docs {
+		staged.Commit(&docs[i])
 	}
 	for _, q := range []string{"w1", "w2 w3", "w10 w100 w1000", texts[7]} {
 		terms, _ := ParseQuery(q)
-		if a, b := plain.Search(terms, 20, nil), pinned.Search(terms, 20, nil); !reflect.DeepEqual(a, b) {
-			t.Fatalf("%q: AddDoc gives %v, Pin and AddNew %v", q, a, b)
+		if a, b := plain.Search(terms, 20, nil), staged.Search(terms, 20, nil); !reflect.DeepEqual(a, b) {
+			t.Fatalf("%q: AddDoc gives %v, Stage and Commit %v", q, a, b)
 		}
 	}
-	for _, n := range pinned.pins {
-		if n != 0 {
-			t.Fatalf("pins left after AddNew: %v", pinned.pins)
-		}
+	if plain.Len() != staged.Len() || plain.Tokens() != staged.Tokens() {
+		t.Fatalf("Len %d, %d; Tokens %d, %d", plain.Len(), staged.Len(), plain.Tokens(), staged.Tokens())
 	}
-	// A document pinned but not added keeps its terms in the dictionary.
+	checkBooks(t, staged)
+	// Staged documents survive the removal of every live document holding
+	// their terms, and Unstage then frees everything.
 	x := New()
 	x.Add(1, "rare shared")
-	d := []Doc{Analyze("rare other")}
-	x.Pin(d)
+	d := Analyze("rare other")
+	x.Stage([]vector.ID{2}, []*Doc{&d})
 	x.Remove(1)
 	if _, ok := x.terms["rare"]; !ok {
-		t.Fatal("Remove freed a pinned term")
+		t.Fatal("Remove freed a term a staged document holds")
 	}
 	if _, ok := x.terms["shared"]; ok {
-		t.Fatal("Remove kept an unpinned term no document holds")
+		t.Fatal("Remove kept a term no document holds")
 	}
-	x.Unpin(d)
-	if len(x.terms) != 0 {
-		t.Fatalf("terms left after Unpin: %v", x.terms)
-	}
-	// A pinned Doc added after a Remove has its terms by number.
-	d = []Doc{Analyze("rare other")}
-	x.Pin(d)
-	x.Add(2, "rare")
-	x.Remove(2)
-	x.AddNew(3, d[0])
-	terms, _ := ParseQuery("rare other")
-	if hits := x.Search(terms, 5, nil); len(hits) != 1 || hits[0].ID != 3 {
-		t.Fatalf("search after Pin, Remove, AddNew: %v", hits)
+	x.Unstage([]*Doc{&d})
+	checkBooks(t, x)
+	if len(x.terms) != 0 || x.Len() != 0 {
+		t.Fatalf("after Unstage: terms %v, Len %d", x.terms, x.Len())
 	}
 }
 
@@ -132,9 +135,10 @@ func checkBooks(t *testing.T, x *Index) {
 			if free[p.slot] {
 				t.Fatalf("term %d names free slot %d", num, p.slot)
 			}
-			if x.docs[p.slot].dead {
+			switch x.docs[p.slot].state {
+			case docDead:
 				refs[p.slot]++
-			} else {
+			case docLive:
 				live++
 			}
 		}
@@ -144,10 +148,11 @@ func checkBooks(t *testing.T, x *Index) {
 	}
 	for slot := range x.docs {
 		d := &x.docs[slot]
-		if d.dead && d.refs != refs[uint32(slot)] {
+		dead := d.state == docDead
+		if dead && d.refs != refs[uint32(slot)] {
 			t.Fatalf("dead slot %d: refs %d, named by %d postings", slot, d.refs, refs[uint32(slot)])
 		}
-		if d.dead && d.refs == 0 {
+		if dead && d.refs == 0 {
 			t.Fatalf("dead slot %d named by no posting is not free", slot)
 		}
 	}
