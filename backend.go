@@ -6,19 +6,22 @@ package cairn
 import (
 	"context"
 	"io"
+	"sync"
 
 	"github.com/cairndb/cairn/vector"
 )
 
 // row is one version of an item as a backend stores it: its id, the
-// caller's key, the vector (as given; the store prepares it), the text and
-// the normalised metadata.
+// caller's key, the vector (as given; the store prepares it), the text,
+// the normalised metadata and its times (Unix nanoseconds).
 type row struct {
 	id   vector.ID
 	key  string
 	vec  vector.Vector
 	text string
 	md   metadata
+
+	created, updated, expires int64
 }
 
 // backend is where a collection's items live: the vector.Store its index
@@ -68,7 +71,8 @@ type graph interface {
 // memBackend keeps a collection in a vector.MemStore; the payload lives
 // only in the collection's catalog.
 type memBackend struct {
-	s *vector.MemStore
+	s  *vector.MemStore
+	vs *viewedStore // s as the index sees it
 	// putBatch is s.PutBatch, a seam through which a benchmark times the
 	// store's own work within an Add.
 	putBatch func(ctx context.Context, ids []vector.ID, vs []vector.Vector) error
@@ -79,10 +83,27 @@ func newMemBackend(cfg CollectionConfig) (*memBackend, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &memBackend{s: s, putBatch: s.PutBatch}, nil
+	return &memBackend{s: s, vs: &viewedStore{MemStore: s}, putBatch: s.PutBatch}, nil
 }
 
-func (b *memBackend) store() vector.Store { return b.s }
+// viewedStore is a MemStore whose block views (the exact scans of a flat
+// index, each a long read) and the evictions of a write exclude each
+// other as wholes: an evict of many vectors waits for the scan in
+// progress once, not once per vector, and the next scan waits for the
+// evict. Everything else goes to the MemStore as it is.
+type viewedStore struct {
+	*vector.MemStore
+	mu sync.RWMutex
+}
+
+// ViewBlocks is the MemStore's, under the shared lock.
+func (s *viewedStore) ViewBlocks(fn func([]vector.Block) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.MemStore.ViewBlocks(fn)
+}
+
+func (b *memBackend) store() vector.Store { return b.vs }
 
 // write puts the rows; the versions of drop are removed by evict.
 func (b *memBackend) write(ctx context.Context, rows []row, _ []vector.ID) error {
@@ -98,6 +119,8 @@ func (b *memBackend) write(ctx context.Context, rows []row, _ []vector.ID) error
 }
 
 func (b *memBackend) evict(ctx context.Context, ids []vector.ID) error {
+	b.vs.mu.Lock()
+	defer b.vs.mu.Unlock()
 	var first error
 	for _, id := range ids {
 		if err := b.s.Delete(context.WithoutCancel(ctx), id); err != nil && first == nil {

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/sqlitestore"
@@ -42,6 +43,14 @@ type DB struct {
 	colls   map[string]*Collection
 	loading map[string]*load
 	closed  bool
+
+	// clock is the store's clock, time.Now but for tests, which move
+	// time with it; set before any collection is made.
+	clock func() time.Time
+	// sweptHook, if set (by tests), is called after each background
+	// sweep of expired items with its outcome.
+	sweptHook func(coll string, removed int, err error)
+	noSweeper bool // set by tests: collections start no sweeper
 }
 
 // load is a collection being loaded from the file; done is closed when c
@@ -66,7 +75,7 @@ type persister interface {
 // lost on Close. It has the same API as a store opened with [Open], which
 // makes it the store for tests and short-lived programs.
 func OpenMemory(o *Options) *DB {
-	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load)}
+	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load), clock: time.Now}
 	if o != nil {
 		db.emb = o.Embedder
 	}

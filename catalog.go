@@ -22,12 +22,22 @@ type record struct {
 	md   metadata
 	pos  int    // index in catalog.live; -1 while not published
 	w    *write // the write in flight that creates, replaces or deletes this version, if any
-	// words is text cut into words before the write took the lock, for
-	// publish to enter into the keyword index; nil once published.
+	// words is text cut into words before the write took the lock, and
+	// staged in the keyword index by the reserve step, for publish to
+	// commit; nil once published.
 	words *keyword.Doc
+	// created, updated and expires are the item's times, Unix
+	// nanoseconds (expires 0 for never).
+	created, updated, expires int64
 }
 
 func (r *record) published() bool { return r.pos >= 0 }
+
+// item returns r as the caller sees it, with the embedding emb.
+func (r *record) item(emb []float32) Item {
+	return Item{ID: r.key, Embedding: emb, Text: r.text, Metadata: r.md.toMap(),
+		CreatedAt: timeOf(r.created), UpdatedAt: timeOf(r.updated), ExpiresAt: timeOf(r.expires)}
+}
 
 // catalog holds a collection's records: the caller's keys, mapped to the
 // id of their current version; every record by id (those published and
@@ -51,6 +61,8 @@ type catalog struct {
 	recs  recTable
 	live  []*record
 	words *keyword.Index // the text of the published versions that have any
+	exp   expiry         // the published versions that have an ExpiresAt
+	vis   visibleSet     // the ids of the published versions, less those marked expired
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
@@ -103,14 +115,22 @@ func (cat *catalog) published(id vector.ID) bool {
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
-	if r.text != "" {
-		if r.words == nil {
-			d := keyword.Analyze(r.text)
-			r.words = &d
+	cat.vis.set(r.id, len(cat.live))
+	switch {
+	case r.words != nil && r.words.Staged():
+		cat.words.Commit(r.words)
+	case r.text != "":
+		d := r.words
+		if d == nil {
+			a := keyword.Analyze(r.text)
+			d = &a
 		}
-		cat.words.AddDoc(r.id, *r.words)
+		cat.words.AddNew(r.id, *d) // ids are never reused
 	}
 	r.words = nil
+	if r.expires != 0 {
+		cat.exp.add(r)
+	}
 	if len(cat.post) > 0 {
 		for _, f := range r.md {
 			if ps := cat.post[f.key]; ps != nil {
@@ -121,20 +141,23 @@ func (cat *catalog) publish(r *record) {
 }
 
 // retire takes r, published, out of the catalog (but not its key, which
-// the caller moves or deletes).
-func (cat *catalog) retire(r *record) {
+// the caller moves or deletes). It returns whether r had text, which the
+// caller must then remove from the keyword index, in one call for the
+// write.
+func (cat *catalog) retire(r *record) (hasText bool) {
 	last := cat.live[len(cat.live)-1]
 	cat.live[r.pos] = last
 	last.pos = r.pos
 	cat.live[len(cat.live)-1] = nil
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
+	cat.vis.clear(r.id)
 	cat.recs.del(r.id)
-	if r.text != "" {
-		cat.words.Remove(r.id)
+	if r.expires != 0 {
+		cat.exp.live--
 	}
 	if len(cat.post) == 0 {
-		return
+		return r.text != ""
 	}
 	for _, f := range r.md {
 		if ps := cat.post[f.key]; ps != nil {
@@ -144,6 +167,7 @@ func (cat *catalog) retire(r *record) {
 			}
 		}
 	}
+	return r.text != ""
 }
 
 // recTable maps ids to records. Ids are issued in sequence, so records

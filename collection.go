@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
@@ -33,6 +34,19 @@ type Item struct {
 	Text string
 	// Metadata holds attributes that queries can filter on.
 	Metadata map[string]any
+	// CreatedAt is when the item was first written and UpdatedAt when it
+	// was last, both set by the store: an Upsert keeps CreatedAt and moves
+	// UpdatedAt. Items read back carry them (in UTC). A write normally
+	// leaves them zero; a caller carrying items over from elsewhere (an
+	// import) may set them, and a non-zero value is then kept, except the
+	// CreatedAt of an Upsert that replaces an item, which stays the
+	// replaced item's. UpdatedAt must not be before CreatedAt.
+	CreatedAt, UpdatedAt time.Time
+	// ExpiresAt, if not zero, is when the item expires: from that instant
+	// no read returns it, and it is removed in the background (see
+	// [Collection.RemoveExpired]). On a write it must be in the future; if
+	// it is zero, the collection's [CollectionConfig.TTL], if any, sets it.
+	ExpiresAt time.Time
 }
 
 // Result is one hit of a query.
@@ -63,6 +77,9 @@ type Result struct {
 	// Embedding is the item's stored vector, if the query asked for it
 	// (QueryOptions.WithEmbeddings).
 	Embedding []float32
+	// CreatedAt, UpdatedAt and ExpiresAt are the item's times (see
+	// [Item]).
+	CreatedAt, UpdatedAt, ExpiresAt time.Time
 }
 
 // QueryOptions refine a query. A nil *QueryOptions means the zero value.
@@ -137,6 +154,9 @@ type Collection struct {
 	// deleted and not yet evicted (see write.go).
 	unpublished int
 	err         error // set once the collection is closed or deleted
+
+	wake      chan struct{}      // wakes the sweeper (expiry.go)
+	stopSweep context.CancelFunc // ends the sweeper
 }
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
@@ -153,7 +173,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if r.key == "" || r.id == 0 || r.id == ^vector.ID(0) {
 			return fmt.Errorf("%w: item %d (%q) has a missing key, or id 0 or %d", vector.ErrCorrupt, r.id, r.key, r.id)
 		}
-		if !c.cat.add(&record{id: r.id, key: r.key, text: r.text, md: r.md}) {
+		if !c.cat.add(&record{id: r.id, key: r.key, text: r.text, md: r.md, created: r.created, updated: r.updated, expires: r.expires}) {
 			return fmt.Errorf("%w: item %d (%q) has a repeated id or key", vector.ErrCorrupt, r.id, r.key)
 		}
 		c.next = max(c.next, r.id+1)
@@ -201,6 +221,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		}
 	}
 	c.idx, c.kind = idx, kind
+	c.startSweeper()
 	return c, nil
 }
 
@@ -237,7 +258,7 @@ func (c *Collection) Info() (CollectionInfo, error) {
 	if c.err != nil {
 		return CollectionInfo{}, c.err
 	}
-	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.len(), Index: c.kind}
+	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.countAt(c.now()), Index: c.kind}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			info.Calibration = &cal
@@ -246,16 +267,19 @@ func (c *Collection) Info() (CollectionInfo, error) {
 	return info, nil
 }
 
-// Count returns the number of items in the collection. Once the collection
-// is closed it returns an error wrapping [vector.ErrClosed], once deleted
-// one wrapping [vector.ErrNotFound], as every call does.
+// Count returns the number of items in the collection that a read would
+// return now: expired items not yet removed are not counted (while there
+// are any, Count looks at every item). Once the collection is closed it
+// returns an error wrapping [vector.ErrClosed], once deleted one wrapping
+// [vector.ErrNotFound], as every call does.
 func (c *Collection) Count() (int, error) {
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return 0, c.err
 	}
-	return c.cat.len(), nil
+	return c.cat.countAt(now), nil
 }
 
 // embed calls the store's embedder and checks it returned one vector per
@@ -283,8 +307,10 @@ func (c *Collection) closedErr() error {
 }
 
 // Get returns the items with the given ids, in order, or an error wrapping
-// [vector.ErrNotFound] naming the first id not in the collection.
+// [vector.ErrNotFound] naming the first id not in the collection (an
+// expired item is not).
 func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
@@ -298,19 +324,20 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 			}
 		}
 		r := c.cat.lookup(key)
-		if r == nil || !r.published() { // no such key, or one a write in flight creates
+		if r == nil || !r.published() || r.expiredAt(now) { // no such key, one a write in flight creates, or expired
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
 		v, err := c.st.Get(r.id)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: get %q: %w", key, err)
 		}
-		out[i] = Item{ID: key, Embedding: slices.Clone(v), Text: r.text, Metadata: r.md.toMap()}
+		out[i] = r.item(slices.Clone(v))
 	}
 	return out, nil
 }
 
-// Find returns the items that f matches, or every item if f is nil, in the
+// Find returns the items that f matches, or every item if f is nil (expired
+// items never), in the
 // order they were last written (an Upsert of an item moves it to the end);
 // at most limit of them if limit > 0. It is
 // the way to list what a collection holds without a query vector. A
@@ -323,20 +350,13 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 			return nil, fmt.Errorf("cairn: find: %w", err)
 		}
 	}
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return nil, c.err
 	}
-	var ids []vector.ID
-	if m != nil {
-		ids = c.cat.match(f, m)
-	} else {
-		ids = make([]vector.ID, len(c.cat.live))
-		for i, r := range c.cat.live {
-			ids[i] = r.id
-		}
-	}
+	ids := c.cat.matchAt(f, m, now)
 	slices.Sort(ids)
 	if limit > 0 && len(ids) > limit {
 		ids = ids[:limit]
@@ -353,7 +373,7 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 			return nil, fmt.Errorf("cairn: find: %w", err)
 		}
 		r := c.cat.recs.get(id)
-		out[i] = Item{ID: r.key, Embedding: slices.Clone(v), Text: r.text, Metadata: r.md.toMap()}
+		out[i] = r.item(slices.Clone(v))
 	}
 	return out, nil
 }
@@ -459,6 +479,7 @@ func similarity(m vector.Metric, d float32) float64 {
 // closeWith closes the collection with err as the error of every later
 // call, first saving its graph if save is set and it changed.
 func (c *Collection) closeWith(err error, save bool) error {
+	c.stopSweep() // before wmu: a sweep waiting in the write path gives up
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.mu.Lock()

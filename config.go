@@ -3,6 +3,7 @@ package cairn
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
@@ -114,6 +115,12 @@ type CollectionConfig struct {
 	// QFlat tunes a QFlat index (the rescore factor, the quantizer's
 	// training); zero fields take package qflat's defaults.
 	QFlat qflat.Options
+	// TTL, if positive, is the time-to-live of the collection's items: an
+	// item written without an ExpiresAt expires TTL after the write that
+	// stored it (an Upsert starts the time again). Zero means items do not
+	// expire unless they say so; it must not be negative. Stored with the
+	// collection.
+	TTL time.Duration
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {
@@ -142,6 +149,9 @@ func (c CollectionConfig) Validate() error {
 	}
 	if c.AutoThreshold < 0 {
 		errs = append(errs, fmt.Errorf("auto threshold %d must not be negative", c.AutoThreshold))
+	}
+	if c.TTL < 0 {
+		errs = append(errs, fmt.Errorf("TTL %v must not be negative", c.TTL))
 	}
 	if err := c.HNSW.Validate(); err != nil {
 		errs = append(errs, err)

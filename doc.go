@@ -22,8 +22,8 @@
 // layers below never show.
 //
 // Metadata values are strings, numbers and booleans. [Filter]s ([Eq], [Ne],
-// [In], [Lt], [Lte], [Gt], [Gte], [And], [Or], [Not]) are evaluated over
-// the collection's metadata, held in memory, and the matching ids are
+// [In], [Lt], [Lte], [Gt], [Gte], [TimeRange], [And], [Or], [Not]) are
+// evaluated over the collection's metadata and times, held in memory, and the matching ids are
 // handed to the index as an allow-list, so a filtered query still returns
 // k results whenever k items match: small allow-lists are searched
 // exactly, large ones by filtered graph search.
@@ -51,6 +51,22 @@
 // items' text when a collection is loaded. [MMR] diversifies results and a
 // [Reranker] reorders them ([Rerank]); [QueryOptions] says how.
 //
+// # Time and expiry
+//
+// Every item keeps the time it was created and last updated
+// ([Item.CreatedAt], [Item.UpdatedAt]), set by the store and kept in the
+// file; an Upsert keeps CreatedAt. An item may expire: by its own
+// [Item.ExpiresAt] (which must be in the future when written) or by its
+// collection's time-to-live ([CollectionConfig.TTL], counted from each
+// write). From the instant it expires, no read returns it: Get and Delete
+// report it missing, Find, Items, Count and every query mode leave it out,
+// and an Add of its id succeeds. Expired items are removed by a
+// background sweeper, when the next item is due and when a collection is
+// loaded, in batches through the same delete every write takes, so the
+// keyword index, the search graph and the file stay in step, and neither
+// readers nor writers wait more than for any delete; [Collection.RemoveExpired]
+// removes them at once. [TimeRange] filters by any of the three times.
+//
 // # Errors
 //
 // Bad input is reported with the sentinel errors of package vector,
@@ -60,8 +76,9 @@
 // [vector.ErrEmptyID],
 // [vector.ErrDuplicateID], [vector.ErrNotFound] (unknown item or
 // collection), [vector.ErrInvalidK], [vector.ErrInvalidOptions] (malformed
-// filter, bad metadata, configuration or query options, keywords that are
-// empty or over [MaxKeywordBytes]) and, once the store is closed,
+// filter or time range, bad metadata, configuration or query options, a
+// negative TTL, an ExpiresAt not in the future, keywords that are empty or
+// over [MaxKeywordBytes]) and, once the store is closed,
 // [vector.ErrClosed], from every call. A collection name already taken is
 // [ErrCollectionExists]; a reranker's bad answer [ErrBadRerank]. Text
 // calls without an embedder return [ErrNoEmbedder].

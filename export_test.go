@@ -1,6 +1,10 @@
 package cairn
 
-import "github.com/cairndb/cairn/vector"
+import (
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
 
 // IndexForTest returns the index in use, so that benchmarks can compare a
 // Query with a bare search of the very same index.
@@ -9,3 +13,17 @@ func (c *Collection) IndexForTest() vector.Index {
 	defer c.mu.RUnlock()
 	return c.idx
 }
+
+// SetClockForTest replaces the store's clock (time.Now), so that tests
+// can move time; call it before any collection is created or loaded.
+func (db *DB) SetClockForTest(now func() time.Time) { db.clock = now }
+
+// SetSweptHookForTest sets a function called after every background
+// sweep of expired items, with its outcome; call it before any collection
+// is created or loaded.
+func (db *DB) SetSweptHookForTest(h func(coll string, removed int, err error)) { db.sweptHook = h }
+
+// NoSweeperForTest stops the background sweeper of every collection
+// created or loaded from now on, so that a test's RemoveExpired calls see
+// every expired item.
+func (db *DB) NoSweeperForTest() { db.noSweeper = true }

@@ -1,16 +1,21 @@
 package cairn
 
+// This file holds the Filter: its constructors, its readable form, and
+// its compilation into a matcher over records.
+
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn/vector"
 )
 
-// Filter is a condition on an item's metadata, built with [Eq], [Ne], [In],
-// [Lt], [Lte], [Gt], [Gte], [And], [Or] and [Not]. A nil *Filter in
-// [QueryOptions] means no condition.
+// Filter is a condition on an item's metadata and times, built with [Eq],
+// [Ne], [In], [Lt], [Lte], [Gt], [Gte], [TimeRange], [And], [Or] and [Not].
+// A nil *Filter in [QueryOptions] means no condition.
 //
 // Values compare after the normalisation that metadata goes through: every
 // Go number type is a float64, so Eq("n", 3) matches an item stored with
@@ -42,9 +47,44 @@ const (
 	opAnd
 	opOr
 	opNot
+	opTime // key is a TimeField's name, vals its from and to
 )
 
-var opNames = [...]string{opEq: "=", opNe: "!=", opIn: "in", opLt: "<", opLte: "<=", opGt: ">", opGte: ">=", opAnd: "and", opOr: "or", opNot: "not"}
+var opNames = [...]string{opEq: "=", opNe: "!=", opIn: "in", opLt: "<", opLte: "<=", opGt: ">", opGte: ">=", opAnd: "and", opOr: "or", opNot: "not", opTime: "in"}
+
+// TimeField names one of the times every item keeps, for [TimeRange].
+type TimeField uint8
+
+const (
+	// Created is [Item.CreatedAt].
+	Created TimeField = iota + 1
+	// Updated is [Item.UpdatedAt].
+	Updated
+	// Expires is [Item.ExpiresAt]; an item without one is in no range of
+	// it.
+	Expires
+)
+
+var timeFieldNames = [...]string{Created: "created", Updated: "updated", Expires: "expires"}
+
+// String returns "created", "updated" or "expires".
+func (f TimeField) String() string {
+	if int(f) < len(timeFieldNames) && timeFieldNames[f] != "" {
+		return timeFieldNames[f]
+	}
+	return fmt.Sprintf("TimeField(%d)", uint8(f))
+}
+
+// TimeRange matches items whose time field is in the half-open range
+// [from, to): at or after from and before to. A zero from or to leaves
+// that side open; an item without the time (one written before the store
+// kept times, or without an ExpiresAt) is in no range. A from after to, or
+// an unknown field, is reported by
+// the call that uses the filter, with an error wrapping
+// [vector.ErrInvalidOptions]; from equal to to matches nothing.
+func TimeRange(field TimeField, from, to time.Time) *Filter {
+	return &Filter{op: opTime, key: field.String(), vals: []any{from, to}}
+}
 
 // Eq matches items whose metadata value under key equals value.
 func Eq(key string, value any) *Filter { return &Filter{op: opEq, key: key, vals: []any{value}} }
@@ -124,6 +164,19 @@ func (f *Filter) write(b *strings.Builder) {
 		for _, s := range f.subs {
 			s.write(b)
 		}
+	case opTime:
+		b.WriteString(f.key + " in [")
+		for i, v := range f.vals {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if t, ok := v.(time.Time); ok && !t.IsZero() {
+				b.WriteString(t.UTC().Format(time.RFC3339Nano))
+			} else {
+				b.WriteString("…")
+			}
+		}
+		b.WriteByte(')')
 	case opIn:
 		b.WriteString(f.key + " in [")
 		for i, v := range f.vals {
@@ -149,9 +202,9 @@ func writeValue(b *strings.Builder, v any) {
 	fmt.Fprint(b, v)
 }
 
-// matcher is a compiled filter: it reports whether an item's normalised
-// metadata satisfies the condition.
-type matcher func(md metadata) bool
+// matcher is a compiled filter: it reports whether a version (its
+// normalised metadata, its times) satisfies the condition.
+type matcher func(r *record) bool
 
 // compile validates f and turns it into a matcher. The error wraps
 // [vector.ErrInvalidOptions] and names the offending condition.
@@ -170,9 +223,9 @@ func (f *Filter) compile() (matcher, error) {
 		}
 		key := f.key
 		if f.op == opEq {
-			return func(md metadata) bool { v, ok := md.get(key); return ok && v == want }, nil
+			return func(r *record) bool { v, ok := r.md.get(key); return ok && v == want }, nil
 		}
-		return func(md metadata) bool { v, ok := md.get(key); return !ok || v != want }, nil
+		return func(r *record) bool { v, ok := r.md.get(key); return !ok || v != want }, nil
 	case opIn:
 		if err := f.checkKey(); err != nil {
 			return nil, err
@@ -186,8 +239,8 @@ func (f *Filter) compile() (matcher, error) {
 			set[v] = struct{}{}
 		}
 		key := f.key
-		return func(md metadata) bool {
-			v, ok := md.get(key)
+		return func(r *record) bool {
+			v, ok := r.md.get(key)
 			if !ok {
 				return false
 			}
@@ -206,8 +259,8 @@ func (f *Filter) compile() (matcher, error) {
 			return nil, fmt.Errorf("%w: filter %s: range bound must be a number, got %T", vector.ErrInvalidOptions, f, f.vals[0])
 		}
 		key, op, bound := f.key, f.op, v.num
-		return func(md metadata) bool {
-			v, ok := md.get(key)
+		return func(r *record) bool {
+			v, ok := r.md.get(key)
 			if !ok || v.kind != kindNumber {
 				return false
 			}
@@ -233,18 +286,18 @@ func (f *Filter) compile() (matcher, error) {
 			subs[i] = m
 		}
 		if f.op == opAnd {
-			return func(md metadata) bool {
+			return func(r *record) bool {
 				for _, m := range subs {
-					if !m(md) {
+					if !m(r) {
 						return false
 					}
 				}
 				return true
 			}, nil
 		}
-		return func(md metadata) bool {
+		return func(r *record) bool {
 			for _, m := range subs {
-				if m(md) {
+				if m(r) {
 					return true
 				}
 			}
@@ -258,9 +311,52 @@ func (f *Filter) compile() (matcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		return func(md metadata) bool { return !m(md) }, nil
+		return func(r *record) bool { return !m(r) }, nil
+	case opTime:
+		return f.compileTime()
 	}
 	return nil, fmt.Errorf("%w: zero Filter (build filters with Eq, In, And, ...)", vector.ErrInvalidOptions)
+}
+
+// compileTime compiles a TimeRange.
+func (f *Filter) compileTime() (matcher, error) {
+	var field TimeField
+	for i, n := range timeFieldNames {
+		if n != "" && n == f.key {
+			field = TimeField(i)
+		}
+	}
+	if field == 0 {
+		return nil, fmt.Errorf("%w: filter %s: unknown time field %q", vector.ErrInvalidOptions, f, f.key)
+	}
+	if len(f.vals) != 2 {
+		return nil, fmt.Errorf("%w: filter %s: a time range takes from and to", vector.ErrInvalidOptions, f)
+	}
+	bounds := [2]int64{math.MinInt64, math.MaxInt64} // open sides
+	for i, v := range f.vals {
+		t, ok := v.(time.Time)
+		if !ok {
+			return nil, fmt.Errorf("%w: filter %s: bound %T is not a time.Time", vector.ErrInvalidOptions, f, v)
+		}
+		if err := checkTime("bound", t); err != nil {
+			return nil, fmt.Errorf("filter %s: %w", f, err)
+		}
+		if !t.IsZero() {
+			bounds[i] = t.UnixNano()
+		}
+	}
+	from, to := bounds[0], bounds[1]
+	if from > to {
+		return nil, fmt.Errorf("%w: filter %s: from is after to", vector.ErrInvalidOptions, f)
+	}
+	in := func(t int64) bool { return t != 0 && t >= from && t < to }
+	switch field {
+	case Created:
+		return func(r *record) bool { return in(r.created) }, nil
+	case Updated:
+		return func(r *record) bool { return in(r.updated) }, nil
+	}
+	return func(r *record) bool { return in(r.expires) }, nil
 }
 
 func (f *Filter) checkKey() error {

@@ -12,6 +12,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
@@ -35,6 +36,12 @@ const maxFilterDepth = 64
 // entries in one object are all required (an And, in key order). Values are
 // strings, numbers and booleans. A metadata key that starts with "$" cannot
 // be named in this form. Every error wraps [vector.ErrInvalidOptions].
+//
+// The item's times ([TimeRange]) are the reserved keys $created, $updated
+// and $expires, with an RFC 3339 time for $gte (from) and $lt (to), either
+// or both ({} for neither):
+//
+//	{"$created": {"$gte": "2026-01-01T00:00:00Z", "$lt": "2026-02-01T00:00:00Z"}}
 //
 // The result is the filter built by the constructors, so it is checked
 // again, against the collection, when it is used.
@@ -81,6 +88,8 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 		return fmt.Errorf("%w: nil filter", vector.ErrInvalidOptions)
 	}
 	switch f.op {
+	case opTime:
+		return f.writeTimeJSON(b)
 	case opAnd, opOr, opNot:
 		name := map[filterOp]string{opAnd: "$and", opOr: "$or", opNot: "$not"}[f.op]
 		b.WriteString(`{"` + name + `":`)
@@ -132,6 +141,59 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 	}
 	fmt.Fprintf(b, `{%s:{"%s":%s}}`, key, name, v)
 	return nil
+}
+
+// writeTimeJSON writes a TimeRange.
+func (f *Filter) writeTimeJSON(b *bytes.Buffer) error {
+	if _, err := f.compileTime(); err != nil {
+		return err
+	}
+	b.WriteString(`{"$` + f.key + `":{`)
+	sep := ""
+	for i, op := range []string{"$gte", "$lt"} {
+		if t := f.vals[i].(time.Time); !t.IsZero() {
+			fmt.Fprintf(b, `%s"%s":"%s"`, sep, op, t.UTC().Format(time.RFC3339Nano))
+			sep = ","
+		}
+	}
+	b.WriteString("}}")
+	return nil
+}
+
+// timeKeys are the reserved keys of the item's times.
+var timeKeys = map[string]TimeField{"$created": Created, "$updated": Updated, "$expires": Expires}
+
+// parseTimeRange reads the value of a reserved time key: an object with
+// $gte, $lt or both, each an RFC 3339 time.
+func parseTimeRange(field TimeField, e entry) (*Filter, error) {
+	ops, err := objectEntries(e.val)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", e.key, err)
+	}
+	var bounds [2]time.Time
+	for _, o := range ops {
+		i := slices.Index([]string{"$gte", "$lt"}, o.key)
+		if i < 0 {
+			return nil, fmt.Errorf("%s: unknown operator %q (a time range takes $gte and $lt)", e.key, o.key)
+		}
+		var s string
+		if err := json.Unmarshal(o.val, &s); err != nil {
+			return nil, fmt.Errorf("%s: %s wants an RFC 3339 time string, got %s", e.key, o.key, describe(o.val))
+		}
+		t, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %s: %v", e.key, o.key, err)
+		}
+		if t.IsZero() {
+			return nil, fmt.Errorf("%s: %s: the zero time is no bound (leave the side out)", e.key, o.key)
+		}
+		bounds[i] = t
+	}
+	f := TimeRange(field, bounds[0], bounds[1])
+	if _, err := f.compileTime(); err != nil {
+		return nil, err
+	}
+	return f, nil
 }
 
 // entry is one member of a JSON object, in document order.
@@ -227,6 +289,9 @@ func parseEntry(e entry, depth int) (*Filter, error) {
 			return nil, err
 		}
 		return Not(s), nil
+	}
+	if field, ok := timeKeys[e.key]; ok {
+		return parseTimeRange(field, e)
 	}
 	if strings.HasPrefix(e.key, "$") {
 		return nil, fmt.Errorf("unknown operator %q at the top of a filter", e.key)

@@ -91,7 +91,8 @@ func TestFilterJSONField(t *testing.T) {
 // FuzzParseFilter: any input either parses to a filter whose canonical
 // JSON parses back to the same filter, or fails with ErrInvalidOptions.
 func FuzzParseFilter(f *testing.F) {
-	for _, s := range []string{`{"a":1}`, `{"$or":[{"a":"x"},{"b":{"$gte":2}}]}`, `{"t":{"$nin":[true,1,"s"]}}`, `{"$not":{"a":{"$ne":0}}}`} {
+	for _, s := range []string{`{"a":1}`, `{"$or":[{"a":"x"},{"b":{"$gte":2}}]}`, `{"t":{"$nin":[true,1,"s"]}}`, `{"$not":{"a":{"$ne":0}}}`,
+		`{"$created":{"$gte":"2026-01-01T00:00:00Z","$lt":"2026-02-01T00:00:00.5+02:00"}}`, `{"$expires":{}}`, `{"$updated":{"$lt":"2030-01-01T00:00:00Z"},"a":1}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

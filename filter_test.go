@@ -62,10 +62,10 @@ func TestFilterMatch(t *testing.T) {
 			t.Errorf("%v: %v", tc.f, err)
 			continue
 		}
-		if got := m(md); got != tc.want {
+		if got := m(&record{md: md}); got != tc.want {
 			t.Errorf("%v on %v = %v, want %v", tc.f, md, got, tc.want)
 		}
-		if got := m(nil); got && tc.f.op != opNe && tc.f.op != opNot && tc.f.op != opAnd {
+		if got := m(&record{}); got && tc.f.op != opNe && tc.f.op != opNot && tc.f.op != opAnd {
 			t.Errorf("%v matches empty metadata", tc.f)
 		}
 	}
@@ -265,7 +265,7 @@ func FuzzFilter(f *testing.F) {
 		got := cat.match(flt, m)
 		var want []vector.ID
 		for _, r := range cat.live {
-			if m(r.md) {
+			if m(r) {
 				want = append(want, r.id)
 			}
 		}

@@ -41,8 +41,8 @@ const itemsPage = 256
 // small however large the collection (beyond 8 bytes per matching item
 // for the list of ids taken when the iteration starts), and writes go on
 // between pages. It is not a snapshot: it gives the items published when
-// it starts, each as its page is read; an item deleted or replaced
-// before its page is read is left out (a replaced item's new version,
+// it starts (never an expired one), each as its page is read; an item
+// deleted, replaced or expired before its page is read is left out (a replaced item's new version,
 // like an added item, was written after the start). Items is safe to
 // call concurrently with any other method.
 func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item, error] {
@@ -92,26 +92,20 @@ func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item,
 // itemIDs returns the sorted ids of the items m (f compiled) matches, or
 // of every item if m is nil.
 func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return nil, c.err
 	}
-	var ids []vector.ID
-	if m != nil {
-		ids = slices.Clone(c.cat.match(f, m))
-	} else {
-		ids = make([]vector.ID, len(c.cat.live))
-		for i, r := range c.cat.live {
-			ids[i] = r.id
-		}
-	}
+	ids := c.cat.matchAt(f, m, now)
 	slices.Sort(ids)
 	return ids, nil
 }
 
 // itemsOf returns the items of ids still in the collection.
 func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
@@ -120,10 +114,10 @@ func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
 	out := make([]Item, 0, len(ids))
 	for _, id := range ids {
 		r := c.cat.recs.get(id)
-		if r == nil || !r.published() {
-			continue // replaced or deleted since the iteration started
+		if r == nil || !r.published() || r.expiredAt(now) {
+			continue // replaced, deleted or expired since the iteration started
 		}
-		it := Item{ID: r.key, Text: r.text, Metadata: r.md.toMap()}
+		it := r.item(nil)
 		if embeddings {
 			v, err := c.st.Get(id)
 			if err != nil {
@@ -172,14 +166,15 @@ func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []v
 // itemWith returns the item whose version row holds, with row's vector,
 // or false if that version is no longer published.
 func (c *Collection) itemWith(row sqlitestore.Item) (Item, bool, error) {
+	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return Item{}, false, c.err
 	}
 	r := c.cat.recs.get(row.ID)
-	if r == nil || !r.published() {
+	if r == nil || !r.published() || r.expiredAt(now) {
 		return Item{}, false, nil
 	}
-	return Item{ID: r.key, Embedding: row.Vector, Text: r.text, Metadata: r.md.toMap()}, true, nil
+	return r.item(row.Vector), true, nil
 }

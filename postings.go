@@ -62,7 +62,7 @@ func (cat *catalog) matchSet(f *Filter, m matcher) matched {
 	if !ok {
 		var ids []vector.ID
 		for _, r := range cat.live {
-			if m(r.md) {
+			if m(r) {
 				ids = append(ids, r.id)
 			}
 		}
@@ -78,7 +78,7 @@ func (cat *catalog) matchSet(f *Filter, m matcher) matched {
 	ids := make([]vector.ID, 0, n)
 	for _, l := range lists {
 		for id := range l {
-			if exact || m(cat.recs.get(id).md) {
+			if exact || m(cat.recs.get(id)) {
 				ids = append(ids, id)
 			}
 		}

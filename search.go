@@ -136,6 +136,12 @@ type plan struct {
 	// matched is what the filter matches, once computed (matchedSet).
 	matched    matched
 	matchedSet bool
+	// now is the store's clock when the search began (Unix ns);
+	// expiring is whether some version may have expired by then without
+	// being marked, hiding whether marked versions are still published
+	// (see expiry).
+	now              int64
+	expiring, hiding bool
 }
 
 // newPlan checks o for a query of k results with or without an embedding
@@ -310,11 +316,13 @@ func (c *Collection) search(ctx context.Context, p *plan, q []float32, words str
 // rank finds the candidates of a query, under the collection's read lock:
 // the lists, their fusion, and MMR's choice.
 func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
+	p.now = c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return nil, c.err
 	}
+	p.expiring, p.hiding = c.cat.exp.due(p.now), c.cat.exp.hiding()
 	var prepared vector.Vector // the query as the index sees it, for hybrid mode
 	switch {
 	case p.opts.Mode == HybridMode:
@@ -466,7 +474,8 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 // copied (its vector is fetched by withVector, if needed). mu is held.
 func (c *Collection) candidate(id vector.ID) candidate {
 	r := c.cat.recs.get(id)
-	return candidate{rec: r, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap()}}
+	return candidate{rec: r, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap(),
+		CreatedAt: timeOf(r.created), UpdatedAt: timeOf(r.updated), ExpiresAt: timeOf(r.expires)}}
 }
 
 // withVector fetches cd's stored vector. mu is held.
@@ -495,9 +504,16 @@ func (c *Collection) distance(a, b vector.Vector) float32 {
 }
 
 // keywordHits returns the n best published versions holding any of p's
-// words and matching its filter. mu is held.
+// words, matching its filter and not expired. mu is held.
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 	var allow func(vector.ID) bool
+	switch {
+	case p.match != nil:
+	case p.expiring: // the keyword index holds only published versions
+		allow = func(id vector.ID) bool { return !c.cat.recs.get(id).expiredAt(p.now) }
+	case p.hiding:
+		allow = c.cat.vis.Allow
+	}
 	if p.match != nil {
 		ids := c.matches(p)
 		if ids.len() == 0 {
@@ -521,6 +537,9 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 func (c *Collection) matches(p *plan) matched {
 	if !p.matchedSet {
 		p.matched, p.matchedSet = c.cat.matchSet(p.opts.Filter, p.match), true
+		if p.expiring || p.hiding {
+			p.matched = matched{ids: c.cat.dropExpired(p.matched.slice(), p.now)}
+		}
 	}
 	return p.matched
 }
@@ -541,9 +560,16 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 			so = &vector.SearchOptions{Filter: c.allowList(ids, n, p.opts.Ef)}
 		}
 	}
-	if so == nil && c.unpublished > 0 {
-		// The index may hold versions readers must not see (write.go).
-		so = &vector.SearchOptions{Filter: vector.FilterFunc(c.cat.published)}
+	switch {
+	case so != nil:
+	case p.expiring:
+		// Some versions have expired, and may not have been removed yet.
+		now := p.now
+		so = &vector.SearchOptions{Filter: vector.FilterFunc(func(id vector.ID) bool { return c.cat.visibleAt(id, now) })}
+	case p.hiding || c.unpublished > 0:
+		// The index may hold versions readers must not see (write.go),
+		// or marked expired ones: the visible set leaves them out.
+		so = &vector.SearchOptions{Filter: &c.cat.vis}
 	}
 	if h, ok := c.idx.(*hnsw.Index); ok && p.opts.Ef != 0 {
 		ho := &hnsw.SearchOptions{Ef: p.opts.Ef}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/qflat"
@@ -65,6 +66,7 @@ type settings struct {
 	// target's last measurement, when a scan won it. It is state, not
 	// configuration: written by the collection, never by encodeSettings.
 	AutoRoute *savedRoute `json:"auto_route,omitempty"`
+	TTL       string      `json:"ttl,omitempty"` // a time.Duration, as its String writes it
 }
 
 // savedRoute is the scan an Auto collection with a recall target measured
@@ -83,6 +85,9 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	h.TargetRecall, h.TargetK = cfg.HNSW.TargetRecall, cfg.HNSW.TargetK
 	q := &s.QFlat
 	q.Rescore, q.Sample, q.Clip = cfg.QFlat.Rescore, cfg.QFlat.Train.Sample, cfg.QFlat.Train.Clip
+	if cfg.TTL != 0 {
+		s.TTL = cfg.TTL.String()
+	}
 	return json.Marshal(s)
 }
 
@@ -112,6 +117,13 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 		TargetRecall: h.TargetRecall, TargetK: h.TargetK}
 	q := s.QFlat
 	cfg.QFlat = qflat.Options{Rescore: q.Rescore, Train: quant.TrainOptions{Sample: q.Sample, Clip: q.Clip}}
+	if s.TTL != "" {
+		ttl, err := time.ParseDuration(s.TTL)
+		if err != nil {
+			return CollectionConfig{}, fmt.Errorf("%w: collection settings: ttl: %v", vector.ErrCorrupt, err)
+		}
+		cfg.TTL = ttl
+	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
 		return CollectionConfig{}, fmt.Errorf("%w: collection settings: %v", vector.ErrCorrupt, err)
@@ -188,7 +200,8 @@ func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: metadata of %q: %v", vector.ErrInvalidOptions, r.key, err)
 		}
-		items[i] = sqlitestore.Item{ID: r.id, Key: r.key, Vector: r.vec, Text: r.text, Metadata: md}
+		items[i] = sqlitestore.Item{ID: r.id, Key: r.key, Vector: r.vec, Text: r.text, Metadata: md,
+			Created: r.created, Updated: r.updated, Expires: r.expires}
 	}
 	return items, nil
 }
@@ -215,7 +228,7 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 		if err != nil {
 			return fmt.Errorf("item %q: %w", it.Key, err)
 		}
-		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md})
+		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md, created: it.Created, updated: it.Updated, expires: it.Expires})
 	})
 }
 

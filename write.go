@@ -65,6 +65,15 @@ type write struct {
 	replaces []*record // for each new version, the published version it replaces, or nil
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
+	now      int64     // the store's clock when the write began (Unix ns)
+	// words are the new versions' texts cut into words (by row); those
+	// of the rows with text are staged in the keyword index (wordsIn)
+	// with the versions, and committed when they are published.
+	words   []keyword.Doc
+	wordsIn []*keyword.Doc
+	// published, if set, is called under mu in publish (the sweep's
+	// bookkeeping).
+	published func()
 }
 
 func newWrite(op string, rows []row) *write {
@@ -130,11 +139,13 @@ func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
-	rows, err := c.prepare(ctx, op, items)
+	now := c.now()
+	rows, err := c.prepare(ctx, op, items, now)
 	if err != nil || len(rows) == 0 {
 		return err
 	}
 	w := newWrite(op, rows)
+	w.now = now
 	w.overlap = c.overlaps(len(rows), replace)
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserveRows(ctx, w, items, replace) })
@@ -146,8 +157,8 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 }
 
 // prepare checks items and turns them into rows (ids and metadata not yet
-// set), embedding the ones given only as text.
-func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]row, error) {
+// set, times as of now), embedding the ones given only as text.
+func (c *Collection) prepare(ctx context.Context, op string, items []Item, now int64) ([]row, error) {
 	if err := c.closedErr(); err != nil {
 		return nil, err
 	}
@@ -163,7 +174,11 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]ro
 		if !utf8.ValidString(it.Text) {
 			return nil, fmt.Errorf("cairn: %s %q: %w: the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
 		}
-		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text}
+		created, updated, expires, err := itemTimes(&items[i], now, c.cfg.TTL)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+		}
+		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, created: created, updated: updated, expires: expires}
 		if len(it.Embedding) == 0 && it.Text != "" {
 			toEmbed = append(toEmbed, i)
 		}
@@ -196,7 +211,8 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item) ([]ro
 }
 
 // Delete removes the items with the given ids, all or nothing: it returns
-// an error wrapping [vector.ErrNotFound] if any id is not in the collection.
+// an error wrapping [vector.ErrNotFound] if any id is not in the collection
+// (an expired item is not: the sweeper removes it).
 // An id that another write has in flight is looked up once that write has
 // finished. To delete whichever of the ids are present, as a retry must,
 // use [Collection.DeleteIfExists].
@@ -230,10 +246,14 @@ func (c *Collection) delete(ctx context.Context, op string, ids []string, missin
 		return 0, nil
 	}
 	w := newWrite(op, nil)
+	w.now = c.now()
 	found := make([]*record, len(keys))
 	find := func() []*record {
 		for i, k := range keys {
 			found[i] = c.cat.lookup(k)
+			if r := found[i]; r != nil && r.expiredAt(w.now) {
+				found[i] = nil // expired: gone for every caller, left to the sweeper
+			}
 		}
 		return found
 	}
@@ -273,8 +293,9 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 		return 0, err
 	}
 	w := newWrite("delete where", nil)
+	w.now = c.now()
 	find := func() []*record {
-		ids := c.cat.match(f, m)
+		ids := c.cat.matchAt(f, m, w.now)
 		found := make([]*record, len(ids))
 		for i, id := range ids {
 			found[i] = c.cat.recs.get(id)
@@ -391,14 +412,20 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 	}
 	w.vers = make([]record, len(w.rows)) // one allocation for the batch
 	words := make([]keyword.Doc, len(w.rows))
+	texts := make([]string, len(w.rows))
+	for i := range w.rows {
+		texts[i] = w.rows[i].text
+	}
+	keyword.AnalyzeAll(texts, words) // cut into words here, not under the lock in publish
+	w.words = words
 	for i := range w.rows {
 		r := &w.rows[i]
 		if !w.overlap { // else the store is reading the rows, and needs no metadata
 			r.md = mds[i]
 		}
-		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w}
-		if r.text != "" { // cut into words here, not under the lock in publish
-			words[i] = keyword.Analyze(r.text)
+		w.vers[i] = record{id: r.id, key: r.key, text: r.text, md: mds[i], pos: -1, w: w,
+			created: r.created, updated: r.updated, expires: r.expires}
+		if r.text != "" {
 			w.vers[i].words = &words[i]
 		}
 	}
@@ -413,11 +440,13 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 }
 
 // claimRows stages the new versions of w and claims the published ones
-// they replace (found, by row), all or none. mu is held.
+// they replace (found, by row), all or none. A version expired at w.now
+// is replaced by an Add as by an Upsert, and lends its replacement no
+// CreatedAt. mu is held.
 func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 	if !replace {
 		for i, r := range found {
-			if r != nil {
+			if r != nil && !r.expiredAt(w.now) {
 				return fmt.Errorf("cairn: %s %q: %w", w.op, w.vers[i].key, vector.ErrDuplicateID)
 			}
 		}
@@ -433,6 +462,11 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		if old != nil {
 			old.w = w
 			w.replaces[i] = old
+			if replace && !old.expiredAt(w.now) && old.created != 0 { // an Upsert keeps CreatedAt, if known
+				r := &w.rows[i] // not read by the store yet: no overlap with replace
+				v.created, r.created = old.created, old.created
+				v.updated, r.updated = max(v.updated, v.created), max(r.updated, r.created)
+			}
 		} else if _, dup := c.cat.keys.add(v.key, v.id, &c.cat); dup { // entered by an earlier row
 			c.cat.recs.del(v.id)
 			c.unclaim(w)
@@ -440,6 +474,16 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		}
 		w.staged = i + 1
 	}
+	// The keyword index's work (the dictionary, the postings), done here
+	// rather than in publish, which only counts them: in a large Add to
+	// memory, this step runs beside the store.
+	var ids []vector.ID
+	for i := range w.vers {
+		if v := &w.vers[i]; v.words != nil {
+			ids, w.wordsIn = append(ids, v.id), append(w.wordsIn, v.words)
+		}
+	}
+	c.cat.words.Stage(ids, w.wordsIn)
 	return nil
 }
 
@@ -464,6 +508,10 @@ func (c *Collection) unclaim(w *write) {
 		c.cat.recs.del(v.id)
 	}
 	w.staged = 0
+	if w.wordsIn != nil {
+		c.cat.words.Unstage(w.wordsIn)
+		w.wordsIn = nil
+	}
 	for _, r := range w.deletes {
 		r.w = nil
 	}
@@ -514,19 +562,31 @@ func (c *Collection) itemError(w *write, err error) error {
 
 // publish is step 4.
 func (c *Collection) publish(w *write) {
+	var unword []vector.ID // retired versions with text
 	c.mu.Lock()
 	for i := range w.vers {
 		v := &w.vers[i]
 		v.w = nil
 		if old := w.replaces[i]; old != nil {
 			c.cat.keys.move(v.key, old.id, v.id)
-			c.cat.retire(old)
+			if c.cat.retire(old) {
+				unword = append(unword, old.id)
+			}
 		}
 		c.cat.publish(v)
 	}
 	for _, old := range w.deletes {
 		c.cat.keys.del(old.key, old.id)
-		c.cat.retire(old)
+		if c.cat.retire(old) {
+			unword = append(unword, old.id)
+		}
+	}
+	if len(unword) > 0 {
+		c.cat.words.Remove(unword...)
+	}
+	wake := false
+	for i := range w.vers {
+		wake = wake || w.vers[i].expires != 0
 	}
 	c.unpublished -= len(w.vers)
 	c.unpublished += len(w.deletes)
@@ -536,9 +596,19 @@ func (c *Collection) publish(w *write) {
 		}
 	}
 	c.dirty = true
+	if w.published != nil {
+		w.published()
+	}
 	c.mu.Unlock()
 	close(w.done)
+	if wake {
+		c.wakeSweeper()
+	}
 }
+
+// untrackStep is the most versions a write drops from the index in one
+// call.
+const untrackStep = 16
 
 // evictRetired is step 5: the versions w replaced or deleted leave the
 // index, then the store. Should either refuse (a bug), they stay counted
@@ -549,7 +619,16 @@ func (c *Collection) evictRetired(ctx context.Context, w *write) {
 		return
 	}
 	ctx = context.WithoutCancel(ctx)
-	if untrack(ctx, c.idx, ids) != nil || c.be.evict(ctx, ids) != nil {
+	// A graph repairs itself around each version it drops, holding its
+	// lock: in small steps, queries go on between them.
+	for rest := ids; len(rest) > 0; {
+		n := min(len(rest), untrackStep)
+		if untrack(ctx, c.idx, rest[:n]) != nil {
+			return
+		}
+		rest = rest[n:]
+	}
+	if c.be.evict(ctx, ids) != nil {
 		return
 	}
 	c.mu.Lock()

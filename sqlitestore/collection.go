@@ -29,6 +29,10 @@ type Item struct {
 	Text string
 	// Metadata is JSON, or nil.
 	Metadata []byte
+	// Created, Updated and Expires are times owned by the caller, in Unix
+	// nanoseconds; 0 (stored as NULL) for none. Items written before
+	// schema version 2 have none.
+	Created, Updated, Expires int64
 }
 
 // Collection is a named set of items of one dimension and metric, stored in
@@ -94,11 +98,12 @@ func (c *Collection) prepare(ctx context.Context) error {
 		s, err = c.db.conn.PrepareContext(ctx, fmt.Sprintf(q, c.table))
 		return s
 	}
-	c.insStmt = p("INSERT INTO %s (id, vec, key, text, meta) VALUES (?, ?, ?, ?, ?)")
-	c.upsStmt = p(`INSERT INTO %s (id, vec, key, text, meta) VALUES (?, ?, ?, ?, ?)
-		ON CONFLICT (id) DO UPDATE SET vec = excluded.vec, key = excluded.key, text = excluded.text, meta = excluded.meta`)
+	c.insStmt = p("INSERT INTO %s (id, vec, key, text, meta, created, updated, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+	c.upsStmt = p(`INSERT INTO %s (id, vec, key, text, meta, created, updated, expires) VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (id) DO UPDATE SET vec = excluded.vec, key = excluded.key, text = excluded.text, meta = excluded.meta,
+			created = excluded.created, updated = excluded.updated, expires = excluded.expires`)
 	c.delStmt = p("DELETE FROM %s WHERE id = ?")
-	c.getStmt = p("SELECT vec, key, text, meta FROM %s WHERE id = ?")
+	c.getStmt = p("SELECT vec, key, text, meta, created, updated, expires FROM %s WHERE id = ?")
 	if err != nil {
 		c.closeStmts()
 		return mapErr(err)
@@ -422,8 +427,9 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			vec       []byte
 			key, text sql.NullString
 			meta      []byte
+			times     itemTimes
 		)
-		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta))
+		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta, &times.created, &times.updated, &times.expires))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vector.ErrNotFound
 		}
@@ -431,6 +437,7 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			return mapErr(err)
 		}
 		it, err = c.makeItem(int64(id), vec, key, text, meta)
+		times.set(&it)
 		return err
 	})
 	if err != nil {
@@ -471,9 +478,9 @@ func (c *Collection) ForEachPayload(ctx context.Context, fn func(Item) error) er
 }
 
 func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error) error {
-	cols := "id, NULL, key, text, meta"
+	cols := "id, NULL, key, text, meta, created, updated, expires"
 	if withVec {
-		cols = "id, vec, key, text, meta"
+		cols = "id, vec, key, text, meta, created, updated, expires"
 	}
 	q := fmt.Sprintf("SELECT %s FROM %s WHERE id > ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
 	first := fmt.Sprintf("SELECT %s FROM %s WHERE id >= ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
@@ -498,8 +505,9 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 					id        int64
 					vec, meta []byte
 					key, text sql.NullString
+					times     itemTimes
 				)
-				if err := rows.Scan(&id, &vec, &key, &text, &meta); err != nil {
+				if err := rows.Scan(&id, &vec, &key, &text, &meta, &times.created, &times.updated, &times.expires); err != nil {
 					return scanErr(err)
 				}
 				var it Item
@@ -513,6 +521,7 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 						it.Metadata = meta
 					}
 				}
+				times.set(&it)
 				items = append(items, it)
 				after = id
 			}
@@ -533,6 +542,21 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 			return err
 		}
 	}
+}
+
+// itemTimes are an item's time columns as scanned.
+type itemTimes struct{ created, updated, expires sql.NullInt64 }
+
+func (t *itemTimes) set(it *Item) {
+	it.Created, it.Updated, it.Expires = t.created.Int64, t.updated.Int64, t.expires.Int64
+}
+
+// nullTime is the column value of a time: NULL for none.
+func nullTime(ns int64) any {
+	if ns == 0 {
+		return nil
+	}
+	return ns
 }
 
 func checkJSON(b []byte) error {

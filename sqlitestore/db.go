@@ -46,6 +46,7 @@ func schemaVersion() int { return len(migrations) }
 // inside the transaction that also sets the new user_version. Append only.
 var migrations = []func(ctx context.Context, conn *sql.Conn) error{
 	0: migrateV1,
+	1: migrateV2,
 }
 
 func migrateV1(ctx context.Context, conn *sql.Conn) error {
@@ -76,6 +77,42 @@ func migrateV1(ctx context.Context, conn *sql.Conn) error {
 			PRIMARY KEY (coll, name, seq)
 		)`,
 	)
+}
+
+// itemColumns are the columns of a collection's items table after the
+// key, text and metadata of version 1: its times (version 2).
+const itemColumns = "created INTEGER, updated INTEGER, expires INTEGER"
+
+// migrateV2 gives every items table the time columns, NULL in the rows
+// already there (items written before version 2 have no times).
+func migrateV2(ctx context.Context, conn *sql.Conn) error {
+	rows, err := conn.QueryContext(ctx, "SELECT id FROM collections ORDER BY id")
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return scanErr(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, id := range ids {
+		for _, col := range strings.Split(itemColumns, ", ") {
+			if err := execAll(ctx, conn, fmt.Sprintf("ALTER TABLE items_%d ADD COLUMN %s", id, col)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // DB is one cairn database file holding any number of named collections.
@@ -625,7 +662,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		c, err = newCollection(db, id, name, cfg)
 		if err == nil {
 			err = execAll(ctx, conn,
-				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT)", c.table),
+				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT, %s)", c.table, itemColumns),
 				fmt.Sprintf("CREATE UNIQUE INDEX %s_key ON %s (key) WHERE key IS NOT NULL", c.table, c.table),
 				"COMMIT",
 			)

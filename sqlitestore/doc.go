@@ -20,7 +20,9 @@
 // optional [Item.Key] (the caller's identifier, unique when set), the
 // vector as a little-endian float32 BLOB stored as given (the arena holds
 // the prepared, normalised form, so a future change of metric loses
-// nothing), free text and JSON metadata.
+// nothing), free text, JSON metadata and three times owned by the caller
+// ([Item.Created], [Item.Updated], [Item.Expires], Unix nanoseconds; the
+// columns of schema version 2).
 //
 // After Close the database is that one file, to be copied or moved at
 // will; while it is open, recent commits may live only in the write-ahead
@@ -67,7 +69,8 @@
 // [vector.ErrCorrupt], and so is a key index that disagrees with its table
 // (the mark of a file copied while it was written: copy open databases with
 // [DB.Backup]); [Options.CheckIntegrity] and [DB.IntegrityCheck] run
-// SQLite's own checks. Older schemas are migrated forward at Open.
+// SQLite's own checks. Older schemas are migrated forward at Open: a file
+// of version 1 gains the time columns, NULL (no time) in its items.
 //
 // # Concurrency
 //

@@ -185,6 +185,9 @@ func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item)
 			return nil, fmt.Errorf("weaviate: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
 		}
 		seen[it.ID] = struct{}{}
+		if !it.CreatedAt.IsZero() || !it.UpdatedAt.IsZero() || !it.ExpiresAt.IsZero() {
+			return nil, fmt.Errorf("weaviate: %s %q: %w: item times (CreatedAt, UpdatedAt, ExpiresAt) are not supported by the cluster store", op, it.ID, vector.ErrInvalidOptions)
+		}
 		md, err := cairn.NormalizeMetadata(it.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: %s %q: %w", op, it.ID, err)

@@ -96,6 +96,9 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg cairn.Colle
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("weaviate: create collection %q: %w", name, err)
 	}
+	if cfg.TTL != 0 {
+		return nil, fmt.Errorf("weaviate: create collection %q: %w: a TTL is not supported by the cluster store", name, vector.ErrInvalidOptions)
+	}
 	cfg = filled(cfg)
 	cls, err := className(name)
 	if err != nil {

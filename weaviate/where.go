@@ -148,6 +148,9 @@ func entry(k string, v any, types typeOf, depth int) (cond, error) {
 	if k == "" {
 		return cond{}, invalid("empty metadata key")
 	}
+	if k[0] == '$' { // $created, $updated, $expires: cairn.TimeRange
+		return cond{}, invalid("%s: time-range filters are not supported by the cluster store", k)
+	}
 	ops, ok := v.(map[string]any)
 	if !ok { // {"k": v}, the short form of $eq
 		ops = map[string]any{"$eq": v}

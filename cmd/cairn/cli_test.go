@@ -76,7 +76,7 @@ func TestCommands(t *testing.T) {
 		{name: "query neither", args: []string{"query", path, "-collection", "notes"}, code: exitUsage, stderr: []string{"give one of -text and -vector"}},
 		{name: "query k", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-k", "0"}, code: exitUsage, stderr: []string{"-k must be positive"}},
 		{name: "export one", args: []string{"export", path, "-collection", "notes"}, code: exitOK,
-			stdout:   []string{`{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}`, `{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0]}`},
+			stdout:   []string{`{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"flat"}}`, `{"id":"b","text":"beta","metadata":{"kind":"pref","year":2019},"embedding":[0,1,0],"created_at":"`},
 			noStdout: []string{`"empty"`}},
 		{name: "export unknown collection", args: []string{"export", path, "-collection", "nope"}, code: exitFail, stderr: []string{`"nope"`}},
 		{name: "compact", args: []string{"compact", path}, code: exitOK, stdout: []string{"t.db:", "KiB →"}},
@@ -197,16 +197,22 @@ func TestExportImportRoundTrip(t *testing.T) {
 	// their digits, an item without text or metadata.
 	extra := `{"id":"ü/1","text":"line1\nline2 \"quoted\" \u2028 tab\t","metadata":{"pi":3.141592653589793,"big":9007199254740991,"neg":-0.000001,"flag":false,"s":"ß"},"embedding":[0.1,0.2,0.3]}
 {"id":"bare","embedding":[1e-7,3.4028235e+38,-2.5]}
+{"id":"timed","embedding":[1,1,1],"created_at":"2026-01-02T03:04:05.123456789Z","updated_at":"2026-01-03T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}
+{"id":"gone","embedding":[1,0,1],"expires_at":"2001-01-01T00:00:00Z"}
 `
-	if r := runCmd(t, extra, "import", "-q", "-collection", "notes", path); r.code != 0 {
+	if r := runCmd(t, extra, "import", "-collection", "notes", path); r.code != 0 || !strings.Contains(r.stderr, "skipped 1 expired items") {
 		t.Fatalf("import extra: %+v", r)
+	}
+	ttl := `{"collection":{"name":"ttl","dim":2,"metric":"cosine","index":"flat","ttl":"1h0m0s"}}` + "\n"
+	if r := runCmd(t, ttl, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import ttl: %+v", r)
 	}
 	first := runCmd(t, "", "export", path)
 	if first.code != 0 {
 		t.Fatalf("export: %+v", first)
 	}
 	copyPath := filepath.Join(t.TempDir(), "copy.db")
-	if r := runCmd(t, first.stdout, "import", "-batch", "2", copyPath); r.code != 0 || !strings.Contains(r.stderr, "imported 5 items") {
+	if r := runCmd(t, first.stdout, "import", "-batch", "2", copyPath); r.code != 0 || !strings.Contains(r.stderr, "imported 6 items") {
 		t.Fatalf("import: %+v", r)
 	}
 	second := runCmd(t, "", "export", copyPath)
@@ -219,8 +225,19 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if !strings.Contains(first.stdout, `{"collection":{"name":"empty","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8,"target_recall":0.95}}}`) {
 		t.Errorf("the header of empty lost its configuration:\n%s", first.stdout)
 	}
-	if n := strings.Count(first.stdout, "\n"); n != 7 { // 2 headers, 5 items
-		t.Fatalf("export has %d lines, want 7:\n%s", n, first.stdout)
+	if n := strings.Count(first.stdout, "\n"); n != 9 { // 3 headers, 6 items
+		t.Fatalf("export has %d lines, want 9:\n%s", n, first.stdout)
+	}
+	if !strings.Contains(first.stdout, `{"id":"timed","embedding":[1,1,1],"created_at":"2026-01-02T03:04:05.123456789Z","updated_at":"2026-01-03T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}`) {
+		t.Errorf("the times of an item did not survive import and export:\n%s", first.stdout)
+	}
+	if !strings.Contains(first.stdout, `"ttl":"1h0m0s"`) {
+		t.Errorf("a collection's TTL was not exported:\n%s", first.stdout)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(first.stdout), "\n") {
+		if !strings.Contains(l, `"collection"`) && !strings.Contains(l, `"created_at":"`) {
+			t.Errorf("an item exported without its CreatedAt: %s", l)
+		}
 	}
 }
 

@@ -65,7 +65,9 @@ func exportCollection(ctx context.Context, db *cairn.DB, name string, w *bufio.W
 		if err != nil {
 			return err
 		}
-		if err := enc.Encode(jsonItem{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Embedding: it.Embedding}); err != nil {
+		ji := jsonItem{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Embedding: it.Embedding,
+			CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ExpiresAt: it.ExpiresAt}
+		if err := enc.Encode(ji); err != nil {
 			return fmt.Errorf("collection %q, item %q: %w", name, it.ID, err)
 		}
 	}
@@ -149,6 +151,7 @@ type importer struct {
 	firstLine int // line of pending[0]
 	lastLine  int // line of the last pending item
 	stored    int
+	expired   int // items skipped because their expires_at had passed
 	lastShown time.Time
 }
 
@@ -195,8 +198,13 @@ func (im *importer) run() error {
 		if len(im.pending) == 0 {
 			im.firstLine = n
 		}
+		if !l.ExpiresAt.IsZero() && !l.ExpiresAt.After(time.Now()) {
+			im.expired++ // no read would return it
+			continue
+		}
 		im.lastLine = n
-		im.pending = append(im.pending, cairn.Item{ID: l.ID, Text: l.Text, Metadata: l.Metadata, Embedding: l.Embedding})
+		im.pending = append(im.pending, cairn.Item{ID: l.ID, Text: l.Text, Metadata: l.Metadata, Embedding: l.Embedding,
+			CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, ExpiresAt: l.ExpiresAt})
 		if len(im.pending) >= im.batchSize {
 			if err := im.flush(); err != nil {
 				return err
@@ -211,6 +219,9 @@ func (im *importer) run() error {
 	}
 	if !im.quiet {
 		fmt.Fprintf(im.e.stderr, "cairn: imported %d items\n", im.stored)
+		if im.expired > 0 {
+			fmt.Fprintf(im.e.stderr, "cairn: skipped %d expired items\n", im.expired)
+		}
 	}
 	return nil
 }

@@ -4,15 +4,16 @@
 // "collection" member starts a collection and describes it; every other
 // line is an item of the collection last started:
 //
-//	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64}}}
-//	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0]}
+//	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64},"ttl":"720h0m0s"}}
+//	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0],"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-02T08:30:00Z","expires_at":"2026-04-01T12:00:00Z"}
 //
 // Export gives the embeddings as they were written, each float32 in the
-// shortest form that reads back to the same bits, so that export | import
-// | export gives the same bytes. Import ignores members it does not know,
-// so streams written by later versions (with item times, say:
-// "created_at", "updated_at" and "expires_at") still import; blank lines
-// are skipped. An item without an
+// shortest form that reads back to the same bits, and the item's times
+// (RFC 3339, UTC; absent when the item has none), so that export | import
+// | export gives the same bytes: import keeps the times it is given. An
+// item whose expires_at has passed is skipped by import, and counted.
+// Import ignores members it does not know, so streams written by later
+// versions still import; blank lines are skipped. An item without an
 // embedding is embedded from its text when import is given an embedder.
 package main
 
@@ -21,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
@@ -33,6 +35,9 @@ type jsonItem struct {
 	Text      string         `json:"text,omitempty"`
 	Metadata  map[string]any `json:"metadata,omitempty"`
 	Embedding []float32      `json:"embedding,omitempty"`
+	CreatedAt time.Time      `json:"created_at,omitzero"`
+	UpdatedAt time.Time      `json:"updated_at,omitzero"`
+	ExpiresAt time.Time      `json:"expires_at,omitzero"`
 }
 
 // jsonCollection describes a collection in its header line.
@@ -43,6 +48,7 @@ type jsonCollection struct {
 	Index         string    `json:"index"`
 	AutoThreshold int       `json:"auto_threshold,omitempty"`
 	HNSW          *jsonHNSW `json:"hnsw,omitempty"`
+	TTL           string    `json:"ttl,omitempty"` // a Go duration
 }
 
 type jsonHNSW struct {
@@ -106,6 +112,11 @@ func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
 		return cfg, err
 	}
 	cfg.Index = k
+	if h.TTL != "" {
+		if cfg.TTL, err = time.ParseDuration(h.TTL); err != nil {
+			return cfg, fmt.Errorf("ttl: %v", err)
+		}
+	}
 	if p := h.HNSW; p != nil {
 		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed,
 			TargetRecall: p.TargetRecall, TargetK: p.TargetK}
@@ -124,6 +135,9 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 		TargetRecall: o.TargetRecall, TargetK: o.TargetK}
 	if p != (jsonHNSW{}) {
 		h.HNSW = &p
+	}
+	if cfg.TTL != 0 {
+		h.TTL = cfg.TTL.String()
 	}
 	return h
 }

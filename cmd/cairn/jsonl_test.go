@@ -14,6 +14,7 @@ func FuzzDecodeLine(f *testing.F) {
 		`{"collection":{"name":"n","dim":3,"metric":"cosine","index":"hnsw","hnsw":{"m":8}}}`,
 		`{"collection":{"name":"n","dim":0}}`,
 		`{"id":"a","created_at":"2026-01-01T00:00:00Z","future":{"x":[1,2]}}`,
+		`{"id":"a","created_at":"2026-01-01T00:00:00.5+02:00","updated_at":"2026-01-02T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}`,
 		`{"id":""}`, `[]`, `null`, `{"id":"a"} {"id":"b"}`, `{"embedding":[1e999]}`,
 	} {
 		f.Add([]byte(s))

@@ -27,7 +27,8 @@ const (
 type Index struct {
 	terms    map[string]uint32 // a term's number
 	names    []string          // by term number
-	postings [][]posting       // by term number
+	postings [][]posting       // by term number, the removed documents' among them
+	df       []int32           // by term number: the documents holding it (its live postings)
 	freeTerm []uint32          // numbers of terms no document has any more
 
 	slots    map[vector.ID]uint32 // a document's slot
@@ -39,12 +40,25 @@ type Index struct {
 }
 
 // doc is one document: its id, its length in tokens and the numbers of
-// its distinct terms (to remove it by).
+// its distinct terms (to remove it by). A removed document's slot stays
+// taken (dead) until the last posting naming it is purged from its list:
+// refs counts those postings. A staged document's postings are in their
+// lists, but it is in no search and no statistic yet (Stage).
 type doc struct {
 	id     vector.ID
 	length uint32
 	terms  []uint32
+	state  docState
+	refs   uint32
 }
+
+type docState uint8
+
+const (
+	docLive docState = iota
+	docStaged
+	docDead
+)
 
 // posting says that the document in slot, of length tokens, holds a term
 // tf times. The length is copied here so that scoring a posting reads
@@ -66,10 +80,13 @@ func (x *Index) Tokens() int64 { return x.tokens }
 
 // Doc is a text cut into its terms, ready to enter an index: what
 // [Analyze] returns, so that the tokenizing can happen before the caller
-// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made.
+// takes the lock that [Index.AddDoc] needs. A Doc is read-only once made,
+// but for [Index.Pin].
 type Doc struct {
 	terms  []termCount // distinct, in order of first appearance
 	length uint32      // tokens
+	slot   uint32      // the slot Stage gave it
+	staged bool
 }
 
 // termCount is a term of a Doc and the number of times it occurs.
@@ -82,19 +99,64 @@ type termCount struct {
 func Analyze(text string) Doc {
 	// About one token in six bytes of text: one allocation, most of the
 	// time.
-	d := Doc{terms: make([]termCount, 0, min(len(text)/6+2, 64))}
+	return analyze(newScanner(text), make([]termCount, 0, termsFor(text)))
+}
+
+// termsFor is the room Analyze makes for the terms of text.
+func termsFor(text string) int { return min(len(text)/6+2, 64) }
+
+// AnalyzeAll cuts texts into docs (docs[i] from texts[i]; an empty text
+// gives an empty Doc), the terms of all in one allocation most of the
+// time: Analyze for a batch.
+func AnalyzeAll(texts []string, docs []Doc) {
+	n := 0
+	for _, t := range texts {
+		if t != "" {
+			n += termsFor(t)
+		}
+	}
+	slab := make([]termCount, n)
+	var s *scanner // one for the batch, its buffer reused
+	for i, t := range texts {
+		if t == "" {
+			docs[i] = Doc{}
+			continue
+		}
+		if s == nil {
+			s = newScanner(t)
+		} else {
+			s.reset(t)
+		}
+		c := termsFor(t)
+		docs[i] = analyze(s, slab[:0:c]) // a Doc with more terms grows out of the slab
+		slab = slab[c:]
+	}
+}
+
+// analyze cuts the text s scans into a Doc whose terms are appended to
+// terms.
+func analyze(s *scanner, terms []termCount) Doc {
+	d := Doc{terms: terms}
 	var at map[string]int // term → index, once there are many terms
-	for s := newScanner(text); s.next(); {
+	// The first terms are looked up by a scan, their hashes compared
+	// before their bytes.
+	var hs [16]uint32
+	for s.next() {
 		tok := s.tok
 		d.length++
 		i := -1
+		var h uint32
 		if at != nil {
 			if j, ok := at[string(tok)]; ok {
 				i = j
 			}
 		} else {
+			h = 2166136261 // FNV-1a
+			for _, c := range tok {
+				h = (h ^ uint32(c)) * 16777619
+			}
 			for j := range d.terms {
-				if d.terms[j].term == string(tok) {
+				if hs[j] == h && d.terms[j].term == string(tok) {
 					i = j
 					break
 				}
@@ -111,6 +173,9 @@ func Analyze(text string) Doc {
 			t = string(tok)
 		}
 		d.terms = append(d.terms, termCount{t, 1})
+		if at == nil && len(d.terms) <= len(hs) {
+			hs[len(d.terms)-1] = h
+		}
 		if at != nil {
 			at[t] = len(d.terms) - 1
 		} else if len(d.terms) == 16 {
@@ -128,19 +193,98 @@ func Analyze(text string) Doc {
 // row of FTS5, it counts in the number of documents BM25 weighs terms by.
 func (x *Index) Add(id vector.ID, text string) { x.AddDoc(id, Analyze(text)) }
 
+// Stage enters docs, as the documents ids (new to the index), into the
+// index's lists without making them visible: no search finds them and
+// they count in no statistic until [Index.Commit], or [Index.Unstage]
+// drops them. It does the work of adding (the dictionary's lookups, the
+// postings' appends) at another moment than the one that makes the
+// documents visible, which is then a few counts per term. It needs the
+// exclusive lock, as AddDoc does; a Doc is staged once.
+func (x *Index) Stage(ids []vector.ID, docs []*Doc) {
+	n := 0
+	for _, d := range docs {
+		n += len(d.terms)
+	}
+	slab := make([]uint32, n) // one allocation for the batch
+	for i, d := range docs {
+		nums := slab[:len(d.terms):len(d.terms)]
+		slab = slab[len(d.terms):]
+		slot := x.newSlot()
+		for j, tc := range d.terms {
+			num, ok := x.terms[tc.term]
+			if !ok {
+				num = x.newTerm(tc.term)
+			}
+			nums[j] = num
+			x.postings[num] = append(x.postings[num], posting{slot: slot, tf: tc.tf, length: d.length})
+		}
+		x.docs[slot] = doc{id: ids[i], length: d.length, terms: nums, state: docStaged}
+		d.slot, d.staged = slot, true
+	}
+}
+
+// Commit makes a staged Doc a document of the index, as AddNew would.
+func (x *Index) Commit(d *Doc) {
+	if !d.staged {
+		return
+	}
+	dd := &x.docs[d.slot]
+	dd.state = docLive
+	x.slots[dd.id] = d.slot
+	x.tokens += int64(dd.length)
+	for _, num := range dd.terms {
+		x.df[num]++
+	}
+	d.staged = false
+}
+
+// Unstage drops staged docs that will not be committed.
+func (x *Index) Unstage(docs []*Doc) {
+	for _, d := range docs {
+		if !d.staged {
+			continue
+		}
+		d.staged = false
+		dd := &x.docs[d.slot]
+		terms := dd.terms
+		dd.state, dd.refs, dd.terms = docDead, uint32(len(terms)), nil
+		if dd.refs == 0 {
+			x.freeSlotNum(d.slot)
+		}
+		for _, t := range terms {
+			if live, n := int(x.df[t]), len(x.postings[t]); live == 0 || 2*live < n {
+				x.purge(t)
+			}
+		}
+	}
+}
+
+// Staged reports whether d is staged.
+func (d *Doc) Staged() bool { return d.staged }
+
+// newSlot returns a free slot.
+func (x *Index) newSlot() uint32 {
+	if n := len(x.freeSlot); n > 0 {
+		slot := x.freeSlot[n-1]
+		x.freeSlot = x.freeSlot[:n-1]
+		return slot
+	}
+	x.docs = append(x.docs, doc{})
+	return uint32(len(x.docs) - 1)
+}
+
 // AddDoc is [Index.Add] for a text already analyzed.
 func (x *Index) AddDoc(id vector.ID, d Doc) {
 	if _, ok := x.slots[id]; ok {
 		x.Remove(id)
 	}
-	var slot uint32
-	if n := len(x.freeSlot); n > 0 {
-		slot = x.freeSlot[n-1]
-		x.freeSlot = x.freeSlot[:n-1]
-	} else {
-		slot = uint32(len(x.docs))
-		x.docs = append(x.docs, doc{})
-	}
+	x.AddNew(id, d)
+}
+
+// AddNew is [Index.AddDoc] for an id the index does not hold, which it
+// does not check.
+func (x *Index) AddNew(id vector.ID, d Doc) {
+	slot := x.newSlot()
 	x.slots[id] = slot
 	nums := make([]uint32, len(d.terms))
 	for i, tc := range d.terms {
@@ -148,8 +292,11 @@ func (x *Index) AddDoc(id vector.ID, d Doc) {
 		if !ok {
 			num = x.newTerm(tc.term)
 		}
-		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: tc.tf, length: d.length})
 		nums[i] = num
+	}
+	for i, num := range nums {
+		x.postings[num] = append(x.postings[num], posting{slot: slot, tf: d.terms[i].tf, length: d.length})
+		x.df[num]++
 	}
 	x.tokens += int64(d.length)
 	x.docs[slot] = doc{id: id, length: d.length, terms: nums}
@@ -165,6 +312,7 @@ func (x *Index) newTerm(term string) uint32 {
 		num = uint32(len(x.postings))
 		x.postings = append(x.postings, nil)
 		x.names = append(x.names, "")
+		x.df = append(x.df, 0)
 	}
 	term = strings.Clone(term) // not to keep a document's text alive
 	x.terms[term] = num
@@ -173,14 +321,12 @@ func (x *Index) newTerm(term string) uint32 {
 }
 
 // Remove takes documents out of the index; ids it does not hold are
-// ignored. Removing many at once costs one pass over each posting list
-// they touch.
+// ignored. A removed document's postings stay in their lists, skipped by
+// Search, until a list is more than half such (or holds no document any
+// more): then one pass purges it. So a removal costs the number of its
+// terms, and a list's purges cost in all about one pass per removal of
+// half of it, however large the list (a word most documents hold).
 func (x *Index) Remove(ids ...vector.ID) {
-	var gone map[uint32]struct{} // slots, when more than one
-	var touched []uint32         // term numbers
-	seen := map[uint32]struct{}{}
-	var single uint32
-	n := 0
 	for _, id := range ids {
 		slot, ok := x.slots[id]
 		if !ok {
@@ -189,61 +335,55 @@ func (x *Index) Remove(ids ...vector.ID) {
 		delete(x.slots, id)
 		d := &x.docs[slot]
 		x.tokens -= int64(d.length)
-		for _, t := range d.terms {
-			if _, dup := seen[t]; !dup {
-				seen[t] = struct{}{}
-				touched = append(touched, t)
+		d.state, d.refs = docDead, uint32(len(d.terms))
+		terms := d.terms
+		d.terms = nil
+		if d.refs == 0 {
+			x.freeSlotNum(slot)
+		}
+		for _, t := range terms {
+			x.df[t]--
+			if live, n := int(x.df[t]), len(x.postings[t]); live == 0 || 2*live < n {
+				x.purge(t)
 			}
 		}
-		if n == 0 {
-			single = slot
-		} else {
-			if gone == nil {
-				gone = map[uint32]struct{}{single: {}}
-			}
-			gone[slot] = struct{}{}
-		}
-		n++
 	}
-	if n == 0 {
-		return
-	}
-	for _, t := range touched {
-		list := x.postings[t]
-		keep := list[:0]
-		for _, p := range list {
-			if gone != nil {
-				if _, drop := gone[p.slot]; drop {
-					continue
-				}
-			} else if p.slot == single {
-				continue
-			}
+}
+
+// purge drops the postings of removed documents from the list of term t,
+// frees the slots no list names any more, and the term if no document
+// holds it (staged documents included).
+func (x *Index) purge(t uint32) {
+	list := x.postings[t]
+	keep := list[:0]
+	for _, p := range list {
+		d := &x.docs[p.slot]
+		if d.state != docDead {
 			keep = append(keep, p)
+			continue
 		}
-		clear(list[len(keep):])
-		x.postings[t] = keep
-	}
-	// Free the slots and the terms no document holds any more, now that
-	// no posting names them.
-	free := func(slot uint32) {
-		x.docs[slot] = doc{}
-		x.freeSlot = append(x.freeSlot, slot)
-	}
-	if gone == nil {
-		free(single)
-	} else {
-		for slot := range gone {
-			free(slot)
+		if d.refs--; d.refs == 0 {
+			x.freeSlotNum(p.slot)
 		}
 	}
-	for _, t := range touched {
-		if len(x.postings[t]) == 0 {
-			delete(x.terms, x.names[t])
-			x.postings[t], x.names[t] = nil, ""
-			x.freeTerm = append(x.freeTerm, t)
-		}
+	clear(list[len(keep):])
+	x.postings[t] = keep
+	if len(keep) == 0 {
+		x.freeTermNum(t)
 	}
+}
+
+// freeSlotNum frees a dead slot no posting names.
+func (x *Index) freeSlotNum(slot uint32) {
+	x.docs[slot] = doc{}
+	x.freeSlot = append(x.freeSlot, slot)
+}
+
+// freeTermNum frees the number of a term no document holds.
+func (x *Index) freeTermNum(t uint32) {
+	delete(x.terms, x.names[t])
+	x.postings[t], x.names[t] = nil, ""
+	x.freeTerm = append(x.freeTerm, t)
 }
 
 // Hit is one document a search found, with its BM25 score (FTS5's bm25()
@@ -286,7 +426,10 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 			continue // it adds nothing to any score
 		}
 		list := x.postings[num]
-		n := float64(len(list))
+		n := float64(x.df[num])
+		if n == 0 {
+			continue
+		}
 		idf := math.Log((nDocs - n + 0.5) / (n + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
@@ -315,7 +458,9 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 	case 1:
 		// One term: a posting's score is the document's, no summing.
 		for _, p := range lists[0] {
-			offer(Hit{ID: x.docs[p.slot].id, Score: score(idfs[0], p)})
+			if d := &x.docs[p.slot]; d.state == docLive {
+				offer(Hit{ID: d.id, Score: score(idfs[0], p)})
+			}
 		}
 	default:
 		acc, _ := x.accs.Get().(*accumulator)
@@ -327,6 +472,9 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		}
 		for i, list := range lists {
 			for _, p := range list {
+				if x.docs[p.slot].state != docLive {
+					continue
+				}
 				s := &acc.score[p.slot]
 				if *s == 0 {
 					acc.touched = append(acc.touched, p.slot)

@@ -60,6 +60,11 @@ func newScanner(text string) *scanner {
 	return &scanner{text: text, tok: make([]byte, 0, 64)}
 }
 
+// reset makes s scan text, keeping its buffer.
+func (s *scanner) reset(text string) {
+	s.text, s.i, s.tok, s.from = text, 0, s.tok[:0], ""
+}
+
 // next reads the next token, or reports false at the end of the text.
 func (s *scanner) next() bool {
 	text, i := s.text, s.i
