@@ -25,6 +25,9 @@ import (
 // with one calibration called directly, to report what it allocates.
 func (b *bench) recalibrationReport(ctx context.Context, ds, eval *recall.Dataset, store vector.Store, graph []byte, target float64, ef int) error {
 	k := b.c.k
+	if len(ds.Base) < hnsw.MinCalibrationLen {
+		return nil // an index this small never calibrates: it scores exactly
+	}
 	hx, err := hnsw.New(store, &hnsw.Options{TargetRecall: target, TargetK: k, Workers: b.c.threads})
 	if err != nil {
 		return err
@@ -37,20 +40,31 @@ func (b *bench) recalibrationReport(ctx context.Context, ds, eval *recall.Datase
 		return time.Since(t0), err
 	}
 	// during times probes until the calibration running ends (done
-	// reports it), quiet times as many with none running.
+	// reports it), for at most maxProbes probes or probeTime, then waits
+	// for it; quiet times as many with none running.
 	during := func(done func() bool) ([]time.Duration, error) {
 		var lat []time.Duration
-		for i := 0; !done() && len(lat) < 1_000_000; i++ {
+		start := time.Now()
+		for i := 0; !done() && len(lat) < maxProbes && time.Since(start) < probeTime; i++ {
 			d, err := probe(i)
 			if err != nil {
 				return nil, err
 			}
 			lat = append(lat, d)
 		}
+		for !done() {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			if time.Since(start) > calibrationWait {
+				return nil, fmt.Errorf("the background calibration of %s did not finish within %v", ds.Name, calibrationWait)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
 		return lat, nil
 	}
 	quiet := func(n int) ([]time.Duration, error) {
-		lat := make([]time.Duration, max(n, 500))
+		lat := make([]time.Duration, max(n, 200))
 		for i := range lat {
 			d, err := probe(i)
 			if err != nil {
@@ -118,6 +132,16 @@ func (b *bench) recalibrationReport(ctx context.Context, ds, eval *recall.Datase
 			fmtBytes(int64(after.TotalAlloc-before.TotalAlloc)), fmtBytes(int64(c3.Queries*ds.Dim*4))))
 	return nil
 }
+
+// maxProbes and probeTime bound the queries timed during one background
+// calibration, which under the race detector or on a loaded machine can
+// run for minutes;
+// calibrationWait is how long the report waits for one to end.
+const (
+	maxProbes       = 20_000
+	probeTime       = 10 * time.Second
+	calibrationWait = 10 * time.Minute
+)
 
 // quantile returns the p-quantile of lat (sorted in place).
 func quantile(lat []time.Duration, p float64) time.Duration {
