@@ -175,29 +175,35 @@ func benchSearch(b *testing.B, family string, n int, efs []int) {
 	for _, ef := range efs {
 		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
 			ix, ds, truth := builtIndex(b, family, n)
-			ctx := context.Background()
-			o := &hnsw.SearchOptions{Ef: ef}
-			var sum float64
-			lat := make([]time.Duration, 0, 1024)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				qi := i % len(ds.Queries)
-				start := time.Now()
-				got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				sum += recall.At(got, truth[qi], 10)
-				i++
-			}
-			slices.Sort(lat)
-			b.ReportMetric(sum/float64(i), "recall@10")
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
+			searchLoop(b, ix, ds, truth, ef)
 		})
 	}
+}
+
+// searchLoop runs the queries of ds one at a time at beam width ef and
+// reports recall@10 and latency percentiles.
+func searchLoop(b *testing.B, ix *hnsw.Index, ds *recall.Dataset, truth [][]int32, ef int) {
+	ctx := context.Background()
+	o := &hnsw.SearchOptions{Ef: ef}
+	var sum float64
+	lat := make([]time.Duration, 0, 1024)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		qi := i % len(ds.Queries)
+		start := time.Now()
+		got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += recall.At(got, truth[qi], 10)
+		i++
+	}
+	slices.Sort(lat)
+	b.ReportMetric(sum/float64(i), "recall@10")
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
 }
 
 // BenchmarkLoad measures ReadFrom of a saved graph, to compare with

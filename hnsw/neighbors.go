@@ -12,8 +12,8 @@ import (
 func (ix *Index) list(n node, lc int) []uint32 {
 	p, i := ix.pageOf(n)
 	if lc == 0 {
-		b := i * ix.stride0
-		return p.links0[b : b+ix.stride0 : b+ix.stride0]
+		b := i*ix.row0 + ix.lnk0
+		return p.rows0[b : b+ix.stride0 : b+ix.stride0]
 	}
 	return unsafe.Slice((*uint32)(unsafe.Add(unsafe.Pointer(p.upper[i]), (lc-1)*ix.strideU*4)), ix.strideU)
 }

@@ -325,7 +325,7 @@ func (ix *Index) searchExact(q []float32, k int, set *vector.IDSet) []vector.Res
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	set.All(func(id vector.ID) bool {
-		if s, ok := ix.idGet(id); ok && ix.vecp(s) != nil {
+		if s, ok := ix.idGet(id); ok && ix.hasVec(s) {
 			t.Push(id, ix.dist(q, ix.vec(s)))
 		}
 		return true
