@@ -70,13 +70,7 @@ func BenchmarkSearchDim(b *testing.B) {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
 			n := lowDimN(b)
 			ds, truth := datasetDim(b, n, dim)
-			benchData.Lock()
-			ix, ok := benchData.ix[ds.Name]
-			if !ok {
-				ix = buildBench(b, ds)
-				benchData.ix[ds.Name] = ix
-			}
-			benchData.Unlock()
+			ix := cachedBuild(b, ds)
 			for _, ef := range []int{16, 64, 256} {
 				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
 					searchLoop(b, ix, ds, truth, ef)
@@ -88,10 +82,9 @@ func BenchmarkSearchDim(b *testing.B) {
 
 // BenchmarkLayout compares the two row layouts on the same graph: the
 // graph of BenchmarkSearchDim, saved and loaded once with vectors inline
-// and once with pointers to the store's vectors. Each iteration runs one
-// query on both, in alternating order, so that noise from other work on
-// the machine falls on both alike; it reports the ratio of their total
-// times (inline/pointer) and each one's median latency.
+// and once with pointers to the store's vectors, queries alternating
+// between them (see alternate); it reports pointer/inline, the time of the
+// pointer layout over the inline one, and each one's median latency.
 func BenchmarkLayout(b *testing.B) {
 	dims := append(lowDims, 768)
 	for _, dim := range dims {
@@ -101,55 +94,64 @@ func BenchmarkLayout(b *testing.B) {
 			ixs := layoutPair(b, ds)
 			for _, ef := range []int{16, 64, 256} {
 				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
-					alternate(b, ds, ixs, ef, "inline/pointer")
+					o := &hnsw.SearchOptions{Ef: ef}
+					on := func(ix *hnsw.Index) func([]float32) error {
+						return func(q []float32) error {
+							_, err := ix.SearchWith(context.Background(), q, 10, o)
+							return err
+						}
+					}
+					alternate(b, ds, ef, "pointer/inline", [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
 				})
 			}
 		})
 	}
 }
 
-// alternate runs each query of ds on both indexes at beam width ef, in
-// alternating order, and reports the ratio of their total times under the
-// name ratio, and the median latency of each.
-func alternate(b *testing.B, ds *recall.Dataset, ixs [2]*hnsw.Index, ef int, ratio string) {
-	ctx := context.Background()
-	o := &hnsw.SearchOptions{Ef: ef}
+// alternate runs the queries of ds at beam width ef on the two variants
+// in alternating blocks of altBlock queries (each block the same queries
+// on both, so that they see caches alike and noise from other work falls
+// on both), and reports the ratio of their total times, variant 1 over
+// variant 0, under the name ratio, and the median latency of each. set
+// selects a variant before its block.
+func alternate(b *testing.B, ds *recall.Dataset, ef int, ratio string, search [2]func(q []float32) error) {
 	var total [2]time.Duration
 	lat := [2][]time.Duration{}
 	i := 0
 	for b.Loop() {
-		q := ds.Queries[i%len(ds.Queries)]
-		for k := range 2 {
-			v := (i + k) % 2
-			start := time.Now()
-			if _, err := ixs[v].SearchWith(ctx, q, 10, o); err != nil {
-				b.Fatal(err)
-			}
-			d := time.Since(start)
-			total[v] += d
-			lat[v] = append(lat[v], d)
+		v := (i / altBlock) % 2
+		q := ds.Queries[(i/(2*altBlock)*altBlock+i%altBlock)%len(ds.Queries)]
+		start := time.Now()
+		if err := search[v](q); err != nil {
+			b.Fatal(err)
 		}
+		d := time.Since(start)
+		total[v] += d
+		lat[v] = append(lat[v], d)
 		i++
 	}
 	for v := range 2 {
+		if len(lat[v]) == 0 {
+			return
+		}
 		slices.Sort(lat[v])
 		b.ReportMetric(float64(lat[v][len(lat[v])/2].Nanoseconds()), fmt.Sprintf("p50-ns-%d", v))
 	}
-	b.ReportMetric(float64(total[0])/float64(total[1]), ratio)
+	b.ReportMetric(float64(total[1])/float64(total[0]), ratio)
 }
+
+// altBlock is the number of queries alternate runs on one variant before
+// switching.
+const altBlock = 50
 
 // layoutPair returns the graph of ds (built once per process) loaded with
 // vectors inline and with pointers, in that order.
 func layoutPair(b *testing.B, ds *recall.Dataset) [2]*hnsw.Index {
+	built := cachedBuild(b, ds)
 	benchData.Lock()
 	defer benchData.Unlock()
 	if ix, ok := benchData.ix[ds.Name+"/inline"]; ok {
 		return [2]*hnsw.Index{ix, benchData.ix[ds.Name+"/pointer"]}
-	}
-	built, ok := benchData.ix[ds.Name]
-	if !ok {
-		built = buildBench(b, ds)
-		benchData.ix[ds.Name] = built
 	}
 	var buf bytes.Buffer
 	if _, err := built.WriteTo(&buf); err != nil {
@@ -173,4 +175,30 @@ func layoutPair(b *testing.B, ds *recall.Dataset) [2]*hnsw.Index {
 	}
 	benchData.ix[ds.Name+"/inline"], benchData.ix[ds.Name+"/pointer"] = inline, pointer
 	return [2]*hnsw.Index{inline, pointer}
+}
+
+// BenchmarkExperiment alternates queries between two variants of the
+// search (hnsw's experiment knob, 0 and 1) on one graph and reports the
+// ratio of their times, variant 1 over variant 0.
+func BenchmarkExperiment(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			ix := cachedBuild(b, ds)
+			for _, ef := range []int{16, 64, 256} {
+				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+					defer hnsw.SetExperiment(0)
+					o := &hnsw.SearchOptions{Ef: ef}
+					on := func(v int) func([]float32) error {
+						return func(q []float32) error {
+							hnsw.SetExperiment(v)
+							_, err := ix.SearchWith(context.Background(), q, 10, o)
+							return err
+						}
+					}
+					alternate(b, ds, ef, "v1/v0", [2]func([]float32) error{on(0), on(1)})
+				})
+			}
+		})
+	}
 }

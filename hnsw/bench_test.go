@@ -78,17 +78,23 @@ func buildBench(b *testing.B, ds *recall.Dataset) *hnsw.Index {
 // n=100000.
 func builtIndex(b *testing.B, family string, n int) (*hnsw.Index, *recall.Dataset, [][]int32) {
 	ds, truth := dataset(b, family, n)
+	return cachedBuild(b, ds), ds, truth
+}
+
+// cachedBuild returns the index of ds, built once per process, or loaded
+// from $HNSW_BENCH_CACHE (see builtIndex).
+func cachedBuild(b *testing.B, ds *recall.Dataset) *hnsw.Index {
 	benchData.Lock()
 	defer benchData.Unlock()
 	if ix, ok := benchData.ix[ds.Name]; ok {
-		return ix, ds, truth
+		return ix
 	}
 	dir := os.Getenv("HNSW_BENCH_CACHE")
 	path := filepath.Join(dir, ds.Name+".hnsw")
 	if dir != "" {
 		if ix := loadCached(b, ds, path); ix != nil {
 			benchData.ix[ds.Name] = ix
-			return ix, ds, truth
+			return ix
 		}
 	}
 	ix := buildBench(b, ds)
@@ -102,7 +108,7 @@ func builtIndex(b *testing.B, family string, n int) (*hnsw.Index, *recall.Datase
 		}
 	}
 	benchData.ix[ds.Name] = ix
-	return ix, ds, truth
+	return ix
 }
 
 func loadCached(b *testing.B, ds *recall.Dataset, path string) *hnsw.Index {

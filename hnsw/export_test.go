@@ -32,3 +32,10 @@ func (ix *Index) Inline() bool {
 	defer ix.mu.RUnlock()
 	return ix.inline
 }
+
+// SetExperiment selects a variant under measurement and returns the old one.
+func SetExperiment(e int) int {
+	old := experiment
+	experiment = e
+	return old
+}

@@ -109,6 +109,7 @@ type scratch struct {
 	keep  []cand    // merged links of a new node
 	nb    []cand    // candidates when pruning a neighbour's list
 	batch []node    // unvisited neighbours of the node being expanded
+	addrs []uintptr // their vectors' addresses, to prefetch
 	dists []float32 // their distances to the query
 	q     []float32
 	deadq []node // the deleted nodes a repair walks through

@@ -56,6 +56,9 @@ func (ix *Index) ScoresSetExactly(s, k, ef int) bool {
 // context.
 const checkEvery = 256
 
+// experiment selects a variant under measurement (temporary).
+var experiment int
+
 // greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
 // move to the neighbour closest to q while one is closer than cur.
 //
@@ -149,19 +152,23 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 		// Gather the unvisited neighbours and prefetch their vectors
 		// before computing any distance, so that the cache misses of a
 		// whole neighbour list overlap instead of coming one at a time.
+		// One call prefetches them all: against a call per neighbour it
+		// takes 0.82, 0.90 and 0.94 of the time at ef = 16, 64, 256
+		// (BenchmarkExperiment, clustered d = 100, n = 200,000).
 		l := ix.list(c.node, lc)
 		cnt := int(atomic.LoadUint32(&l[0]))
 		batch := sc.batch[:0]
+		addrs := sc.addrs[:0]
 		for i := 1; i <= cnt; i++ {
 			n := node(atomic.LoadUint32(&l[i]))
 			if sc.vis.visit(n) {
 				continue
 			}
 			batch = append(batch, n)
-			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(ix.vecp(n)), ix.pfLines)
-			}
+			addrs = append(addrs, uintptr(unsafe.Pointer(ix.vecp(n))))
 		}
+		prefetchAll(addrs, ix.pfLines)
+		sc.addrs = addrs
 		sc.batch = batch
 		dists := ix.distances(sc, q, batch)
 		for i, n := range batch {
