@@ -51,6 +51,7 @@ type Index struct {
 	// of 16, 64 bytes, when inline); lnk0 is the offset of its layer-0
 	// list in the row (dim when inline, else 0).
 	row0, lnk0 int
+	rowBytes   uintptr // row0·4
 	// pfLines is the number of cache lines of a vector to prefetch.
 	pfLines int
 
@@ -103,14 +104,14 @@ type scratch struct {
 	vis   visited
 	cands minHeap
 	res   maxHeap
-	w     []cand    // the result of a layer search, sorted ascending
-	ent   []cand    // entry points of the next layer
-	sel   []cand    // selected neighbours
-	keep  []cand    // merged links of a new node
-	nb    []cand    // candidates when pruning a neighbour's list
-	batch []node    // unvisited neighbours of the node being expanded
-	addrs []uintptr // their vectors' addresses, to prefetch
-	dists []float32 // their distances to the query
+	w     []cand     // the result of a layer search, sorted ascending
+	ent   []cand     // entry points of the next layer
+	sel   []cand     // selected neighbours
+	keep  []cand     // merged links of a new node
+	nb    []cand     // candidates when pruning a neighbour's list
+	batch []node     // unvisited neighbours of the node being expanded
+	vs    []*float32 // their vectors
+	dists []float32  // their distances to the query
 	q     []float32
 	deadq []node // the deleted nodes a repair walks through
 	// skip, when skipOn, is a node a search walks around (the calibration's
@@ -160,6 +161,7 @@ func (ix *Index) setLayout() {
 	if ix.inline {
 		ix.row0, ix.lnk0 = (ix.dim+ix.stride0+15)&^15, ix.dim
 	}
+	ix.rowBytes = uintptr(ix.row0) * 4
 }
 
 // Options returns the options in effect, defaults filled in (Progress

@@ -236,13 +236,12 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 	// 0.830 in TestDeleteRecall).
 	// Candidates are gathered first and scored together, four at a time
 	// with the gather kernels, their vectors prefetched.
-	todo := sc.batch[:0]
+	todo, vs := sc.batch[:0], sc.vs[:0]
 	add := func(x uint32) {
 		if n := node(x); !ix.dead[n] && !sc.vis.visit(n) {
 			todo = append(todo, n)
-			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(ix.vecp(n)), ix.pfLines)
-			}
+			vs = append(vs, ix.vecp(n))
+			prefetchLines(unsafe.Pointer(vs[len(vs)-1]), ix.pfLines)
 		}
 	}
 	for _, x := range lu[1 : 1+lu[0]] {
@@ -286,10 +285,10 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 			add(y)
 		}
 	}
-	for i, d := range ix.distances(sc, vu, todo) {
+	for i, d := range ix.distances(sc, vu, vs) {
 		nb = append(nb, cand{d, todo[i]})
 	}
-	sc.batch = todo
+	sc.batch, sc.vs = todo, vs
 	// Select from the 3·Mmax nearest candidates only. The heuristic's
 	// pairwise distances dominate the cost of a delete, and a wider pool
 	// buys nothing: in BenchmarkDeleteHalf (clustered 768-d, n=10,000,

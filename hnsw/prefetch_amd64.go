@@ -15,4 +15,4 @@ func prefetchLines(p unsafe.Pointer, n int)
 // them together, rather than paying for a call per neighbour.
 //
 //go:noescape
-func prefetchAll(addrs []uintptr, n int)
+func prefetchAll(addrs []*float32, n int)

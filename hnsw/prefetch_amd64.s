@@ -14,7 +14,7 @@ loop:
 done:
 	RET
 
-// func prefetchAll(addrs []uintptr, n int)
+// func prefetchAll(addrs []*float32, n int)
 TEXT ·prefetchAll(SB), NOSPLIT|NOFRAME, $0-32
 	MOVQ addrs_base+0(FP), SI
 	MOVQ addrs_len+8(FP), DX

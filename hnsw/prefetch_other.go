@@ -9,4 +9,4 @@ import "unsafe"
 func prefetchLines(p unsafe.Pointer, n int) {}
 
 // prefetchAll does nothing on this architecture.
-func prefetchAll(addrs []uintptr, n int) {}
+func prefetchAll(addrs []*float32, n int) {}

@@ -64,27 +64,27 @@ var experiment int
 //
 // A node equal to skip (when skipOn) is never moved to: the calibration's
 // held-out queries walk the graph as if their own node were not in it.
-func (ix *Index) greedy(q []float32, cur cand, lc int, skip node, skipOn bool) cand {
-	var buf [64]node
+func (ix *Index) greedy(sc *scratch, q []float32, cur cand, lc int, skip node, skipOn bool) cand {
 	for changed := true; changed; {
 		changed = false
 		l := ix.list(cur.node, lc)
-		cnt := int(atomic.LoadUint32(&l[0]))
-		// Prefetch every neighbour's vector first, as in searchLayer.
-		nbs := buf[:0]
-		for i := 1; i <= cnt; i++ {
-			n := node(atomic.LoadUint32(&l[i]))
-			nbs = append(nbs, n)
-			if ix.pfLines > 0 {
-				prefetchLines(unsafe.Pointer(ix.vecp(n)), ix.pfLines)
-			}
-		}
-		for _, n := range nbs {
+		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
+		// Gather and prefetch every neighbour's vector first, then score
+		// them together, as in searchLayer.
+		batch, vs := sc.batch[:0], sc.vs[:0]
+		for i := range ls {
+			n := node(atomic.LoadUint32(&ls[i]))
 			if skipOn && n == skip {
 				continue
 			}
-			if d := ix.dist(q, ix.vec(n)); d < cur.dist {
-				cur = cand{d, n}
+			batch = append(batch, n)
+			vs = append(vs, ix.vecp(n))
+		}
+		prefetchAll(vs, ix.pfLines)
+		sc.batch, sc.vs = batch, vs
+		for i, d := range ix.distances(sc, q, vs) {
+			if d < cur.dist {
+				cur = cand{d, batch[i]}
 				changed = true
 			}
 		}
@@ -156,21 +156,19 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 		// takes 0.82, 0.90 and 0.94 of the time at ef = 16, 64, 256
 		// (BenchmarkExperiment, clustered d = 100, n = 200,000).
 		l := ix.list(c.node, lc)
-		cnt := int(atomic.LoadUint32(&l[0]))
-		batch := sc.batch[:0]
-		addrs := sc.addrs[:0]
-		for i := 1; i <= cnt; i++ {
-			n := node(atomic.LoadUint32(&l[i]))
+		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
+		batch, vs := sc.batch[:0], sc.vs[:0]
+		for i := range ls {
+			n := node(atomic.LoadUint32(&ls[i]))
 			if sc.vis.visit(n) {
 				continue
 			}
 			batch = append(batch, n)
-			addrs = append(addrs, uintptr(unsafe.Pointer(ix.vecp(n))))
+			vs = append(vs, ix.vecp(n))
 		}
-		prefetchAll(addrs, ix.pfLines)
-		sc.addrs = addrs
-		sc.batch = batch
-		dists := ix.distances(sc, q, batch)
+		prefetchAll(vs, ix.pfLines)
+		sc.batch, sc.vs = batch, vs
+		dists := ix.distances(sc, q, vs)
 		for i, n := range batch {
 			d := dists[i]
 			if len(res) < ef || d < lower {
@@ -304,7 +302,7 @@ func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter
 		cur.dist = float32(math.Inf(1)) // leave it for any neighbour
 	}
 	for lc := top; lc > 0; lc-- {
-		cur = ix.greedy(qv, cur, lc, sc.skip, sc.skipOn)
+		cur = ix.greedy(sc, qv, cur, lc, sc.skip, sc.skipOn)
 	}
 	sc.ent = append(sc.ent[:0], cur)
 	ix.searchLayer(sc, qv, sc.ent, ef, 0, true, filter, done)
@@ -347,27 +345,30 @@ func (ix *Index) liveCount() int {
 	return ix.live
 }
 
-// distances returns the distances from q to the nodes of batch, in
-// sc.dists. Four at a time go through the gather kernels, which read q once
-// for four neighbours; the rest one by one. Measured with BenchmarkSearch
-// (clustered 768-d, M=16, same saved graph, alternating runs): at
-// n=100,000 the median query is 3–8% faster at ef=32 and 2–5% at ef=128
-// than with one kernel call a neighbour; at n=10,000, where the vectors
-// stay in cache, no different.
-func (ix *Index) distances(sc *scratch, q []float32, batch []node) []float32 {
-	if cap(sc.dists) < len(batch) {
-		sc.dists = make([]float32, len(batch), 2*len(batch))
+// distances returns the distances from q to the vectors vs (dim floats
+// each), in sc.dists. Four at a time go through the gather kernels, which
+// read q once for four neighbours; the rest one by one. Measured with
+// BenchmarkSearch (clustered 768-d, M=16, same saved graph, alternating
+// runs): at n=100,000 the median query is 3–8% faster at ef=32 and 2–5% at
+// ef=128 than with one kernel call a neighbour; at n=10,000, where the
+// vectors stay in cache, no different. The callers gather the pointers
+// once, for the prefetch and for this.
+func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
+	if cap(sc.dists) < len(vs) {
+		sc.dists = make([]float32, len(vs), 2*len(vs))
 	}
-	out := sc.dists[:len(batch)]
+	out := sc.dists[:len(vs)]
+	dim := ix.dim
+	at := func(p *float32) []float32 { return unsafe.Slice(p, dim) }
 	i := 0
 	switch ix.metric {
 	case vector.Cosine, vector.Dot:
-		for ; i+4 <= len(batch); i += 4 {
-			r := vector.InnerProduct4(q, ix.vec(batch[i]), ix.vec(batch[i+1]), ix.vec(batch[i+2]), ix.vec(batch[i+3]))
+		for ; i+4 <= len(vs); i += 4 {
+			r := vector.InnerProduct4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
 			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
 		}
-		for ; i < len(batch); i++ {
-			out[i] = vector.InnerProduct(q, ix.vec(batch[i]))
+		for ; i < len(vs); i++ {
+			out[i] = vector.InnerProduct(q, at(vs[i]))
 		}
 		// Cosine (unit vectors) is 1 − a·b, Dot is −a·b.
 		c := float32(0)
@@ -378,12 +379,12 @@ func (ix *Index) distances(sc *scratch, q []float32, batch []node) []float32 {
 			out[j] = c - p
 		}
 	default:
-		for ; i+4 <= len(batch); i += 4 {
-			r := vector.SquaredL2x4(q, ix.vec(batch[i]), ix.vec(batch[i+1]), ix.vec(batch[i+2]), ix.vec(batch[i+3]))
+		for ; i+4 <= len(vs); i += 4 {
+			r := vector.SquaredL2x4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
 			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
 		}
-		for ; i < len(batch); i++ {
-			out[i] = vector.SquaredL2(q, ix.vec(batch[i]))
+		for ; i < len(vs); i++ {
+			out[i] = vector.SquaredL2(q, at(vs[i]))
 		}
 	}
 	return out

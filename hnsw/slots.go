@@ -71,7 +71,8 @@ func (ix *Index) pageOf(n node) (*page, int) {
 func (ix *Index) vecp(n node) *float32 {
 	p := ix.pages[n>>pageShift]
 	if ix.inline {
-		return (*float32)(unsafe.Pointer(unsafe.SliceData(p.rows0[int(n&pageMask)*ix.row0:])))
+		// rows0 holds pageSize rows, so the offset is in bounds.
+		return (*float32)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(p.rows0)), uintptr(n&pageMask)*ix.rowBytes))
 	}
 	return p.vecs[n&pageMask]
 }
