@@ -313,15 +313,49 @@ func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter
 	// scoring the ef finalists again with the single kernel (about 1% of
 	// a query) makes a reported distance depend only on the query and the
 	// vector, the same on every path (the exact one included) and after a
-	// reload, whichever way the walk went.
+	// reload, whichever way the walk went. Only the finalists that may
+	// rank among the first k are scored again: sc.w is sorted by the walk's
+	// distance, and past the k-th one by more than twice the bound on the
+	// two kernels' difference (rescoreBound) none can (at d = 100 the
+	// rescoring of all ef finalists was 7% of a query's instructions).
 	t := vector.NewTopK(k)
+	kept, limit := 0, float32(math.Inf(1))
 	for _, c := range sc.w {
 		if sc.skipOn && c.node == sc.skip {
 			continue
 		}
+		if c.dist > limit {
+			break
+		}
 		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
+		if kept++; kept == k {
+			limit = ix.rescoreLimit(c.dist)
+		}
 	}
 	return t.Results()
+}
+
+// rescoreLimit returns the walk's distance beyond which no finalist can
+// rank among the first k, when the k-th smallest walk distance is dk: the
+// gather and single kernels each round a sum of dim products, each within
+// γ = dim·u (u = 2⁻²⁴) of the exact sum of their magnitudes, so they differ
+// by at most δ = 2γ·Σ|aᵢbᵢ|. Under Cosine the vectors are unit length
+// and Σ|aᵢbᵢ| ≤ 1 (Cauchy–Schwarz), plus the rounding of 1 − a·b; under
+// L2 every term is non-negative and δ ≤ 2γ·d (relative). A finalist c can
+// rank among the first k only if its single-kernel distance, at least
+// dc − δ, is at most the k-th one, at most dk + δ. Under Dot the sum's
+// scale is unbounded: every finalist is scored again. The margin is
+// doubled again for safety.
+func (ix *Index) rescoreLimit(dk float32) float32 {
+	const u = 1.0 / (1 << 24)
+	g := 4 * float64(ix.dim+4) * u
+	switch ix.metric {
+	case vector.Cosine:
+		return float32(float64(dk) + 2*(g+8*u))
+	case vector.L2:
+		return float32(float64(dk)*(1+g)/(1-g) + 1e-30)
+	}
+	return float32(math.Inf(1))
 }
 
 // searchExact scores the indexed ids of set one by one. mu is held.
@@ -367,6 +401,15 @@ func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
 			r := vector.InnerProduct4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
 			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
 		}
+		// Two or three left: one more gather call (its lanes are
+		// independent, so a repeated vector changes nothing) costs less
+		// than two or three single ones.
+		if rest := len(vs) - i; rest >= 2 {
+			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
+			r := vector.InnerProduct4(q, at(a), at(b), at(c), at(c))
+			copy(out[i:], r[:rest])
+			i = len(vs)
+		}
 		for ; i < len(vs); i++ {
 			out[i] = vector.InnerProduct(q, at(vs[i]))
 		}
@@ -382,6 +425,12 @@ func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
 		for ; i+4 <= len(vs); i += 4 {
 			r := vector.SquaredL2x4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
 			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
+		}
+		if rest := len(vs) - i; rest >= 2 {
+			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
+			r := vector.SquaredL2x4(q, at(a), at(b), at(c), at(c))
+			copy(out[i:], r[:rest])
+			i = len(vs)
 		}
 		for ; i < len(vs); i++ {
 			out[i] = vector.SquaredL2(q, at(vs[i]))
