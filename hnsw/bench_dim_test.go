@@ -202,3 +202,28 @@ func BenchmarkExperiment(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkBuildExperiment alternates builds between the two variants of
+// hnsw's experiment knob (0 and 1) and reports the ratio of their times,
+// variant 1 over variant 0. Run it with an even -benchtime, such as 6x.
+func BenchmarkBuildExperiment(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			defer hnsw.SetExperiment(0)
+			var total [2]time.Duration
+			i := 0
+			for b.Loop() {
+				v := i % 2
+				hnsw.SetExperiment(v)
+				start := time.Now()
+				buildBench(b, ds)
+				total[v] += time.Since(start)
+				i++
+			}
+			if total[0] > 0 && total[1] > 0 {
+				b.ReportMetric(float64(total[1])/float64(total[0]), "v1/v0")
+			}
+		})
+	}
+}

@@ -111,6 +111,7 @@ type scratch struct {
 	nb    []cand     // candidates when pruning a neighbour's list
 	batch []node     // unvisited neighbours of the node being expanded
 	vs    []*float32 // their vectors
+	links []uint32   // links of a node to score
 	dists []float32  // their distances to the query
 	q     []float32
 	deadq []node // the deleted nodes a repair walks through

@@ -93,17 +93,35 @@ func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
 		return
 	}
 	nb := append(sc.nb[:0], sel...)
-	vs := ix.vec(s)
+	links := sc.links[:0]
 	for _, x := range l[1 : 1+cnt] {
 		n := node(x)
 		if !slices.ContainsFunc(nb, func(c cand) bool { return c.node == n }) {
-			nb = append(nb, cand{ix.dist(vs, ix.vec(n)), n})
+			links = append(links, x)
 		}
 	}
+	nb = ix.scoreLinks(sc, ix.vec(s), links, nb)
+	sc.links = links
 	sortCands(nb)
 	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
 	storeList(l, sc.keep)
 	sc.nb = nb
+}
+
+// scoreLinks appends to nb the nodes of links with their distances to v,
+// scored together with the gather kernels: pruning a full list scores its
+// 2·M links at once (builds at d = 100, n = 20,000 took 0.97 of the time
+// of one kernel call a link, BenchmarkBuildExperiment).
+func (ix *Index) scoreLinks(sc *scratch, v []float32, links []uint32, nb []cand) []cand {
+	vs := sc.vs[:0]
+	for _, x := range links {
+		vs = append(vs, ix.vecp(node(x)))
+	}
+	for i, d := range ix.distances(sc, v, vs) {
+		nb = append(nb, cand{d, node(links[i])})
+	}
+	sc.vs = vs
+	return nb
 }
 
 // addLink adds the link n → s on layer lc, where d is their distance (the
@@ -132,9 +150,7 @@ func (ix *Index) addLinkLocked(sc *scratch, n, s node, d float32, lc int) {
 	}
 	vn := ix.vec(n)
 	nb := append(sc.nb[:0], cand{d, s})
-	for _, x := range l[1 : 1+cnt] {
-		nb = append(nb, cand{ix.dist(vn, ix.vec(node(x))), node(x)})
-	}
+	nb = ix.scoreLinks(sc, vn, l[1:1+cnt], nb)
 	sortCands(nb)
 	sc.keep = ix.selectNeighbors(nb, maxM, sc.keep)
 	storeList(l, sc.keep)
