@@ -56,7 +56,10 @@ func (ix *Index) ScoresSetExactly(s, k, ef int) bool {
 // context.
 const checkEvery = 256
 
-// experiment selects a variant under measurement (temporary).
+// experiment selects a variant of the code under measurement: 0 always in
+// the library. To compare a change, branch on experiment == 1 beside the
+// current code and run BenchmarkExperiment or BenchmarkBuildExperiment,
+// which alternate the two in one process; no code branches on it now.
 var experiment int
 
 // greedy is the search on an upper layer (paper, Algorithm 2 with ef = 1):
