@@ -78,17 +78,23 @@ func buildBench(b *testing.B, ds *recall.Dataset) *hnsw.Index {
 // n=100000.
 func builtIndex(b *testing.B, family string, n int) (*hnsw.Index, *recall.Dataset, [][]int32) {
 	ds, truth := dataset(b, family, n)
+	return cachedBuild(b, ds), ds, truth
+}
+
+// cachedBuild returns the index of ds, built once per process, or loaded
+// from $HNSW_BENCH_CACHE (see builtIndex).
+func cachedBuild(b *testing.B, ds *recall.Dataset) *hnsw.Index {
 	benchData.Lock()
 	defer benchData.Unlock()
 	if ix, ok := benchData.ix[ds.Name]; ok {
-		return ix, ds, truth
+		return ix
 	}
 	dir := os.Getenv("HNSW_BENCH_CACHE")
 	path := filepath.Join(dir, ds.Name+".hnsw")
 	if dir != "" {
 		if ix := loadCached(b, ds, path); ix != nil {
 			benchData.ix[ds.Name] = ix
-			return ix, ds, truth
+			return ix
 		}
 	}
 	ix := buildBench(b, ds)
@@ -102,7 +108,7 @@ func builtIndex(b *testing.B, family string, n int) (*hnsw.Index, *recall.Datase
 		}
 	}
 	benchData.ix[ds.Name] = ix
-	return ix, ds, truth
+	return ix
 }
 
 func loadCached(b *testing.B, ds *recall.Dataset, path string) *hnsw.Index {
@@ -175,29 +181,35 @@ func benchSearch(b *testing.B, family string, n int, efs []int) {
 	for _, ef := range efs {
 		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
 			ix, ds, truth := builtIndex(b, family, n)
-			ctx := context.Background()
-			o := &hnsw.SearchOptions{Ef: ef}
-			var sum float64
-			lat := make([]time.Duration, 0, 1024)
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				qi := i % len(ds.Queries)
-				start := time.Now()
-				got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
-				lat = append(lat, time.Since(start))
-				if err != nil {
-					b.Fatal(err)
-				}
-				sum += recall.At(got, truth[qi], 10)
-				i++
-			}
-			slices.Sort(lat)
-			b.ReportMetric(sum/float64(i), "recall@10")
-			b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
-			b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
+			searchLoop(b, ix, ds, truth, ef)
 		})
 	}
+}
+
+// searchLoop runs the queries of ds one at a time at beam width ef and
+// reports recall@10 and latency percentiles.
+func searchLoop(b *testing.B, ix *hnsw.Index, ds *recall.Dataset, truth [][]int32, ef int) {
+	ctx := context.Background()
+	o := &hnsw.SearchOptions{Ef: ef}
+	var sum float64
+	lat := make([]time.Duration, 0, 1024)
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		qi := i % len(ds.Queries)
+		start := time.Now()
+		got, err := ix.SearchWith(ctx, ds.Queries[qi], 10, o)
+		lat = append(lat, time.Since(start))
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += recall.At(got, truth[qi], 10)
+		i++
+	}
+	slices.Sort(lat)
+	b.ReportMetric(sum/float64(i), "recall@10")
+	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds()), "p50-ns")
+	b.ReportMetric(float64(lat[len(lat)*95/100].Nanoseconds()), "p95-ns")
 }
 
 // BenchmarkLoad measures ReadFrom of a saved graph, to compare with

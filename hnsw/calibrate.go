@@ -419,7 +419,7 @@ func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSourc
 
 // indexed reports whether slot s holds a linked, live node. mu is held.
 func (ix *Index) indexed(s node) bool {
-	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.vecp(s) != nil
+	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.hasVec(s)
 }
 
 // exactNeighbours returns the ids of the k indexed vectors nearest to each

@@ -28,21 +28,35 @@
 //	mL              Options.LevelMult       level multiplier (default 1/ln M)
 //
 // Layout: nodes are dense uint32 slots, apart from the external
-// [vector.ID]s. Each slot keeps a pointer to the store's vector, resolved
-// once at insert (a store's slice stays valid until the vector is deleted),
-// so the search loop never goes through an interface, a map or an error.
-// Per-slot state lives in pages of 1,024 slots that never move: layer-0
-// lists as fixed-size rows of a flat []uint32 (a count and 2·M links per
-// node), the vector pointer, a pointer to the node's upper lists (about one
-// node in M has any), the id and the level. Ids map to slots through an
-// open-addressing table of 4-byte cells, and list writes are guarded by
-// 4,096 striped locks rather than a lock per node. At M = 16 the graph
-// costs about 175 bytes a vector (Stats.BytesPerVector, n = 100,000), and
-// a build over a [vector.MemStore] adds about 213 bytes a vector beyond the
-// raw float32s, store included (vecbench's heap measurement; hnswlib 278).
-// The visited set is reset by bumping a generation tag
-// (hnswlib's visited_list_pool), and the candidate queues are typed binary
-// heaps; a search allocates only its result slice.
+// [vector.ID]s. Per-slot state lives in pages of 1,024 slots that never
+// move: one row per node holding its layer-0 list (a count and 2·M links),
+// the vector pointer, a pointer to the node's upper lists (about one node in
+// M has any), the id and the level. At dimension ≤ 512 the row also holds
+// the graph's own copy of the vector, right before the list, as hnswlib's
+// data_level0_memory_ does: the walk then finds a neighbour's vector at an
+// address computed from its slot, and the list it expands next in the same
+// stream of cache lines, instead of loading a pointer to the store's
+// vector from another array first (at d = 100 queries take 0.65–0.78 of the
+// time, at 384 0.82–0.96; BenchmarkLayout). The store stays the source of
+// truth: the copy is taken from it at insert and rebuilt from it by
+// [Index.ReadFrom] (the saved format does not hold it), and it is counted in
+// [Stats].GraphBytes, about dim·4 bytes a vector more. Above 512
+// dimensions, where the pointer load is small beside the vector's own
+// lines, each slot keeps only the pointer, resolved once at insert (a
+// store's slice stays valid until the vector is deleted), so the search
+// loop never goes through an interface, a map or an error either way. Ids
+// map to slots through an open-addressing table of 4-byte cells, and list
+// writes are guarded by 4,096 striped locks rather than a lock per node. At
+// M = 16 and 768 dimensions the graph costs about 175 bytes a vector
+// (Stats.BytesPerVector, n = 100,000), and a build over a
+// [vector.MemStore] adds about 213 bytes a vector beyond the raw float32s,
+// store included (vecbench's heap measurement; hnswlib 278). The visited
+// set is reset by bumping a generation tag (hnswlib's visited_list_pool),
+// and the candidate queues are typed binary heaps; a search allocates only
+// its result slice. The walk gathers a node's unvisited neighbours,
+// prefetches their vectors in one call and scores them four at a time; of
+// its ef finalists, only those that can rank among the first k are scored
+// again with the single kernel (see Index.rescoreLimit).
 //
 // Deletes tombstone a node: its id is free at once and searches stop
 // returning it, but still walk through it (on a copy of its vector, since

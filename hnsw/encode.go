@@ -321,6 +321,7 @@ func (ix *Index) installLocked(g *Index) {
 	defer ix.idMu.Unlock()
 	ix.opts = g.opts
 	ix.m, ix.m0, ix.stride0, ix.strideU = g.m, g.m0, g.stride0, g.strideU
+	ix.inline, ix.row0, ix.lnk0, ix.rowBytes = g.inline, g.row0, g.lnk0, g.rowBytes
 	ix.pages = g.pages
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
 	ix.tombs, ix.dead = nil, nil

@@ -16,3 +16,26 @@ func SetFilterCrossover(f float64) float64 {
 
 // WaitCalibration blocks until no background calibration is running.
 func (ix *Index) WaitCalibration() { ix.waitCalibration() }
+
+// SetInlineMaxDim changes the highest dimension at which new indexes keep
+// vectors inline, for the layout benchmarks and tests, and returns the old
+// value.
+func SetInlineMaxDim(d int) int {
+	old := inlineMaxDim
+	inlineMaxDim = d
+	return old
+}
+
+// Inline reports whether the index keeps its vectors inline.
+func (ix *Index) Inline() bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.inline
+}
+
+// SetExperiment selects a variant under measurement and returns the old one.
+func SetExperiment(e int) int {
+	old := experiment
+	experiment = e
+	return old
+}

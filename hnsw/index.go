@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -36,6 +37,21 @@ type Index struct {
 	// stride0 and strideU are the lengths of one neighbour list on layer 0
 	// and on an upper layer: a count followed by Mmax0 or Mmax links.
 	stride0, strideU int
+	// inline is set when the graph keeps its own copy of each vector in
+	// the node's layer-0 row, beside its list (dim ≤ inlineMaxDim, 512), as
+	// hnswlib's data_level0_memory_ does: at low dimension the walk's time
+	// goes to cache misses around the distance (the store's vector behind
+	// a pointer, the list in another array) more than to the distance.
+	// The store stays the source of truth: the copy is made from it at
+	// insert and at ReadFrom, and counted in Stats.GraphBytes. Above
+	// inlineMaxDim the copy would double the memory for little gain, and
+	// the row keeps a pointer to the store's vector.
+	inline bool
+	// row0 is the length in uint32s of a slot's row in a page (a multiple
+	// of 16, 64 bytes, when inline); lnk0 is the offset of its layer-0
+	// list in the row (dim when inline, else 0).
+	row0, lnk0 int
+	rowBytes   uintptr // row0·4
 	// pfLines is the number of cache lines of a vector to prefetch.
 	pfLines int
 
@@ -88,13 +104,15 @@ type scratch struct {
 	vis   visited
 	cands minHeap
 	res   maxHeap
-	w     []cand    // the result of a layer search, sorted ascending
-	ent   []cand    // entry points of the next layer
-	sel   []cand    // selected neighbours
-	keep  []cand    // merged links of a new node
-	nb    []cand    // candidates when pruning a neighbour's list
-	batch []node    // unvisited neighbours of the node being expanded
-	dists []float32 // their distances to the query
+	w     []cand     // the result of a layer search, sorted ascending
+	ent   []cand     // entry points of the next layer
+	sel   []cand     // selected neighbours
+	keep  []cand     // merged links of a new node
+	nb    []cand     // candidates when pruning a neighbour's list
+	batch []node     // unvisited neighbours of the node being expanded
+	vs    []*float32 // their vectors
+	links []uint32   // links of a node to score
+	dists []float32  // their distances to the query
 	q     []float32
 	deadq []node // the deleted nodes a repair walks through
 	// skip, when skipOn, is a node a search walks around (the calibration's
@@ -131,9 +149,20 @@ func New(s vector.Store, o *Options) (*Index, error) {
 		strideU: 1 + opts.M,
 		rng:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 	}
-	ix.pfLines = pfLines(ix.dim)
+	ix.setLayout()
 	ix.scratch.New = func() any { return new(scratch) }
 	return ix, nil
+}
+
+// setLayout derives the row layout from dim and stride0.
+func (ix *Index) setLayout() {
+	ix.pfLines = pfLines(ix.dim)
+	ix.inline = ix.dim <= inlineMaxDim
+	ix.row0, ix.lnk0 = ix.stride0, 0
+	if ix.inline {
+		ix.row0, ix.lnk0 = (ix.dim+ix.stride0+15)&^15, ix.dim
+	}
+	ix.rowBytes = uintptr(ix.row0) * 4
 }
 
 // Options returns the options in effect, defaults filled in (Progress
@@ -469,7 +498,8 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 // through it (on a copy of its vector), and the graph around tombstones is
 // repaired in batches, once they make up an eighth of the graph (see
 // [Index.Flush]); until then each holds its slot and a copy of its vector
-// (dim·4 bytes, counted in [Stats].GraphBytes). A batch costs one O(n·M)
+// (dim·4 bytes, counted in [Stats].GraphBytes; at dimension ≤ 512 the
+// row's own copy, no more). A batch costs one O(n·M)
 // scan plus the repair of every node linking to one of them, shared by the
 // whole batch: about 0.6 ms a Delete and 0.4 ms an id for Untrack at
 // n = 10,000, 768-d (BenchmarkDeleteHalf), against 2.9 and 2.2 ms when
@@ -541,14 +571,15 @@ func (ix *Index) Flush(ctx context.Context) error {
 // tombstoneLocked deletes node s from the index's view without unlinking
 // it: its id leaves the id map (so it may be added again at once), it
 // stops counting as live and searches stop returning it. Its vector is
-// copied, because the store may hand the memory to another vector, and
+// copied (unless the index keeps vectors inline, which are copies
+// already), because the store may hand the memory to another vector, and
 // searches keep routing through it until repairTombsLocked unlinks it. mu
 // is held for writing.
 func (ix *Index) tombstoneLocked(s node) {
-	c := make([]float32, ix.dim)
-	copy(c, ix.vec(s))
 	ix.idMu.Lock()
-	ix.setVec(s, unsafe.SliceData(c))
+	if !ix.inline { // an inline vector is a copy already
+		ix.setVec(s, unsafe.SliceData(slices.Clone(ix.vec(s))))
+	}
 	ix.idDelete(ix.idOf(s))
 	ix.setID(s, 0)
 	ix.setTomb(s, true)

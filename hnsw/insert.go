@@ -26,7 +26,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 
 	cur := cand{ix.dist(v, ix.vec(ep)), ep}
 	for lc := top; lc > lvl; lc-- {
-		cur = ix.greedy(v, cur, lc, 0, false)
+		cur = ix.greedy(sc, v, cur, lc, 0, false)
 	}
 	sc.ent = append(sc.ent[:0], cur)
 	for lc := min(top, lvl); lc >= 0; lc-- {

@@ -9,3 +9,10 @@ import "unsafe"
 //
 //go:noescape
 func prefetchLines(p unsafe.Pointer, n int)
+
+// prefetchAll is prefetchLines for each address of addrs, in one call: the
+// walk gathers the vectors of a node's unvisited neighbours and prefetches
+// them together, rather than paying for a call per neighbour.
+//
+//go:noescape
+func prefetchAll(addrs []*float32, n int)

@@ -19,11 +19,12 @@ type Stats struct {
 	Nodes []int
 	// MeanDegree holds the mean number of links of a node on each layer.
 	MeanDegree []float64
-	// GraphBytes is the memory the index allocates beyond the vectors
-	// themselves (which live in the store), counted from what it holds:
-	// pages of per-slot state (layer-0 lists, ids, levels, vector and
-	// upper-list pointers), upper lists, locks, the id table and the free
-	// list. Pooled per-search scratch is not included.
+	// GraphBytes is the memory the index allocates beyond the store's
+	// vectors, counted from what it holds: pages of per-slot state
+	// (layer-0 lists, the graph's own copies of the vectors at dimension
+	// ≤ 512, ids, levels, vector and upper-list pointers), upper lists,
+	// locks, the id table and the free list. Pooled per-search scratch is
+	// not included.
 	GraphBytes int64
 	// BytesPerVector is GraphBytes / Len.
 	BytesPerVector float64

@@ -35,7 +35,7 @@ func (ix *Index) verifyLocked() error {
 		if lv == freeLevel {
 			if got, ok := ix.idGet(ix.idOf(s)); ok && got == s {
 				pending++ // reserved by a batch insert in progress
-			} else if ix.vecp(s) != nil {
+			} else if ix.hasVec(s) {
 				bad("free slot %d holds a vector", s)
 			}
 			if ix.isTomb(s) {
@@ -53,7 +53,7 @@ func (ix *Index) verifyLocked() error {
 		} else {
 			live++
 		}
-		if ix.vecp(s) == nil {
+		if !ix.hasVec(s) {
 			bad("slot %d has no vector", s)
 		}
 		if ix.hasUpper(s) != (lv > 0) {

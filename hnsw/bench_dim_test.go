@@ -1,0 +1,229 @@
+// This file holds the benchmarks of the graph at low dimension (100 and
+// 384), where the work around the distance (visited set, heaps, reading
+// links and vectors) weighs more than the distance itself.
+package hnsw_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/recall"
+)
+
+// lowDims are the dimensions of BenchmarkBuildDim and BenchmarkSearchDim.
+var lowDims = []int{100, 384}
+
+// lowDimN is the base size of the low-dimensional benchmarks: 50,000, or
+// $HNSW_BENCH_N.
+func lowDimN(b *testing.B) int {
+	if s := os.Getenv("HNSW_BENCH_N"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 {
+			b.Fatalf("HNSW_BENCH_N=%q: want a positive integer", s)
+		}
+		return n
+	}
+	return 50000
+}
+
+// datasetDim is dataset for clustered data of any dimension.
+func datasetDim(b *testing.B, n, dim int) (*recall.Dataset, [][]int32) {
+	benchData.Lock()
+	defer benchData.Unlock()
+	key := fmt.Sprint("clustered", n, "d", dim)
+	if ds, ok := benchData.ds[key]; ok {
+		return ds, benchData.truth[key]
+	}
+	ds := recall.Clustered(n, 200, dim, 1)
+	truth, err := recall.GroundTruth(context.Background(), ds, 10)
+	if err != nil {
+		b.Fatal(err)
+	}
+	benchData.ds[key], benchData.truth[key] = ds, truth
+	return ds, truth
+}
+
+// BenchmarkBuildDim measures a bulk build (AddBatch, every core) of
+// clustered data at low dimension, M=16, EfConstruction=200.
+func BenchmarkBuildDim(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			for b.Loop() {
+				buildBench(b, ds)
+			}
+		})
+	}
+}
+
+// BenchmarkSearchDim measures single queries at low dimension, reporting
+// recall@10 and latency percentiles as BenchmarkSearch does.
+func BenchmarkSearchDim(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			n := lowDimN(b)
+			ds, truth := datasetDim(b, n, dim)
+			ix := cachedBuild(b, ds)
+			for _, ef := range []int{16, 64, 256} {
+				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+					searchLoop(b, ix, ds, truth, ef)
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkLayout compares the two row layouts on the same graph: the
+// graph of BenchmarkSearchDim, saved and loaded once with vectors inline
+// and once with pointers to the store's vectors, queries alternating
+// between them (see alternate); it reports pointer/inline, the time of the
+// pointer layout over the inline one, and each one's median latency.
+func BenchmarkLayout(b *testing.B) {
+	dims := append(lowDims, 768)
+	for _, dim := range dims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			n := lowDimN(b)
+			ds, _ := datasetDim(b, n, dim)
+			ixs := layoutPair(b, ds)
+			for _, ef := range []int{16, 64, 256} {
+				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+					o := &hnsw.SearchOptions{Ef: ef}
+					on := func(ix *hnsw.Index) func([]float32) error {
+						return func(q []float32) error {
+							_, err := ix.SearchWith(context.Background(), q, 10, o)
+							return err
+						}
+					}
+					alternate(b, ds, ef, "pointer/inline", [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
+				})
+			}
+		})
+	}
+}
+
+// alternate runs the queries of ds at beam width ef on the two variants
+// in alternating blocks of altBlock queries (each block the same queries
+// on both, so that they see caches alike and noise from other work falls
+// on both), and reports the ratio of their total times, variant 1 over
+// variant 0, under the name ratio, and the median latency of each. set
+// selects a variant before its block.
+func alternate(b *testing.B, ds *recall.Dataset, ef int, ratio string, search [2]func(q []float32) error) {
+	var total [2]time.Duration
+	lat := [2][]time.Duration{}
+	i := 0
+	for b.Loop() {
+		v := (i / altBlock) % 2
+		q := ds.Queries[(i/(2*altBlock)*altBlock+i%altBlock)%len(ds.Queries)]
+		start := time.Now()
+		if err := search[v](q); err != nil {
+			b.Fatal(err)
+		}
+		d := time.Since(start)
+		total[v] += d
+		lat[v] = append(lat[v], d)
+		i++
+	}
+	for v := range 2 {
+		if len(lat[v]) == 0 {
+			return
+		}
+		slices.Sort(lat[v])
+		b.ReportMetric(float64(lat[v][len(lat[v])/2].Nanoseconds()), fmt.Sprintf("p50-ns-%d", v))
+	}
+	b.ReportMetric(float64(total[1])/float64(total[0]), ratio)
+}
+
+// altBlock is the number of queries alternate runs on one variant before
+// switching.
+const altBlock = 50
+
+// layoutPair returns the graph of ds (built once per process) loaded with
+// vectors inline and with pointers, in that order.
+func layoutPair(b *testing.B, ds *recall.Dataset) [2]*hnsw.Index {
+	built := cachedBuild(b, ds)
+	benchData.Lock()
+	defer benchData.Unlock()
+	if ix, ok := benchData.ix[ds.Name+"/inline"]; ok {
+		return [2]*hnsw.Index{ix, benchData.ix[ds.Name+"/pointer"]}
+	}
+	var buf bytes.Buffer
+	if _, err := built.WriteTo(&buf); err != nil {
+		b.Fatal(err)
+	}
+	load := func(maxDim int) *hnsw.Index {
+		old := hnsw.SetInlineMaxDim(maxDim)
+		defer hnsw.SetInlineMaxDim(old)
+		ix, err := hnsw.New(built.Store(), nil)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := ix.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+			b.Fatal(err)
+		}
+		return ix
+	}
+	inline, pointer := load(ds.Dim), load(0)
+	if !inline.Inline() || pointer.Inline() {
+		b.Fatal("layouts not as asked")
+	}
+	benchData.ix[ds.Name+"/inline"], benchData.ix[ds.Name+"/pointer"] = inline, pointer
+	return [2]*hnsw.Index{inline, pointer}
+}
+
+// BenchmarkExperiment alternates queries between two variants of the
+// search (hnsw's experiment knob, 0 and 1) on one graph and reports the
+// ratio of their times, variant 1 over variant 0.
+func BenchmarkExperiment(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			ix := cachedBuild(b, ds)
+			for _, ef := range []int{16, 64, 256} {
+				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+					defer hnsw.SetExperiment(0)
+					o := &hnsw.SearchOptions{Ef: ef}
+					on := func(v int) func([]float32) error {
+						return func(q []float32) error {
+							hnsw.SetExperiment(v)
+							_, err := ix.SearchWith(context.Background(), q, 10, o)
+							return err
+						}
+					}
+					alternate(b, ds, ef, "v1/v0", [2]func([]float32) error{on(0), on(1)})
+				})
+			}
+		})
+	}
+}
+
+// BenchmarkBuildExperiment alternates builds between the two variants of
+// hnsw's experiment knob (0 and 1) and reports the ratio of their times,
+// variant 1 over variant 0. Run it with an even -benchtime, such as 6x.
+func BenchmarkBuildExperiment(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			defer hnsw.SetExperiment(0)
+			var total [2]time.Duration
+			i := 0
+			for b.Loop() {
+				v := i % 2
+				hnsw.SetExperiment(v)
+				start := time.Now()
+				buildBench(b, ds)
+				total[v] += time.Since(start)
+				i++
+			}
+			if total[0] > 0 && total[1] > 0 {
+				b.ReportMetric(float64(total[1])/float64(total[0]), "v1/v0")
+			}
+		})
+	}
+}
