@@ -77,13 +77,21 @@ func (b *bench) recalibrationReport(ctx context.Context, ds, eval *recall.Datase
 	t := newTable(b.out, fmt.Sprintf("## Queries during a background recalibration: %s, target %.3g, ef %d, one client", ds.Name, target, ef),
 		"<phase", "queries", "p50", "p95", "p95 / quiet p95", "<calibration")
 	defer t.close()
+	// p95 returns the 95th percentile of lat, as every report takes it.
+	p95 := func(lat []time.Duration) time.Duration {
+		slices.Sort(lat)
+		return concurrentStats{lat: lat}.at(0.95)
+	}
 	row := func(phase string, lat, base []time.Duration, note string) {
-		p95 := quantile(lat, 0.95)
+		if len(lat) == 0 { // the calibration ended before a probe
+			t.row(phase, "0", "–", "–", "–", note)
+			return
+		}
 		ratio := "–"
 		if base != nil {
-			ratio = fmt.Sprintf("%.2f×", float64(p95)/float64(quantile(base, 0.95)))
+			ratio = fmt.Sprintf("%.2f×", float64(p95(lat))/float64(p95(base)))
 		}
-		t.row(phase, fmtInt(len(lat)), fmtDur(quantile(lat, 0.5)), fmtDur(p95), ratio, note)
+		t.row(phase, fmtInt(len(lat)), fmtDur(concurrentStats{lat: lat}.at(0.5)), fmtDur(p95(lat)), ratio, note)
 	}
 
 	if _, err := hx.ReadFrom(bytes.NewReader(graph)); err != nil {
@@ -142,12 +150,3 @@ const (
 	probeTime       = 10 * time.Second
 	calibrationWait = 10 * time.Minute
 )
-
-// quantile returns the p-quantile of lat (sorted in place).
-func quantile(lat []time.Duration, p float64) time.Duration {
-	if len(lat) == 0 {
-		return 0
-	}
-	slices.Sort(lat)
-	return lat[min(len(lat)-1, int(p*float64(len(lat))))]
-}
