@@ -445,8 +445,11 @@ func decodeQuantizer(d *decoder, version uint32, o *Options) (*quant.Quantizer, 
 }
 
 // loadCodes gives the freshly decoded graph ix its codes: made with qz, the
-// saved quantizer, if it fits the store, else with one trained from the
-// store (a graph saved without codes, or before any were trained). mu is
+// saved quantizer, if it fits the store and is not stale for its size,
+// else with one trained from the store (a graph saved without codes, or
+// before any were trained, or with a quantizer trained, below a full
+// sample, on half of today's store or less). A saved quantizer of the wrong dimension or metric is
+// corrupt. mu is
 // not needed: ix is not shared yet.
 func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 	if ix.opts.Quantize == QuantizeNone || ix.live == 0 {
@@ -456,7 +459,10 @@ func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 		if err := qz.Check(ix.dim, ix.metric); err != nil {
 			return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 		}
-	} else {
+	}
+	// A saved quantizer trained on a store since grown past its sample
+	// (Stale's growth rule; no drift is known at load) is trained again.
+	if qz == nil || qz.Stale(ix.live, 0, 0) {
 		var err error
 		if qz, err = quant.Train(context.Background(), ix.store, nil); err != nil {
 			return fmt.Errorf("%w: training the codes: %w", ErrStoreMismatch, err)
