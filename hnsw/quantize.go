@@ -41,8 +41,9 @@ import (
 // ([quant.Quantizer.Stale]): while the store is below quant.DefaultSample
 // vectors, each time it doubles, and later when new vectors fall outside
 // the trained ranges markedly more often than the training data did.
-// Training reads a sample of the store (at most quant.DefaultSample
-// vectors) without blocking searches; the re-encoding of every node, O(n·d)
+// Training reads the store for a sample (at most quant.DefaultSample
+// vectors) without blocking searches or inserts (Delete, Flush and WriteTo
+// wait for it); the re-encoding of every node, O(n·d)
 // (one pass over the store's vectors), then runs with searches and inserts
 // held off, as a Delete does. Over a growing index that is O(1) encodes a
 // vector. Before the first training, searches walk the float32 vectors.
@@ -139,7 +140,9 @@ func (ix *Index) installQuantizerLocked(qz *quant.Quantizer) {
 // refreshCodes trains the quantizer if the index quantizes and its codes
 // are missing or stale, and re-encodes every node. It is called after
 // every change that adds vectors, with mu not held. Training reads the
-// store while searches go on; only the re-encoding holds them off. A
+// store while searches and inserts go on (Deletes wait for it, and, as
+// behind any waiting writer, so do searches that start after such a
+// Delete); only the re-encoding holds everything off. A
 // refresh already running makes this one return at once (the next change
 // checks again), and so does a failure to train (a cancelled ctx): the
 // old codes stay in use, or the float32 walk if there are none.
@@ -150,15 +153,16 @@ func (ix *Index) refreshCodes(ctx context.Context) {
 	defer ix.quant.refreshing.Unlock()
 	ix.mu.RLock()
 	on, qz := ix.opts.Quantize == QuantizeInt8, ix.quant.q
-	ix.mu.RUnlock()
-	if !on {
-		return
-	}
 	live := ix.liveCount()
-	if live == 0 || qz != nil && !qz.Stale(live, int(ix.quant.encoded.Load()), ix.quant.clipped.Load()) {
+	if !on || live == 0 || qz != nil && !qz.Stale(live, int(ix.quant.encoded.Load()), ix.quant.clipped.Load()) {
+		ix.mu.RUnlock()
 		return
 	}
+	// Train reads the store's rows outside the store's lock (ForEach), so
+	// it runs under mu held for reading: searches and inserts go on, but no
+	// Delete can free a slot, and a Put reuse its memory, while it reads.
 	nq, err := quant.Train(ctx, ix.store, nil)
+	ix.mu.RUnlock()
 	if err != nil {
 		return
 	}
