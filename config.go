@@ -111,6 +111,11 @@ type CollectionConfig struct {
 	// HNSW.TargetRecall asks for a recall instead of an ef (see package
 	// hnsw): the graph calibrates itself, [CollectionInfo].Calibration
 	// reports what it chose, and an Auto collection routes by it.
+	// HNSW.Quantize = hnsw.QuantizeInt8 makes the graph walk int8 codes
+	// of the embeddings (a quarter of the bytes) and rescore its
+	// finalists exactly, so scores stay exact (see [hnsw.Quantize]); it
+	// is off by default, stored with the collection, and an undefined
+	// value is refused by Validate.
 	HNSW hnsw.Options
 	// QFlat tunes a QFlat index (the rescore factor, the quantizer's
 	// training); zero fields take package qflat's defaults.

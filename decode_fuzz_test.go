@@ -46,7 +46,7 @@ func FuzzDecodeSettings(f *testing.F) {
 	for _, s := range []string{
 		``, `{}`, `{"index":"hnsw"}`, `{"index":"flat","auto_threshold":5}`, `{"index":"bogus"}`,
 		`{"index":"auto","hnsw":{"m":16,"ef_construction":200}}`, `{"hnsw":{"m":-1}}`, `null`, `[`,
-		`{"index":"flat","ttl":"24h0m0s"}`, `{"ttl":"-1s"}`, `{"ttl":"soon"}`, `{"ttl":"1.5h"}`,
+		`{"index":"flat","ttl":"24h0m0s"}`, `{"index":"hnsw","hnsw":{"quantize":"int8"}}`, `{"hnsw":{"quantize":"none"}}`, `{"hnsw":{"quantize":"int4"}}`, `{"ttl":"-1s"}`, `{"ttl":"soon"}`, `{"ttl":"1.5h"}`,
 	} {
 		f.Add([]byte(s), 8, uint8(vector.Cosine))
 	}

@@ -56,6 +56,7 @@ type settings struct {
 		Seed           uint64  `json:"seed,omitempty"`
 		TargetRecall   float64 `json:"target_recall,omitempty"`
 		TargetK        int     `json:"target_k,omitempty"`
+		Quantize       string  `json:"quantize,omitempty"` // "int8"; absent for none
 	} `json:"hnsw"`
 	QFlat struct {
 		Rescore int     `json:"rescore,omitempty"`
@@ -83,6 +84,9 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	h := &s.HNSW
 	h.M, h.EfConstruction, h.EfSearch, h.LevelMult, h.Seed = cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch, cfg.HNSW.LevelMult, cfg.HNSW.Seed
 	h.TargetRecall, h.TargetK = cfg.HNSW.TargetRecall, cfg.HNSW.TargetK
+	if cfg.HNSW.Quantize != hnsw.QuantizeNone {
+		h.Quantize = cfg.HNSW.Quantize.String()
+	}
 	q := &s.QFlat
 	q.Rescore, q.Sample, q.Clip = cfg.QFlat.Rescore, cfg.QFlat.Train.Sample, cfg.QFlat.Train.Clip
 	if cfg.TTL != 0 {
@@ -115,6 +119,13 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 	h := s.HNSW
 	cfg.HNSW = hnsw.Options{M: h.M, EfConstruction: h.EfConstruction, EfSearch: h.EfSearch, LevelMult: h.LevelMult, Seed: h.Seed,
 		TargetRecall: h.TargetRecall, TargetK: h.TargetK}
+	if h.Quantize != "" {
+		qz, err := hnsw.ParseQuantize(h.Quantize)
+		if err != nil || qz == hnsw.QuantizeNone {
+			return CollectionConfig{}, fmt.Errorf("%w: collection settings: unknown quantization %q", vector.ErrCorrupt, h.Quantize)
+		}
+		cfg.HNSW.Quantize = qz
+	}
 	q := s.QFlat
 	cfg.QFlat = qflat.Options{Rescore: q.Rescore, Train: quant.TrainOptions{Sample: q.Sample, Clip: q.Clip}}
 	if s.TTL != "" {

@@ -3,7 +3,12 @@
 # files, one after the other in this one script, ROUNDS times alternately, and
 # prints both sweeps side by side with the QPS ratio at each target recall.
 #
-#   bench/peers.sh DIR/NAME [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png]
+#   bench/peers.sh DIR/NAME [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png] [--quantize int8]
+#
+# With --quantize int8, cairn's sweep also walks its graph on int8 codes
+# (vecbench --sweep --quantize int8: the same graph, each ef float32 then
+# int8), and a second table compares those rows with hnswlib, with the
+# int8 recall's difference from cairn's float32 at each ef.
 #
 # Both systems search under the same metric: --metric, else the one named in
 # DIR/NAME.metric (which vecbench --export writes), else cosine. hnswlib's
@@ -24,9 +29,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1; shift
 ef=10,12,16,20,24,32,40,48,64,80,96,128,160,200,256,320,400,512,640,800
-m=16; efc=200; rounds=2; plot=; metric=
+m=16; efc=200; rounds=2; plot=; metric=; quantize=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--quantize) quantize=$2; shift 2 ;;
 	--metric) metric=$2; shift 2 ;;
 	--plot) plot=$2; shift 2 ;;
 	--ef) ef=$2; shift 2 ;;
@@ -46,6 +52,10 @@ fi
 case $metric in
 cosine | dot | l2) ;;
 *) echo "--metric $metric: want cosine, dot or l2" >&2; exit 2 ;;
+esac
+case $quantize in
+'' | int8) ;;
+*) echo "--quantize $quantize: want int8" >&2; exit 2 ;;
 esac
 peers=${PEERS:-../shared/peers/run}
 out=$(mktemp -d)
@@ -83,7 +93,7 @@ esac
 cairn() {
 	echo "round $1: cairn" >&2
 	"$out/vecbench" --sweep --quiet --data "$name.base.fvecs" --queries "$name.query.fvecs" --gt "$name.gt.ivecs" \
-		--metric "$metric" --m "$m" --efc "$efc" --ef "$ef" --json "$out/cairn-$1.json" "${@:2}" > /dev/null
+		--metric "$metric" --m "$m" --efc "$efc" --ef "$ef" ${quantize:+--quantize "$quantize"} --json "$out/cairn-$1.json" "${@:2}" > /dev/null
 }
 hnswlib() {
 	echo "round $1: hnswlib" >&2
@@ -108,8 +118,13 @@ for r in range(1, rounds + 1):
     d = json.load(open(f"{out}/cairn-{r}.json"))
     machine = d["machine"]
     for x in d["results"]:
-        cairn.setdefault(x["params"]["ef"], []).append(x)
-    builds["cairn"].append(x["build_s"]); mem["cairn"] = (x["index_bytes"], x["n"], x["dim"])
+        walk = x["params"].get("quantize", "")
+        cairn.setdefault(walk, {}).setdefault(x["params"]["ef"], []).append(x)
+        if walk:
+            mem["cairn " + walk] = (x["index_bytes"], x["n"], x["dim"])
+        else:
+            fx = x
+    builds["cairn"].append(fx["build_s"]); mem["cairn"] = (fx["index_bytes"], fx["n"], fx["dim"])
     for line in open(f"{out}/hnswlib-{r}.jsonl"):
         x = json.loads(line)
         peer.setdefault(x["ef"], []).append(x)
@@ -120,25 +135,31 @@ def agg(rows):
 
 print(f"machine: {machine['cpu']}, {machine['cores']} cores, {machine['go']}, commit {machine['commit']}, kernels {machine.get('kernel')}")
 print(f"data: {name}, metric {metric} (hnswlib: {peermetric}{', unit-length copy' if metric == 'cosine' else ''}), M and efConstruction as given, {rounds} alternating rounds, medians over rounds\n")
-print("| ef | cairn recall@10 | cairn p50 | cairn p95 | cairn QPS | hnswlib recall@10 | hnswlib p50 | hnswlib p95 | hnswlib QPS | QPS ratio |")
-print("|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|")
-C = {ef: agg(v) for ef, v in sorted(cairn.items())}
 P = {ef: agg(v) for ef, v in sorted(peer.items())}
-for ef in sorted(set(C) & set(P)):
-    c, p = C[ef], P[ef]
-    print(f"| {ef} | {c['recall']:.4f} | {c['p50_us']:.1f} µs | {c['p95_us']:.1f} µs | {c['qps']:,.0f} | "
-          f"{p['recall']:.4f} | {p['p50_us']:.1f} µs | {p['p95_us']:.1f} µs | {p['qps']:,.0f} | {c['qps']/p['qps']:.2f}× |")
-print()
-for target in (0.90, 0.95, 0.99):
-    def best(T):
-        ok = [(v["qps"], ef, v) for ef, v in T.items() if v["recall"] >= target]
-        return max(ok) if ok else None
-    c, p = best(C), best(P)
-    if c and p:
-        print(f"- recall@10 ≥ {target:.2f}: cairn {c[0]:,.0f} QPS (ef={c[1]}, recall {c[2]['recall']:.4f}), "
-              f"hnswlib {p[0]:,.0f} QPS (ef={p[1]}, recall {p[2]['recall']:.4f}): **{c[0]/p[0]:.2f}×**")
-    else:
-        print(f"- recall@10 ≥ {target:.2f}: cairn {'reached' if c else 'not reached'}, hnswlib {'reached' if p else 'not reached'}")
+F = {ef: agg(v) for ef, v in sorted(cairn.get("", {}).items())}
+for walk in sorted(cairn):
+    C = {ef: agg(v) for ef, v in sorted(cairn[walk].items())}
+    label = "cairn" if not walk else f"cairn {walk}"
+    if walk:
+        print(f"\n### cairn walking {walk} codes (the same graph; Δ = its recall@10 minus cairn float32's at the same ef)\n")
+    print(f"| ef | {label} recall@10 |{' Δ recall |' if walk else ''} {label} p50 | {label} p95 | {label} QPS | hnswlib recall@10 | hnswlib p50 | hnswlib p95 | hnswlib QPS | QPS ratio |")
+    print("|--:|--:|" + ("--:|" if walk else "") + "--:|--:|--:|--:|--:|--:|--:|--:|")
+    for ef in sorted(set(C) & set(P)):
+        c, p = C[ef], P[ef]
+        delta = f" {c['recall'] - F[ef]['recall']:+.4f} |" if walk and ef in F else (" – |" if walk else "")
+        print(f"| {ef} | {c['recall']:.4f} |{delta} {c['p50_us']:.1f} µs | {c['p95_us']:.1f} µs | {c['qps']:,.0f} | "
+              f"{p['recall']:.4f} | {p['p50_us']:.1f} µs | {p['p95_us']:.1f} µs | {p['qps']:,.0f} | {c['qps']/p['qps']:.2f}× |")
+    print()
+    for target in (0.90, 0.95, 0.99):
+        def best(T):
+            ok = [(v["qps"], ef, v) for ef, v in T.items() if v["recall"] >= target]
+            return max(ok) if ok else None
+        c, p = best(C), best(P)
+        if c and p:
+            print(f"- recall@10 ≥ {target:.2f}: {label} {c[0]:,.0f} QPS (ef={c[1]}, recall {c[2]['recall']:.4f}), "
+                  f"hnswlib {p[0]:,.0f} QPS (ef={p[1]}, recall {p[2]['recall']:.4f}): **{c[0]/p[0]:.2f}×**")
+        else:
+            print(f"- recall@10 ≥ {target:.2f}: {label} {'reached' if c else 'not reached'}, hnswlib {'reached' if p else 'not reached'}")
 cb, pb = statistics.median(builds["cairn"]), statistics.median(builds["hnswlib"])
 print(f"- build, 2 cores: cairn {cb:.2f} s, hnswlib {pb:.2f} s (cairn/hnswlib {cb/pb:.2f}×)")
 for sysname, (b, n, dim) in mem.items():

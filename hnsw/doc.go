@@ -102,6 +102,17 @@
 // real queries unlike it (another distribution, or filtered ones) can see
 // less.
 //
+// # Quantized traversal
+//
+// With [Options].Quantize = [QuantizeInt8] the graph keeps an int8 code of
+// each vector (package vector/quant: d + 4 bytes) in the node's layer-0
+// row, beside its links, instead of a float32 copy, and queries walk the
+// codes' distance estimates; the finalists are then scored exactly from
+// the store, so returned distances are exact. The graph is built with
+// float32 as without the option. Codes are trained from the store and
+// trained again as it grows or drifts; see [Quantize] for the rules and
+// their cost.
+//
 // # Concurrency
 //
 // An [Index] is safe for concurrent use. Searches and inserts (Add,
@@ -128,5 +139,9 @@
 // [vector.ErrUnsupportedVersion], and a graph that does not describe the
 // store [ErrStoreMismatch] (which also wraps ErrCorrupt): rebuild it with
 // [Index.Track] then. Loading is a linear decode with no distance
-// computation, far cheaper than a rebuild (see BenchmarkLoad).
+// computation, far cheaper than a rebuild (see BenchmarkLoad). An index
+// with [QuantizeInt8] writes format version 2, which adds the option and
+// the quantizer; loading encodes the codes again from the store (O(n·d)),
+// and trains a quantizer from it for a version-1 graph read by an index
+// with the option set.
 package hnsw

@@ -26,11 +26,19 @@ import (
 //	         (uint32) followed by that many slot numbers (uint32)
 //	trailer  CRC-32C of header and body (uint32)
 //
+// Version 2, written by an index with [Options.Quantize] set, adds after
+// Seed: Quantize (uint8), the length of the quantizer's binary form
+// (uint32; 0 if none was trained) and that form
+// ([quant.Quantizer.MarshalBinary]). An index without quantization writes
+// version 1, byte for byte as before; a version-1 graph is read with the
+// reading index's own Quantize option, and codes trained from the store.
+//
 // Vectors are not encoded: they live in the store, and ReadFrom resolves
-// every id against it.
+// every id against it. Nor are codes: ReadFrom encodes them again from the
+// store with the saved quantizer (or trains one when there is none).
 const (
 	magic         = "cairnHNS"
-	formatVersion = 1
+	formatVersion = 2
 	headerLen     = 8 + 4 + 8
 )
 
@@ -51,10 +59,11 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	ix.mu.Lock()
 	ix.repairTombsLocked(true)
 	body := ix.encodeLocked()
+	version := ix.writeVersion()
 	ix.mu.Unlock()
 	var hdr [headerLen]byte
 	copy(hdr[:], magic)
-	binary.LittleEndian.PutUint32(hdr[8:], formatVersion)
+	binary.LittleEndian.PutUint32(hdr[8:], version)
 	binary.LittleEndian.PutUint64(hdr[12:], uint64(len(body)))
 	crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body)
 	body = binary.LittleEndian.AppendUint32(body, crc)
@@ -79,6 +88,9 @@ func (ix *Index) encodeLocked() []byte {
 	b = le.AppendUint32(b, uint32(ix.opts.EfSearch))
 	b = le.AppendUint64(b, math.Float64bits(ix.opts.LevelMult))
 	b = le.AppendUint64(b, ix.opts.Seed)
+	if ix.writeVersion() >= 2 {
+		b = ix.appendQuantizer(b)
+	}
 	b = le.AppendUint32(b, uint32(ix.next))
 	b = le.AppendUint32(b, uint32(ix.live))
 	ep, top, ok := ix.entry()
@@ -192,7 +204,7 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	if crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body); crc != sum {
 		return read, fmt.Errorf("hnsw: read: %w: checksum %08x, want %08x", vector.ErrCorrupt, crc, sum)
 	}
-	g, err := ix.decode(body)
+	g, err := ix.decode(body, binary.LittleEndian.Uint32(hdr[8:]))
 	if err != nil {
 		return read, fmt.Errorf("hnsw: read: %w", err)
 	}
@@ -206,7 +218,7 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 
 // decode builds a graph from a checksummed body and checks it, and checks
 // it against the store.
-func (ix *Index) decode(body []byte) (*Index, error) {
+func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 	d := &decoder{b: body}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", vector.ErrCorrupt, fmt.Sprintf(format, args...))
@@ -221,6 +233,11 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 		Seed:           d.u64(),
 		Workers:        ix.opts.Workers,
 		Progress:       ix.opts.Progress,
+		Quantize:       ix.opts.Quantize,
+	}
+	qz, err := decodeQuantizer(d, version, &o)
+	if err != nil {
+		return nil, err
 	}
 	next := d.u32()
 	live := d.u32()
@@ -311,6 +328,9 @@ func (ix *Index) decode(body []byte) (*Index, error) {
 	if err := g.verifyLocked(); err != nil {
 		return nil, err
 	}
+	if err := g.loadCodes(qz); err != nil {
+		return nil, err
+	}
 	return g, nil
 }
 
@@ -322,6 +342,10 @@ func (ix *Index) installLocked(g *Index) {
 	ix.opts = g.opts
 	ix.m, ix.m0, ix.stride0, ix.strideU = g.m, g.m0, g.stride0, g.strideU
 	ix.inline, ix.row0, ix.lnk0, ix.rowBytes = g.inline, g.row0, g.lnk0, g.rowBytes
+	ix.codeLines = g.codeLines
+	ix.quant.q = g.quant.q
+	ix.quant.encoded.Store(0)
+	ix.quant.clipped.Store(0)
 	ix.pages = g.pages
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
 	ix.tombs, ix.dead = nil, nil

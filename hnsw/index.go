@@ -54,6 +54,9 @@ type Index struct {
 	rowBytes   uintptr // row0·4
 	// pfLines is the number of cache lines of a vector to prefetch.
 	pfLines int
+	// codeLines is the number of cache lines of an int8 code to prefetch
+	// (see quantize.go); 0 without quantization.
+	codeLines int
 
 	// mu guards the shape of the per-slot arrays below. Searches and
 	// inserts hold it for reading; growing the arrays, deleting and
@@ -96,6 +99,10 @@ type Index struct {
 
 	// cal is the recall-target state (see calibrate.go).
 	cal calibrator
+
+	// quant is the int8 traversal state under Options.Quantize (see
+	// quantize.go).
+	quant quantState
 }
 
 // scratch is the per-search working memory, pooled so that a search does
@@ -161,6 +168,14 @@ func (ix *Index) setLayout() {
 	ix.row0, ix.lnk0 = ix.stride0, 0
 	if ix.inline {
 		ix.row0, ix.lnk0 = (ix.dim+ix.stride0+15)&^15, ix.dim
+	}
+	if ix.opts.Quantize != QuantizeNone {
+		// The row holds the int8 code in place of the float32 copy
+		// (quantize.go); the walk reads the code, not the vector.
+		cw := codeWords(ix.dim)
+		ix.inline = false
+		ix.row0, ix.lnk0 = (cw+ix.stride0+15)&^15, cw
+		ix.codeLines = min((ix.codeSize()+63)/64, 2)
 	}
 	ix.rowBytes = uintptr(ix.row0) * 4
 }
@@ -259,6 +274,7 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	ids := []vector.ID{id}
+	defer ix.refreshCodes(ctx) // after mu is released
 	slots, err := ix.reserve(ids)
 	if err != nil {
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
@@ -327,6 +343,7 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
 	defer ix.noteChange(0)
+	defer ix.refreshCodes(ctx)
 	if err := ix.link(ctx, ids, slots, true); err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
@@ -377,6 +394,7 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	}
 	ix.mu.RUnlock()
 	defer ix.noteChange(0)
+	defer ix.refreshCodes(ctx)
 	if err := ix.link(ctx, ids, slots, false); err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}

@@ -102,6 +102,12 @@ type Options struct {
 	// TargetK is the k of TargetRecall. Default [DefaultTargetK] (10).
 	// Queries for more results widen the beam in proportion.
 	TargetK int
+
+	// Quantize chooses what the graph walks at query time: float32
+	// vectors ([QuantizeNone], the default) or int8 codes ([QuantizeInt8]),
+	// whose finalists are rescored exactly (see [Quantize]). It is saved
+	// with the graph by [Index.WriteTo]. Must be a defined Quantize value.
+	Quantize Quantize
 }
 
 // withDefaults returns o with every zero field replaced by its default. A
@@ -162,6 +168,9 @@ func (o *Options) Validate() error {
 		bad("Workers = %d, want >= 0", o.Workers)
 	}
 	o.validateTarget(bad)
+	if !o.Quantize.valid() {
+		bad("Quantize = %d, want QuantizeNone or QuantizeInt8", o.Quantize)
+	}
 	if len(errs) == 0 {
 		return nil
 	}

@@ -296,6 +296,11 @@ func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn b
 // beam search of layer 0. mu is held. A closed done ends it early, with
 // the results found so far.
 func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) []vector.Result {
+	if qz := ix.quant.q; qz != nil {
+		if res, ok := ix.walkCodes(sc, qz, qv, k, ef, filter, done); ok {
+			return res
+		}
+	}
 	ep, top, ok := ix.entry()
 	if !ok {
 		return []vector.Result{}

@@ -82,8 +82,12 @@ func (ix *Index) vecp(n node) *float32 {
 func (ix *Index) hasVec(n node) bool { return ix.pages[n>>pageShift].vecs[n&pageMask] != nil }
 
 // setVec records v (dim floats, or nil) as node n's vector. With vectors
-// inline it copies v into n's row; the store's slice is not kept.
+// inline it copies v into n's row; the store's slice is not kept. With
+// int8 codes it writes n's code (quantize.go).
 func (ix *Index) setVec(n node, v *float32) {
+	if v != nil && ix.quant.q != nil {
+		ix.encodeCode(n, v)
+	}
 	p, i := ix.pageOf(n)
 	if ix.inline && v != nil {
 		row := p.rows0[i*ix.row0 : i*ix.row0+ix.dim]

@@ -28,6 +28,10 @@ type Stats struct {
 	GraphBytes int64
 	// BytesPerVector is GraphBytes / Len.
 	BytesPerVector float64
+	// CodeBytes is the part of GraphBytes that holds the int8 codes the
+	// walk reads under [QuantizeInt8], d + 4 bytes a slot (0 otherwise);
+	// the rows then hold no float32 copy of the vectors.
+	CodeBytes int64
 }
 
 // Stats returns the shape and memory of the graph. It runs alone, like
@@ -59,6 +63,9 @@ func (ix *Index) Stats() Stats {
 		st.MeanDegree = append(st.MeanDegree, float64(links[lc])/float64(n))
 	}
 	st.GraphBytes = ix.graphBytes()
+	if ix.opts.Quantize != QuantizeNone {
+		st.CodeBytes = int64(st.Slots) * int64(ix.codeSize())
+	}
 	if st.Len > 0 {
 		st.BytesPerVector = float64(st.GraphBytes) / float64(st.Len)
 	}

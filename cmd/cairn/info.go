@@ -89,6 +89,9 @@ func inspect(ctx context.Context, path string) (*fileInfo, error) {
 		if h.TargetRecall > 0 {
 			graph = fmt.Sprintf("M=%d efConstruction=%d targetRecall=%g@%d", m, efc, h.TargetRecall, k)
 		}
+		if h.Quantize != hnsw.QuantizeNone {
+			graph += " quantize=" + h.Quantize.String()
+		}
 		switch cfg.Index {
 		case cairn.Auto:
 			ci.Params = fmt.Sprintf("threshold=%d %s", cfg.AutoThreshold, graph)

@@ -59,6 +59,7 @@ type jsonHNSW struct {
 	Seed           uint64  `json:"seed,omitempty"`
 	TargetRecall   float64 `json:"target_recall,omitempty"`
 	TargetK        int     `json:"target_k,omitempty"`
+	Quantize       string  `json:"quantize,omitempty"` // "int8"; absent for none
 }
 
 // errLine marks a line that is not in the format.
@@ -120,6 +121,9 @@ func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
 	if p := h.HNSW; p != nil {
 		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed,
 			TargetRecall: p.TargetRecall, TargetK: p.TargetK}
+		if cfg.HNSW.Quantize, err = hnsw.ParseQuantize(p.Quantize); err != nil {
+			return cfg, err
+		}
 	}
 	return cfg, cfg.Validate()
 }
@@ -133,6 +137,9 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 	o := cfg.HNSW
 	p := jsonHNSW{M: o.M, EfConstruction: o.EfConstruction, EfSearch: o.EfSearch, LevelMult: o.LevelMult, Seed: o.Seed,
 		TargetRecall: o.TargetRecall, TargetK: o.TargetK}
+	if o.Quantize != hnsw.QuantizeNone {
+		p.Quantize = o.Quantize.String()
+	}
 	if p != (jsonHNSW{}) {
 		h.HNSW = &p
 	}

@@ -76,6 +76,9 @@ type params struct {
 	Ef             int  `json:"ef,omitempty"`
 	Overfetch      bool `json:"overfetch,omitempty"`
 	Rescore        int  `json:"rescore,omitempty"` // qflat's candidates per result
+	// Quantize is what an HNSW graph walks: "int8" for codes
+	// (--quantize), empty for float32.
+	Quantize string `json:"quantize,omitempty"`
 }
 
 func (p params) String() string {
@@ -86,6 +89,9 @@ func (p params) String() string {
 		return "–"
 	}
 	s := fmt.Sprintf("M=%d efC=%d ef=%d", p.M, p.EfConstruction, p.Ef)
+	if p.Quantize != "" {
+		s += " " + p.Quantize
+	}
 	if p.Overfetch {
 		s += " overfetch"
 	}

@@ -11,6 +11,10 @@
 //	vecbench --indexes [--clustered] flat, HNSW and qflat at 10,000, 50,000, 100,000
 //	vecbench --sweep                HNSW over a grid of M × efConstruction × ef,
 //	                                with the Pareto front and recommendations
+//	vecbench --sweep --quantize int8
+//	                                the same, and each graph walked again on
+//	                                int8 codes (hnsw.QuantizeInt8) in a table
+//	                                of its own, each ef float32 then int8
 //	vecbench --peers                the index table plus github.com/coder/hnsw
 //	vecbench --filtered 0.01,0.99   filtered search, as VectorDBBench's 1% and
 //	                                99% cases: flat and HNSW, through the
@@ -160,7 +164,7 @@
 //
 // Every result has dataset, n, dim, metric, store ("memory", "sqlite" or,
 // for the memory store, "memory-store"), index ("flat", "hnsw", "qflat",
-// "coder-hnsw"), params (M, ef_construction, ef, overfetch, rescore; empty
+// "coder-hnsw"), params (M, ef_construction, ef, overfetch, rescore, quantize; empty
 // for flat), build_s, index_bytes, k, recall (at k), p50_us, p95_us, p99_us,
 // qps (one goroutine, or for "clients" all of them) — named as
 // ../shared/peers/run prints them, so the two join on dataset, n, M,

@@ -113,6 +113,9 @@ func seriesName(r result) string {
 	if r.Params.Overfetch {
 		name += " overfetch"
 	}
+	if r.Params.Quantize != "" {
+		name += " " + r.Params.Quantize
+	}
 	if r.Index == "flat" {
 		name += " (exact)"
 	}

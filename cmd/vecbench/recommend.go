@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
@@ -47,7 +48,11 @@ func recommend(rows []result) []int {
 
 // hnswOptions is p as the hnsw.Options literal that builds it.
 func hnswOptions(p params) string {
-	return fmt.Sprintf("hnsw.Options{M: %d, EfConstruction: %d, EfSearch: %d}", p.M, p.EfConstruction, p.Ef)
+	q := ""
+	if p.Quantize == hnsw.QuantizeInt8.String() {
+		q = ", Quantize: hnsw.QuantizeInt8"
+	}
+	return fmt.Sprintf("hnsw.Options{M: %d, EfConstruction: %d, EfSearch: %d%s}", p.M, p.EfConstruction, p.Ef, q)
 }
 
 // metricName is m as the Go identifier of package vector.

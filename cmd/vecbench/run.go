@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -57,6 +58,7 @@ type config struct {
 	seed                          int64
 	threads                       int
 	ms, efcs, efs                 []int
+	quantize                      hnsw.Quantize // --quantize: the sweep also walks the same graphs with it
 	dataPath, queryPath, gtPath   string
 	metric                        vector.Metric
 	exportDir, jsonPath, plotPath string
@@ -143,6 +145,9 @@ Data:
 
 Sweep grid:
   --m 8,16,32  --efc 100,200  --ef 10,20,40,80,160,320
+  --quantize int8           also walk each graph on int8 codes (hnsw.QuantizeInt8):
+                            the same graph loaded again, its rows beside the
+                            float32 ones, each ef measured float32 then int8
 
 Output and run:
   --json FILE     every figure and the machine, as JSON (fields in vecbench's doc)
@@ -163,9 +168,10 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	fs.SetOutput(io.Discard)
 	c := &config{args: args}
 	var uniform, clustered bool
-	var sizes, queries, ms, efcs, efs, metric string
+	var sizes, queries, ms, efcs, efs, metric, quantize string
 	fs.BoolVar(&c.indexes, "indexes", false, "")
 	fs.BoolVar(&c.sweep, "sweep", false, "")
+	fs.StringVar(&quantize, "quantize", "", "")
 	fs.BoolVar(&c.peers, "peers", false, "")
 	fs.BoolVar(&c.quick, "quick", false, "")
 	fs.BoolVar(&c.quiet, "quiet", false, "")
@@ -283,6 +289,16 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	}
 	if (ms != "" || efcs != "" || efs != "") && !c.sweep && !c.quick {
 		return nil, usagef("--m, --efc and --ef set the grid of --sweep")
+	}
+	if quantize != "" {
+		q, err := hnsw.ParseQuantize(quantize)
+		if err != nil {
+			return nil, usagef("--quantize %s: want int8 (or none)", quantize)
+		}
+		if !c.sweep {
+			return nil, usagef("--quantize walks the graphs of --sweep; add --sweep")
+		}
+		c.quantize = q
 	}
 	for _, p := range []struct{ flag, path string }{{"json", c.jsonPath}, {"plot", c.plotPath}} {
 		if p.path != "" {

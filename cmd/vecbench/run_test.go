@@ -44,6 +44,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--uniform", "--clustered"}, "exclude each other"},
 		{[]string{"--ef", "10,20"}, "set the grid of --sweep"},
 		{[]string{"--sweep", "--m", "1"}, "--m 1"},
+		{[]string{"--sweep", "--quantize", "int4"}, "--quantize int4"},
+		{[]string{"--indexes", "--quantize", "int8"}, "add --sweep"},
 		{[]string{"--plot", filepath.Join(dir, "x.pdf")}, "want a .svg or .png"},
 		{[]string{"--json", filepath.Join(dir, "missing", "x.json")}, "does not exist"},
 		{[]string{"--threads", "-1"}, "--threads -1"},
@@ -187,6 +189,50 @@ func TestSweep(t *testing.T) {
 	}
 	if strings.Count(out, "\n| ") != 5 { // header + 4 settings
 		t.Errorf("want 4 rows:\n%s", out)
+	}
+}
+
+// TestSweepQuantize checks that --quantize int8 adds the int8 walk of the
+// same graphs: a table of its own with the same columns, rows marked in
+// the JSON, and a recommendation that sets the option.
+func TestSweepQuantize(t *testing.T) {
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.json")
+	out, errOut, err := runArgs(t, context.Background(), tiny(dir, "--sweep", "--clustered", "--sizes", "600", "--m", "8", "--efc", "40",
+		"--ef", "10,80", "--quantize", "int8", "--json", jsonPath)...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{"## HNSW sweep: clustered-600-d32", "## HNSW sweep, walking int8 codes (the same graphs, finalists rescored exactly): clustered-600-d32",
+		"Quantize: hnsw.QuantizeInt8"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Count(out, "\n| 8 | 40 |") != 4 { // 2 efs × 2 walks
+		t.Errorf("want 4 rows:\n%s", out)
+	}
+	b, err := os.ReadFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Results []result `json:"results"`
+	}
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, r := range doc.Results {
+		if r.Params.Quantize == "int8" {
+			n++
+			if r.Recall < 0.5 || r.QPS <= 0 || r.IndexBytes <= 0 {
+				t.Errorf("int8 row %+v", r)
+			}
+		}
+	}
+	if n != 2 {
+		t.Errorf("%d int8 rows in the JSON, want 2", n)
 	}
 }
 

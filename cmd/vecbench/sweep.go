@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
@@ -12,7 +14,9 @@ import (
 
 // sweepReport builds an HNSW index per (M, efConstruction) of the grid,
 // measures every ef on it, marks the Pareto front of recall against QPS
-// and recommends the fastest setting reaching each target recall.
+// and recommends the fastest setting reaching each target recall. With
+// --quantize, each graph is also loaded into an index that walks int8
+// codes, and its rows get a table, front and recommendations of their own.
 func (b *bench) sweepReport(ctx context.Context) error {
 	family := b.c.familyFor("sweep")
 	sizes := b.c.sizesFor("sweep")
@@ -21,11 +25,16 @@ func (b *bench) sweepReport(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		rows, err := b.sweepOne(ctx, ds, truth)
+		rows, qrows, err := b.sweepOne(ctx, ds, truth)
 		// Print what was measured even when interrupted midway.
 		markPareto(rows)
-		b.printSweep(ds, rows)
+		b.printSweep(ds, rows, "")
 		b.results = append(b.results, rows...)
+		if b.c.quantize != hnsw.QuantizeNone {
+			markPareto(qrows)
+			b.printSweep(ds, qrows, b.c.quantize.String())
+			b.results = append(b.results, qrows...)
+		}
 		if err != nil {
 			return err
 		}
@@ -33,37 +42,87 @@ func (b *bench) sweepReport(ctx context.Context) error {
 	return nil
 }
 
-func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int32) ([]result, error) {
-	var rows []result
+// sweepOne measures the grid on ds: the float32 rows, and with --quantize
+// the rows of the same graphs walked on codes. Each ef is measured on the
+// float32 walk and then on the quantized one, so that a change in the
+// machine's speed during the run falls on both alike.
+func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int32) (rows, qrows []result, err error) {
 	for _, m := range b.c.ms {
 		for _, efc := range b.c.efcs {
 			store, err := vector.NewMemStore(ds.Dim, ds.Metric)
 			if err != nil {
-				return rows, err
+				return rows, qrows, err
 			}
 			hx, err := hnsw.New(store, &hnsw.Options{M: m, EfConstruction: efc})
 			if err != nil {
-				return rows, err
+				return rows, qrows, err
 			}
 			bs, err := b.build(ctx, hx, ds, fmt.Sprintf("hnsw M=%d efC=%d", m, efc))
 			if err != nil {
-				return rows, err
+				return rows, qrows, err
+			}
+			var qx *hnsw.Index
+			var qbs recall.BuildStats
+			if b.c.quantize != hnsw.QuantizeNone {
+				if qx, qbs, err = b.quantized(hx, bs); err != nil {
+					return rows, qrows, err
+				}
 			}
 			for _, ef := range b.c.efs {
-				search := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
-					return hx.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: ef})
+				for _, ix := range []*hnsw.Index{hx, qx} {
+					if ix == nil {
+						continue
+					}
+					search := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+						return ix.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: ef})
+					}
+					p, st := params{M: m, EfConstruction: efc, Ef: max(ef, b.c.k)}, bs
+					if ix == qx {
+						p.Quantize, st = b.c.quantize.String(), qbs
+					}
+					qs, err := b.measure(ctx, ix, ds, truth, b.c.k, "hnsw "+p.String(), search)
+					if err != nil {
+						return rows, qrows, err
+					}
+					if ix == qx {
+						qrows = append(qrows, b.measured("sweep", ds, "memory", "hnsw", p, st, qs))
+					} else {
+						rows = append(rows, b.measured("sweep", ds, "memory", "hnsw", p, st, qs))
+					}
 				}
-				p := params{M: m, EfConstruction: efc, Ef: max(ef, b.c.k)}
-				qs, err := b.measure(ctx, hx, ds, truth, b.c.k, "hnsw "+p.String(), search)
-				if err != nil {
-					return rows, err
-				}
-				rows = append(rows, b.measured("sweep", ds, "memory", "hnsw", p, bs, qs))
 			}
 			store.Close()
 		}
 	}
-	return rows, nil
+	return rows, qrows, nil
+}
+
+// quantized loads the graph of hx into a second index over the same store
+// that walks codes (--quantize): the same links, so that the two differ
+// only in what they walk. Its build time is the float32 build's plus the
+// load (training and encoding the codes); its memory, the float32 build's
+// with the float32 graph's bytes replaced by its own (both as the graphs
+// count them in Stats.GraphBytes).
+func (b *bench) quantized(hx *hnsw.Index, bs recall.BuildStats) (*hnsw.Index, recall.BuildStats, error) {
+	var buf bytes.Buffer
+	if _, err := hx.WriteTo(&buf); err != nil {
+		return nil, bs, err
+	}
+	o := hx.Options()
+	o.Quantize = b.c.quantize
+	o.Progress = nil
+	qx, err := hnsw.New(hx.Store(), &o)
+	if err != nil {
+		return nil, bs, err
+	}
+	start := time.Now()
+	if _, err := qx.ReadFrom(&buf); err != nil {
+		return nil, bs, err
+	}
+	qbs := bs
+	qbs.Time += time.Since(start)
+	qbs.Bytes += qx.Stats().GraphBytes - hx.Stats().GraphBytes
+	return qx, qbs, nil
 }
 
 // markPareto marks the rows no other row beats on both recall and QPS.
@@ -80,13 +139,19 @@ func markPareto(rows []result) {
 	}
 }
 
-func (b *bench) printSweep(ds *recall.Dataset, rows []result) {
+// printSweep prints the rows of one walk: float32 when quantize is empty,
+// else the codes it names.
+func (b *bench) printSweep(ds *recall.Dataset, rows []result, quantize string) {
 	if len(rows) == 0 {
 		return
 	}
 	k := b.c.k
-	t := newTable(b.out, fmt.Sprintf("## HNSW sweep: %s, %d-d %s, k=%d, %s queries one at a time (★ = Pareto front of recall against QPS)",
-		ds.Name, ds.Dim, ds.Metric, k, fmtInt(len(ds.Queries))),
+	walk := ""
+	if quantize != "" {
+		walk = ", walking " + quantize + " codes (the same graphs, finalists rescored exactly)"
+	}
+	t := newTable(b.out, fmt.Sprintf("## HNSW sweep%s: %s, %d-d %s, k=%d, %s queries one at a time (★ = Pareto front of recall against QPS)",
+		walk, ds.Name, ds.Dim, ds.Metric, k, fmtInt(len(ds.Queries))),
 		"M", "efC", "ef", fmt.Sprintf("recall@%d", k), "p50", "p95", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "build", "memory", "<Pareto")
 	order := slices.Clone(rows)
 	for _, r := range order {

@@ -32,7 +32,7 @@ var graph = map[string]rule{
 	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"vector/quant":           {cairn: []string{"vector", "vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
-	"hnsw":                   {cairn: []string{"vector"}},
+	"hnsw":                   {cairn: []string{"vector", "vector/quant"}},
 	"qflat":                  {cairn: []string{"vector", "vector/quant"}},
 	"sqlitestore":            {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/crashpoint":    {},

@@ -46,19 +46,24 @@ func (q *Quantizer) Prepare(v vector.Vector) (*Query, error) {
 		scale = 1 / math.Sqrt(sum)
 		sum = 1
 	}
-	w := make([]float64, q.dim)
+	// The weights qⱼ·sⱼ are computed twice, for their maximum and then for
+	// their rounding, rather than kept in a float64 slice: a search
+	// prepares one query each, and at d = 768 that slice (6 KiB) was most
+	// of what a graph search allocated, enough to bring the GC into the
+	// query loop. The two products are the same expression, so they are
+	// bit-identical.
 	var base, wmax float64
 	for j, x := range v {
 		f := float64(x) * scale
 		base += f * float64(q.lo[j])
-		w[j] = f * float64(q.step[j])
-		wmax = max(wmax, math.Abs(w[j]))
+		wmax = max(wmax, math.Abs(f*float64(q.step[j])))
 	}
 	r := &Query{metric: q.metric, dim: q.dim, w: make([]int8, q.dim), base: float32(base), qq: float32(sum)}
 	if wmax > 0 {
 		alpha := wmax / queryMax
-		for j, x := range w {
-			r.w[j] = int8(math.Round(x / alpha))
+		for j, x := range v {
+			w := float64(x) * scale * float64(q.step[j])
+			r.w[j] = int8(math.Round(w / alpha))
 		}
 		r.alpha = float32(alpha)
 	}

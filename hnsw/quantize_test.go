@@ -1,0 +1,612 @@
+// This file tests the int8 traversal (Options.Quantize): recall beside the
+// float32 walk of the same graph, exact distances, filters, deletes,
+// concurrency, refreshing, persistence and options.
+
+package hnsw_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/cairndb/cairn/flat"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/vectortest"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+var int8Opts = &hnsw.Options{Quantize: hnsw.QuantizeInt8}
+
+// pair builds a float32 graph over ds and loads the same graph (saved and
+// read back) into an index with Quantize: the two differ only in what
+// they walk.
+func pair(t testing.TB, ds *recall.Dataset, o hnsw.Options) (f, q *hnsw.Index) {
+	t.Helper()
+	f, s := build(t, ds, &o)
+	var buf bytes.Buffer
+	if _, err := f.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	o.Quantize = hnsw.QuantizeInt8
+	q = newIndex(t, s, &o)
+	if _, err := q.ReadFrom(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if q.Quantizer() == nil {
+		t.Fatal("no quantizer after loading a graph over a full store")
+	}
+	return f, q
+}
+
+// TestQuantizedRecall checks the bar on clustered data: at every
+// ef, recall@10 of the int8 walk within 0.005 of the float32 walk of the
+// same graph, under every metric. CAIRN_MEASURE=1 adds a larger set.
+func TestQuantizedRecall(t *testing.T) {
+	type set struct {
+		n, nq, dim int
+		metrics    []vector.Metric
+		o          hnsw.Options
+	}
+	// One worker: a reproducible graph, so that the logged figures are.
+	sets := []set{{4000, 200, 64, []vector.Metric{vector.Cosine, vector.Dot, vector.L2}, hnsw.Options{M: 6, EfConstruction: 32, Workers: 1}}}
+	if os.Getenv("CAIRN_MEASURE") == "1" {
+		sets = append(sets,
+			set{50000, 500, 100, []vector.Metric{vector.Cosine}, hnsw.Options{}},
+			set{20000, 300, 768, []vector.Metric{vector.Cosine}, hnsw.Options{}})
+	}
+	for _, c := range sets {
+		for _, m := range c.metrics {
+			t.Run(fmt.Sprintf("%dx%d/%v", c.n, c.dim, m), func(t *testing.T) {
+				ds := recall.Clustered(c.n, c.nq, c.dim, 5)
+				ds.Metric = m
+				if m != vector.Cosine {
+					scaleNorms(ds)
+				}
+				truth, err := recall.GroundTruth(context.Background(), ds, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, q := pair(t, ds, c.o)
+				for _, ef := range []int{10, 16, 32, 64, 128} {
+					rf := meanRecall(t, f, ds, truth, 10, ef)
+					rq := meanRecall(t, q, ds, truth, 10, ef)
+					t.Logf("ef=%d recall@10 float32 %.4f int8 %.4f", ef, rf, rq)
+					if rq < rf-0.005 {
+						t.Errorf("ef=%d: int8 recall@10 %.4f, float32 %.4f: more than 0.005 below", ef, rq, rf)
+					}
+				}
+			})
+		}
+	}
+}
+
+// scaleNorms gives the (unit) vectors of ds norms spread over [0.5, 2],
+// so that Dot and L2 rank differently from Cosine.
+func scaleNorms(ds *recall.Dataset) {
+	for i, v := range ds.Base {
+		f := float32(0.5 + 1.5*math.Mod(float64(i)*0.618034, 1))
+		for j := range v {
+			v[j] *= f
+		}
+	}
+}
+
+// TestQuantizedExactDistances checks that every result of the int8 walk
+// carries its id's exact distance: bit for bit the one the float32 walk
+// and the index's exact paths give (the single kernel, exactTop), and
+// within a few ulps of package flat's, whose batch kernel sums in another
+// order; results come in the exact order, under every metric, with k up
+// to ef; and a walk wide enough to see every node returns the exact scan.
+func TestQuantizedExactDistances(t *testing.T) {
+	ctx := context.Background()
+	for _, m := range []vector.Metric{vector.Cosine, vector.Dot, vector.L2} {
+		t.Run(m.String(), func(t *testing.T) {
+			ds := recall.Clustered(1500, 30, 40, 9)
+			ds.Metric = m
+			if m != vector.Cosine {
+				scaleNorms(ds)
+			}
+			ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 64, Quantize: hnsw.QuantizeInt8})
+			ids := make([]vector.ID, len(ds.Base))
+			for i := range ids {
+				ids[i] = vector.ID(i)
+			}
+			fl := flat.New(s)
+			for i, qv := range ds.Queries {
+				all := exactTop(t, s, m, qv, ids, len(ids))
+				exact := make(map[vector.ID]float32, len(all))
+				for _, r := range all {
+					exact[r.ID] = r.Distance
+				}
+				byFlat, err := fl.Search(ctx, qv, len(ids), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				flatDist := make(map[vector.ID]float32, len(byFlat))
+				for _, r := range byFlat {
+					flatDist[r.ID] = r.Distance
+				}
+				for _, k := range []int{1, 10, 40} {
+					got, err := ix.SearchWith(ctx, qv, k, &hnsw.SearchOptions{Ef: 40})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != k {
+						t.Fatalf("query %d k=%d: %d results", i, k, len(got))
+					}
+					for j, r := range got {
+						d, ok := exact[r.ID]
+						if !ok || math.Float32bits(d) != math.Float32bits(r.Distance) {
+							t.Fatalf("query %d k=%d result %d: id %d distance %v, exact %v", i, k, j, r.ID, r.Distance, d)
+						}
+						if f := flatDist[r.ID]; math.Abs(float64(f-d)) > 1e-6*max(1, math.Abs(float64(d))) {
+							t.Fatalf("query %d k=%d result %d: id %d distance %v, flat %v", i, k, j, r.ID, d, f)
+						}
+						if j > 0 && (got[j-1].Distance > r.Distance || got[j-1].Distance == r.Distance && got[j-1].ID > r.ID) {
+							t.Fatalf("query %d k=%d: results out of order at %d", i, k, j)
+						}
+					}
+				}
+				got, err := ix.SearchWith(ctx, qv, 10, &hnsw.SearchOptions{Ef: len(ds.Base)})
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, r := range got {
+					if r != all[j] {
+						t.Fatalf("query %d, ef = n: result %d is %v, exact %v", i, j, r, all[j])
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestQuantizedConformance runs the shared index suite (bad input, ties,
+// deletes, filters, batches, tracking, cancellation, concurrency) over an
+// int8 index: quantization changes neither what is refused nor the
+// contract.
+func TestQuantizedConformance(t *testing.T) {
+	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
+	mk := func(t *testing.T, s vector.Store) vector.Index {
+		ix := newIndex(t, s, int8Opts)
+		var ids []vector.ID
+		if err := s.ForEach(func(id vector.ID, _ vector.Vector) error {
+			ids = append(ids, id)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := ix.Track(context.Background(), ids); err != nil {
+			t.Fatal(err)
+		}
+		return ix
+	}
+	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
+}
+
+// TestQuantizedFilterAndDelete checks that the int8 walk returns only
+// allowed, live ids, with recall close to the float32 walk's, after half
+// of the vectors are deleted.
+func TestQuantizedFilterAndDelete(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Clustered(2000, 100, 32, 11)
+	f, q := pair(t, ds, hnsw.Options{M: 10, EfConstruction: 80})
+	for i := 0; i < len(ds.Base); i += 2 {
+		if err := q.Delete(ctx, vector.ID(i)); err != nil {
+			t.Fatal(err)
+		}
+		if err := f.Untrack(ctx, []vector.ID{vector.ID(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A filter keeping ids ≡ 1 mod 4 (half of the live ones).
+	keep := vector.FilterFunc(func(id vector.ID) bool { return id%4 == 1 })
+	live := &recall.Dataset{Dim: ds.Dim, Metric: ds.Metric, Queries: ds.Queries}
+	var liveIDs []vector.ID
+	for i := 1; i < len(ds.Base); i += 4 {
+		live.Base = append(live.Base, ds.Base[i])
+		liveIDs = append(liveIDs, vector.ID(i))
+	}
+	truth, err := recall.GroundTruth(ctx, live, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := func(ix *hnsw.Index) float64 {
+		var sum float64
+		for i, qv := range ds.Queries {
+			got, err := ix.SearchWith(ctx, qv, 10, &hnsw.SearchOptions{Ef: 48, SearchOptions: vector.SearchOptions{Filter: keep}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range got {
+				if r.ID%4 != 1 {
+					t.Fatalf("query %d: id %d is deleted or filtered out", i, r.ID)
+				}
+			}
+			want := make([]int32, len(truth[i]))
+			for j, p := range truth[i] {
+				want[j] = int32(liveIDs[p])
+			}
+			sum += recall.At(got, want, 10)
+		}
+		return sum / float64(len(ds.Queries))
+	}
+	rf, rq := mean(f), mean(q)
+	t.Logf("filtered recall@10 after deleting half: float32 %.4f int8 %.4f", rf, rq)
+	if rq < rf-0.01 {
+		t.Errorf("int8 recall@10 %.4f, float32 %.4f", rq, rf)
+	}
+	if err := q.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if st := q.Stats(); st.Len != len(ds.Base)/2 || st.Deleted != 0 {
+		t.Errorf("after Flush: %+v", st)
+	}
+}
+
+// TestQuantizedConcurrent adds from several goroutines, one vector and
+// batches at a time, while others search: the codes are trained and
+// retrained (the store doubles many times) under concurrent searches.
+// Under -race it checks the locking of the codes and the quantizer.
+func TestQuantizedConcurrent(t *testing.T) {
+	ds := recall.Clustered(2000, 20, 24, 3)
+	s := memStore(t, ds.Dim, ds.Metric)
+	ix := newIndex(t, s, &hnsw.Options{M: 6, EfConstruction: 32, Quantize: hnsw.QuantizeInt8})
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for i := w; i < 600; i += 3 {
+				if err := ix.Add(ctx, vector.ID(i), ds.Base[i]); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Go(func() {
+		for b := 600; b < 2000; b += 200 {
+			ids := make([]vector.ID, 200)
+			for i := range ids {
+				ids[i] = vector.ID(b + i)
+			}
+			if err := ix.AddBatch(ctx, ids, ds.Base[b:b+200]); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	for range 2 {
+		wg.Go(func() {
+			for i := range 300 {
+				if _, err := ix.Search(ctx, ds.Queries[i%len(ds.Queries)], 5, nil); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if ix.Len() != 2000 {
+		t.Fatalf("Len = %d", ix.Len())
+	}
+	qz := ix.Quantizer()
+	if qz == nil || qz.Trained() < 1000 {
+		t.Fatalf("quantizer %v: not retrained as the store grew", qz)
+	}
+	truth, err := recall.GroundTruth(ctx, ds, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := meanRecall(t, ix, ds, truth, 10, 64); r < 0.9 {
+		t.Errorf("recall@10 %.4f after a concurrent build", r)
+	}
+}
+
+// TestQuantizedDrift adds data far outside the trained ranges, too little
+// of it to retrain by growth (the store stays below twice the trained
+// size): the codes go stale by drift and are trained again, and recall
+// holds.
+func TestQuantizedDrift(t *testing.T) {
+	ctx := context.Background()
+	const n, more = 6000, 2000
+	ds := recall.Clustered(n+more, 50, 16, 21)
+	ds.Metric = vector.L2
+	for i := n; i < n+more; i++ {
+		for j := range ds.Base[i] {
+			ds.Base[i][j] = 3*ds.Base[i][j] + 2
+		}
+	}
+	for i := range ds.Queries {
+		for j := range ds.Queries[i] {
+			ds.Queries[i][j] = 3*ds.Queries[i][j] + 2
+		}
+	}
+	s := memStore(t, ds.Dim, ds.Metric)
+	ix := newIndex(t, s, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeInt8})
+	add := func(lo, hi int) {
+		ids := make([]vector.ID, hi-lo)
+		for i := range ids {
+			ids[i] = vector.ID(lo + i)
+		}
+		if err := ix.AddBatch(ctx, ids, ds.Base[lo:hi]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add(0, n)
+	before := ix.Quantizer()
+	if before == nil || before.Trained() != n {
+		t.Fatalf("quantizer %v after the first batch", before)
+	}
+	for lo := n; lo < n+more; lo += more / 4 {
+		add(lo, lo+more/4)
+	}
+	after := ix.Quantizer()
+	if after == before {
+		t.Fatal("codes not trained again after the data drifted")
+	}
+	if lo, hi := after.Range(0); hi < 2 {
+		t.Errorf("range of dimension 0 [%v, %v] does not cover the new data", lo, hi)
+	}
+	truth, err := recall.GroundTruth(ctx, ds, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := meanRecall(t, ix, ds, truth, 10, 64); r < 0.9 {
+		t.Errorf("recall@10 %.4f on drifted data", r)
+	}
+}
+
+// TestQuantizedReopen saves an int8 graph and reads it back: the same
+// results, bit for bit, the same quantizer, format version 2; and an
+// older (version-1) graph file reads into an int8 index, its codes
+// trained from the store.
+func TestQuantizedReopen(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Clustered(1200, 40, 20, 4)
+	ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeInt8})
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(buf.Bytes()[8:]); v != 2 {
+		t.Fatalf("an int8 graph is written in format version %d, want 2", v)
+	}
+	// Read by an index whose own option is off: the stream's wins.
+	ix2 := newIndex(t, s, nil)
+	if _, err := ix2.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if ix2.Options().Quantize != hnsw.QuantizeInt8 {
+		t.Fatalf("Quantize %v after loading an int8 graph", ix2.Options().Quantize)
+	}
+	a, _ := ix.Quantizer().MarshalBinary()
+	b, _ := ix2.Quantizer().MarshalBinary()
+	if !bytes.Equal(a, b) {
+		t.Error("the quantizer read back differs")
+	}
+	for i, q := range ds.Queries {
+		r1, err := ix.Search(ctx, q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := ix2.Search(ctx, q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(r1) != fmt.Sprint(r2) {
+			t.Fatalf("query %d: %v before, %v after", i, r1, r2)
+		}
+	}
+	// The loaded graph keeps working.
+	if err := ix2.Add(ctx, 99999, ds.Queries[0]); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := ix2.Search(ctx, ds.Queries[0], 1, nil); err != nil || r[0].ID != 99999 {
+		t.Fatalf("search for an added vector: %v, %v", r, err)
+	}
+
+	// The golden version-1 graph, read by an int8 index.
+	golden, err := os.ReadFile(filepath.Join("testdata", "tiny.hnsw"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, ts := tinyGraph(t)
+	old := newIndex(t, ts, int8Opts)
+	if _, err := old.ReadFrom(bytes.NewReader(golden)); err != nil {
+		t.Fatal(err)
+	}
+	if old.Quantizer() == nil || old.Options().Quantize != hnsw.QuantizeInt8 {
+		t.Fatal("codes not rebuilt from the store for a version-1 graph")
+	}
+	if _, err := old.Search(ctx, recall.Clustered(40, 1, 4, 3).Base[0], 3, nil); err != nil {
+		t.Fatal(err)
+	}
+	// A graph without quantization is still written as version 1.
+	var v1 bytes.Buffer
+	f, _ := tinyGraph(t)
+	if _, err := f.WriteTo(&v1); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(v1.Bytes(), golden) {
+		t.Error("a graph without quantization is no longer written as the version-1 golden file")
+	}
+}
+
+// quantizedTiny is the golden graph's data as an int8 graph, saved.
+func quantizedTiny(t testing.TB) []byte {
+	ds := recall.Clustered(40, 1, 4, 3)
+	s := memStore(t, 4, vector.L2)
+	ix := newIndex(t, s, &hnsw.Options{M: 4, EfConstruction: 16, Quantize: hnsw.QuantizeInt8})
+	for i, v := range ds.Base {
+		if i == 7 {
+			continue
+		}
+		if err := ix.Add(context.Background(), vector.ID(100+i), v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// TestQuantizedReadBad damages the quantizer of a saved int8 graph: a
+// newer quantizer format gives ErrUnsupportedVersion, damaged bytes
+// ErrCorrupt, and the index is unchanged.
+func TestQuantizedReadBad(t *testing.T) {
+	good := quantizedTiny(t)
+	// The body starts at 20; the quantizer's form at 20+4+1+12+8+8+1+4.
+	const qAt = 20 + 4 + 1 + 12 + 8 + 8 + 1 + 4
+	if string(good[qAt:qAt+4]) != "CQNT" {
+		t.Fatalf("no quantizer at %d: %q", qAt, good[qAt:qAt+4])
+	}
+	mutate := func(f func(b []byte)) []byte {
+		b := bytes.Clone(good)
+		f(b)
+		return fixChecksum(b)
+	}
+	for _, c := range []struct {
+		name string
+		data []byte
+		want error
+	}{
+		{"newer quantizer", mutate(func(b []byte) { binary.LittleEndian.PutUint16(b[qAt+4:], 9) }), vector.ErrUnsupportedVersion},
+		{"damaged quantizer", mutate(func(b []byte) { b[qAt+40] ^= 1 }), vector.ErrCorrupt},
+		{"unknown quantization", mutate(func(b []byte) { b[qAt-5] = 7 }), vector.ErrCorrupt},
+		{"quantizer too long", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[qAt-4:], 1<<30) }), vector.ErrCorrupt},
+		{"newer graph", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 3) }), vector.ErrUnsupportedVersion},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, s := tinyGraph(t)
+			ix := newIndex(t, s, int8Opts)
+			if _, err := ix.ReadFrom(bytes.NewReader(c.data)); !errors.Is(err, c.want) {
+				t.Fatalf("ReadFrom: %v, want %v", err, c.want)
+			}
+			if ix.Len() != 0 || ix.Quantizer() != nil {
+				t.Errorf("Len %d, quantizer %v after a failed load", ix.Len(), ix.Quantizer())
+			}
+		})
+	}
+}
+
+// FuzzReadFromQuantized is FuzzReadFrom seeded with an int8 graph, so that
+// mutations reach the quantizer's fields.
+func FuzzReadFromQuantized(f *testing.F) {
+	good := quantizedTiny(f)
+	f.Add(good, false)
+	f.Add(good, true)
+	f.Add(good[:60], true)
+	ds := recall.Clustered(40, 1, 4, 3)
+	f.Fuzz(func(t *testing.T, data []byte, fixCRC bool) {
+		s, _ := vector.NewMemStore(4, vector.L2)
+		for i, v := range ds.Base {
+			if i != 7 {
+				_ = s.Put(context.Background(), vector.ID(100+i), v)
+			}
+		}
+		if fixCRC && len(data) >= 24 {
+			data = fixChecksum(data)
+		}
+		ix, err := hnsw.New(s, int8Opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ix.ReadFrom(bytes.NewReader(data)); err != nil {
+			if !errors.Is(err, vector.ErrCorrupt) && !errors.Is(err, vector.ErrUnsupportedVersion) {
+				t.Fatalf("ReadFrom: %v wraps neither ErrCorrupt nor ErrUnsupportedVersion", err)
+			}
+			return
+		}
+		if err := ix.Verify(); err != nil {
+			t.Fatalf("loaded graph fails Verify: %v", err)
+		}
+		if _, err := ix.Search(context.Background(), ds.Base[0], 3, nil); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestQuantizeOptions checks that an undefined Quantize is refused, and
+// the names.
+func TestQuantizeOptions(t *testing.T) {
+	s := memStore(t, 4, vector.L2)
+	if _, err := hnsw.New(s, &hnsw.Options{Quantize: 2}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Quantize 2: %v, want ErrInvalidOptions", err)
+	}
+	for _, q := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8} {
+		if p, err := hnsw.ParseQuantize(q.String()); err != nil || p != q {
+			t.Errorf("ParseQuantize(%q) = %v, %v", q.String(), p, err)
+		}
+	}
+	if _, err := hnsw.ParseQuantize("int4"); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("ParseQuantize(int4): %v", err)
+	}
+}
+
+// TestQuantizedMemory checks the traversal copy: d + 4 bytes a slot, no
+// more than a quarter of float32 plus the norm, and the graph of an int8
+// index smaller than the float32 one's with its inline copy (d = 100).
+func TestQuantizedMemory(t *testing.T) {
+	ds := recall.Clustered(2000, 1, 100, 2)
+	f, q := pair(t, ds, hnsw.Options{M: 8, EfConstruction: 32})
+	sf, sq := f.Stats(), q.Stats()
+	if sf.CodeBytes != 0 {
+		t.Errorf("float32 index: CodeBytes %d", sf.CodeBytes)
+	}
+	if want := int64(sq.Slots) * 104; sq.CodeBytes != want {
+		t.Errorf("CodeBytes %d, want %d", sq.CodeBytes, want)
+	}
+	if sq.CodeBytes > int64(sq.Slots)*(100*4/4+4) {
+		t.Errorf("CodeBytes %d over a quarter of float32 plus the norm", sq.CodeBytes)
+	}
+	t.Logf("GraphBytes float32 (inline copy) %d, int8 %d", sf.GraphBytes, sq.GraphBytes)
+	if sq.GraphBytes >= sf.GraphBytes*6/10 {
+		t.Errorf("int8 graph %d bytes, float32 graph %d", sq.GraphBytes, sf.GraphBytes)
+	}
+}
+
+// TestQuantizedRealEmbeddings is TestQuantizedRecall on the real model
+// output in ../testdata: recall@10 of the int8 walk within 0.005 of the
+// float32 walk of the same graph at every ef, under every metric on the
+// Cohere vectors (not normalised) and under Cosine on bge-m3 and MiniLM.
+func TestQuantizedRealEmbeddings(t *testing.T) {
+	for _, set := range []struct {
+		dir     string
+		metrics []vector.Metric
+	}{
+		{"cohere-wiki-768-1k", []vector.Metric{vector.Dot, vector.Cosine, vector.L2}},
+		{"bge-m3-1024-alice-926", []vector.Metric{vector.Cosine}},
+		{"luceneutil-minilm-384", []vector.Metric{vector.Cosine}},
+	} {
+		base, queries := readSet(t, set.dir)
+		for _, m := range set.metrics {
+			t.Run(set.dir+"/"+m.String(), func(t *testing.T) {
+				ds := &recall.Dataset{Name: set.dir, Dim: len(base[0]), Metric: m, Base: base, Queries: queries}
+				truth, err := recall.GroundTruth(context.Background(), ds, 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				f, q := pair(t, ds, hnsw.Options{M: 8, EfConstruction: 64})
+				for _, ef := range []int{10, 16, 32, 64} {
+					rf := meanRecall(t, f, ds, truth, 10, ef)
+					rq := meanRecall(t, q, ds, truth, 10, ef)
+					t.Logf("%d × %d-d, %d queries, ef=%d: recall@10 float32 %.4f int8 %.4f", len(base), ds.Dim, len(queries), ef, rf, rq)
+					if rq < rf-0.005 {
+						t.Errorf("ef=%d: int8 recall@10 %.4f, float32 %.4f: more than 0.005 below", ef, rq, rf)
+					}
+				}
+			})
+		}
+	}
+}
