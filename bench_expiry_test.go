@@ -21,7 +21,7 @@ var (
 	sweepExpire = flag.Int("cairn.sweep.expire", 1000000, "items that expire, for BenchmarkExpirySweep")
 	sweepKeep   = flag.Int("cairn.sweep.keep", 100000, "items that do not, for BenchmarkExpirySweep")
 	sweepDim    = flag.Int("cairn.sweep.dim", 32, "dimension for BenchmarkExpirySweep")
-	sweepIndex  = flag.String("cairn.sweep.index", "flat", "index for BenchmarkExpirySweep: flat or hnsw")
+	sweepIndex  = flag.String("cairn.sweep.index", "flat", "indexes for BenchmarkExpirySweep: flat, hnsw or both (flat,hnsw)")
 	sweepText   = flag.Bool("cairn.sweep.text", false, "give BenchmarkExpirySweep's items a short text (the keyword index then takes part)")
 	sweepStores = flag.String("cairn.sweep.stores", "memory,sqlite", "stores for BenchmarkExpirySweep: memory, sqlite or both")
 )
@@ -47,19 +47,21 @@ var (
 // expired items out of one by one (hnsw.Index.Untrack repairs the graph
 // around each), so the HNSW run is smaller.
 func BenchmarkExpirySweep(b *testing.B) {
-	kind := cairn.HNSW
-	if *sweepIndex == "flat" {
-		kind = cairn.Flat
-	}
-	for _, store := range []string{"memory", "sqlite"} {
-		if !slices.Contains(splitComma(*sweepStores), store) {
-			continue
+	for _, name := range splitComma(*sweepIndex) {
+		kind := cairn.HNSW
+		if name == "flat" {
+			kind = cairn.Flat
 		}
-		b.Run(fmt.Sprintf("%s/index=%v/keep=%d/expire=%d/dim=%d/text=%v", store, kind, *sweepKeep, *sweepExpire, *sweepDim, *sweepText), func(b *testing.B) {
-			for range b.N {
-				runExpirySweep(b, store == "sqlite", kind)
+		for _, store := range []string{"memory", "sqlite"} {
+			if !slices.Contains(splitComma(*sweepStores), store) {
+				continue
 			}
-		})
+			b.Run(fmt.Sprintf("%s/index=%v/keep=%d/expire=%d/dim=%d/text=%v", store, kind, *sweepKeep, *sweepExpire, *sweepDim, *sweepText), func(b *testing.B) {
+				for range b.N {
+					runExpirySweep(b, store == "sqlite", kind)
+				}
+			})
+		}
 	}
 }
 
