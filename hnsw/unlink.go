@@ -96,7 +96,8 @@ func (ix *Index) noteInserted(s node) {
 // added credit of them: it starts a batch once tombstones reach a batch,
 // and scans credit·perTomb slots of the running batch (see unlinkPace),
 // or the whole batch if tombstones waiting behind it reach a batch of
-// their own. With all set it unlinks every tombstone, batch by batch, and
+// their own. With all set it unlinks every tombstone there was when it
+// began (later ones too if they share a batch), batch by batch, and
 // returns ctx's error if ctx ends between steps. mu is not held: begin
 // and finish take it for writing, steps for reading.
 func (ix *Index) unlinkSome(ctx context.Context, credit int, all bool) error {
@@ -109,6 +110,7 @@ func (ix *Index) unlinkSome(ctx context.Context, credit int, all bool) error {
 		}
 	}()
 	budget := 0 // slots this call may still scan
+	quota := -1 // with all, the tombstones still to unlink of those at the start
 	for {
 		if all {
 			if err := ctx.Err(); err != nil {
@@ -118,9 +120,12 @@ func (ix *Index) unlinkSome(ctx context.Context, credit int, all bool) error {
 		ix.mu.RLock()
 		u := ix.unl
 		waiting, batch := len(ix.tombs), ix.batchLen()
+		if quota < 0 {
+			quota = waiting
+		}
 		if u == nil {
 			ix.mu.RUnlock()
-			if waiting == 0 || waiting < batch && !all {
+			if waiting == 0 || waiting < batch && !all || all && quota <= 0 {
 				return nil
 			}
 			ix.mu.Lock()
@@ -147,6 +152,7 @@ func (ix *Index) unlinkSome(ctx context.Context, credit int, all bool) error {
 			ix.mu.Lock()
 			if ix.unl == u { // not replaced by ReadFrom meanwhile
 				ix.finishUnlinkLocked(sc)
+				quota -= u.n
 			}
 			ix.mu.Unlock()
 		}

@@ -5,6 +5,7 @@ package hnsw_test
 // inserts run.
 
 import (
+	"bytes"
 	"context"
 	"math"
 	"sync"
@@ -158,5 +159,78 @@ func TestUnlinkUnderLoad(t *testing.T) {
 	t.Logf("ef=%d recall@10 after untracking %d of %d under load: %.4f, fresh build: %.4f", ef, gone, n, after, want)
 	if after < want-0.03 {
 		t.Errorf("recall after untracking %.4f, more than 0.03 below a fresh build (%.4f)", after, want)
+	}
+}
+
+// TestBatchInterrupted leaves a batch half unlinked (deletes one at a time
+// just past a batch), then checks that Verify, WriteTo and, over another
+// batch in progress, ReadFrom and further untracks leave a sound graph.
+func TestBatchInterrupted(t *testing.T) {
+	ds := recall.Clustered(1000, 5, 16, 12)
+	o := &hnsw.Options{M: 8, EfConstruction: 64}
+	ix, _ := build(t, ds, o)
+	ctx := context.Background()
+	for i := range 130 { // a batch is 125; the first Delete past it scans 17 slots
+		if err := ix.Delete(ctx, vector.ID(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 130 {
+		t.Fatalf("%d deleted pending, want 130 (the batch half done)", st.Deleted)
+	}
+	// A copy of the graph as it is, for ReadFrom; WriteTo finishes the
+	// batch and the rest.
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 0 || st.Len != 870 {
+		t.Fatalf("after WriteTo: %d deleted, Len %d", st.Deleted, st.Len)
+	}
+	// Over a batch in progress (untracked: the store keeps the vectors, so
+	// the copy still matches it), ReadFrom replaces it.
+	for i := 130; i < 270; i++ {
+		if err := ix.Untrack(ctx, []vector.ID{vector.ID(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if st := ix.Stats(); st.Deleted == 0 {
+		t.Fatal("no batch in progress")
+	}
+	if _, err := ix.ReadFrom(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if st := ix.Stats(); st.Deleted != 0 || st.Len != 870 {
+		t.Fatalf("after ReadFrom: %d deleted, Len %d", st.Deleted, st.Len)
+	}
+	for i := 130; i < 400; i++ {
+		if err := ix.Untrack(ctx, []vector.ID{vector.ID(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	re := ix
+	got, err := re.SearchWith(ctx, ds.Queries[0], 10, &hnsw.SearchOptions{Ef: 64})
+	if err != nil || len(got) != 10 {
+		t.Fatalf("search: %v, %d results", err, len(got))
+	}
+	for _, r := range got {
+		if r.ID < 400 {
+			t.Fatalf("search returned removed id %d", r.ID)
+		}
+	}
+	if err := re.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := re.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	if st := re.Stats(); st.Deleted != 0 || st.Len != 600 {
+		t.Fatalf("after Flush: %d deleted, Len %d", st.Deleted, st.Len)
 	}
 }
