@@ -20,7 +20,8 @@ import (
 // reproducible; over seeds 1 to 8, with deletes unlinked in batches of an
 // eighth of the graph, after − fresh ranged from −0.016 to +0.029 (mean
 // +0.006; unlinking each delete at once gave −0.023 to +0.041); seed 4
-// gives −0.015 (Delete) and −0.016 (Untrack).
+// gave −0.015 (Delete) and −0.016 (Untrack), and gives +0.042 and +0.024
+// since batches are unlinked in steps paced over the deletes that follow.
 func TestDeleteRecall(t *testing.T) {
 	t.Run("Delete", func(t *testing.T) { testDeleteRecall(t, false) })
 	t.Run("Untrack", func(t *testing.T) { testDeleteRecall(t, true) })
@@ -269,14 +270,17 @@ func TestDeletePending(t *testing.T) {
 	if err := re.Verify(); err != nil {
 		t.Fatal(err)
 	}
-	// Past a batch, the graph repairs itself.
+	// Past a batch, the graph repairs itself, the deletes after a batch's
+	// start doing its work: tombstones stay within a batch and a half (an
+	// eighth of the graph each) while deletes go on.
 	for i := 1; i < 200; i++ {
 		if err := ix.Delete(ctx, vector.ID(i*3)); err != nil && !errors.Is(err, vector.ErrNotFound) {
 			t.Fatal(err)
 		}
-	}
-	if st := ix.Stats(); st.Deleted >= (st.Len+st.Deleted)/8 {
-		t.Fatalf("%d deleted nodes pending of %d", st.Deleted, st.Len+st.Deleted)
+		st := ix.Stats()
+		if batch := max(32, (st.Len+st.Deleted)/8); st.Deleted > batch*3/2+1 {
+			t.Fatalf("%d deleted nodes pending of %d, more than 1.5 batches of %d", st.Deleted, st.Len+st.Deleted, batch)
+		}
 	}
 	if err := ix.Flush(ctx); err != nil {
 		t.Fatal(err)

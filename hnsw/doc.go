@@ -68,9 +68,12 @@
 // are then reused. Sharing the pass and the repairs among a batch makes a
 // delete about 4× cheaper than unlinking each at once. After deleting half
 // of clustered 768-d data (n = 10,000), recall@10 stays within 0.01 of a
-// fresh build of the remaining vectors (BenchmarkDeleteHalf).
-// [Index.Flush] repairs the pending ones at once. [Index.Update] is a
-// delete and an add under one id.
+// fresh build of the remaining vectors (BenchmarkDeleteHalf). The pass
+// runs in short steps beside searches and inserts, done by the deletes
+// that follow the batch's start, each its share (unlink.go), so no search
+// waits for a repair; tombstones stay below 3/16 of the graph while
+// deletes go on. [Index.Flush] repairs the pending ones at once.
+// [Index.Update] is a delete and an add under one id.
 //
 // Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
 // but only collects allowed nodes, so it returns k results whenever k
@@ -119,9 +122,16 @@
 // AddBatch, Track) run in parallel: each node's neighbour lists are written
 // under that node's lock with atomic stores and read with atomic loads, as
 // in hnswlib, and a node's vector and layers are in place before any link
-// to it is published. Delete, Untrack, Update, Flush, WriteTo, ReadFrom, Stats and
-// Verify take the index exclusively: they wait for running searches and
-// inserts and block new ones while they run. AddBatch and Track insert with
+// to it is published. ReadFrom, Stats and Verify take the index
+// exclusively: they wait for running searches and inserts and block new
+// ones while they run. Delete, Untrack and Update take it exclusively only
+// to tombstone their nodes (O(1) a node); the repairs that follow, like
+// Flush's, run under the shared lock in steps of a few dozen nodes, one
+// repairing goroutine at a time, with each new list written under its
+// node's lock and merged with the links inserts added meanwhile; a
+// batch's slots are freed under the exclusive lock, once no node links to
+// them, so no search in flight can hold one. WriteTo flushes beside
+// searches, then encodes exclusively. AddBatch and Track insert with
 // [Options.Workers] goroutines (every core by default) and take the index
 // per insert, so an exclusive call waits for one insert, not for a whole
 // batch; until a batch has linked an id, Delete reports it not found.

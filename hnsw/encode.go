@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -53,11 +54,13 @@ var ErrStoreMismatch = fmt.Errorf("hnsw: graph does not match its store: %w", ve
 
 // WriteTo writes the graph (not the vectors) to w in the versioned,
 // checksummed format that [Index.ReadFrom] reads, after repairing the
-// graph around pending deletions ([Index.Flush]). It waits for running
-// searches and inserts and blocks new ones while it runs.
+// graph around pending deletions ([Index.Flush], beside running searches
+// and inserts). It then waits for running searches and inserts and
+// blocks new ones while it encodes.
 func (ix *Index) WriteTo(w io.Writer) (int64, error) {
+	_ = ix.Flush(context.Background()) // beside searches; cannot fail
 	ix.mu.Lock()
-	ix.repairTombsLocked(true)
+	ix.unlinkAllLocked() // deleted since: few
 	body := ix.encodeLocked()
 	version := ix.writeVersion()
 	ix.mu.Unlock()
@@ -348,7 +351,7 @@ func (ix *Index) installLocked(g *Index) {
 	ix.quant.clipped.Store(0)
 	ix.pages = g.pages
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
-	ix.tombs, ix.dead = nil, nil
+	ix.tombs, ix.dead, ix.unl = nil, nil, nil
 	ix.ep.Store(g.ep.Load())
 	ix.rngMu.Lock()
 	ix.rng = g.rng

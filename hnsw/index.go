@@ -26,8 +26,11 @@ const freeLevel = 0xFF
 // [vector.Tracker], [io.WriterTo] and [io.ReaderFrom].
 //
 // Index is safe for concurrent use: searches and inserts run in parallel
-// with each other, while Delete, Untrack, Update, Flush, WriteTo, ReadFrom, Stats
-// and Verify wait for them and run alone.
+// with each other; ReadFrom, Stats and Verify wait for them and run alone;
+// Delete, Untrack and Update run alone only to tombstone their nodes, a
+// moment, and then repair the graph around earlier deletes beside them
+// (one caller at a time), as Flush does; WriteTo repairs beside them and
+// encodes alone.
 type Index struct {
 	store  vector.Store
 	dim    int
@@ -90,12 +93,19 @@ type Index struct {
 
 	scratch sync.Pool // *scratch
 
-	// dead marks the nodes being unlinked; only used under mu held for
-	// writing, and all false in between.
-	dead []bool
 	// tombs lists the nodes deleted but not yet unlinked, oldest first;
-	// guarded by mu (written under mu held for writing).
+	// the batch being unlinked, if any, is its prefix (see unlink.go).
+	// Guarded by mu (written under mu held for writing), as are unl and
+	// dead.
 	tombs []node
+	// unl is the batch of tombstones being unlinked, nil if none.
+	unl *unlinking
+	// dead marks the nodes of unl's batch; all false in between. It may
+	// be shorter than the pages (see isDead).
+	dead []bool
+	// repairMu lets one goroutine at a time run unlink steps under the
+	// shared lock.
+	repairMu sync.Mutex
 
 	// cal is the recall-target state (see calibrate.go).
 	cal calibrator
@@ -121,7 +131,8 @@ type scratch struct {
 	links []uint32   // links of a node to score
 	dists []float32  // their distances to the query
 	q     []float32
-	deadq []node // the deleted nodes a repair walks through
+	deadq []node   // the deleted nodes a repair walks through
+	snap  []uint32 // a copy of the list a repair replaces
 	// skip, when skipOn, is a node a search walks around (the calibration's
 	// held-out query node); off for every other search.
 	skip   node
@@ -295,6 +306,7 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	ix.idMu.Unlock()
 	sc := ix.getScratch()
 	ix.insert(sc, slots[0], sv, ix.randomLevel())
+	ix.noteInserted(slots[0])
 	ix.scratch.Put(sc)
 	ix.idMu.Lock()
 	ix.live++
@@ -467,6 +479,7 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 				}
 				ix.mu.RLock()
 				ix.insert(sc, slots[i], vecs[i], levels[i])
+				ix.noteInserted(slots[i])
 				ix.idMu.Lock()
 				ix.live++
 				ix.pending--
@@ -509,36 +522,41 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 // Delete removes id from the store, then from the index; its slot is
 // reused once the graph is repaired. It returns an error wrapping
 // [vector.ErrNotFound] if id is not indexed (or its batch insert has not
-// linked it yet); if the store refuses, nothing changes. It waits for
-// running searches and inserts and blocks new ones while it runs.
+// linked it yet); if the store refuses, nothing changes.
 //
-// The node is tombstoned: searches no longer return it but still walk
-// through it (on a copy of its vector), and the graph around tombstones is
-// repaired in batches, once they make up an eighth of the graph (see
-// [Index.Flush]); until then each holds its slot and a copy of its vector
-// (dim·4 bytes, counted in [Stats].GraphBytes; at dimension ≤ 512 the
-// row's own copy, no more). A batch costs one O(n·M)
-// scan plus the repair of every node linking to one of them, shared by the
-// whole batch: about 0.6 ms a Delete and 0.4 ms an id for Untrack at
-// n = 10,000, 768-d (BenchmarkDeleteHalf), against 2.9 and 2.2 ms when
-// each was unlinked at once.
+// The node is tombstoned, under the exclusive lock for a moment (running
+// searches and inserts are waited for, new ones wait): searches no longer
+// return it but still walk through it (on a copy of its vector). The graph
+// around tombstones is repaired in batches, once they make up an eighth of
+// the graph, beside running searches and inserts (see [Index.Flush]);
+// until then each holds its slot and a copy of its vector (dim·4 bytes,
+// counted in [Stats].GraphBytes; at dimension ≤ 512 the row's own copy,
+// no more). The deletes that follow a batch's start do its work, a
+// bounded share each, in the caller's goroutine and under the shared lock
+// (see unlink.go): a batch costs one O(n·M) scan plus the repair of
+// every node linking to one of its nodes, so a Delete costs on average
+// about 16 nodes scanned and, in a dense graph, as many repaired. Should
+// deletes come faster than that, a Delete that finds a second batch
+// waiting finishes the first.
 func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
 	}
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	s, ok := ix.idGet(id)
 	if !ok || ix.levelOf(s) == freeLevel {
+		ix.mu.Unlock()
 		// Absent, or reserved by a batch insert that has not linked it
 		// yet.
 		return fmt.Errorf("hnsw: delete %d: %w", id, vector.ErrNotFound)
 	}
 	if err := ix.store.Delete(ctx, id); err != nil {
+		ix.mu.Unlock()
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
 	}
 	ix.tombstoneLocked(s)
-	ix.repairTombsLocked(false)
+	ix.mu.Unlock()
+	_ = ix.unlinkSome(ctx, 1, false) // fails only for all
 	ix.noteChange(1)
 	return nil
 }
@@ -546,18 +564,20 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 // Untrack removes ids from the index but leaves them in the store; see
 // [vector.Tracker]. It returns an error wrapping [vector.ErrNotFound],
 // and removes nothing, if an id is not indexed. The nodes are tombstoned
-// and repaired in batches, as by [Index.Delete].
+// under the exclusive lock, O(len(ids)), and repaired in batches under
+// the shared lock, as by [Index.Delete]; an Untrack of many ids does the
+// work of the batches they fill before it returns.
 func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: untrack: %w", err)
 	}
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	slots := make([]node, len(ids))
 	seen := make(map[vector.ID]struct{}, len(ids))
 	for i, id := range ids {
 		s, ok := ix.idGet(id)
 		if _, dup := seen[id]; !ok || dup || ix.levelOf(s) == freeLevel {
+			ix.mu.Unlock()
 			return fmt.Errorf("hnsw: untrack: item %d (id %d): %w", i, id, vector.ErrNotFound)
 		}
 		seen[id] = struct{}{}
@@ -566,24 +586,24 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	for _, s := range slots {
 		ix.tombstoneLocked(s)
 	}
-	ix.repairTombsLocked(false)
+	ix.mu.Unlock()
+	_ = ix.unlinkSome(ctx, len(slots), false) // fails only for all
 	ix.noteChange(len(slots))
 	return nil
 }
 
 // Flush repairs the graph around every deleted node not yet unlinked and
-// frees their slots. Deletes do this on their own in batches; Flush is for
-// when the deletes are done and the index should be at its best (WriteTo,
-// Stats and Verify flush first). It runs alone, like Delete, and returns
-// ctx's error if ctx is done before it starts.
+// frees their slots, leaving the index at its best: Deletes do this on
+// their own in batches; Flush is for when the deletes are done (WriteTo
+// flushes first). It runs beside searches and inserts, holding the
+// exclusive lock only for moments, as Delete does; deletes made while it
+// runs may be left for later. It returns ctx's error if ctx ends first,
+// with the batches before done.
 func (ix *Index) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: flush: %w", err)
 	}
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	ix.repairTombsLocked(true)
-	return nil
+	return ix.unlinkSome(ctx, 0, true)
 }
 
 // tombstoneLocked deletes node s from the index's view without unlinking
@@ -591,8 +611,8 @@ func (ix *Index) Flush(ctx context.Context) error {
 // stops counting as live and searches stop returning it. Its vector is
 // copied (unless the index keeps vectors inline, which are copies
 // already), because the store may hand the memory to another vector, and
-// searches keep routing through it until repairTombsLocked unlinks it. mu
-// is held for writing.
+// searches keep routing through it until its batch is unlinked. mu is
+// held for writing.
 func (ix *Index) tombstoneLocked(s node) {
 	ix.idMu.Lock()
 	if !ix.inline { // an inline vector is a copy already
@@ -604,37 +624,6 @@ func (ix *Index) tombstoneLocked(s node) {
 	ix.live--
 	ix.idMu.Unlock()
 	ix.tombs = append(ix.tombs, s)
-}
-
-// tombBatchDiv sets the size of a batch of tombstones unlinked together:
-// a batch is taken once tombstones reach 1/tombBatchDiv of the graph (and
-// at least tombBatchMin). Larger batches share the scan and the repairs
-// among more deletes, but repairs then find fewer live candidates nearby:
-// in BenchmarkDeleteHalf (clustered 768-d, n = 10,000, half deleted;
-// recall@10 at ef = 16 beside a fresh build) batches of 1/64 of the graph
-// cost 1.65 ms an id (−0.006), 1/16 0.96 ms (−0.007), 1/8 0.61 ms
-// (−0.007), 1/4 0.25 ms (−0.010), and in TestDeleteRecall 1/4 and larger
-// fell 0.02–0.03 below a fresh build where 1/8 and smaller stayed within
-// 0.01.
-const (
-	tombBatchDiv = 8
-	tombBatchMin = 32
-)
-
-// repairTombsLocked unlinks tombstones in batches of an eighth of the
-// graph, oldest first, while there are at least that many, or all of them
-// if all is set. mu is held for writing.
-func (ix *Index) repairTombsLocked(all bool) {
-	for len(ix.tombs) > 0 {
-		batch := max(tombBatchMin, (ix.live+len(ix.tombs))/tombBatchDiv)
-		if len(ix.tombs) < batch && !all {
-			return
-		}
-		n := min(batch, len(ix.tombs))
-		ix.unlinkLocked(ix.tombs[:n])
-		ix.tombs = append(ix.tombs[:0], ix.tombs[n:]...)
-	}
-	ix.tombs = nil
 }
 
 // Update replaces the vector of id: a Delete then an Add under the same id.

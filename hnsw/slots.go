@@ -160,6 +160,9 @@ func (ix *Index) graphBytes() int64 {
 	}
 	b += int64(cap(ix.tombs)) * 4
 	b += int64(cap(ix.free))*4 + int64(cap(ix.dead))
+	if ix.unl != nil {
+		b += int64(cap(ix.unl.levels))
+	}
 	return b
 }
 

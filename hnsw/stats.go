@@ -34,8 +34,8 @@ type Stats struct {
 	CodeBytes int64
 }
 
-// Stats returns the shape and memory of the graph. It runs alone, like
-// Delete, and costs O(n).
+// Stats returns the shape and memory of the graph. It waits for running
+// searches and inserts and blocks new ones while it runs, and costs O(n).
 func (ix *Index) Stats() Stats {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()

@@ -12,7 +12,7 @@ import (
 // degree bounds, no self-links, no links to free slots or to nodes below
 // the layer, no duplicate links, the id map and the slots agreeing, the
 // entry point on the top level. It waits for running searches and inserts
-// and blocks new ones while it runs, like Delete. Tests run it after every
+// and blocks new ones while it runs. Tests run it after every
 // change; it costs O(n·M).
 func (ix *Index) Verify() error {
 	ix.mu.Lock()
