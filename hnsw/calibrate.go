@@ -96,6 +96,26 @@ type calibrator struct {
 	running bool
 	deletes int           // nodes deleted since the last calibration
 	done    chan struct{} // closed when the running calibration ends
+	// graph and exact count the searches under the target by the way
+	// they went (TargetSearches).
+	graph, exact atomic.Int64
+}
+
+// TargetSearches counts the searches an index with a recall target has
+// answered under it (those given no [SearchOptions.Ef]) since it was
+// created or loaded, by the way each went: Graph searched with the
+// calibrated beam width (or EfSearch before the first calibration), Exact
+// scored every vector. A snapshot value.
+type TargetSearches struct {
+	Graph, Exact int64
+}
+
+// TargetSearches returns how many searches under the recall target went
+// each way: the evidence of which route real queries took, beside
+// [Index.Calibration], which says which one they should take. It costs two
+// atomic loads.
+func (ix *Index) TargetSearches() TargetSearches {
+	return TargetSearches{Graph: ix.cal.graph.Load(), Exact: ix.cal.exact.Load()}
 }
 
 // recordQuery keeps q in the reservoir of recent queries with the
@@ -140,6 +160,13 @@ func (ix *Index) Calibration() (Calibration, bool) {
 // proportion, k·Ef/K: recall@k at a fixed beam falls as k grows, and the
 // beam needed grows about linearly with it.
 func (ix *Index) targetEf(k int) (ef int, exact bool) {
+	defer func() {
+		if exact {
+			ix.cal.exact.Add(1)
+		} else {
+			ix.cal.graph.Add(1)
+		}
+	}()
 	c := ix.cal.cur.Load()
 	if c == nil {
 		if ix.liveCount() < MinCalibrationLen {
@@ -290,13 +317,25 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		return finish()
 	}
 	pace := &pacer{on: paced, since: time.Now()}
-	truth, err := ix.exactNeighbours(ctx, queries, self, k, pace)
+	truth, univ, err := ix.exactNeighbours(ctx, queries, self, k, pace)
 	if err != nil {
 		return Calibration{}, err
 	}
-	// measure returns the recall at ef on the sample, and the mean number
-	// of nodes a query scored.
-	measure := func(ef int) (recall, scored float64, err error) {
+	if calibrationTruthHook != nil {
+		calibrationTruthHook()
+	}
+	// measure returns the recall at ef on the sample, and the share of
+	// the index's vectors a query scored on average.
+	measure := func(ef int) (recall, share float64, err error) {
+		// The truth is over the vectors of the exact scan: if the index
+		// has changed since, the searches are confined to them, or the
+		// vectors added meanwhile would count as misses (beside a bulk
+		// load, a calibration found no beam width good enough and chose
+		// exact search).
+		var only vector.Filter
+		if univ.changed(ix) {
+			only = univ
+		}
 		hits, total, nodes := 0, 0, 0
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
@@ -305,9 +344,9 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			var got []vector.Result
 			var n int
 			if self != nil {
-				got, n = ix.searchPrepared(q, k, max(ef, k), self[i], true)
+				got, n = ix.searchPrepared(q, k, max(ef, k), self[i], true, only)
 			} else {
-				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false)
+				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false, only)
 			}
 			nodes += n
 			pace.rest()
@@ -318,17 +357,16 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			total += len(truth[i])
 		}
-		scored = float64(nodes) / float64(len(queries))
+		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
 		if total == 0 {
-			return 1, scored, nil
+			return 1, share, nil
 		}
-		return float64(hits) / float64(total), scored, nil
+		return float64(hits) / float64(total), share, nil
 	}
-	// A walk that scores this many nodes a query costs more than scoring
-	// every vector in order (each of its steps is a random read and a heap
-	// operation; the scan's are neither), so no beam width that needs it
-	// pays.
-	scanLike := float64(c.Len) * maxScoredShare
+	// A walk that scores maxScoredShare of the vectors a query costs more
+	// than scoring every vector in order (each of its steps is a random
+	// read and a heap operation; the scan's are neither), so no beam width
+	// that needs it pays.
 	exact := func(format string, args ...any) (Calibration, error) {
 		c.Exact, c.Recall, c.Reason = true, 1, fmt.Sprintf(format, args...)
 		return finish()
@@ -339,40 +377,40 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	// each step of the bisection costs a few hundred searches).
 	limit := max(k, min(MaxEf, c.Len))
 	lo, hi := k-1, k // recall(lo) < target (lo = k-1 stands for "none"), recall(hi) is tested
-	var hiRecall, hiScored float64
+	var hiRecall, hiShare float64
 	for {
-		r, scored, err := measure(hi)
+		r, share, err := measure(hi)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hiRecall, hiScored = r, scored
+			hiRecall, hiShare = r, share
 			break
 		}
 		if hi >= limit {
 			return exact("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
 		}
-		if scored >= scanLike {
+		if share >= maxScoredShare {
 			return exact("recall@%d %.4f at ef %d, below the target %.4f, with each query already scoring %.0f%% of the vectors: an exact scan costs less",
-				k, r, hi, c.Target, 100*scored/float64(c.Len))
+				k, r, hi, c.Target, 100*share)
 		}
 		lo, hi = hi, min(2*hi, limit)
 	}
 	for hi-lo > max(1, int(float64(hi)*efTolerance)) {
 		mid := lo + (hi-lo)/2
-		r, scored, err := measure(mid)
+		r, share, err := measure(mid)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hi, hiRecall, hiScored = mid, r, scored
+			hi, hiRecall, hiShare = mid, r, share
 		} else {
 			lo = mid
 		}
 	}
-	if hiScored >= scanLike {
+	if hiShare >= maxScoredShare {
 		return exact("the target needs ef %d, where each query scores %.0f%% of the vectors: an exact scan costs less",
-			hi, 100*hiScored/float64(c.Len))
+			hi, 100*hiShare)
 	}
 	c.Ef, c.Recall = hi, hiRecall
 	return finish()
@@ -422,18 +460,55 @@ func (ix *Index) indexed(s node) bool {
 	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.hasVec(s)
 }
 
+// calibrationTruthHook, if set (by tests), runs between a calibration's
+// exact scan and its first measurement.
+var calibrationTruthHook func()
+
+// universe is the set of vectors a calibration's exact scan scored, sorted,
+// and the index's slot count, size and tombstones when the scan began: the
+// measurements search within it once the index has changed (a vector
+// added during the calibration is not in the truth). A [vector.Filter].
+type universe struct {
+	ids        []vector.ID
+	next       node
+	live, tomb int
+}
+
+// Allow reports whether id was scored by the exact scan.
+func (u *universe) Allow(id vector.ID) bool {
+	_, ok := slices.BinarySearch(u.ids, id)
+	return ok
+}
+
+// changed reports whether ix has gained or lost a node since the scan
+// began.
+func (u *universe) changed(ix *Index) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	return ix.next != u.next || ix.live != u.live || len(ix.tombs) != u.tomb
+}
+
 // exactNeighbours returns the ids of the k indexed vectors nearest to each
 // query (leaving out self[i] for query i when self is given), by scoring
-// every node. It holds the index's read lock one page of slots at a time,
-// so deletes wait at most for one page.
-func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []vector.ID, k int, pace *pacer) ([][]vector.ID, error) {
+// every node, and the universe of the vectors it scored. It holds the
+// index's read lock one page of slots at a time, so deletes wait at most
+// for one page.
+func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []vector.ID, k int, pace *pacer) ([][]vector.ID, *universe, error) {
 	tops := make([]*vector.TopK, len(queries))
 	for i := range tops {
 		tops[i] = vector.NewTopK(k)
 	}
+	univ := &universe{}
+	ix.mu.RLock()
+	ix.idMu.Lock()
+	univ.next, univ.live, univ.tomb = ix.next, ix.live, len(ix.tombs)
+	ix.idMu.Unlock()
+	ix.mu.RUnlock()
 	for first := node(0); ; first += pageSize {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("hnsw: calibrate: %w", err)
+			return nil, nil, fmt.Errorf("hnsw: calibrate: %w", err)
 		}
 		ix.mu.RLock()
 		ix.idMu.Lock()
@@ -448,6 +523,7 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 				continue
 			}
 			v, id := ix.vec(s), ix.idOf(s)
+			univ.ids = append(univ.ids, id)
 			for i, q := range queries {
 				if self != nil && self[i] == id {
 					continue
@@ -464,7 +540,8 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 			out[i] = append(out[i], r.ID)
 		}
 	}
-	return out, nil
+	slices.Sort(univ.ids)
+	return out, univ, nil
 }
 
 // pacer makes a background calibration rest as long as it has worked, in
@@ -485,26 +562,6 @@ func (p *pacer) rest() {
 		time.Sleep(worked)
 		p.since = time.Now()
 	}
-}
-
-// searchAll scores every indexed node against q: the exact search of an
-// index whose recall target no beam width meets. mu is held.
-func (ix *Index) searchAll(q []float32, k int, filter vector.Filter) []vector.Result {
-	t := vector.NewTopK(k)
-	ix.idMu.Lock()
-	next := ix.next
-	ix.idMu.Unlock()
-	for s := node(0); s < next; s++ {
-		if !ix.indexed(s) {
-			continue
-		}
-		id := ix.idOf(s)
-		if filter != nil && !filter.Allow(id) {
-			continue
-		}
-		t.Push(id, ix.dist(q, ix.vec(s)))
-	}
-	return t.Results()
 }
 
 // validateTarget adds the problems of the recall-target fields of o to bad.
