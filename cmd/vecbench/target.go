@@ -241,10 +241,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	if cal.Exact {
 		chosen, chosenEf = "exact", 0
 	}
-	calNote := fmt.Sprintf("%s, %d queries, %.4f at ef %d, %s", cal.Source, cal.Queries, cal.Recall, cal.Ef, fmtDur(cal.Took))
-	if cal.Exact {
-		calNote = fmt.Sprintf("%s, %d queries: %s, %s", cal.Source, cal.Queries, cal.Reason, fmtDur(cal.Took))
-	}
+	calNote := calibrationNote(cal)
 	// The best setting is the fastest of the sweep's best ef, the exact
 	// scan and the approximate scan if it meets the target.
 	tq, sq, qq := medianStats(runs[0]), medianStats(runs[2]), medianStats(runs[4])
@@ -266,15 +263,31 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	b.targetRow(t, ds, eval, p, target, "exact scan", "exact", 0, sq, ratio(sq), "")
 	b.targetRow(t, ds, eval, p, target, "approximate scan", "qflat", 0, qq, ratio(qq), fmt.Sprintf("qflat, rescore %d", qflat.DefaultRescore))
 	aq := medianStats(runs[3])
-	autoIndex, autoEf, autoNote := "exact", 0, fmt.Sprintf("Auto collection: %s", info.Index)
-	switch info.Index {
+	// What the Auto collection's queries did: its calibration may have
+	// changed during the runs (a background one finishing, or one on the
+	// queries it answered), so the note reports the state after them.
+	after, err := coll.Info()
+	if err != nil {
+		return hnsw.Calibration{}, err
+	}
+	autoIndex, autoEf, autoNote := "exact", 0, fmt.Sprintf("Auto collection: %s", after.Index)
+	switch after.Index {
 	case cairn.QFlat:
 		autoIndex = "qflat"
 	case cairn.HNSW:
 		autoIndex = "hnsw"
-		if c := info.Calibration; c != nil {
+		if c := after.Calibration; c != nil {
 			autoEf = c.Ef
-			autoNote += fmt.Sprintf(", %.4f at ef %d", c.Recall, c.Ef)
+			if c.Exact {
+				autoIndex, autoEf = "exact", 0
+			}
+			autoNote += fmt.Sprintf(", %s", calibrationNote(*c))
+			if c0 := info.Calibration; c0 != nil && (c0.Ef != c.Ef || c0.Exact != c.Exact) {
+				autoNote += fmt.Sprintf(" (before the runs: %s)", calibrationNote(*c0))
+			}
+		}
+		if s := after.Searches; s != nil {
+			autoNote += fmt.Sprintf("; %s searches through the graph, %s exact", fmtInt(int(s.Graph)), fmtInt(int(s.Exact)))
 		}
 	}
 	b.targetRow(t, ds, eval, p, target, "Auto collection", autoIndex, autoEf, aq, ratio(aq), autoNote)
@@ -319,6 +332,15 @@ func (b *bench) targetRow(t *table, ds, eval *recall.Dataset, p params, target f
 	})
 	t.row(fmt.Sprintf("%.3g", target), setting, efText, fmtRecall(st.recall), fmtDur(st.at(0.5)), fmtDur(st.at(0.95)),
 		fmtQPS(st.qps()), ratio, calNote)
+}
+
+// calibrationNote describes a calibration in a few words: its sample, and
+// what it measured or why it chose exact search.
+func calibrationNote(c hnsw.Calibration) string {
+	if c.Exact {
+		return fmt.Sprintf("%s, %d queries, %s vectors: %s, %s", c.Source, c.Queries, fmtInt(c.Len), c.Reason, fmtDur(c.Took))
+	}
+	return fmt.Sprintf("%s, %d queries, %s vectors, %.4f at ef %d, %s", c.Source, c.Queries, fmtInt(c.Len), c.Recall, c.Ef, fmtDur(c.Took))
 }
 
 // medianStats returns the run of median QPS.
