@@ -18,7 +18,7 @@ import (
 // vecbench's target report on clustered-100000 answered exactly for that).
 func TestCalibrateWhileGrowing(t *testing.T) {
 	ctx := context.Background()
-	ds := recall.Uniform(6000, 400, 16, 11)
+	ds := recall.Uniform(1800, 200, 16, 11)
 	ix := newIndex(t, memStore(t, 16, vector.Cosine), &hnsw.Options{TargetRecall: 0.9})
 	add := func(lo, hi int) {
 		ids := make([]vector.ID, hi-lo)
@@ -29,13 +29,13 @@ func TestCalibrateWhileGrowing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	add(0, 2000)
+	add(0, 600)
 	ix.WaitCalibration()
 	grown := false
 	old := hnsw.SetCalibrationTruthHook(func() {
 		if !grown {
 			grown = true
-			add(2000, 6000)
+			add(600, 1800)
 		}
 	})
 	defer hnsw.SetCalibrationTruthHook(old)
@@ -44,14 +44,14 @@ func TestCalibrateWhileGrowing(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("calibration across growth: %+v", c)
-	if !grown || c.Exact || c.Recall < 0.9 || c.Len != 2000 {
-		t.Fatalf("calibration across growth from 2000 to 6000 vectors = %+v, want a beam width", c)
+	if !grown || c.Exact || c.Recall < 0.9 || c.Len != 600 {
+		t.Fatalf("calibration across growth from 600 to 1800 vectors = %+v, want a beam width", c)
 	}
-	// The beam it chose for 2000 vectors is close to what 6000 need; the
+	// The beam it chose for 600 vectors is close to what 1800 need; the
 	// next calibration (the index has doubled) measures it again.
 	ix.WaitCalibration()
 	if got := measured(t, ix, ds, ds.Queries); got < 0.85 {
-		t.Errorf("recall at the calibrated beam on 6000 vectors = %.4f", got)
+		t.Errorf("recall at the calibrated beam on 1800 vectors = %.4f", got)
 	}
 }
 

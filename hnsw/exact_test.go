@@ -39,7 +39,7 @@ func tiedIndex(t *testing.T, s vector.Store, n int) (ix *hnsw.Index, gone map[ve
 		t.Fatal(err)
 	}
 	gone = map[vector.ID]bool{}
-	for _, id := range []vector.ID{1, 6, 41, 500, vector.ID(n)} {
+	for _, id := range []vector.ID{1, 6, 41, 500, vector.ID(n)} { // ids 1 and 41 hold one vector
 		if err := ix.Delete(ctx, id); err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestSearchAllMatchesFlat(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	ctx := context.Background()
 	s := memStore(t, 32, vector.Cosine)
-	ix, gone, ds := tiedIndex(t, s, 9000)
+	ix, gone, ds := tiedIndex(t, s, 4200)
 	ex := flat.New(s)
 	odd := vector.FilterFunc(func(id vector.ID) bool { return id%2 == 1 })
 	for qi, q := range append(ds.Queries, ds.Base[0], ds.Base[77]) {
@@ -108,7 +108,7 @@ func TestSearchAllOwnVectors(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(4))
 	ctx := context.Background()
 	ms := memStore(t, 32, vector.L2)
-	ix, gone, ds := tiedIndex(t, slotStore{ms}, 12000)
+	ix, gone, ds := tiedIndex(t, slotStore{ms}, 4200)
 	ex := flat.New(ms)
 	allow := vector.FilterFunc(func(id vector.ID) bool { return !gone[id] })
 	for qi, q := range ds.Queries {
@@ -139,7 +139,7 @@ func TestSearchAllCancelled(t *testing.T) {
 	for name, s := range map[string]vector.Store{
 		"arena": memStore(t, 32, vector.Cosine), "slots": slotStore{memStore(t, 32, vector.Cosine)},
 	} {
-		ix, _, ds := tiedIndex(t, s, 9000)
+		ix, _, ds := tiedIndex(t, s, 4200)
 		pq, _ := vector.Prepare(ds.Queries[0], 32, vector.Cosine)
 		if _, err := ix.SearchAll(ctx, pq, 10, nil); !errors.Is(err, context.Canceled) {
 			t.Errorf("%s: exact search with a cancelled context = %v, want context.Canceled", name, err)
