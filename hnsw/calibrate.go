@@ -57,6 +57,13 @@ const (
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
+	// SourceMixed is every query the index answered since its previous
+	// calibration, fewer than 100, topped up with held-out vectors to
+	// [CalibrationQueries]: the real queries count for what they are
+	// worth, the held-out vectors steady the estimate. Like SourceHeldOut,
+	// it is replaced by a calibration on real queries once the index has
+	// answered CalibrationQueries of them.
+	SourceMixed CalibrationSource = "queries+held-out"
 )
 
 // Calibration is the outcome of one measurement of an index's recall: what
@@ -92,7 +99,8 @@ type calibrator struct {
 	cur     atomic.Pointer[Calibration]
 	seen    atomic.Int64 // unfiltered queries recorded since the last calibration
 	mu      sync.Mutex   // guards sample, running, deletes, done
-	sample  [][]float32  // reservoir of recent query vectors
+	sample  [][]float32  // reservoir of recent query vectors, in arena
+	arena   []float32
 	running bool
 	deletes int           // nodes deleted since the last calibration
 	done    chan struct{} // closed when the running calibration ends
@@ -141,7 +149,16 @@ func (ix *Index) recordQuery(q []float32) {
 		copy(ix.cal.sample[slot], q)
 		return
 	}
-	ix.cal.sample = append(ix.cal.sample, slices.Clone(q))
+	// The reservoir's vectors share one allocation, made by the first
+	// query recorded, so that recording costs a copy, not an allocation
+	// a query.
+	if ix.cal.arena == nil {
+		ix.cal.arena = make([]float32, CalibrationQueries*len(q))
+	}
+	i := len(ix.cal.sample) * len(q)
+	v := ix.cal.arena[i : i+len(q) : i+len(q)]
+	copy(v, q)
+	ix.cal.sample = append(ix.cal.sample, v)
 }
 
 // Calibration returns the index's latest calibration, and false if it has
@@ -206,10 +223,10 @@ func (ix *Index) noteChange(deleted int) {
 }
 
 // recalibrateOnQueries starts a background calibration if the current one
-// was measured on held-out vectors.
+// was measured on held-out vectors, in part or in all.
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || c.Source != SourceHeldOut {
+	if c == nil || (c.Source != SourceHeldOut && c.Source != SourceMixed) {
 		return
 	}
 	ix.cal.mu.Lock()
@@ -294,11 +311,17 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		ix.cal.running = false
 		close(ix.cal.done)
 		ix.cal.mu.Unlock()
+		// A full reservoir of real queries may have come in during a
+		// calibration on held-out vectors, when recordQuery could not
+		// start another: start it now.
+		if ix.cal.seen.Load() > CalibrationQueries {
+			ix.recalibrateOnQueries()
+		}
 	}()
 	k := ix.opts.TargetK
 	c := Calibration{Target: ix.opts.TargetRecall, K: k, Len: ix.liveCount()}
 	src := SourceCaller
-	var self []vector.ID // for held-out queries: the id each one is
+	var self []heldOut // for held-out queries: the id each one is
 	if len(queries) == 0 {
 		queries, self, src = ix.calibrationSample()
 	}
@@ -343,8 +366,8 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			var got []vector.Result
 			var n int
-			if self != nil {
-				got, n = ix.searchPrepared(q, k, max(ef, k), self[i], true, only)
+			if self != nil && self[i].on {
+				got, n = ix.searchPrepared(q, k, max(ef, k), self[i].id, true, only)
 			} else {
 				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false, only)
 			}
@@ -416,25 +439,34 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	return finish()
 }
 
+// heldOut says whether a calibration query is an indexed vector, and
+// which: its node is walked around and left out of its truth.
+type heldOut struct {
+	id vector.ID
+	on bool
+}
+
 // calibrationSample returns the queries a calibration without a caller's
-// sample measures with: the recorded recent queries if there are enough,
-// else up to CalibrationQueries indexed vectors drawn at random, with their
-// ids so that each can be left out of its own results.
-func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSource) {
+// sample measures with: the recorded recent queries if there are at least
+// minRealQueries; else those there are, topped up to CalibrationQueries
+// with indexed vectors drawn at random, each marked held out so that it
+// is left out of its own results.
+func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource) {
 	ix.cal.mu.Lock()
-	if len(ix.cal.sample) >= minRealQueries {
-		qs := make([][]float32, len(ix.cal.sample))
-		for i, q := range ix.cal.sample {
-			qs[i] = slices.Clone(q)
-		}
-		ix.cal.seen.Store(0) // the next queries refill the reservoir
-		ix.cal.mu.Unlock()
-		return qs, nil, SourceQueries
+	qs := make([][]float32, len(ix.cal.sample))
+	for i, q := range ix.cal.sample {
+		qs[i] = slices.Clone(q)
 	}
 	// Queries from now on refill the reservoir, and a full one
-	// recalibrates (recordQuery).
+	// recalibrates if this calibration is not on real queries alone
+	// (recordQuery).
 	ix.cal.seen.Store(0)
 	ix.cal.mu.Unlock()
+	if len(qs) >= minRealQueries {
+		return qs, nil, SourceQueries
+	}
+	self := make([]heldOut, len(qs), CalibrationQueries)
+	real := len(qs)
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
@@ -442,17 +474,20 @@ func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSourc
 	next := ix.next
 	ix.idMu.Unlock()
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
-	var qs [][]float32
-	var ids []vector.ID
+	drawn := map[vector.ID]bool{}
 	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
 		s := node(r.Uint64N(uint64(next)))
-		if !ix.indexed(s) || slices.Contains(ids, ix.idOf(s)) {
+		if !ix.indexed(s) || drawn[ix.idOf(s)] {
 			continue
 		}
+		drawn[ix.idOf(s)] = true
 		qs = append(qs, slices.Clone(ix.vec(s)))
-		ids = append(ids, ix.idOf(s))
+		self = append(self, heldOut{ix.idOf(s), true})
 	}
-	return qs, ids, SourceHeldOut
+	if real > 0 {
+		return qs, self, SourceMixed
+	}
+	return qs, self, SourceHeldOut
 }
 
 // indexed reports whether slot s holds a linked, live node. mu is held.
@@ -491,11 +526,12 @@ func (u *universe) changed(ix *Index) bool {
 }
 
 // exactNeighbours returns the ids of the k indexed vectors nearest to each
-// query (leaving out self[i] for query i when self is given), by scoring
+// query (leaving out self[i].id for query i when self is given and
+// self[i].on), by scoring
 // every node, and the universe of the vectors it scored. It holds the
 // index's read lock one page of slots at a time, so deletes wait at most
 // for one page.
-func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []vector.ID, k int, pace *pacer) ([][]vector.ID, *universe, error) {
+func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []heldOut, k int, pace *pacer) ([][]vector.ID, *universe, error) {
 	tops := make([]*vector.TopK, len(queries))
 	for i := range tops {
 		tops[i] = vector.NewTopK(k)
@@ -525,7 +561,7 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 			v, id := ix.vec(s), ix.idOf(s)
 			univ.ids = append(univ.ids, id)
 			for i, q := range queries {
-				if self != nil && self[i] == id {
+				if self != nil && self[i].on && self[i].id == id {
 					continue
 				}
 				tops[i].Push(id, ix.dist(q, v))

@@ -85,3 +85,33 @@ func TestTargetSearchesCount(t *testing.T) {
 		t.Errorf("TargetSearches at 2000 vectors = %+v, want 7 through the graph", got)
 	}
 }
+
+// TestCalibrateMixedSample: with fewer real queries than it trusts alone,
+// a calibration measures on all of them topped up with held-out vectors,
+// and once a full reservoir of queries has come in, the index recalibrates
+// on them.
+func TestCalibrateMixedSample(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	for _, q := range ds.Queries[:30] {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != hnsw.SourceMixed || c.Queries != hnsw.CalibrationQueries || c.Exact || c.Recall < 0.9 {
+		t.Fatalf("calibration after 30 queries = %+v, want one on them and held-out vectors", c)
+	}
+	for _, q := range ds.Queries[30:450] {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.WaitCalibration()
+	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries != hnsw.CalibrationQueries {
+		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
+	}
+}
