@@ -471,8 +471,8 @@ func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource)
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
 	next := ix.next
-	ix.idMu.Unlock()
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
 	drawn := map[vector.ID]bool{}
 	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
@@ -490,9 +490,12 @@ func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource)
 	return qs, self, SourceHeldOut
 }
 
-// indexed reports whether slot s holds a linked, live node. mu is held.
+// indexed reports whether slot s holds a live node: its vector recorded
+// (by ReadFrom, or by an insert, which links it soon after) and not
+// deleted. It reads what is written under idMu, which is held, and not the
+// level, which a running insert writes without it.
 func (ix *Index) indexed(s node) bool {
-	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.hasVec(s)
+	return ix.hasVec(s) && !ix.isTomb(s)
 }
 
 // calibrationTruthHook, if set (by tests), runs between a calibration's
@@ -542,23 +545,31 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 	univ.next, univ.live, univ.tomb = ix.next, ix.live, len(ix.tombs)
 	ix.idMu.Unlock()
 	ix.mu.RUnlock()
+	var ids []vector.ID
+	var vs [][]float32
 	for first := node(0); ; first += pageSize {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, fmt.Errorf("hnsw: calibrate: %w", err)
 		}
 		ix.mu.RLock()
+		// The page's vectors are gathered under idMu, which inserts
+		// take, and scored without it.
 		ix.idMu.Lock()
 		next := ix.next
-		ix.idMu.Unlock()
 		if first >= next {
+			ix.idMu.Unlock()
 			ix.mu.RUnlock()
 			break
 		}
+		ids, vs = ids[:0], vs[:0]
 		for s := first; s < min(first+pageSize, next); s++ {
-			if !ix.indexed(s) {
-				continue
+			if ix.indexed(s) {
+				ids, vs = append(ids, ix.idOf(s)), append(vs, ix.vec(s))
 			}
-			v, id := ix.vec(s), ix.idOf(s)
+		}
+		ix.idMu.Unlock()
+		for j, v := range vs {
+			id := ids[j]
 			univ.ids = append(univ.ids, id)
 			for i, q := range queries {
 				if self != nil && self[i].on && self[i].id == id {

@@ -56,7 +56,7 @@ func (ix *Index) indexedID(id vector.ID) bool {
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	s, ok := ix.idGet(id)
-	return ok && ix.hasVec(s) && !ix.isTomb(s)
+	return ok && ix.indexed(s)
 }
 
 // scanBlocks scores q against every live vector of blocks that the graph
@@ -170,7 +170,7 @@ func (ix *Index) scanSlotRange(ctx context.Context, q []float32, pages int, filt
 		ids, sc.vs = ids[:0], sc.vs[:0]
 		ix.idMu.Lock()
 		for s := node(p * pageSize); s < min(node((p+1)*pageSize), ix.next); s++ {
-			if ix.hasVec(s) && !ix.isTomb(s) {
+			if ix.indexed(s) {
 				ids, sc.vs = append(ids, ix.idOf(s)), append(sc.vs, ix.vecp(s))
 			}
 		}

@@ -371,8 +371,12 @@ const minTimedRun = 250 * time.Millisecond
 
 // timedPasses runs the measured queries through search (concurrent, one
 // client) as many times as it takes to last minTimedRun, and returns the
-// passes' statistics together: all latencies, total wall time and
-// queries, the mean recall.
+// passes' statistics together: all latencies, the queries, the mean
+// recall, and as the wall time the sum of the latencies, so that QPS is the
+// inverse of the mean latency. The pass's own wall time also holds the
+// wake-up of its client goroutine: on a busy 2-core machine a pass of 50
+// queries of 17 µs each took 7.5 ms, and QPS ratios between ways at the
+// same ef came out anywhere from 0.4× to 2.8×.
 func timedPasses(ctx context.Context, eval *recall.Dataset, truth [][]int32, k int, search recall.SearchFunc) (concurrentStats, error) {
 	var all concurrentStats
 	var rec, rec1 float64
@@ -388,6 +392,10 @@ func timedPasses(ctx context.Context, eval *recall.Dataset, truth [][]int32, k i
 		rec1 += st.recall1 * float64(st.queries)
 	}
 	slices.Sort(all.lat)
+	all.wall = 0
+	for _, d := range all.lat {
+		all.wall += d
+	}
 	all.recall, all.recall1 = rec/float64(all.queries), rec1/float64(all.queries)
 	return all, nil
 }
