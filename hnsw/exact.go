@@ -100,7 +100,8 @@ func (ix *Index) scanBlockRange(ctx context.Context, q []float32, blocks []vecto
 		if b >= len(blocks) {
 			return nil
 		}
-		if i%16 == 15 {
+		// Every 16 blocks (4,096 vectors), from the first.
+		if i%16 == 0 {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
