@@ -216,3 +216,41 @@ func TestOthers(t *testing.T) {
 		t.Errorf("others = %v, want [4 9 2]", got)
 	}
 }
+
+// TestAutoTargetSearches: the Info of an Auto collection that has grown
+// past doublings beside its background calibrations says which way its
+// queries went, and they went through the graph its calibration chose
+// (a calibration beside the growth once chose exact search, and the
+// queries of such a collection were answered exactly while its Info showed
+// the graph).
+func TestAutoTargetSearches(t *testing.T) {
+	ctx := context.Background()
+	verdict, calls := HNSW, 0
+	stubRoute(t, &verdict, &calls)
+	db, c := routedCollection(t, filepath.Join(t.TempDir(), "auto.db"), "g")
+	defer db.Close()
+	base := recall.Clustered(5000, 0, 16, 6).Base
+	for lo := 0; lo < len(base); lo += 250 {
+		addRange(t, c, base, lo, lo+250)
+	}
+	c.mu.RLock()
+	g := c.idx.(*hnsw.Index)
+	c.mu.RUnlock()
+	// Calibrate waits for the background calibration still running.
+	if _, err := g.Calibrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	before := mustInfo(t, c)
+	if before.Index != HNSW || before.Calibration == nil || before.Calibration.Exact || before.Searches == nil {
+		t.Fatalf("info after growing to 5,000: %+v", before)
+	}
+	for i := range 40 {
+		if _, err := c.Query(ctx, base[i*7], 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := mustInfo(t, c)
+	if got := *after.Searches; got.Graph-before.Searches.Graph != 40 || got.Exact != before.Searches.Exact {
+		t.Errorf("after 40 queries, searches %+v (before %+v), want 40 more through the graph", got, *before.Searches)
+	}
+}

@@ -93,6 +93,11 @@ type CollectionInfo struct {
 	// and the recall it measured. Nil without a target, or before the
 	// first one finishes.
 	Calibration *hnsw.Calibration
+	// Searches counts, for the same index, the searches under the target
+	// by the way they went (graph or exact): what the queries did, beside
+	// what the latest calibration says they should do. Nil when
+	// Calibration is nil.
+	Searches *hnsw.TargetSearches
 }
 
 // ErrCollectionExists is returned (wrapped) by [DB.CreateCollection] for

@@ -261,7 +261,8 @@ func (c *Collection) Info() (CollectionInfo, error) {
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.countAt(c.now()), Index: c.kind}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
-			info.Calibration = &cal
+			st := h.TargetSearches()
+			info.Calibration, info.Searches = &cal, &st
 		}
 	}
 	return info, nil

@@ -57,6 +57,13 @@ const (
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
+	// SourceMixed is every query the index answered since its previous
+	// calibration, fewer than 100, topped up with held-out vectors to
+	// [CalibrationQueries]: the real queries count for what they are
+	// worth, the held-out vectors steady the estimate. Like SourceHeldOut,
+	// it is replaced by a calibration on real queries once the index has
+	// answered CalibrationQueries of them.
+	SourceMixed CalibrationSource = "queries+held-out"
 )
 
 // Calibration is the outcome of one measurement of an index's recall: what
@@ -92,10 +99,31 @@ type calibrator struct {
 	cur     atomic.Pointer[Calibration]
 	seen    atomic.Int64 // unfiltered queries recorded since the last calibration
 	mu      sync.Mutex   // guards sample, running, deletes, done
-	sample  [][]float32  // reservoir of recent query vectors
+	sample  [][]float32  // reservoir of recent query vectors, in arena
+	arena   []float32
 	running bool
 	deletes int           // nodes deleted since the last calibration
 	done    chan struct{} // closed when the running calibration ends
+	// graph and exact count the searches under the target by the way
+	// they went (TargetSearches).
+	graph, exact atomic.Int64
+}
+
+// TargetSearches counts the searches an index with a recall target has
+// answered under it (those given no [SearchOptions.Ef]) since it was
+// created or loaded, by the way each went: Graph searched with the
+// calibrated beam width (or EfSearch before the first calibration), Exact
+// scored every vector. A snapshot value.
+type TargetSearches struct {
+	Graph, Exact int64
+}
+
+// TargetSearches returns how many searches under the recall target went
+// each way: the evidence of which route real queries took, beside
+// [Index.Calibration], which says which one they should take. It costs two
+// atomic loads.
+func (ix *Index) TargetSearches() TargetSearches {
+	return TargetSearches{Graph: ix.cal.graph.Load(), Exact: ix.cal.exact.Load()}
 }
 
 // recordQuery keeps q in the reservoir of recent queries with the
@@ -121,7 +149,16 @@ func (ix *Index) recordQuery(q []float32) {
 		copy(ix.cal.sample[slot], q)
 		return
 	}
-	ix.cal.sample = append(ix.cal.sample, slices.Clone(q))
+	// The reservoir's vectors share one allocation, made by the first
+	// query recorded, so that recording costs a copy, not an allocation
+	// a query.
+	if ix.cal.arena == nil {
+		ix.cal.arena = make([]float32, CalibrationQueries*len(q))
+	}
+	i := len(ix.cal.sample) * len(q)
+	v := ix.cal.arena[i : i+len(q) : i+len(q)]
+	copy(v, q)
+	ix.cal.sample = append(ix.cal.sample, v)
 }
 
 // Calibration returns the index's latest calibration, and false if it has
@@ -140,6 +177,13 @@ func (ix *Index) Calibration() (Calibration, bool) {
 // proportion, k·Ef/K: recall@k at a fixed beam falls as k grows, and the
 // beam needed grows about linearly with it.
 func (ix *Index) targetEf(k int) (ef int, exact bool) {
+	defer func() {
+		if exact {
+			ix.cal.exact.Add(1)
+		} else {
+			ix.cal.graph.Add(1)
+		}
+	}()
 	c := ix.cal.cur.Load()
 	if c == nil {
 		if ix.liveCount() < MinCalibrationLen {
@@ -179,10 +223,10 @@ func (ix *Index) noteChange(deleted int) {
 }
 
 // recalibrateOnQueries starts a background calibration if the current one
-// was measured on held-out vectors.
+// was measured on held-out vectors, in part or in all.
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || c.Source != SourceHeldOut {
+	if c == nil || (c.Source != SourceHeldOut && c.Source != SourceMixed) {
 		return
 	}
 	ix.cal.mu.Lock()
@@ -267,11 +311,17 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		ix.cal.running = false
 		close(ix.cal.done)
 		ix.cal.mu.Unlock()
+		// A full reservoir of real queries may have come in during a
+		// calibration on held-out vectors, when recordQuery could not
+		// start another: start it now.
+		if ix.cal.seen.Load() > CalibrationQueries {
+			ix.recalibrateOnQueries()
+		}
 	}()
 	k := ix.opts.TargetK
 	c := Calibration{Target: ix.opts.TargetRecall, K: k, Len: ix.liveCount()}
 	src := SourceCaller
-	var self []vector.ID // for held-out queries: the id each one is
+	var self []heldOut // for held-out queries: the id each one is
 	if len(queries) == 0 {
 		queries, self, src = ix.calibrationSample()
 	}
@@ -290,13 +340,25 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		return finish()
 	}
 	pace := &pacer{on: paced, since: time.Now()}
-	truth, err := ix.exactNeighbours(ctx, queries, self, k, pace)
+	truth, univ, err := ix.exactNeighbours(ctx, queries, self, k, pace)
 	if err != nil {
 		return Calibration{}, err
 	}
-	// measure returns the recall at ef on the sample, and the mean number
-	// of nodes a query scored.
-	measure := func(ef int) (recall, scored float64, err error) {
+	if calibrationTruthHook != nil {
+		calibrationTruthHook()
+	}
+	// measure returns the recall at ef on the sample, and the share of
+	// the index's vectors a query scored on average.
+	measure := func(ef int) (recall, share float64, err error) {
+		// The truth is over the vectors of the exact scan: if the index
+		// has changed since, the searches are confined to them, or the
+		// vectors added meanwhile would count as misses (beside a bulk
+		// load, a calibration found no beam width good enough and chose
+		// exact search).
+		var only vector.Filter
+		if univ.changed(ix) {
+			only = univ
+		}
 		hits, total, nodes := 0, 0, 0
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
@@ -304,10 +366,10 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			var got []vector.Result
 			var n int
-			if self != nil {
-				got, n = ix.searchPrepared(q, k, max(ef, k), self[i], true)
+			if self != nil && self[i].on {
+				got, n = ix.searchPrepared(q, k, max(ef, k), self[i].id, true, only)
 			} else {
-				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false)
+				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false, only)
 			}
 			nodes += n
 			pace.rest()
@@ -318,17 +380,16 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			total += len(truth[i])
 		}
-		scored = float64(nodes) / float64(len(queries))
+		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
 		if total == 0 {
-			return 1, scored, nil
+			return 1, share, nil
 		}
-		return float64(hits) / float64(total), scored, nil
+		return float64(hits) / float64(total), share, nil
 	}
-	// A walk that scores this many nodes a query costs more than scoring
-	// every vector in order (each of its steps is a random read and a heap
-	// operation; the scan's are neither), so no beam width that needs it
-	// pays.
-	scanLike := float64(c.Len) * maxScoredShare
+	// A walk that scores maxScoredShare of the vectors a query costs more
+	// than scoring every vector in order (each of its steps is a random
+	// read and a heap operation; the scan's are neither), so no beam width
+	// that needs it pays.
 	exact := func(format string, args ...any) (Calibration, error) {
 		c.Exact, c.Recall, c.Reason = true, 1, fmt.Sprintf(format, args...)
 		return finish()
@@ -339,117 +400,179 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	// each step of the bisection costs a few hundred searches).
 	limit := max(k, min(MaxEf, c.Len))
 	lo, hi := k-1, k // recall(lo) < target (lo = k-1 stands for "none"), recall(hi) is tested
-	var hiRecall, hiScored float64
+	var hiRecall, hiShare float64
 	for {
-		r, scored, err := measure(hi)
+		r, share, err := measure(hi)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hiRecall, hiScored = r, scored
+			hiRecall, hiShare = r, share
 			break
 		}
 		if hi >= limit {
 			return exact("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
 		}
-		if scored >= scanLike {
+		if share >= maxScoredShare {
 			return exact("recall@%d %.4f at ef %d, below the target %.4f, with each query already scoring %.0f%% of the vectors: an exact scan costs less",
-				k, r, hi, c.Target, 100*scored/float64(c.Len))
+				k, r, hi, c.Target, 100*share)
 		}
 		lo, hi = hi, min(2*hi, limit)
 	}
 	for hi-lo > max(1, int(float64(hi)*efTolerance)) {
 		mid := lo + (hi-lo)/2
-		r, scored, err := measure(mid)
+		r, share, err := measure(mid)
 		if err != nil {
 			return Calibration{}, err
 		}
 		if r >= c.Target {
-			hi, hiRecall, hiScored = mid, r, scored
+			hi, hiRecall, hiShare = mid, r, share
 		} else {
 			lo = mid
 		}
 	}
-	if hiScored >= scanLike {
+	if hiShare >= maxScoredShare {
 		return exact("the target needs ef %d, where each query scores %.0f%% of the vectors: an exact scan costs less",
-			hi, 100*hiScored/float64(c.Len))
+			hi, 100*hiShare)
 	}
 	c.Ef, c.Recall = hi, hiRecall
 	return finish()
 }
 
+// heldOut says whether a calibration query is an indexed vector, and
+// which: its node is walked around and left out of its truth.
+type heldOut struct {
+	id vector.ID
+	on bool
+}
+
 // calibrationSample returns the queries a calibration without a caller's
-// sample measures with: the recorded recent queries if there are enough,
-// else up to CalibrationQueries indexed vectors drawn at random, with their
-// ids so that each can be left out of its own results.
-func (ix *Index) calibrationSample() ([][]float32, []vector.ID, CalibrationSource) {
+// sample measures with: the recorded recent queries if there are at least
+// minRealQueries; else those there are, topped up to CalibrationQueries
+// with indexed vectors drawn at random, each marked held out so that it
+// is left out of its own results.
+func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource) {
 	ix.cal.mu.Lock()
-	if len(ix.cal.sample) >= minRealQueries {
-		qs := make([][]float32, len(ix.cal.sample))
-		for i, q := range ix.cal.sample {
-			qs[i] = slices.Clone(q)
-		}
-		ix.cal.seen.Store(0) // the next queries refill the reservoir
-		ix.cal.mu.Unlock()
-		return qs, nil, SourceQueries
+	qs := make([][]float32, len(ix.cal.sample))
+	for i, q := range ix.cal.sample {
+		qs[i] = slices.Clone(q)
 	}
 	// Queries from now on refill the reservoir, and a full one
-	// recalibrates (recordQuery).
+	// recalibrates if this calibration is not on real queries alone
+	// (recordQuery).
 	ix.cal.seen.Store(0)
 	ix.cal.mu.Unlock()
+	if len(qs) >= minRealQueries {
+		return qs, nil, SourceQueries
+	}
+	self := make([]heldOut, len(qs), CalibrationQueries)
+	real := len(qs)
 
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
 	next := ix.next
-	ix.idMu.Unlock()
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
-	var qs [][]float32
-	var ids []vector.ID
+	drawn := map[vector.ID]bool{}
 	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
 		s := node(r.Uint64N(uint64(next)))
-		if !ix.indexed(s) || slices.Contains(ids, ix.idOf(s)) {
+		if !ix.indexed(s) || drawn[ix.idOf(s)] {
 			continue
 		}
+		drawn[ix.idOf(s)] = true
 		qs = append(qs, slices.Clone(ix.vec(s)))
-		ids = append(ids, ix.idOf(s))
+		self = append(self, heldOut{ix.idOf(s), true})
 	}
-	return qs, ids, SourceHeldOut
+	if real > 0 {
+		return qs, self, SourceMixed
+	}
+	return qs, self, SourceHeldOut
 }
 
-// indexed reports whether slot s holds a linked, live node. mu is held.
+// indexed reports whether slot s holds a live node: its vector recorded
+// (by ReadFrom, or by an insert, which links it soon after) and not
+// deleted. It reads what is written under idMu, which is held, and not the
+// level, which a running insert writes without it.
 func (ix *Index) indexed(s node) bool {
-	return ix.levelOf(s) != freeLevel && !ix.isTomb(s) && ix.hasVec(s)
+	return ix.hasVec(s) && !ix.isTomb(s)
+}
+
+// calibrationTruthHook, if set (by tests), runs between a calibration's
+// exact scan and its first measurement.
+var calibrationTruthHook func()
+
+// universe is the set of vectors a calibration's exact scan scored, sorted,
+// and the index's slot count, size and tombstones when the scan began: the
+// measurements search within it once the index has changed (a vector
+// added during the calibration is not in the truth). A [vector.Filter].
+type universe struct {
+	ids        []vector.ID
+	next       node
+	live, tomb int
+}
+
+// Allow reports whether id was scored by the exact scan.
+func (u *universe) Allow(id vector.ID) bool {
+	_, ok := slices.BinarySearch(u.ids, id)
+	return ok
+}
+
+// changed reports whether ix has gained or lost a node since the scan
+// began.
+func (u *universe) changed(ix *Index) bool {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	return ix.next != u.next || ix.live != u.live || len(ix.tombs) != u.tomb
 }
 
 // exactNeighbours returns the ids of the k indexed vectors nearest to each
-// query (leaving out self[i] for query i when self is given), by scoring
-// every node. It holds the index's read lock one page of slots at a time,
-// so deletes wait at most for one page.
-func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []vector.ID, k int, pace *pacer) ([][]vector.ID, error) {
+// query (leaving out self[i].id for query i when self is given and
+// self[i].on), by scoring
+// every node, and the universe of the vectors it scored. It holds the
+// index's read lock one page of slots at a time, so deletes wait at most
+// for one page.
+func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []heldOut, k int, pace *pacer) ([][]vector.ID, *universe, error) {
 	tops := make([]*vector.TopK, len(queries))
 	for i := range tops {
 		tops[i] = vector.NewTopK(k)
 	}
+	univ := &universe{}
+	ix.mu.RLock()
+	ix.idMu.Lock()
+	univ.next, univ.live, univ.tomb = ix.next, ix.live, len(ix.tombs)
+	ix.idMu.Unlock()
+	ix.mu.RUnlock()
+	var ids []vector.ID
+	var vs [][]float32
 	for first := node(0); ; first += pageSize {
 		if err := ctx.Err(); err != nil {
-			return nil, fmt.Errorf("hnsw: calibrate: %w", err)
+			return nil, nil, fmt.Errorf("hnsw: calibrate: %w", err)
 		}
 		ix.mu.RLock()
+		// The page's vectors are gathered under idMu, which inserts
+		// take, and scored without it.
 		ix.idMu.Lock()
 		next := ix.next
-		ix.idMu.Unlock()
 		if first >= next {
+			ix.idMu.Unlock()
 			ix.mu.RUnlock()
 			break
 		}
+		ids, vs = ids[:0], vs[:0]
 		for s := first; s < min(first+pageSize, next); s++ {
-			if !ix.indexed(s) {
-				continue
+			if ix.indexed(s) {
+				ids, vs = append(ids, ix.idOf(s)), append(vs, ix.vec(s))
 			}
-			v, id := ix.vec(s), ix.idOf(s)
+		}
+		ix.idMu.Unlock()
+		for j, v := range vs {
+			id := ids[j]
+			univ.ids = append(univ.ids, id)
 			for i, q := range queries {
-				if self != nil && self[i] == id {
+				if self != nil && self[i].on && self[i].id == id {
 					continue
 				}
 				tops[i].Push(id, ix.dist(q, v))
@@ -464,7 +587,8 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 			out[i] = append(out[i], r.ID)
 		}
 	}
-	return out, nil
+	slices.Sort(univ.ids)
+	return out, univ, nil
 }
 
 // pacer makes a background calibration rest as long as it has worked, in
@@ -485,26 +609,6 @@ func (p *pacer) rest() {
 		time.Sleep(worked)
 		p.since = time.Now()
 	}
-}
-
-// searchAll scores every indexed node against q: the exact search of an
-// index whose recall target no beam width meets. mu is held.
-func (ix *Index) searchAll(q []float32, k int, filter vector.Filter) []vector.Result {
-	t := vector.NewTopK(k)
-	ix.idMu.Lock()
-	next := ix.next
-	ix.idMu.Unlock()
-	for s := node(0); s < next; s++ {
-		if !ix.indexed(s) {
-			continue
-		}
-		id := ix.idOf(s)
-		if filter != nil && !filter.Allow(id) {
-			continue
-		}
-		t.Push(id, ix.dist(q, ix.vec(s)))
-	}
-	return t.Results()
 }
 
 // validateTarget adds the problems of the recall-target fields of o to bad.

@@ -254,7 +254,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if exact {
-		return ix.searchAll(qv, k, so.Filter), nil
+		return ix.searchAll(ctx, qv, k, so.Filter)
 	}
 	if set, ok := so.Filter.(*vector.IDSet); ok && exactFilter(set.Len(), ef, ix.liveCount()) {
 		return ix.searchExact(qv, k, set), nil
@@ -266,15 +266,15 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	return res, nil
 }
 
-// searchPrepared is an unfiltered search for a prepared query at beam
-// width ef, for the index's own measurements: it is not recorded as a
-// query and cannot be cancelled. It also returns the number of nodes the
-// walk scored.
+// searchPrepared is a search for a prepared query at beam width ef, for
+// the index's own measurements: it is not recorded as a query and cannot
+// be cancelled; filter (nil for none) is the calibration's universe. It
+// also returns the number of nodes the walk scored.
 //
 // With skipOn, the id skip is walked around as if it were not in the
 // graph: never moved to on the upper layers, never expanded or returned on
 // layer 0 (unless the walk has no other way in).
-func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool) ([]vector.Result, int) {
+func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn bool, filter vector.Filter) ([]vector.Result, int) {
 	sc := ix.getScratch()
 	defer func() {
 		sc.skipOn = false
@@ -287,7 +287,7 @@ func (ix *Index) searchPrepared(q []float32, k, ef int, skip vector.ID, skipOn b
 		sc.skip, sc.skipOn = ix.idGet(skip)
 		ix.idMu.Unlock()
 	}
-	res := ix.walk(sc, q, k, ef, nil, nil)
+	res := ix.walk(sc, q, k, ef, filter, nil)
 	return res, sc.vis.count()
 }
 

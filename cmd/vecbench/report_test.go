@@ -465,7 +465,8 @@ func TestTargetReport(t *testing.T) {
 		t.Fatalf("%d results, want 2 targets × (target, best, exact scan, approximate scan, Auto)", len(rows))
 	}
 	for _, r := range rows {
-		if r.Report != "target" || r.TargetRecall == 0 || r.ChosenIndex == "" || r.Queries != 200 {
+		// Each way is timed over whole passes of the 200 measured queries.
+		if r.Report != "target" || r.TargetRecall == 0 || r.ChosenIndex == "" || r.Queries < 200 || r.Queries%200 != 0 {
 			t.Errorf("row %+v", r)
 		}
 		if r.ChosenIndex == "hnsw" && r.ChosenEf == 0 {

@@ -1,0 +1,23 @@
+package hnsw
+
+import (
+	"context"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// SetCalibrationTruthHook makes every calibration call f between its exact
+// scan and its first measurement (nil for none), and returns the old hook.
+func SetCalibrationTruthHook(f func()) func() {
+	old := calibrationTruthHook
+	calibrationTruthHook = f
+	return old
+}
+
+// SearchAll is the index's exact search of a prepared query, for the tests
+// that compare it with package flat.
+func (ix *Index) SearchAll(ctx context.Context, q []float32, k int, filter vector.Filter) ([]vector.Result, error) {
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	return ix.searchAll(ctx, q, k, filter)
+}
