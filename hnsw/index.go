@@ -124,6 +124,7 @@ type scratch struct {
 	w     []cand     // the result of a layer search, sorted ascending
 	ent   []cand     // entry points of the next layer
 	sel   []cand     // selected neighbours
+	sels  [][]cand   // an insert's selected neighbours, by layer
 	keep  []cand     // merged links of a new node
 	nb    []cand     // candidates when pruning a neighbour's list
 	batch []node     // unvisited neighbours of the node being expanded

@@ -29,7 +29,11 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		cur = ix.greedy(sc, v, cur, lc, 0, false)
 	}
 	sc.ent = append(sc.ent[:0], cur)
-	for lc := min(top, lvl); lc >= 0; lc-- {
+	hi := min(top, lvl)
+	for len(sc.sels) <= hi {
+		sc.sels = append(sc.sels, nil)
+	}
+	for lc := hi; lc >= 0; lc-- {
 		ix.searchLayer(sc, v, sc.ent, ix.opts.EfConstruction, lc, false, nil, nil)
 		w := sc.w
 		// Another insert may have made s reachable already; never link
@@ -40,11 +44,16 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 				break
 			}
 		}
-		sc.sel = ix.selectNeighbors(w, ix.m, sc.sel)
-		ix.setLinks(sc, s, lc, sc.sel)
-		for _, c := range sc.sel {
+		sc.sels[lc] = ix.selectNeighbors(w, ix.m, sc.sels[lc])
+		sc.ent = append(sc.ent[:0], w...)
+	}
+	// Link from layer 0 up: s becomes reachable on a layer only once its
+	// lists on that layer and every layer below are set, so a search that
+	// steps onto s never finds it without layer-0 links.
+	for lc := 0; lc <= hi; lc++ {
+		ix.setLinks(sc, s, lc, sc.sels[lc])
+		for _, c := range sc.sels[lc] {
 			ix.addLink(sc, c.node, s, c.dist, lc)
 		}
-		sc.ent = append(sc.ent[:0], w...)
 	}
 }
