@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -138,6 +137,10 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 	if len(res) >= ef {
 		lower = res[0].dist
 	}
+	tags, gen := sc.vis.tags, sc.vis.gen
+	if cap(sc.batch) < ix.m0 || cap(sc.vs) < ix.m0 {
+		sc.batch, sc.vs = make([]node, 0, ix.m0), make([]*float32, 0, ix.m0)
+	}
 	for steps := 1; len(cands) > 0; steps++ {
 		c := cands[0]
 		if c.dist > lower && (len(res) >= ef || filter == nil) {
@@ -158,19 +161,26 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 		// One call prefetches them all: against a call per neighbour it
 		// takes 0.82, 0.90 and 0.94 of the time at ef = 16, 64, 256
 		// (BenchmarkExperiment, clustered d = 100, n = 200,000).
+		//
+		// The visited tags are read through locals, and the batch is
+		// written by index into buffers of room for a whole list, so
+		// that the loop reloads nothing through sc and never grows a
+		// slice.
 		l := ix.list(c.node, lc)
 		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
-		batch, vs := sc.batch[:0], sc.vs[:0]
+		batch, vs := sc.batch[:len(ls)], sc.vs[:len(ls)]
+		k := 0
 		for i := range ls {
 			n := node(atomic.LoadUint32(&ls[i]))
-			if sc.vis.visit(n) {
+			if tags[n] == gen {
 				continue
 			}
-			batch = append(batch, n)
-			vs = append(vs, ix.vecp(n))
+			tags[n] = gen
+			batch[k], vs[k] = n, ix.vecp(n)
+			k++
 		}
+		batch, vs = batch[:k], vs[:k]
 		prefetchAll(vs, ix.pfLines)
-		sc.batch, sc.vs = batch, vs
 		dists := ix.distances(sc, q, vs)
 		for i, n := range batch {
 			d := dists[i]
@@ -388,61 +398,31 @@ func (ix *Index) liveCount() int {
 }
 
 // distances returns the distances from q to the vectors vs (dim floats
-// each), in sc.dists. Four at a time go through the gather kernels, which
-// read q once for four neighbours; the rest one by one. Measured with
-// BenchmarkSearch (clustered 768-d, M=16, same saved graph, alternating
-// runs): at n=100,000 the median query is 3–8% faster at ef=32 and 2–5% at
-// ef=128 than with one kernel call a neighbour; at n=10,000, where the
-// vectors stay in cache, no different. The callers gather the pointers
-// once, for the prefetch and for this.
+// each), in sc.dists, scored by one call of the pointer-gather kernel
+// (four vectors a pass over q, the loop over them in assembly). Against a
+// call of the four-row kernel per four neighbours it cut the instructions
+// of a query by 6% (callgrind, clustered d = 100, n = 50,000, ef = 64:
+// BenchmarkCountQueries). The callers gather the pointers once, for the
+// prefetch and for this.
 func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
 	if cap(sc.dists) < len(vs) {
 		sc.dists = make([]float32, len(vs), 2*len(vs))
 	}
 	out := sc.dists[:len(vs)]
-	dim := ix.dim
-	at := func(p *float32) []float32 { return unsafe.Slice(p, dim) }
-	i := 0
 	switch ix.metric {
-	case vector.Cosine, vector.Dot:
-		for ; i+4 <= len(vs); i += 4 {
-			r := vector.InnerProduct4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
-			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
-		}
-		// Two or three left: one more gather call (its lanes are
-		// independent, so a repeated vector changes nothing) costs less
-		// than two or three single ones.
-		if rest := len(vs) - i; rest >= 2 {
-			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
-			r := vector.InnerProduct4(q, at(a), at(b), at(c), at(c))
-			copy(out[i:], r[:rest])
-			i = len(vs)
-		}
-		for ; i < len(vs); i++ {
-			out[i] = vector.InnerProduct(q, at(vs[i]))
-		}
-		// Cosine (unit vectors) is 1 − a·b, Dot is −a·b.
-		c := float32(0)
-		if ix.metric == vector.Cosine {
-			c = 1
-		}
+	case vector.Cosine:
+		// Unit vectors: 1 − a·b.
+		vector.InnerProductGather(q, vs, out)
 		for j, p := range out {
-			out[j] = c - p
+			out[j] = 1 - p
+		}
+	case vector.Dot:
+		vector.InnerProductGather(q, vs, out)
+		for j, p := range out {
+			out[j] = -p
 		}
 	default:
-		for ; i+4 <= len(vs); i += 4 {
-			r := vector.SquaredL2x4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
-			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
-		}
-		if rest := len(vs) - i; rest >= 2 {
-			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
-			r := vector.SquaredL2x4(q, at(a), at(b), at(c), at(c))
-			copy(out[i:], r[:rest])
-			i = len(vs)
-		}
-		for ; i < len(vs); i++ {
-			out[i] = vector.SquaredL2(q, at(vs[i]))
-		}
+		vector.SquaredL2Gather(q, vs, out)
 	}
 	return out
 }
