@@ -36,14 +36,19 @@ func BenchmarkCountQueries(b *testing.B) {
 	}
 }
 
-// BenchmarkCountInserts runs countInserts (the first 5,000 vectors of
-// clustered d = 100 inserted one by one, one goroutine) once, for
-// callgrind as BenchmarkCountQueries (with --toggle-collect='*countInserts';
-// divide by 5,000).
+// BenchmarkCountInserts runs countInserts (clustered d = 100, the same
+// vectors as BenchmarkCountQueries', inserted one by one, one goroutine:
+// 5,000 of them, or $HNSW_BENCH_N) once, for callgrind as
+// BenchmarkCountQueries (with --toggle-collect='*countInserts'; divide by
+// the number inserted).
 func BenchmarkCountInserts(b *testing.B) {
-	ds := recall.Clustered(5000, 1, 100, 1)
+	n := 5000
+	if os.Getenv("HNSW_BENCH_N") != "" {
+		n = lowDimN(b)
+	}
+	ds := recall.Clustered(n, 200, 100, 1)
 	for b.Loop() {
-		countInserts(b, ds, 5000)
+		countInserts(b, ds, n)
 	}
 }
 
