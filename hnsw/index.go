@@ -122,6 +122,7 @@ type scratch struct {
 	cands minHeap
 	res   maxHeap
 	w     []cand     // the result of a layer search, sorted ascending
+	pool  []poolCand // the candidates of searchPool
 	ent   []cand     // entry points of the next layer
 	sel   []cand     // selected neighbours
 	sels  [][]cand   // an insert's selected neighbours, by layer

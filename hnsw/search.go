@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -95,6 +94,29 @@ func (ix *Index) greedy(sc *scratch, q []float32, cur cand, lc int, skip node, s
 	return cur
 }
 
+// unvisited writes the nodes of the list ls not yet visited (their tags
+// not gen), marking them visited, into batch (of len(ls)) and returns how
+// many. It is a function of its own, not inlined, so that its loop keeps
+// everything in registers: inside searchLayer the loop counters were
+// spilled to the stack and every visited neighbour reloaded half a dozen
+// of them. The vectors' addresses are looked up after, in a loop of their
+// own.
+//
+//go:noinline
+func unvisited(ls []uint32, tags []uint16, gen uint16, batch []node) int {
+	k := 0
+	for i := range ls {
+		n := node(atomic.LoadUint32(&ls[i]))
+		if tags[n] == gen {
+			continue
+		}
+		tags[n] = gen
+		batch[k] = n
+		k++
+	}
+	return k
+}
+
 // searchLayer is the beam search of the paper (Algorithm 2), the one search
 // routine of the index: inserts call it with ef = EfConstruction and no
 // filter, queries with ef = max(EfSearch, k) on layer 0. It leaves in sc.w
@@ -106,15 +128,26 @@ func (ix *Index) greedy(sc *scratch, q []float32, cur cand, lc int, skip node, s
 // allowed nodes are found (or the graph is exhausted). done, if non-nil,
 // is polled every checkEvery expansions; when it is closed the search stops
 // and returns what it has.
+//
+// A query without a filter, tombstones to leave out or a node to skip
+// walks with searchPool, the same walk on one sorted array; the two heaps
+// here serve the others and every insert. (Inserts through searchPool
+// built graphs that differ where distances tie, as the two order ties
+// differently, and on data with many exact duplicates under Dot some
+// duplicates lost every in-link: TestWalkRanksLikeExact.)
 func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, query bool, filter vector.Filter, done <-chan struct{}) {
-	sc.vis.reset(ix.capacity())
-	cands := sc.cands[:0]
-	res := sc.res[:0]
 	// Deleted nodes not yet unlinked (tombstones) are walked through
 	// but never returned by a query. Inserts do link to them, as to any
 	// node (a new node among deleted ones would otherwise get no links);
 	// the batch that unlinks them repairs those links.
 	tombs := query && len(ix.tombs) > 0
+	if query && filter == nil && !tombs && !sc.skipOn {
+		ix.searchPool(sc, q, ent, ef, lc, done)
+		return
+	}
+	sc.vis.reset(ix.capacity())
+	cands := sc.cands[:0]
+	res := sc.res[:0]
 	for _, e := range ent {
 		if sc.vis.visit(e.node) {
 			continue
@@ -138,6 +171,10 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 	if len(res) >= ef {
 		lower = res[0].dist
 	}
+	tags, gen := sc.vis.tags, sc.vis.gen
+	if cap(sc.batch) < ix.m0 || cap(sc.vs) < ix.m0 {
+		sc.batch, sc.vs = make([]node, 0, ix.m0), make([]*float32, 0, ix.m0)
+	}
 	for steps := 1; len(cands) > 0; steps++ {
 		c := cands[0]
 		if c.dist > lower && (len(res) >= ef || filter == nil) {
@@ -160,17 +197,12 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 		// (BenchmarkExperiment, clustered d = 100, n = 200,000).
 		l := ix.list(c.node, lc)
 		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
-		batch, vs := sc.batch[:0], sc.vs[:0]
-		for i := range ls {
-			n := node(atomic.LoadUint32(&ls[i]))
-			if sc.vis.visit(n) {
-				continue
-			}
-			batch = append(batch, n)
-			vs = append(vs, ix.vecp(n))
+		batch := sc.batch[:unvisited(ls, tags, gen, sc.batch[:len(ls)])]
+		vs := sc.vs[:len(batch)]
+		for i, n := range batch {
+			vs[i] = ix.vecp(n)
 		}
 		prefetchAll(vs, ix.pfLines)
-		sc.batch, sc.vs = batch, vs
 		dists := ix.distances(sc, q, vs)
 		for i, n := range batch {
 			d := dists[i]
@@ -388,61 +420,31 @@ func (ix *Index) liveCount() int {
 }
 
 // distances returns the distances from q to the vectors vs (dim floats
-// each), in sc.dists. Four at a time go through the gather kernels, which
-// read q once for four neighbours; the rest one by one. Measured with
-// BenchmarkSearch (clustered 768-d, M=16, same saved graph, alternating
-// runs): at n=100,000 the median query is 3–8% faster at ef=32 and 2–5% at
-// ef=128 than with one kernel call a neighbour; at n=10,000, where the
-// vectors stay in cache, no different. The callers gather the pointers
-// once, for the prefetch and for this.
+// each), in sc.dists, scored by one call of the pointer-gather kernel
+// (four vectors a pass over q, the loop over them in assembly). Against a
+// call of the four-row kernel per four neighbours it cut the instructions
+// of a query by 6% (callgrind, clustered d = 100, n = 50,000, ef = 64:
+// BenchmarkCountQueries). The callers gather the pointers once, for the
+// prefetch and for this.
 func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
 	if cap(sc.dists) < len(vs) {
 		sc.dists = make([]float32, len(vs), 2*len(vs))
 	}
 	out := sc.dists[:len(vs)]
-	dim := ix.dim
-	at := func(p *float32) []float32 { return unsafe.Slice(p, dim) }
-	i := 0
 	switch ix.metric {
-	case vector.Cosine, vector.Dot:
-		for ; i+4 <= len(vs); i += 4 {
-			r := vector.InnerProduct4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
-			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
-		}
-		// Two or three left: one more gather call (its lanes are
-		// independent, so a repeated vector changes nothing) costs less
-		// than two or three single ones.
-		if rest := len(vs) - i; rest >= 2 {
-			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
-			r := vector.InnerProduct4(q, at(a), at(b), at(c), at(c))
-			copy(out[i:], r[:rest])
-			i = len(vs)
-		}
-		for ; i < len(vs); i++ {
-			out[i] = vector.InnerProduct(q, at(vs[i]))
-		}
-		// Cosine (unit vectors) is 1 − a·b, Dot is −a·b.
-		c := float32(0)
-		if ix.metric == vector.Cosine {
-			c = 1
-		}
+	case vector.Cosine:
+		// Unit vectors: 1 − a·b.
+		vector.InnerProductGather(q, vs, out)
 		for j, p := range out {
-			out[j] = c - p
+			out[j] = 1 - p
+		}
+	case vector.Dot:
+		vector.InnerProductGather(q, vs, out)
+		for j, p := range out {
+			out[j] = -p
 		}
 	default:
-		for ; i+4 <= len(vs); i += 4 {
-			r := vector.SquaredL2x4(q, at(vs[i]), at(vs[i+1]), at(vs[i+2]), at(vs[i+3]))
-			out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
-		}
-		if rest := len(vs) - i; rest >= 2 {
-			a, b, c := vs[i], vs[i+1], vs[len(vs)-1]
-			r := vector.SquaredL2x4(q, at(a), at(b), at(c), at(c))
-			copy(out[i:], r[:rest])
-			i = len(vs)
-		}
-		for ; i < len(vs); i++ {
-			out[i] = vector.SquaredL2(q, at(vs[i]))
-		}
+		vector.SquaredL2Gather(q, vs, out)
 	}
 	return out
 }

@@ -17,6 +17,13 @@ var (
 	// L2x4 returns the squared distances of q to a, b, c and d, in one
 	// pass over q; every row holds at least len(q) elements.
 	L2x4 = L2x4Generic
+	// DotGather writes the inner product of q with each row of rows (a
+	// pointer to at least len(q) float32s) into out; it gives the bits
+	// Dot4 gives for the same rows.
+	DotGather = DotGatherGeneric
+	// L2Gather writes the squared distance of q to each row of rows into
+	// out, as DotGather.
+	L2Gather = L2GatherGeneric
 	// Name names the selected kernel family: "avx512", "avx2" or "generic".
 	Name = "generic"
 )
@@ -32,6 +39,9 @@ type Impl struct {
 	L2Batch  func(q, rows, out []float32)             // L2 of q to each row
 	Dot4     func(q, a, b, c, d []float32) [4]float32 // Dot of q with four rows
 	L2x4     func(q, a, b, c, d []float32) [4]float32 // L2 of q to four rows
+
+	DotGather func(q []float32, rows []*float32, out []float32) // Dot of q with each row pointer
+	L2Gather  func(q []float32, rows []*float32, out []float32) // L2 of q to each row pointer
 
 	// The int8 kernels of package vector/quant (contracts in int8.go;
 	// query elements in [-64, 64]). An AVX-512 VNNI version (VPDPBUSD
@@ -53,6 +63,9 @@ var Generic = Impl{
 	L2Batch:  L2BatchGeneric,
 	Dot4:     Dot4Generic,
 	L2x4:     L2x4Generic,
+
+	DotGather: DotGatherGeneric,
+	L2Gather:  L2GatherGeneric,
 
 	DotU8I8:      DotU8I8Generic,
 	DotU8I8x4:    DotU8I8x4Generic,

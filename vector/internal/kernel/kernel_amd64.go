@@ -19,6 +19,9 @@ var avx512 = Impl{
 	Dot4:     dot4GatherAVX512,
 	L2x4:     l2x4GatherAVX512,
 
+	DotGather: dotGatherAVX512,
+	L2Gather:  l2GatherAVX512,
+
 	// The seam for a VNNI int8 kernel (see Impl): AVX-512 CPUs run the
 	// AVX2 one until then.
 	DotU8I8:      dotU8I8AVX2Wrap,
@@ -34,6 +37,9 @@ var avx2 = Impl{
 	L2Batch:  l2BatchAVX2,
 	Dot4:     dot4GatherAVX2,
 	L2x4:     l2x4GatherAVX2,
+
+	DotGather: dotGatherAVX2,
+	L2Gather:  l2GatherAVX2,
 
 	DotU8I8:      dotU8I8AVX2Wrap,
 	DotU8I8x4:    dotU8I8x4AVX2Wrap,
@@ -60,6 +66,7 @@ func init() {
 func use(k Impl) {
 	Dot, L2, DotBatch, L2Batch, Name = k.Dot, k.L2, k.DotBatch, k.L2Batch, k.Name
 	Dot4, L2x4 = k.Dot4, k.L2x4
+	DotGather, L2Gather = k.DotGather, k.L2Gather
 }
 
 // The assembly kernels. The single forms read len(a) elements of both

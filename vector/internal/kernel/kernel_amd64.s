@@ -1058,3 +1058,201 @@ l2g256_sum:
 	HSUM4Y
 	VZEROUPPER
 	RET
+
+// func dotGatherNAVX2(q *float32, rows **float32, groups, n int, out *float32)
+// runs the four-row gather loop above on each group of four pointers at
+// rows, groups > 0 and n > 0, writing four results a group from out on.
+TEXT ·dotGatherNAVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R12
+	MOVQ rows+8(FP), BX
+	MOVQ groups+16(FP), DI
+	MOVQ n+24(FP), R13
+	MOVQ out+32(FP), DX
+
+dotgn_group:
+	MOVQ R12, SI
+	MOVQ R13, CX
+	MOVQ 0(BX), R8
+	MOVQ 8(BX), R9
+	MOVQ 16(BX), R10
+	MOVQ 24(BX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $16
+	JLT    dotgn_8
+
+dotgn_16:
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS (R11), Y8, Y3
+	VFMADD231PS 32(R8), Y9, Y4
+	VFMADD231PS 32(R9), Y9, Y5
+	VFMADD231PS 32(R10), Y9, Y6
+	VFMADD231PS 32(R11), Y9, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         dotgn_16
+
+dotgn_8:
+	CMPQ        CX, $8
+	JLT         dotgn_tail
+	VMOVUPS     (SI), Y8
+	VFMADD231PS (R8), Y8, Y0
+	VFMADD231PS (R9), Y8, Y1
+	VFMADD231PS (R10), Y8, Y2
+	VFMADD231PS (R11), Y8, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	ADDQ        $32, R10
+	ADDQ        $32, R11
+	SUBQ        $8, CX
+
+dotgn_tail:
+	TESTQ       CX, CX
+	JEQ         dotgn_sum
+	YTAILMASK
+	VMASKMOVPS  (SI), Y15, Y8
+	VMASKMOVPS  (R8), Y15, Y10
+	VMASKMOVPS  (R9), Y15, Y11
+	VMASKMOVPS  (R10), Y15, Y12
+	VMASKMOVPS  (R11), Y15, Y13
+	VFMADD231PS Y10, Y8, Y4
+	VFMADD231PS Y11, Y8, Y5
+	VFMADD231PS Y12, Y8, Y6
+	VFMADD231PS Y13, Y8, Y7
+
+dotgn_sum:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	HSUM4Y
+
+	ADDQ $32, BX
+	ADDQ $16, DX
+	DECQ DI
+	JNZ  dotgn_group
+	VZEROUPPER
+	RET
+
+// func l2GatherNAVX2(q *float32, rows **float32, groups, n int, out *float32)
+// runs the four-row gather loop above on each group of four pointers at
+// rows, groups > 0 and n > 0, writing four results a group from out on.
+TEXT ·l2GatherNAVX2(SB), NOSPLIT, $0-40
+	MOVQ q+0(FP), R12
+	MOVQ rows+8(FP), BX
+	MOVQ groups+16(FP), DI
+	MOVQ n+24(FP), R13
+	MOVQ out+32(FP), DX
+
+l2gn_group:
+	MOVQ R12, SI
+	MOVQ R13, CX
+	MOVQ 0(BX), R8
+	MOVQ 8(BX), R9
+	MOVQ 16(BX), R10
+	MOVQ 24(BX), R11
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	CMPQ   CX, $16
+	JLT    l2gn_8
+
+l2gn_16:
+	VMOVUPS     (SI), Y8
+	VMOVUPS     32(SI), Y9
+	VSUBPS      (R8), Y8, Y10
+	VSUBPS      (R9), Y8, Y11
+	VSUBPS      (R10), Y8, Y12
+	VSUBPS      (R11), Y8, Y13
+	VFMADD231PS Y10, Y10, Y0
+	VFMADD231PS Y11, Y11, Y1
+	VFMADD231PS Y12, Y12, Y2
+	VFMADD231PS Y13, Y13, Y3
+	VSUBPS      32(R8), Y9, Y10
+	VSUBPS      32(R9), Y9, Y11
+	VSUBPS      32(R10), Y9, Y12
+	VSUBPS      32(R11), Y9, Y13
+	VFMADD231PS Y10, Y10, Y4
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y6
+	VFMADD231PS Y13, Y13, Y7
+	ADDQ        $64, SI
+	ADDQ        $64, R8
+	ADDQ        $64, R9
+	ADDQ        $64, R10
+	ADDQ        $64, R11
+	SUBQ        $16, CX
+	CMPQ        CX, $16
+	JGE         l2gn_16
+
+l2gn_8:
+	CMPQ        CX, $8
+	JLT         l2gn_tail
+	VMOVUPS     (SI), Y8
+	VSUBPS      (R8), Y8, Y10
+	VSUBPS      (R9), Y8, Y11
+	VSUBPS      (R10), Y8, Y12
+	VSUBPS      (R11), Y8, Y13
+	VFMADD231PS Y10, Y10, Y0
+	VFMADD231PS Y11, Y11, Y1
+	VFMADD231PS Y12, Y12, Y2
+	VFMADD231PS Y13, Y13, Y3
+	ADDQ        $32, SI
+	ADDQ        $32, R8
+	ADDQ        $32, R9
+	ADDQ        $32, R10
+	ADDQ        $32, R11
+	SUBQ        $8, CX
+
+l2gn_tail:
+	TESTQ       CX, CX
+	JEQ         l2gn_sum
+	YTAILMASK
+	VMASKMOVPS  (SI), Y15, Y8
+	VMASKMOVPS  (R8), Y15, Y10
+	VMASKMOVPS  (R9), Y15, Y11
+	VMASKMOVPS  (R10), Y15, Y12
+	VMASKMOVPS  (R11), Y15, Y13
+	VSUBPS      Y10, Y8, Y10
+	VSUBPS      Y11, Y8, Y11
+	VSUBPS      Y12, Y8, Y12
+	VSUBPS      Y13, Y8, Y13
+	VFMADD231PS Y10, Y10, Y4
+	VFMADD231PS Y11, Y11, Y5
+	VFMADD231PS Y12, Y12, Y6
+	VFMADD231PS Y13, Y13, Y7
+
+l2gn_sum:
+	VADDPS Y4, Y0, Y0
+	VADDPS Y5, Y1, Y1
+	VADDPS Y6, Y2, Y2
+	VADDPS Y7, Y3, Y3
+	HSUM4Y
+
+	ADDQ $32, BX
+	ADDQ $16, DX
+	DECQ DI
+	JNZ  l2gn_group
+	VZEROUPPER
+	RET

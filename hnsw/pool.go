@@ -1,0 +1,115 @@
+// This file holds the beam search without a filter: the ef nearest nodes
+// found so far in one sorted array, the next node to expand found by a
+// cursor, instead of the two heaps of searchLayer.
+package hnsw
+
+import "sync/atomic"
+
+// poolCand is a candidate of searchPool: open until it has been expanded.
+type poolCand struct {
+	dist float32
+	node node
+	open bool
+}
+
+// searchPool is searchLayer for a query with no filter, no tombstones to
+// leave out and no node to skip (most queries): the same walk (expand the
+// nearest open candidate among the ef nearest found so far, stop when all
+// of them have been expanded), with the ef nearest kept sorted in one
+// array. A new candidate is put in place by a binary
+// search and a copy, where searchLayer pushes it on two heaps and pops it
+// from one; the next one to expand is the first open one, which a cursor
+// finds without a sift. It leaves the result in sc.w, as searchLayer.
+//
+// The two heaps took 24% of a query's instructions at d = 100, ef = 64;
+// with the sorted array a query takes 0.90 of the instructions
+// (callgrind, BenchmarkCountQueries) and 0.92–0.96 of the time at ef = 64,
+// about 0.94 at ef = 256, the same at ef = 16 (BenchmarkExperiment,
+// median latencies, d = 100, n = 50,000, loaded machine). The walk visits
+// the same nodes in the same order and returns the same results
+// (TestPoolMatchesHeaps).
+func (ix *Index) searchPool(sc *scratch, q []float32, ent []cand, ef, lc int, done <-chan struct{}) {
+	sc.vis.reset(ix.capacity())
+	tags, gen := sc.vis.tags, sc.vis.gen
+	if cap(sc.batch) < ix.m0 || cap(sc.vs) < ix.m0 {
+		sc.batch, sc.vs = make([]node, 0, ix.m0), make([]*float32, 0, ix.m0)
+	}
+	if cap(sc.pool) < ef+1 {
+		sc.pool = make([]poolCand, 0, ef+1)
+	}
+	pool := sc.pool[:0]
+	for _, e := range ent {
+		if tags[e.node] == gen {
+			continue
+		}
+		tags[e.node] = gen
+		pool, _ = poolInsert(pool, e.dist, e.node, ef)
+	}
+	cur := 0
+	for steps := 1; ; steps++ {
+		for cur < len(pool) && !pool[cur].open {
+			cur++
+		}
+		if cur == len(pool) {
+			break
+		}
+		pool[cur].open = false
+		c := pool[cur].node
+		if done != nil && steps%checkEvery == 0 {
+			select {
+			case <-done:
+				cur = len(pool)
+				continue
+			default:
+			}
+		}
+		l := ix.list(c, lc)
+		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
+		batch := sc.batch[:unvisited(ls, tags, gen, sc.batch[:len(ls)])]
+		vs := sc.vs[:len(batch)]
+		for i, n := range batch {
+			vs[i] = ix.vecp(n)
+		}
+		prefetchAll(vs, ix.pfLines)
+		dists := ix.distances(sc, q, vs)
+		for i, n := range batch {
+			d := dists[i]
+			if len(pool) < ef || d < pool[len(pool)-1].dist {
+				var p int
+				pool, p = poolInsert(pool, d, n, ef)
+				cur = min(cur, p)
+			}
+		}
+	}
+	w := sc.w[:0]
+	for _, c := range pool {
+		w = append(w, cand{c.dist, c.node})
+	}
+	sc.pool, sc.w = pool, w
+}
+
+// poolInsert puts an open candidate (d, n) in place in pool, sorted by
+// ascending distance (after the candidates at the same distance), dropping
+// the furthest if pool then holds more than ef, and returns pool and the
+// candidate's position. pool has room for ef+1. The caller has checked that
+// the candidate is closer than the furthest when pool is full.
+func poolInsert(pool []poolCand, d float32, n node, ef int) ([]poolCand, int) {
+	// A plain binary search: one without branches on the data (a mask
+	// and an add a step) took 1.03–1.4 of its time (BenchmarkExperiment,
+	// d = 100, ef 16…256), more instructions for fewer mispredictions.
+	lo, hi := 0, len(pool)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if pool[m].dist <= d {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	if len(pool) < ef {
+		pool = append(pool, poolCand{})
+	}
+	copy(pool[lo+1:], pool[lo:len(pool)-1])
+	pool[lo] = poolCand{d, n, true}
+	return pool, lo
+}
