@@ -3,9 +3,6 @@ package flat
 import (
 	"context"
 	"fmt"
-	"runtime"
-	"sync"
-	"sync/atomic"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -123,7 +120,7 @@ func (x *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vector
 	top := vector.NewTopK(k)
 	if bv, ok := x.s.(vector.BlockViewer); ok {
 		err = bv.ViewBlocks(func(blocks []vector.Block) error {
-			return scanBlocks(ctx, x.m, pq, blocks, filter, top)
+			return vector.ScanBlocks(ctx, x.m, pq, blocks, filter, top)
 		})
 	} else {
 		err = x.scanEach(ctx, pq, filter, top)
@@ -174,71 +171,4 @@ func (x *Index) scanEach(ctx context.Context, q vector.Vector, filter vector.Fil
 		top.Push(id, dist(q, v))
 		return nil
 	})
-}
-
-// minBlocksPerWorker keeps small scans on one goroutine: starting a worker
-// costs about as much as scoring a few blocks.
-const minBlocksPerWorker = 8
-
-// scanBlocks scores q against every live vector of blocks, in parallel
-// when there are enough blocks, and leaves the k best in top.
-func scanBlocks(ctx context.Context, m vector.Metric, q vector.Vector, blocks []vector.Block, filter vector.Filter, top *vector.TopK) error {
-	workers := min(runtime.GOMAXPROCS(0), len(blocks)/minBlocksPerWorker)
-	if workers <= 1 {
-		return scanRange(ctx, m, q, blocks, filter, top, nil)
-	}
-	var next atomic.Int64
-	tops := make([]*vector.TopK, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		tops[w] = vector.NewTopK(top.K())
-		wg.Go(func() { errs[w] = scanRange(ctx, m, q, blocks, filter, tops[w], &next) })
-	}
-	wg.Wait()
-	for w := range workers {
-		if errs[w] != nil {
-			return errs[w]
-		}
-		top.Merge(tops[w])
-	}
-	return nil
-}
-
-// scanRange scores blocks taken from next (all of them, in order, if next
-// is nil) into top.
-func scanRange(ctx context.Context, m vector.Metric, q vector.Vector, blocks []vector.Block, filter vector.Filter, top *vector.TopK, next *atomic.Int64) error {
-	var buf [256]float32
-	dim := len(q)
-	for i := 0; ; i++ {
-		b := i
-		if next != nil {
-			b = int(next.Add(1) - 1)
-		}
-		if b >= len(blocks) {
-			return nil
-		}
-		// Blocks hold at most 256 vectors, so this is every 4,096 vectors.
-		if i%16 == 15 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		blk := blocks[b]
-		for lo := 0; lo < len(blk.IDs); lo += len(buf) {
-			n := min(len(buf), len(blk.IDs)-lo)
-			out := buf[:n]
-			m.BatchDistance(q, blk.Data[lo*dim:(lo+n)*dim], out)
-			ids, live := blk.IDs[lo:lo+n], blk.Live[lo:lo+n]
-			for j, d := range out {
-				if !live[j] || (top.Full() && d > top.Worst()) {
-					continue
-				}
-				if filter != nil && !filter.Allow(ids[j]) {
-					continue
-				}
-				top.Push(ids[j], d)
-			}
-		}
-	}
 }

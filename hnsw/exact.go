@@ -18,7 +18,7 @@ import (
 // minExactBlocks is the number of store blocks (of up to 256 vectors) a
 // worker of the exact search must have to itself before the search splits:
 // below it, starting a goroutine costs about what scoring the blocks does
-// (flat uses the same bound). minExactPages is the same bound in pages of
+// (vector.ScanBlocks uses the same bound). minExactPages is the same bound in pages of
 // slots, four blocks each.
 const (
 	minExactBlocks = 8
@@ -60,72 +60,15 @@ func (ix *Index) indexedID(id vector.ID) bool {
 }
 
 // scanBlocks scores q against every live vector of blocks that the graph
-// indexes and filter allows, with up to GOMAXPROCS workers taking blocks
-// in turn, and leaves the k best in top.
+// indexes and filter allows, as flat does ([vector.ScanBlocks]), and
+// leaves the k best in top. Only a vector close enough to enter top is
+// looked up in the graph's id table, so the lookups cost about k·ln(n/k)
+// a worker, not one a vector.
 func (ix *Index) scanBlocks(ctx context.Context, q []float32, blocks []vector.Block, filter vector.Filter, top *vector.TopK) error {
-	workers := min(runtime.GOMAXPROCS(0), len(blocks)/minExactBlocks)
-	if workers <= 1 {
-		return ix.scanBlockRange(ctx, q, blocks, filter, top, nil)
-	}
-	var next atomic.Int64
-	tops := make([]*vector.TopK, workers)
-	errs := make([]error, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		tops[w] = vector.NewTopK(top.K())
-		wg.Go(func() { errs[w] = ix.scanBlockRange(ctx, q, blocks, filter, tops[w], &next) })
-	}
-	wg.Wait()
-	for w := range workers {
-		if errs[w] != nil {
-			return errs[w]
-		}
-		top.Merge(tops[w])
-	}
-	return nil
-}
-
-// scanBlockRange scores the blocks taken from next (all of them, in order,
-// if next is nil) into top. Only a vector close enough to enter top is
-// looked up in the graph's id table and passed to filter, so the lookups
-// cost about k·ln(n/k) a worker, not one a vector.
-func (ix *Index) scanBlockRange(ctx context.Context, q []float32, blocks []vector.Block, filter vector.Filter, top *vector.TopK, next *atomic.Int64) error {
-	var buf [256]float32
-	dim := len(q)
-	for i := 0; ; i++ {
-		b := i
-		if next != nil {
-			b = int(next.Add(1) - 1)
-		}
-		if b >= len(blocks) {
-			return nil
-		}
-		// Every 16 blocks (4,096 vectors), from the first.
-		if i%16 == 0 {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-		}
-		blk := blocks[b]
-		for lo := 0; lo < len(blk.IDs); lo += len(buf) {
-			n := min(len(buf), len(blk.IDs)-lo)
-			out := buf[:n]
-			ix.metric.BatchDistance(q, blk.Data[lo*dim:(lo+n)*dim], out)
-			ids, live := blk.IDs[lo:lo+n], blk.Live[lo:lo+n]
-			for j, d := range out {
-				if !live[j] || (top.Full() && d > top.Worst()) {
-					continue
-				}
-				if filter != nil && !filter.Allow(ids[j]) {
-					continue
-				}
-				if !ix.indexedID(ids[j]) {
-					continue
-				}
-				top.Push(ids[j], d)
-			}
-		}
-	}
+	indexed := vector.FilterFunc(func(id vector.ID) bool {
+		return (filter == nil || filter.Allow(id)) && ix.indexedID(id)
+	})
+	return vector.ScanBlocks(ctx, ix.metric, q, blocks, indexed, top)
 }
 
 // scanSlots scores q against the graph's own vectors, for a store without
