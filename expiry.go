@@ -314,6 +314,9 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 		more = c.cat.markDue(now, markStep)
 		c.mu.Unlock()
 	}
+	// When most of a graph has expired, build the rest anew rather than
+	// unlink the expired nodes one by one; if that fails, unlink them.
+	_, _ = c.regraph(ctx)
 	total := 0
 	for {
 		n, more, err := c.sweepOnce(ctx, now)
