@@ -298,7 +298,11 @@ const markStep = 2048
 // RemoveExpired when the next item expires and at open, so calling it
 // is needed only to reclaim their space at a moment of one's choosing.
 // Readers and other writers go on between batches; writes in flight on
-// an expired item are waited for. It returns ctx's error, or the
+// an expired item are waited for. When at least half of an HNSW graph
+// has expired, the sweep first builds a new graph of the rest beside it,
+// which queries switch to at once (writes go on meanwhile, and those that
+// landed are taken into it under a short hold of the write lock), then
+// deletes the expired items, which the new graph does not hold. It returns ctx's error, or the
 // collection's once closed, with the batches before it done.
 func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	now := c.now()
