@@ -165,6 +165,26 @@ func (cat *catalog) markDue(now int64, n int) (more bool) {
 	return len(e.heap) > 0 && e.heap[0].at <= now
 }
 
+// expiringBy reports whether at least need published versions have an
+// ExpiresAt of at most t, walking only the part of the heap at or before
+// t, and no further than the need-th. mu is held.
+func (cat *catalog) expiringBy(t int64, need int) bool {
+	h, n := cat.exp.heap, 0
+	stack := []int{0}
+	for len(stack) > 0 && n < need {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].at > t {
+			continue
+		}
+		if r := cat.recs.get(h[i].id); r != nil && r.published() && r.expires == h[i].at {
+			n++
+		}
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	return n >= need
+}
+
 // next returns the soonest ExpiresAt in the index, and false if none.
 func (e *expiry) next() (int64, bool) {
 	if e.live == 0 || len(e.heap) == 0 {
@@ -424,10 +444,14 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 		}
 		wait := maxSweepWait
 		c.mu.RLock()
-		if at, ok := c.cat.exp.next(); ok {
+		at, ok := c.cat.exp.next()
+		c.mu.RUnlock()
+		if ok {
+			// Most of a graph about to expire together: build the rest
+			// now, for the sweep at at to install.
+			c.buildAhead(ctx, at)
 			wait = min(wait, max(time.Duration(at-c.now()), 0))
 		}
-		c.mu.RUnlock()
 		if err != nil {
 			wait = max(wait, time.Second) // a failing store: try again later
 		}

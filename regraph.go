@@ -5,8 +5,10 @@ package cairn
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
@@ -19,10 +21,14 @@ type regraphState struct {
 	// unindexed are published versions that a rebuild left out of the
 	// graph, as expired, until they are evicted.
 	unindexed map[vector.ID]struct{}
-	// running is set while a rebuild reads the store; the versions that
-	// writes retire meanwhile wait in deferred before they leave it.
+	// running is set from a rebuild's list of versions until its graph
+	// is installed or dropped; the versions that writes retire meanwhile
+	// wait in deferred before they leave the store.
 	running  bool
 	deferred []vector.ID
+	// ahead is a graph the sweeper built before an expiry, waiting for
+	// the sweep to install it.
+	ahead *newGraph
 }
 
 // regraphMin is the fewest marked versions for which a sweep rebuilds the
@@ -60,44 +66,108 @@ func (c *Collection) visibleIDs() []vector.ID {
 	return ids
 }
 
-// regraph rebuilds the collection's HNSW graph from its visible versions,
-// leaving out the marked ones, if regraphDue says so, and reports whether
-// it did. The new graph is built beside the old one, which queries go on
-// using, while writes go on too (their evictions from the store wait,
-// so that every version the build reads stays there); then, holding wmu
-// exclusively (no write in flight), it takes the versions written since,
-// drops those deleted since, and replaces the old graph under mu. The
-// marked versions it left out are remembered in unindexed, so that their
-// eviction does not ask the graph to drop what it does not hold. On an
-// error (ctx ended, a store that fails) the old graph stays, and the
-// sweep unlinks as before.
+// newGraph is a graph built from a list of versions (before), to replace
+// old once it has taken the writes since.
+type newGraph struct {
+	idx    vector.Index
+	old    vector.Index
+	before []vector.ID
+	// until is the ExpiresAt up to which its versions were left out, for
+	// a graph built ahead of an expiry; 0 for one built after it.
+	until int64
+}
+
+// regraph rebuilds the collection's HNSW graph without the marked
+// versions, if regraphDue says so, and reports whether it did: it installs
+// the graph the sweeper built ahead of the expiry (prebuild) if there is
+// one, else builds one now, with every core, beside the old graph, which
+// queries go on using meanwhile. On an error (ctx ended, a store that
+// fails) the old graph stays, and the sweep unlinks as before.
 func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	c.mu.RLock()
 	old, ok := c.idx.(*hnsw.Index)
 	due := ok && c.err == nil && c.regraphDue(old)
 	c.mu.RUnlock()
-	if !due || !c.startRegraph() {
+	if !due {
 		return false, nil
 	}
-	defer c.evictDeferred(ctx)
-	// Versions retired from here on stay in the store until the end.
+	c.rg.mu.Lock()
+	g := c.rg.ahead
+	c.rg.ahead = nil
+	c.rg.mu.Unlock()
+	if g == nil {
+		var err error
+		if g, err = c.buildGraph(ctx, 0, 0); g == nil || err != nil {
+			return false, err
+		}
+	}
+	return c.installGraph(ctx, g)
+}
+
+// buildGraph builds a new HNSW graph of the visible versions, less those
+// that expire by until (if non-zero), with workers goroutines (0 for
+// every core), and returns it, or nil if a rebuild is already running or
+// the index is not a graph. From its list of versions on, until
+// installGraph or dropGraph, the versions that writes retire stay in the
+// store (deferEvict), so that the build finds every one it lists.
+func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (*newGraph, error) {
+	c.rg.mu.Lock()
+	if c.rg.running {
+		c.rg.mu.Unlock()
+		return nil, nil
+	}
+	c.rg.running = true
+	c.rg.mu.Unlock()
 	c.mu.RLock()
-	before := c.visibleIDs()
+	old := c.idx
+	_, isGraph := old.(*hnsw.Index)
+	var before []vector.ID
+	if isGraph && c.err == nil {
+		before = make([]vector.ID, 0, len(c.cat.live))
+		for _, r := range c.cat.live {
+			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == 0 || r.expires > until) {
+				before = append(before, r.id)
+			}
+		}
+	}
 	c.mu.RUnlock()
+	if !isGraph || c.err != nil {
+		c.dropGraph(ctx)
+		return nil, nil
+	}
+	slices.Sort(before)
 	if regraphHook != nil {
 		regraphHook()
 	}
-	idx, err := newIndex(HNSW, c.cfg, c.st)
+	cfg := c.cfg
+	if workers > 0 {
+		cfg.HNSW.Workers = workers
+	}
+	idx, err := newIndex(HNSW, cfg, c.st)
+	if err == nil {
+		err = track(ctx, idx, before)
+	}
 	if err != nil {
-		return false, err
+		c.dropGraph(ctx)
+		return nil, err
 	}
-	if err := track(ctx, idx, before); err != nil {
-		return false, err
-	}
+	return &newGraph{idx: idx, old: old, before: before, until: until}, nil
+}
+
+// installGraph makes g the collection's index: holding wmu exclusively
+// (no write in flight), it takes the versions written since g's list was
+// made and drops those deleted or marked expired since, so that g then
+// holds exactly the visible versions, and swaps it in under mu. The
+// marked versions it does not hold are remembered in unindexed, so that
+// their eviction does not ask the graph to drop them. It ends the
+// rebuild (dropGraph) whatever happens; if the index changed since g's
+// list (a switch), g is dropped.
+func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error) {
+	defer c.dropGraph(ctx)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.mu.RLock()
-	if c.err != nil || c.idx != vector.Index(old) {
+	if c.err != nil || c.idx != g.old {
 		c.mu.RUnlock()
 		return false, nil
 	}
@@ -109,11 +179,11 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 		}
 	}
 	c.mu.RUnlock()
-	added, dropped := sortedDiff(now, before)
-	if err := track(ctx, idx, added); err != nil {
+	added, dropped := sortedDiff(now, g.before)
+	if err := track(ctx, g.idx, added); err != nil {
 		return false, err
 	}
-	if err := untrack(ctx, idx, dropped); err != nil {
+	if err := untrack(ctx, g.idx, dropped); err != nil {
 		return false, err
 	}
 	c.mu.Lock()
@@ -121,28 +191,16 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	if c.err != nil {
 		return false, nil
 	}
-	c.idx, c.dirty = idx, true
+	c.idx, c.dirty = g.idx, true
 	c.rg.mu.Lock()
 	c.rg.unindexed = left
 	c.rg.mu.Unlock()
 	return true, nil
 }
 
-// startRegraph marks a rebuild running, and reports false if one already
-// is.
-func (c *Collection) startRegraph() bool {
-	c.rg.mu.Lock()
-	defer c.rg.mu.Unlock()
-	if c.rg.running {
-		return false
-	}
-	c.rg.running = true
-	return true
-}
-
-// evictDeferred ends a rebuild: the versions retired while it ran leave
-// the store, as evictRetired would have done.
-func (c *Collection) evictDeferred(ctx context.Context) {
+// dropGraph ends a rebuild: the versions retired while it ran leave the
+// store, as evictRetired would have done.
+func (c *Collection) dropGraph(ctx context.Context) {
 	c.rg.mu.Lock()
 	ids := c.rg.deferred
 	c.rg.running, c.rg.deferred = false, nil
@@ -210,4 +268,63 @@ func (c *Collection) leftOut() bool {
 	c.rg.mu.Lock()
 	defer c.rg.mu.Unlock()
 	return len(c.rg.unindexed) > 0
+}
+
+// aheadGroup is how far past the soonest ExpiresAt the sweeper looks for
+// the versions that expire together, when it builds a graph ahead.
+const aheadGroup = time.Second
+
+// aheadLead returns how long before a mass expiry the sweeper starts
+// building the graph without it, for n versions of dim dimensions: twice
+// an estimate of the build on one core (an insert at M = 16 and
+// EfConstruction = 200 scores about 3,000 vectors, at about 0.2 ns a
+// dimension, plus the walk), at least ten seconds and at most ten minutes.
+func aheadLead(n, dim int) time.Duration {
+	per := 20*time.Microsecond + time.Duration(dim)*600*time.Nanosecond
+	return min(max(2*time.Duration(n)*per, 10*time.Second), 10*time.Minute)
+}
+
+// buildAhead is the sweeper's look ahead: if the versions that expire
+// within aheadGroup of at, the soonest ExpiresAt, are most of the graph
+// (regraphDue's rule) and at is within aheadLead (for the half that stays
+// at most), it builds the graph of the others now, on all cores but one,
+// so that the sweep that removes them installs it at once instead of
+// building it while every query walks through the expired nodes; those of
+// them that have not expired yet when it is installed are added to it
+// then. A graph built ahead that no sweep installed within aheadGroup of
+// at (its versions were replaced, say) is dropped at the next look.
+func (c *Collection) buildAhead(ctx context.Context, at int64) {
+	now := c.now()
+	c.rg.mu.Lock()
+	g := c.rg.ahead
+	if g != nil && now > g.until {
+		c.rg.ahead = nil
+	}
+	c.rg.mu.Unlock()
+	if g != nil {
+		if now > g.until {
+			c.dropGraph(ctx)
+		}
+		return
+	}
+	c.mu.RLock()
+	old, ok := c.idx.(*hnsw.Index)
+	if !ok || c.err != nil {
+		c.mu.RUnlock()
+		return
+	}
+	until, size := at+int64(aheadGroup), old.Len()
+	due := time.Duration(at-now) <= aheadLead(size/2, c.cfg.Dim) &&
+		c.cat.expiringBy(until, max(regraphMin, (size+1)/2))
+	c.mu.RUnlock()
+	if !due {
+		return
+	}
+	g, err := c.buildGraph(ctx, until, max(1, runtime.GOMAXPROCS(0)-1))
+	if g == nil || err != nil {
+		return
+	}
+	c.rg.mu.Lock()
+	c.rg.ahead = g
+	c.rg.mu.Unlock()
 }

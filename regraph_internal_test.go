@@ -351,3 +351,115 @@ func TestRegraphDuringQueries(t *testing.T) {
 	}
 	checkGraph(t, c, 100+added)
 }
+
+// TestBuildAhead builds the graph ahead of a mass expiry, then writes
+// before the expiry comes: items added, deleted, and expiring items
+// upserted to live on. The sweep at the expiry must install the graph
+// built ahead, which must then hold exactly what readers see.
+func TestBuildAhead(t *testing.T) {
+	ctx := context.Background()
+	clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	db, c := regraphFixture(t, "", clk, 600, 480)
+	defer db.Close()
+	at := clk.Now().Add(time.Minute).UnixNano()
+	c.buildAhead(ctx, at) // too early: a minute ahead
+	c.rg.mu.Lock()
+	g := c.rg.ahead
+	c.rg.mu.Unlock()
+	if g != nil {
+		t.Fatal("graph built a minute ahead of the expiry")
+	}
+	clk.Advance(55 * time.Second)
+	c.buildAhead(ctx, at)
+	c.rg.mu.Lock()
+	g = c.rg.ahead
+	c.rg.mu.Unlock()
+	if g == nil {
+		t.Fatal("no graph built ahead of the expiry")
+	}
+	if h := g.idx.(*hnsw.Index); h.Len() != 120 {
+		t.Fatalf("graph built ahead holds %d, want 120", h.Len())
+	}
+	r := rand.New(rand.NewPCG(10, 11))
+	for i := range 10 {
+		if err := c.Add(ctx, Item{ID: fmt.Sprint("new", i), Embedding: randVec(r, 8)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 480; i < 485; i++ {
+		if err := c.Delete(ctx, fmt.Sprint(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 5 {
+		if err := c.Upsert(ctx, Item{ID: fmt.Sprint(i), Embedding: randVec(r, 8)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(5 * time.Second)
+	n, err := c.RemoveExpired(ctx)
+	if err != nil || n != 475 {
+		t.Fatalf("RemoveExpired: %d, %v", n, err)
+	}
+	c.mu.RLock()
+	installed := c.idx == g.idx
+	c.mu.RUnlock()
+	if !installed {
+		t.Fatal("the sweep did not install the graph built ahead")
+	}
+	checkGraph(t, c, 120+10-5+5)
+}
+
+// TestBuildAheadDropped builds the graph ahead of an expiry that does not
+// come (the items are upserted to live on): the next look after it drops
+// the graph, and the versions retired meanwhile leave the store.
+func TestBuildAheadDropped(t *testing.T) {
+	ctx := context.Background()
+	clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	db, c := regraphFixture(t, "", clk, 300, 200)
+	defer db.Close()
+	old := c.IndexForTest()
+	at := clk.Now().Add(time.Minute).UnixNano()
+	clk.Advance(55 * time.Second)
+	c.buildAhead(ctx, at)
+	c.rg.mu.Lock()
+	built := c.rg.ahead != nil
+	c.rg.mu.Unlock()
+	if !built {
+		t.Fatal("no graph built ahead of the expiry")
+	}
+	r := rand.New(rand.NewPCG(12, 13))
+	for i := range 200 {
+		if err := c.Upsert(ctx, Item{ID: fmt.Sprint(i), Embedding: randVec(r, 8)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clk.Advance(5*time.Second + 2*aheadGroup)
+	if n, err := c.RemoveExpired(ctx); err != nil || n != 0 {
+		t.Fatalf("RemoveExpired: %d, %v", n, err)
+	}
+	c.buildAhead(ctx, clk.Now().UnixNano())
+	c.rg.mu.Lock()
+	ahead, running := c.rg.ahead, c.rg.running
+	c.rg.mu.Unlock()
+	if ahead != nil || running {
+		t.Fatalf("graph built ahead kept: %v, running %v", ahead != nil, running)
+	}
+	if c.IndexForTest() != old {
+		t.Fatal("the graph changed")
+	}
+	checkGraph(t, c, 300)
+}
+
+// TestAheadLead checks the lead's bounds.
+func TestAheadLead(t *testing.T) {
+	if l := aheadLead(0, 8); l != 10*time.Second {
+		t.Fatalf("lead for nothing: %v", l)
+	}
+	if l := aheadLead(1<<30, 768); l != 10*time.Minute {
+		t.Fatalf("lead for a billion: %v", l)
+	}
+	if a, b := aheadLead(100000, 32), aheadLead(100000, 768); !(a < b) {
+		t.Fatalf("lead at 32-d %v, at 768-d %v", a, b)
+	}
+}
