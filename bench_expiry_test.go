@@ -48,9 +48,12 @@ var (
 // beside the old one (regraph.go), and until the swap every query walks
 // the old graph through the expired items, hidden by the visible set:
 // that walk, not the sweep's own work, is what the expired- percentiles
-// (queries after the expiry and before the sweep) show. A smaller share is
-// unlinked node by node, about 16 node repairs an item, beside the
-// queries.
+// (queries after the expiry and before the sweep) show. The background
+// sweeper looks ahead and builds that graph seconds before the expiry;
+// -cairn.sweep.ahead does the same (reporting the queries during that
+// build as ahead-), so that the sweep installs it at once. A smaller
+// share is unlinked node by node, about 16 node repairs an item, beside
+// the queries.
 func BenchmarkExpirySweep(b *testing.B) {
 	for _, name := range splitComma(*sweepIndex) {
 		kind := cairn.HNSW

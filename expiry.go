@@ -424,7 +424,9 @@ const maxSweepWait = time.Minute
 // sweeper removes expired items in the background until ctx ends: it
 // sleeps until the soonest ExpiresAt (or until a write wakes it with an
 // earlier one), then calls RemoveExpired. Its first sweep is at once, for
-// the items that expired while the collection was not loaded.
+// the items that expired while the collection was not loaded. Before it
+// sleeps, it looks ahead (buildAhead): if most of an HNSW graph expires
+// then, it builds the graph of the rest first.
 func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
