@@ -147,8 +147,9 @@ type Collection struct {
 	// target measures its graph against exact search again, after exact
 	// search won (see graphPays); 0 before.
 	autoRetryAt int
-	cat         catalog   // the items apart from their vectors
-	next        vector.ID // the id of the next version written
+	rg          regraphState // rebuilds of the graph (regraph.go)
+	cat         catalog      // the items apart from their vectors
+	next        vector.ID    // the id of the next version written
 	// unpublished counts the versions that the store and the index may
 	// hold but readers must not see: being written, or replaced or
 	// deleted and not yet evicted (see write.go).
@@ -489,7 +490,9 @@ func (c *Collection) closeWith(err error, save bool) error {
 		return nil
 	}
 	var first error
-	if g, ok := c.idx.(graph); ok && save && c.dirty {
+	// A graph that a rebuild left expired items out of is not saved: the
+	// file still holds them, and the next open builds the graph anew.
+	if g, ok := c.idx.(graph); ok && save && c.dirty && !c.leftOut() {
 		if serr := c.be.saveGraph(context.Background(), g); serr != nil {
 			first = fmt.Errorf("cairn: saving index of %q: %w", c.name, serr)
 		}

@@ -165,6 +165,26 @@ func (cat *catalog) markDue(now int64, n int) (more bool) {
 	return len(e.heap) > 0 && e.heap[0].at <= now
 }
 
+// expiringBy reports whether at least need published versions have an
+// ExpiresAt of at most t, walking only the part of the heap at or before
+// t, and no further than the need-th. mu is held.
+func (cat *catalog) expiringBy(t int64, need int) bool {
+	h, n := cat.exp.heap, 0
+	stack := []int{0}
+	for len(stack) > 0 && n < need {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].at > t {
+			continue
+		}
+		if r := cat.recs.get(h[i].id); r != nil && r.published() && r.expires == h[i].at {
+			n++
+		}
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	return n >= need
+}
+
 // next returns the soonest ExpiresAt in the index, and false if none.
 func (e *expiry) next() (int64, bool) {
 	if e.live == 0 || len(e.heap) == 0 {
@@ -298,7 +318,11 @@ const markStep = 2048
 // RemoveExpired when the next item expires and at open, so calling it
 // is needed only to reclaim their space at a moment of one's choosing.
 // Readers and other writers go on between batches; writes in flight on
-// an expired item are waited for. It returns ctx's error, or the
+// an expired item are waited for. When at least half of an HNSW graph
+// has expired, the sweep first builds a new graph of the rest beside it,
+// which queries switch to at once (writes go on meanwhile, and those that
+// landed are taken into it under a short hold of the write lock), then
+// deletes the expired items, which the new graph does not hold. It returns ctx's error, or the
 // collection's once closed, with the batches before it done.
 func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	now := c.now()
@@ -314,6 +338,9 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 		more = c.cat.markDue(now, markStep)
 		c.mu.Unlock()
 	}
+	// When most of a graph has expired, build the rest anew rather than
+	// unlink the expired nodes one by one; if that fails, unlink them.
+	_, _ = c.regraph(ctx)
 	total := 0
 	for {
 		n, more, err := c.sweepOnce(ctx, now)
@@ -397,7 +424,9 @@ const maxSweepWait = time.Minute
 // sweeper removes expired items in the background until ctx ends: it
 // sleeps until the soonest ExpiresAt (or until a write wakes it with an
 // earlier one), then calls RemoveExpired. Its first sweep is at once, for
-// the items that expired while the collection was not loaded.
+// the items that expired while the collection was not loaded. Before it
+// sleeps, it looks ahead (buildAhead): if most of an HNSW graph expires
+// then, it builds the graph of the rest first.
 func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -417,10 +446,14 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 		}
 		wait := maxSweepWait
 		c.mu.RLock()
-		if at, ok := c.cat.exp.next(); ok {
+		at, ok := c.cat.exp.next()
+		c.mu.RUnlock()
+		if ok {
+			// Most of a graph about to expire together: build the rest
+			// now, for the sweep at at to install.
+			c.buildAhead(ctx, at)
 			wait = min(wait, max(time.Duration(at-c.now()), 0))
 		}
-		c.mu.RUnlock()
 		if err != nil {
 			wait = max(wait, time.Second) // a failing store: try again later
 		}

@@ -1,6 +1,7 @@
 package cairn
 
 import (
+	"context"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -27,3 +28,15 @@ func (db *DB) SetSweptHookForTest(h func(coll string, removed int, err error)) {
 // created or loaded from now on, so that a test's RemoveExpired calls see
 // every expired item.
 func (db *DB) NoSweeperForTest() { db.noSweeper = true }
+
+// BuildAheadForTest does what the sweeper does before it sleeps until the
+// soonest ExpiresAt: build the graph without the items expiring then, if
+// they are most of it and the time is near (regraph.go).
+func (c *Collection) BuildAheadForTest(ctx context.Context) {
+	c.mu.RLock()
+	at, ok := c.cat.exp.next()
+	c.mu.RUnlock()
+	if ok {
+		c.buildAhead(ctx, at)
+	}
+}

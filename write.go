@@ -621,14 +621,14 @@ func (c *Collection) evictRetired(ctx context.Context, w *write) {
 	ctx = context.WithoutCancel(ctx)
 	// A graph repairs itself around each version it drops, holding its
 	// lock: in small steps, queries go on between them.
-	for rest := ids; len(rest) > 0; {
+	for rest := c.indexedOf(ids); len(rest) > 0; {
 		n := min(len(rest), untrackStep)
 		if untrack(ctx, c.idx, rest[:n]) != nil {
 			return
 		}
 		rest = rest[n:]
 	}
-	if c.be.evict(ctx, ids) != nil {
+	if c.deferEvict(ids) || c.be.evict(ctx, ids) != nil {
 		return
 	}
 	c.mu.Lock()
