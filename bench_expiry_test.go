@@ -87,7 +87,7 @@ func splitComma(s string) []string {
 
 func runExpirySweep(b *testing.B, persistent bool, kind cairn.IndexKind) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	var db *cairn.DB
 	if persistent {
 		var err error

@@ -20,31 +20,9 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// fakeClock is a clock that moves only when told.
-type fakeClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newFakeClock() *fakeClock {
-	return &fakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *fakeClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
-
 // timeStore opens a store on clk, in memory or (path not empty) in a
 // file, without the background sweeper unless sweep is set.
-func timeStore(t *testing.T, path string, clk *fakeClock, sweep bool) *cairn.DB {
+func timeStore(t *testing.T, path string, clk *cairn.FakeClock, sweep bool) *cairn.DB {
 	t.Helper()
 	db := cairn.OpenMemory(nil)
 	if path != "" {
@@ -83,7 +61,7 @@ func getOne(t *testing.T, c *cairn.Collection, id string) cairn.Item {
 func TestItemTimes(t *testing.T) {
 	forEachStore(t, func(t *testing.T, path string) {
 		ctx := context.Background()
-		clk := newFakeClock()
+		clk := cairn.NewFakeClock()
 		t0 := clk.Now()
 		db := timeStore(t, path, clk, false)
 		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
@@ -128,7 +106,7 @@ func TestItemTimes(t *testing.T) {
 // carries them) are kept, and their rules.
 func TestImportedTimesKept(t *testing.T) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, "", clk, false)
 	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
 	created := clk.Now().Add(-48 * time.Hour)
@@ -154,7 +132,7 @@ func TestImportedTimesKept(t *testing.T) {
 func TestTTL(t *testing.T) {
 	forEachStore(t, func(t *testing.T, path string) {
 		ctx := context.Background()
-		clk := newFakeClock()
+		clk := cairn.NewFakeClock()
 		db := timeStore(t, path, clk, false)
 		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, TTL: time.Hour})
 		t0 := clk.Now()
@@ -210,7 +188,7 @@ func TestExpiredHiddenFromEveryRead(t *testing.T) {
 
 func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, path, clk, false)
 	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: kind})
 	var items []cairn.Item
@@ -348,7 +326,7 @@ func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 func TestSweeperInBackground(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "t.db")
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	swept := make(chan int, 100)
 	open := func() *cairn.DB {
 		db, err := cairn.Open(ctx, path, nil)
@@ -409,7 +387,7 @@ func TestSweeperInBackground(t *testing.T) {
 // and its JSON form.
 func TestTimeRangeFilter(t *testing.T) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, "", clk, false)
 	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
 	t0 := clk.Now()
@@ -478,7 +456,7 @@ func TestTimeRangeFilter(t *testing.T) {
 // errors that change nothing.
 func TestTimeBadInput(t *testing.T) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, filepath.Join(t.TempDir(), "t.db"), clk, false)
 	if _, err := db.CreateCollection(ctx, "neg", cairn.CollectionConfig{Dim: 2, TTL: -time.Second}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Fatalf("negative TTL: %v, want ErrInvalidOptions", err)
@@ -550,7 +528,7 @@ func TestTimeBadInput(t *testing.T) {
 // expired at its start.
 func TestSweepDuringQueriesAndWrites(t *testing.T) {
 	ctx := context.Background()
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, "", clk, false)
 	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW})
 	const n = 2000
@@ -643,7 +621,7 @@ func TestOpenSchemaV1File(t *testing.T) {
 	if err := os.WriteFile(path, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	clk := newFakeClock()
+	clk := cairn.NewFakeClock()
 	db := timeStore(t, path, clk, false)
 	c, err := db.Collection(ctx, "notes")
 	if err != nil {

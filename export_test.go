@@ -2,6 +2,7 @@ package cairn
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -39,4 +40,29 @@ func (c *Collection) BuildAheadForTest(ctx context.Context) {
 	if ok {
 		c.buildAhead(ctx, at)
 	}
+}
+
+// FakeClock is a clock that a test moves while other goroutines read it.
+type FakeClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewFakeClock returns a FakeClock at 2026-03-01 12:00 UTC.
+func NewFakeClock() *FakeClock {
+	return &FakeClock{t: time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)}
+}
+
+// Now returns the clock's time.
+func (c *FakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Advance moves the clock on by d.
+func (c *FakeClock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
 }

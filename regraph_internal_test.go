@@ -17,27 +17,17 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// testClock is a clock that a test moves while other goroutines read it.
-type testClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *testClock) Advance(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+// storePath returns "" for the memory store, else a file's path.
+func storePath(t *testing.T, store string) string {
+	if store == "memory" {
+		return ""
+	}
+	return filepath.Join(t.TempDir(), "c.cairn")
 }
 
 // regraphFixture is an HNSW collection of n items, of which the first
 // expire expire a minute after clk's time.
-func regraphFixture(t *testing.T, path string, clk *testClock, n, expire int) (*DB, *Collection) {
+func regraphFixture(t *testing.T, path string, clk *FakeClock, n, expire int) (*DB, *Collection) {
 	t.Helper()
 	was := regraphMin
 	regraphMin = 64
@@ -135,11 +125,8 @@ func TestRegraphOnMassExpiry(t *testing.T) {
 	for _, store := range []string{"memory", "file"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			path := ""
-			if store == "file" {
-				path = filepath.Join(t.TempDir(), "c.cairn")
-			}
-			clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+			path := storePath(t, store)
+			clk := NewFakeClock()
 			db, c := regraphFixture(t, path, clk, 600, 480)
 			defer db.Close()
 			c.mu.RLock()
@@ -213,11 +200,8 @@ func TestRegraphThenWrites(t *testing.T) {
 	for _, store := range []string{"memory", "file"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
-			path := ""
-			if store == "file" {
-				path = filepath.Join(t.TempDir(), "c.cairn")
-			}
-			clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+			path := storePath(t, store)
+			clk := NewFakeClock()
 			db, c := regraphFixture(t, path, clk, 500, 400)
 			defer db.Close()
 			clk.Advance(time.Minute)
@@ -289,7 +273,7 @@ func TestSortedDiff(t *testing.T) {
 // expired item, and afterwards the graph holds exactly what readers see.
 func TestRegraphDuringQueries(t *testing.T) {
 	ctx := context.Background()
-	clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	clk := NewFakeClock()
 	db, c := regraphFixture(t, "", clk, 800, 700)
 	defer db.Close()
 	c.mu.RLock()
@@ -358,7 +342,7 @@ func TestRegraphDuringQueries(t *testing.T) {
 // built ahead, which must then hold exactly what readers see.
 func TestBuildAhead(t *testing.T) {
 	ctx := context.Background()
-	clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	clk := NewFakeClock()
 	db, c := regraphFixture(t, "", clk, 600, 480)
 	defer db.Close()
 	at := clk.Now().Add(time.Minute).UnixNano()
@@ -415,7 +399,7 @@ func TestBuildAhead(t *testing.T) {
 // the graph, and the versions retired meanwhile leave the store.
 func TestBuildAheadDropped(t *testing.T) {
 	ctx := context.Background()
-	clk := &testClock{now: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)}
+	clk := NewFakeClock()
 	db, c := regraphFixture(t, "", clk, 300, 200)
 	defer db.Close()
 	old := c.IndexForTest()
