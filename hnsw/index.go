@@ -127,6 +127,8 @@ type scratch struct {
 	sel   []cand     // selected neighbours
 	sels  [][]cand   // an insert's selected neighbours, by layer
 	keep  []cand     // merged links of a new node
+	kv    []*float32 // the vectors of the neighbours selectNeighbors keeps
+	kd    []float32  // their distances to a candidate
 	nb    []cand     // candidates when pruning a neighbour's list
 	batch []node     // unvisited neighbours of the node being expanded
 	vs    []*float32 // their vectors

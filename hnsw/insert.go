@@ -44,7 +44,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 				break
 			}
 		}
-		sc.sels[lc] = ix.selectNeighbors(w, ix.m, sc.sels[lc])
+		sc.sels[lc] = ix.selectNeighbors(sc, w, ix.m, sc.sels[lc])
 		sc.ent = append(sc.ent[:0], w...)
 	}
 	// Link from layer 0 up: s becomes reachable on a layer only once its

@@ -56,27 +56,44 @@ func sortCands(cs []cand) {
 //
 // The rule prefers neighbours in different directions over a cluster of
 // near-duplicates, which keeps the graph navigable across clusters.
-func (ix *Index) selectNeighbors(cs []cand, m int, out []cand) []cand {
+//
+// A candidate is scored against the first neighbour kept alone (the one
+// that rejects it most often: 44% of rejections in an insert at d = 100),
+// then against the others four at a time with the gather kernel, stopping
+// at the first group that rejects it. Against one kernel call a pair the
+// selections of real inserts take 0.90 of the time at d = 100 and 0.98 at
+// d = 768 (BenchmarkSelectExperiment); the outcome of the rule does not
+// depend on the order of the checks.
+func (ix *Index) selectNeighbors(sc *scratch, cs []cand, m int, out []cand) []cand {
 	out = out[:0]
 	if len(cs) <= m {
 		return append(out, cs...)
 	}
+	kept := sc.kv[:0] // the vectors of out
+	if cap(sc.kd) < 4 {
+		sc.kd = make([]float32, 4)
+	}
+	kd := sc.kd[:4]
 	for _, c := range cs {
 		if len(out) >= m {
 			break
 		}
 		vc := ix.vec(c.node)
-		good := true
-		for _, r := range out {
-			if ix.dist(vc, ix.vec(r.node)) < c.dist {
-				good = false
-				break
+		good := len(kept) == 0 || ix.dist(vc, unsafe.Slice(kept[0], ix.dim)) >= c.dist
+		for j := 1; good && j < len(kept); j += 4 {
+			for _, d := range ix.distancesInto(vc, kept[j:min(j+4, len(kept))], kd) {
+				if d < c.dist {
+					good = false
+					break
+				}
 			}
 		}
 		if good {
 			out = append(out, c)
+			kept = append(kept, ix.vecp(c.node))
 		}
 	}
+	sc.kv = kept
 	return out
 }
 
@@ -103,7 +120,7 @@ func (ix *Index) setLinks(sc *scratch, s node, lc int, sel []cand) {
 	nb = ix.scoreLinks(sc, ix.vec(s), links, nb)
 	sc.links = links
 	sortCands(nb)
-	sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
+	sc.keep = ix.selectNeighbors(sc, nb, ix.maxLinks(lc), sc.keep)
 	storeList(l, sc.keep)
 	sc.nb = nb
 }
@@ -152,7 +169,7 @@ func (ix *Index) addLinkLocked(sc *scratch, n, s node, d float32, lc int) {
 	nb := append(sc.nb[:0], cand{d, s})
 	nb = ix.scoreLinks(sc, vn, l[1:1+cnt], nb)
 	sortCands(nb)
-	sc.keep = ix.selectNeighbors(nb, maxM, sc.keep)
+	sc.keep = ix.selectNeighbors(sc, nb, maxM, sc.keep)
 	storeList(l, sc.keep)
 	sc.nb = nb
 }

@@ -430,7 +430,13 @@ func (ix *Index) distances(sc *scratch, q []float32, vs []*float32) []float32 {
 	if cap(sc.dists) < len(vs) {
 		sc.dists = make([]float32, len(vs), 2*len(vs))
 	}
-	out := sc.dists[:len(vs)]
+	return ix.distancesInto(q, vs, sc.dists)
+}
+
+// distancesInto is distances writing into out, which must hold at least
+// len(vs) floats; it returns out[:len(vs)].
+func (ix *Index) distancesInto(q []float32, vs []*float32, out []float32) []float32 {
+	out = out[:len(vs)]
 	switch ix.metric {
 	case vector.Cosine:
 		// Unit vectors: 1 − a·b.

@@ -427,7 +427,7 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 	// (ef=16) at 6.2 ms a delete, 3·Mmax 0.985 at 3.1 ms, against 0.989 for
 	// a fresh build; Mmax alone (nearest only, no heuristic) 0.968 at 1.7 ms.
 	pool := nearest(nb, repairPool*ix.maxLinks(lc))
-	sc.keep = ix.selectNeighbors(pool, ix.maxLinks(lc), sc.keep)
+	sc.keep = ix.selectNeighbors(sc, pool, ix.maxLinks(lc), sc.keep)
 	sc.nb = nb
 
 	ix.lock(u).Lock()
@@ -447,7 +447,7 @@ func (ix *Index) repair(sc *scratch, u node, lc int) {
 			nb = append(sc.nb[:0], sc.keep...)
 			nb = ix.scoreLinks(sc, vu, extra, nb)
 			sortCands(nb)
-			sc.keep = ix.selectNeighbors(nb, ix.maxLinks(lc), sc.keep)
+			sc.keep = ix.selectNeighbors(sc, nb, ix.maxLinks(lc), sc.keep)
 			sc.nb = nb
 		}
 		sc.links = extra
