@@ -25,15 +25,22 @@ const (
 	// costs about what a graph search does.
 	MinCalibrationLen = 500
 	// CalibrationQueries is the size of the sample a calibration measures,
-	// and of the reservoir of recent queries the index keeps for it (once
-	// that many have been answered since a calibration on held-out
-	// vectors, the index recalibrates on them): with 10 neighbours a
-	// query, the standard error of a recall near 0.95 is about 0.004 over
-	// this many queries.
+	// and of the reservoir of recent queries the index keeps for it: with
+	// 10 neighbours a query, the standard error of a recall near 0.95 is
+	// about 0.004 over this many distinct queries. After a calibration on
+	// held-out vectors, the index checks at each CalibrationQueries
+	// queries answered whether the reservoir holds [MinRealQueries]
+	// distinct ones, and if so recalibrates on them.
 	CalibrationQueries = 400
-	// minRealQueries is how many recent queries the index must have seen
-	// before it calibrates on them rather than on held-out vectors.
-	minRealQueries = 100
+	// MinRealQueries is how many distinct recent queries the index must
+	// have kept before it calibrates on them alone rather than on held-out
+	// vectors (with fewer, it measures on them topped up with held-out
+	// vectors: [SourceMixed]). A query asked again counts once: 400 copies
+	// of 50 queries measure no better than the 50 do (the standard error
+	// of the recall is that of 50 queries, about 0.01 near 0.95), and
+	// would pass for a sample of 400. Half the reservoir keeps the error
+	// of a calibration on real queries within √2 of a full sample's.
+	MinRealQueries = CalibrationQueries / 2
 	// maxScoredShare is the share of the indexed vectors past which a
 	// graph search (scoring that many nodes a query) is taken to cost more
 	// than an exact scan, and the calibration chooses exact search.
@@ -57,12 +64,12 @@ const (
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
-	// SourceMixed is every query the index answered since its previous
-	// calibration, fewer than 100, topped up with held-out vectors to
-	// [CalibrationQueries]: the real queries count for what they are
-	// worth, the held-out vectors steady the estimate. Like SourceHeldOut,
-	// it is replaced by a calibration on real queries once the index has
-	// answered CalibrationQueries of them.
+	// SourceMixed is the distinct queries the index kept since its
+	// previous calibration, fewer than [MinRealQueries], topped up with
+	// held-out vectors to [CalibrationQueries]: the real queries count for
+	// what they are worth, the held-out vectors steady the estimate. Like
+	// SourceHeldOut, it is replaced by a calibration on real queries once
+	// the index has kept MinRealQueries distinct ones.
 	SourceMixed CalibrationSource = "queries+held-out"
 )
 
@@ -85,7 +92,8 @@ type Calibration struct {
 	Reason string
 	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
 	Recall float64
-	// Queries is the size of the sample, Source where it came from.
+	// Queries is the size of the sample (distinct vectors: a recorded
+	// query asked more than once counts once), Source where it came from.
 	Queries int
 	Source  CalibrationSource
 	// Len is the number of indexed vectors when the calibration ran, and
@@ -131,9 +139,10 @@ func (ix *Index) TargetSearches() TargetSearches {
 // since the last calibration. Most calls cost one atomic add.
 func (ix *Index) recordQuery(q []float32) {
 	c := ix.cal.seen.Add(1)
-	if c == CalibrationQueries+1 {
-		// A full sample of real queries has been kept: it measures better
-		// than held-out vectors, which recalibrate once it is there.
+	if c > CalibrationQueries && c%CalibrationQueries == 1 {
+		// Another reservoir's worth of queries has come in: if it holds
+		// enough distinct ones, they measure better than held-out
+		// vectors, which recalibrate on them.
 		defer ix.recalibrateOnQueries()
 	}
 	slot := c - 1
@@ -223,7 +232,10 @@ func (ix *Index) noteChange(deleted int) {
 }
 
 // recalibrateOnQueries starts a background calibration if the current one
-// was measured on held-out vectors, in part or in all.
+// was measured on held-out vectors, in part or in all, and the reservoir
+// holds at least MinRealQueries distinct queries: repeats of fewer would
+// measure no better, and would start a calibration at each reservoir's
+// worth of them.
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
 	if c == nil || (c.Source != SourceHeldOut && c.Source != SourceMixed) {
@@ -231,9 +243,41 @@ func (ix *Index) recalibrateOnQueries() {
 	}
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
-	if !ix.cal.running {
+	if !ix.cal.running && len(distinct(ix.cal.sample)) >= MinRealQueries {
 		ix.startCalibrationLocked()
 	}
+}
+
+// distinct returns the vectors of qs without repeats, in their first
+// order. Vectors are told apart by a hash of their first components, and
+// compared in full when the hashes agree.
+func distinct(qs [][]float32) [][]float32 {
+	seen := make(map[uint64][]int, len(qs))
+	out := make([][]float32, 0, len(qs))
+next:
+	for _, q := range qs {
+		h := vectorHash(q)
+		for _, j := range seen[h] {
+			if slices.Equal(out[j], q) {
+				continue next
+			}
+		}
+		seen[h] = append(seen[h], len(out))
+		out = append(out, q)
+	}
+	return out
+}
+
+// vectorHash is FNV-1a over the bits of v's first 16 components: enough
+// to tell real queries apart, at a cost that does not grow with the
+// dimension.
+func vectorHash(v []float32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, x := range v[:min(16, len(v))] {
+		h ^= uint64(math.Float32bits(x))
+		h *= 1099511628211
+	}
+	return h
 }
 
 // startCalibrationLocked starts a background calibration; cal.mu is held
@@ -447,14 +491,15 @@ type heldOut struct {
 }
 
 // calibrationSample returns the queries a calibration without a caller's
-// sample measures with: the recorded recent queries if there are at least
-// minRealQueries; else those there are, topped up to CalibrationQueries
-// with indexed vectors drawn at random, each marked held out so that it
-// is left out of its own results.
+// sample measures with: the distinct recorded recent queries if there are
+// at least MinRealQueries; else those there are, topped up to
+// CalibrationQueries with indexed vectors drawn at random, each marked
+// held out so that it is left out of its own results.
 func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource) {
 	ix.cal.mu.Lock()
-	qs := make([][]float32, len(ix.cal.sample))
-	for i, q := range ix.cal.sample {
+	kept := distinct(ix.cal.sample)
+	qs := make([][]float32, len(kept))
+	for i, q := range kept {
 		qs[i] = slices.Clone(q)
 	}
 	// Queries from now on refill the reservoir, and a full one
@@ -462,7 +507,7 @@ func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource)
 	// (recordQuery).
 	ix.cal.seen.Store(0)
 	ix.cal.mu.Unlock()
-	if len(qs) >= minRealQueries {
+	if len(qs) >= MinRealQueries {
 		return qs, nil, SourceQueries
 	}
 	self := make([]heldOut, len(qs), CalibrationQueries)

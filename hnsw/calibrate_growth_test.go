@@ -2,6 +2,7 @@ package hnsw_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -113,5 +114,63 @@ func TestCalibrateMixedSample(t *testing.T) {
 	ix.WaitCalibration()
 	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries != hnsw.CalibrationQueries {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
+	}
+}
+
+// TestRepeatedQueriesDoNotRecalibrate: a small set of queries asked again
+// and again is no better a sample than it was the first time, so it must
+// not replace a calibration topped up with held-out vectors (before
+// queries were counted distinct, 400 copies of 50 queries recalibrated as
+// a sample of 400).
+func TestRepeatedQueriesDoNotRecalibrate(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	few := ds.Queries[:50]
+	for _, q := range few {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Source != hnsw.SourceMixed {
+		t.Fatalf("calibration after 50 queries = %+v, want one on them and held-out vectors", before)
+	}
+	for range 3 * hnsw.CalibrationQueries / len(few) {
+		for _, q := range few {
+			if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ix.WaitCalibration()
+	if after, _ := ix.Calibration(); after != before {
+		t.Fatalf("after %d repeats of the same %d queries the index recalibrated: %+v, was %+v",
+			3*hnsw.CalibrationQueries, len(few), after, before)
+	}
+}
+
+// TestRecalibrationCountsDistinctQueries: once the reservoir holds enough
+// distinct queries the index recalibrates on them, and the sample it
+// reports is the distinct ones, not the copies.
+func TestRecalibrationCountsDistinctQueries(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut {
+		t.Fatalf("calibration before any query = %+v, want one on held-out vectors", c)
+	}
+	const n = 250 // distinct queries, at least MinRealQueries
+	asked := append(slices.Clone(ds.Queries[:n]), ds.Queries[:hnsw.CalibrationQueries+1-n]...)
+	for _, q := range asked {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.WaitCalibration()
+	c, _ := ix.Calibration()
+	if c.Source != hnsw.SourceQueries || c.Queries > n || c.Queries < hnsw.MinRealQueries {
+		t.Fatalf("calibration after %d queries, %d distinct = %+v, want one on the distinct queries", len(asked), n, c)
 	}
 }

@@ -90,7 +90,8 @@
 // and bisection (to within 5%) the smallest ef whose searches reach the
 // target on the sample. The sample is, by preference, the unfiltered
 // queries the index answered since its last calibration (a reservoir of
-// 400, used alone from 100 on), else those there are topped up to 400 with
+// 400, in which a query asked again counts once, used alone from 200
+// distinct queries on), else those there are topped up to 400 with
 // indexed vectors, each searched for as if it were not in the graph (the
 // walk never steps on its node), or one the caller passes. If the index
 // changes between the exact scan and the searches (a calibration beside a
