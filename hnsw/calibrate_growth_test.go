@@ -112,7 +112,7 @@ func TestCalibrateMixedSample(t *testing.T) {
 		}
 	}
 	ix.WaitCalibration()
-	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries != hnsw.CalibrationQueries {
+	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries < hnsw.CalibrationQueries || c.Queries > 420 {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
 	}
 }
@@ -172,5 +172,49 @@ func TestRecalibrationCountsDistinctQueries(t *testing.T) {
 	c, _ := ix.Calibration()
 	if c.Source != hnsw.SourceQueries || c.Queries > n || c.Queries < hnsw.MinRealQueries {
 		t.Fatalf("calibration after %d queries, %d distinct = %+v, want one on the distinct queries", len(asked), n, c)
+	}
+}
+
+// TestReservoirSize: the sample grows as the exact neighbours get cheaper,
+// between CalibrationQueries and MaxCalibrationQueries.
+func TestReservoirSize(t *testing.T) {
+	for _, tc := range []struct{ n, dim, want int }{
+		{100_000, 768, hnsw.CalibrationQueries},
+		{1_000_000, 768, hnsw.CalibrationQueries},
+		{40_000, 768, 1000},
+		{20_000, 768, hnsw.MaxCalibrationQueries},
+		{1_580, 384, hnsw.MaxCalibrationQueries},
+		{0, 0, hnsw.MaxCalibrationQueries},
+	} {
+		if got := hnsw.ReservoirSize(tc.n, tc.dim); got != tc.want {
+			t.Errorf("ReservoirSize(%d, %d) = %d, want %d", tc.n, tc.dim, got, tc.want)
+		}
+	}
+}
+
+// TestLargerSampleOnSmallIndex: a small index draws more held-out vectors
+// than CalibrationQueries, and keeps more recent queries for its
+// calibrations, because their exact neighbours cost little.
+func TestLargerSampleOnSmallIndex(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.Queries != 750 {
+		t.Fatalf("held-out calibration of 1,500 vectors = %+v, want 750 held-out vectors (half of them)", c)
+	}
+	for _, q := range recall.Uniform(1, 1300, 16, 9).Queries {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Recalibrations on queries ran at 401 of them and again once half as
+	// many again had come in (when the first had ended, if it was still
+	// running): the reservoir has kept more than CalibrationQueries.
+	ix.WaitCalibration()
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != hnsw.SourceQueries || c.Queries <= hnsw.CalibrationQueries {
+		t.Fatalf("calibration after 1,300 distinct queries = %+v, want one on more than %d", c, hnsw.CalibrationQueries)
 	}
 }
