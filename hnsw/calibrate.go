@@ -81,7 +81,11 @@ const (
 	// SourceMixed is the distinct queries the index kept since its
 	// previous calibration, fewer than [MinRealQueries], topped up with
 	// held-out vectors to [CalibrationQueries]: the real queries count for
-	// what they are worth, the held-out vectors steady the estimate. Like
+	// what they are worth, the held-out vectors steady the estimate. The
+	// recall is the two groups' means weighted by how far each can be
+	// trusted (see blend): the real queries' by their standard error, the
+	// held-out vectors' by theirs and by how far their mean is from the
+	// real one's beyond what both errors explain. Like
 	// SourceHeldOut, it is replaced by a calibration on real queries once
 	// the index has kept MinRealQueries distinct ones.
 	SourceMixed CalibrationSource = "queries+held-out"
@@ -451,6 +455,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			only = univ
 		}
 		hits, total, nodes := 0, 0, 0
+		var realRecall, heldRecall []float64 // per query, for a mixed sample
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, fmt.Errorf("hnsw: calibrate: %w", err)
@@ -464,16 +469,29 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			nodes += n
 			pace.rest()
+			h := 0
 			for _, r := range got {
 				if slices.Contains(truth[i], r.ID) {
-					hits++
+					h++
 				}
 			}
+			hits += h
 			total += len(truth[i])
+			if src == SourceMixed && len(truth[i]) > 0 {
+				r := float64(h) / float64(len(truth[i]))
+				if self[i].on {
+					heldRecall = append(heldRecall, r)
+				} else {
+					realRecall = append(realRecall, r)
+				}
+			}
 		}
 		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
 		if total == 0 {
 			return 1, share, nil
+		}
+		if src == SourceMixed {
+			return blend(realRecall, heldRecall, k), share, nil
 		}
 		return float64(hits) / float64(total), share, nil
 	}
