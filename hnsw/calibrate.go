@@ -285,8 +285,9 @@ func (ix *Index) noteChange(deleted int) {
 // calibration at each reservoir's worth of them.
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || c.Source == SourceCaller {
-		return
+	if c == nil || c.Source == SourceCaller ||
+		(c.Source == SourceQueries && 2*ix.reservoirSize() < 3*int64(c.Queries)) {
+		return // nothing could measure better: no need to count
 	}
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
