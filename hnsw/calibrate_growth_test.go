@@ -192,14 +192,14 @@ func TestReservoirSize(t *testing.T) {
 	}
 }
 
-// TestLargerSampleOnSmallIndex: a small index draws more held-out vectors
-// than CalibrationQueries, and keeps more recent queries for its
-// calibrations, because their exact neighbours cost little.
+// TestLargerSampleOnSmallIndex: a small index keeps more recent queries
+// than CalibrationQueries for its calibrations, because their exact
+// neighbours cost little (held-out vectors stay CalibrationQueries).
 func TestLargerSampleOnSmallIndex(t *testing.T) {
 	ctx := context.Background()
 	ix, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
-	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.Queries != 750 {
-		t.Fatalf("held-out calibration of 1,500 vectors = %+v, want 750 held-out vectors (half of them)", c)
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.Queries != hnsw.CalibrationQueries {
+		t.Fatalf("held-out calibration of 1,500 vectors = %+v, want %d held-out vectors", c, hnsw.CalibrationQueries)
 	}
 	for _, q := range recall.Uniform(1, 1300, 16, 9).Queries {
 		if _, err := ix.Search(ctx, q, 10, nil); err != nil {

@@ -94,8 +94,7 @@
 // neighbours cost less: see [ReservoirSize]; a query asked again counts
 // once; used alone from 200 distinct queries on, and again once half as
 // many more have come in), else those there are topped up to 400 with
-// indexed vectors (with none, as many as the reservoir holds, up to half
-// of the index), each searched for as if it were not in the graph (the
+// indexed vectors, each searched for as if it were not in the graph (the
 // walk never steps on its node), or one the caller passes. If the index
 // changes between the exact scan and the searches (a calibration beside a
 // bulk load), the searches are confined to the vectors the scan scored, so
