@@ -197,9 +197,9 @@ func TestReservoirSize(t *testing.T) {
 // neighbours cost little (held-out vectors stay CalibrationQueries).
 func TestLargerSampleOnSmallIndex(t *testing.T) {
 	ctx := context.Background()
-	ix, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	ix, _ := hardIndex(t, 800, hnsw.Options{TargetRecall: 0.8})
 	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.Queries != hnsw.CalibrationQueries {
-		t.Fatalf("held-out calibration of 1,500 vectors = %+v, want %d held-out vectors", c, hnsw.CalibrationQueries)
+		t.Fatalf("held-out calibration of 800 vectors = %+v, want %d held-out vectors", c, hnsw.CalibrationQueries)
 	}
 	for _, q := range recall.Uniform(1, 1300, 16, 9).Queries {
 		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
