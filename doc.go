@@ -17,7 +17,8 @@
 // [QFlat] (a scan of int8 codes with exact rescoring, for data where
 // graphs cannot pay) or [Auto] (exact while small, HNSW from
 // [DefaultAutoThreshold] items on; with a recall target, whichever of the
-// three meets it fastest, measured).
+// three meets it fastest, measured from [DefaultRoutedAutoThreshold] items
+// on and again at each doubling while a scan wins).
 // Items are identified by the caller's string ids; the numeric ids of the
 // layers below never show.
 //

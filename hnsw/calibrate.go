@@ -24,24 +24,44 @@ const (
 	// query with a recall target is scored exactly, which at this size
 	// costs about what a graph search does.
 	MinCalibrationLen = 500
-	// CalibrationQueries is the size of the sample a calibration measures,
-	// and of the reservoir of recent queries the index keeps for it (once
-	// that many have been answered since a calibration on held-out
-	// vectors, the index recalibrates on them): with 10 neighbours a
-	// query, the standard error of a recall near 0.95 is about 0.004 over
-	// this many queries.
+	// CalibrationQueries is the smallest sample a calibration aims for,
+	// and the reservoir of recent queries the index keeps for it on large
+	// indexes: with 10 neighbours a query, the standard error of a recall
+	// near 0.95 is about 0.004 over this many distinct queries. After a
+	// calibration on held-out vectors, the index checks at each
+	// CalibrationQueries queries answered whether the reservoir holds
+	// [MinRealQueries] distinct ones, and if so recalibrates on them.
 	CalibrationQueries = 400
-	// minRealQueries is how many recent queries the index must have seen
-	// before it calibrates on them rather than on held-out vectors.
-	minRealQueries = 100
+	// MaxCalibrationQueries is the largest sample: smaller indexes, whose
+	// exact neighbours cost less, keep a reservoir of up to this many
+	// recent queries, as many as cost what CalibrationQueries do at
+	// 100,000 × 768 (see [ReservoirSize]). Near 0.99 the recall rises so
+	// slowly with ef that the error of 400 queries moves the ef chosen by a
+	// tenth (MiniLM, 1,580 vectors: ef 37.9 ± 3.5 over ten samples of
+	// 400, 37.7 ± 1.7 over samples of 500).
+	MaxCalibrationQueries = 2000
+	// sampleBudget is the work of the exact neighbours of a sample, in
+	// scored components: CalibrationQueries queries at 100,000 × 768,
+	// about 3 s on one core.
+	sampleBudget = CalibrationQueries * 100_000 * 768
+	// MinRealQueries is how many distinct recent queries the index must
+	// have kept before it calibrates on them alone rather than on held-out
+	// vectors (with fewer, it measures on them topped up with held-out
+	// vectors: [SourceMixed]). A query asked again counts once: 400 copies
+	// of 50 queries measure no better than the 50 do (the standard error
+	// of the recall is that of 50 queries, about 0.01 near 0.95), and
+	// would pass for a sample of 400. Half the reservoir keeps the error
+	// of a calibration on real queries within √2 of a full sample's.
+	MinRealQueries = CalibrationQueries / 2
 	// maxScoredShare is the share of the indexed vectors past which a
 	// graph search (scoring that many nodes a query) is taken to cost more
 	// than an exact scan, and the calibration chooses exact search.
 	maxScoredShare = 0.5
 	// efTolerance is how close, relative to the beam width chosen, the
 	// calibration's bisection gets to the smallest beam that meets the
-	// target.
-	efTolerance = 0.05
+	// target: a step more than 5% took, for a beam about 2% narrower on
+	// average.
+	efTolerance = 0.02
 )
 
 // CalibrationSource says where the sample of a [Calibration] came from.
@@ -57,12 +77,16 @@ const (
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
-	// SourceMixed is every query the index answered since its previous
-	// calibration, fewer than 100, topped up with held-out vectors to
-	// [CalibrationQueries]: the real queries count for what they are
-	// worth, the held-out vectors steady the estimate. Like SourceHeldOut,
-	// it is replaced by a calibration on real queries once the index has
-	// answered CalibrationQueries of them.
+	// SourceMixed is the distinct queries the index kept since its
+	// previous calibration, fewer than [MinRealQueries], topped up with
+	// held-out vectors to [CalibrationQueries]: the real queries count for
+	// what they are worth, the held-out vectors steady the estimate. The
+	// recall is the two groups' means weighted by how far each can be
+	// trusted (see blend): the real queries' by their standard error, the
+	// held-out vectors' by theirs and by how far their mean is from the
+	// real one's beyond what both errors explain. Like
+	// SourceHeldOut, it is replaced by a calibration on real queries once
+	// the index has kept MinRealQueries distinct ones.
 	SourceMixed CalibrationSource = "queries+held-out"
 )
 
@@ -74,7 +98,7 @@ type Calibration struct {
 	Target float64
 	K      int
 	// Ef is the beam width chosen: the smallest that reached Target on the
-	// sample, to within 5%. 0 when Exact.
+	// sample, to within 2%. 0 when Exact.
 	Ef int
 	// Exact reports that queries are scored exactly instead: the index is
 	// smaller than [MinCalibrationLen], no beam width up to the index's
@@ -85,7 +109,8 @@ type Calibration struct {
 	Reason string
 	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
 	Recall float64
-	// Queries is the size of the sample, Source where it came from.
+	// Queries is the size of the sample (distinct vectors: a recorded
+	// query asked more than once counts once), Source where it came from.
 	Queries int
 	Source  CalibrationSource
 	// Len is the number of indexed vectors when the calibration ran, and
@@ -94,10 +119,22 @@ type Calibration struct {
 	Took time.Duration
 }
 
+// ReservoirSize is the size of the sample of recent queries an index of n
+// vectors of dimension dim keeps for its calibrations: as many as have
+// exact neighbours that cost what [CalibrationQueries] do at
+// 100,000 × 768, from CalibrationQueries to [MaxCalibrationQueries]. At
+// 768-d it is 400 from 100,000 vectors up and 2,000 up to 20,000; its
+// memory is that many vectors (6 MiB at 768-d).
+func ReservoirSize(n, dim int) int {
+	m := int64(sampleBudget) / max(1, int64(n)*int64(dim))
+	return int(min(max(m, CalibrationQueries), MaxCalibrationQueries))
+}
+
 // calibrator is the recall-target state of an Index.
 type calibrator struct {
 	cur     atomic.Pointer[Calibration]
 	seen    atomic.Int64 // unfiltered queries recorded since the last calibration
+	size    atomic.Int64 // the reservoir's size: 0 for CalibrationQueries
 	mu      sync.Mutex   // guards sample, running, deletes, done
 	sample  [][]float32  // reservoir of recent query vectors, in arena
 	arena   []float32
@@ -131,15 +168,17 @@ func (ix *Index) TargetSearches() TargetSearches {
 // since the last calibration. Most calls cost one atomic add.
 func (ix *Index) recordQuery(q []float32) {
 	c := ix.cal.seen.Add(1)
-	if c == CalibrationQueries+1 {
-		// A full sample of real queries has been kept: it measures better
-		// than held-out vectors, which recalibrate once it is there.
+	if c > CalibrationQueries && c%CalibrationQueries == 1 {
+		// Another reservoir's worth of queries has come in: if it holds
+		// enough distinct ones, they measure better than held-out
+		// vectors, which recalibrate on them.
 		defer ix.recalibrateOnQueries()
 	}
+	size := ix.reservoirSize()
 	slot := c - 1
-	if c > CalibrationQueries {
+	if c > size {
 		slot = int64(rand.Uint64N(uint64(c)))
-		if slot >= CalibrationQueries {
+		if slot >= size {
 			return
 		}
 	}
@@ -149,16 +188,28 @@ func (ix *Index) recordQuery(q []float32) {
 		copy(ix.cal.sample[slot], q)
 		return
 	}
+	if size = ix.reservoirSize(); len(ix.cal.sample) >= int(size) {
+		return // resized meanwhile by calibrationSample
+	}
 	// The reservoir's vectors share one allocation, made by the first
 	// query recorded, so that recording costs a copy, not an allocation
 	// a query.
 	if ix.cal.arena == nil {
-		ix.cal.arena = make([]float32, CalibrationQueries*len(q))
+		ix.cal.arena = make([]float32, int(size)*len(q))
 	}
 	i := len(ix.cal.sample) * len(q)
 	v := ix.cal.arena[i : i+len(q) : i+len(q)]
 	copy(v, q)
 	ix.cal.sample = append(ix.cal.sample, v)
+}
+
+// reservoirSize is the size of the reservoir of recent queries, set by
+// each calibration from the index's size.
+func (ix *Index) reservoirSize() int64 {
+	if s := ix.cal.size.Load(); s > 0 {
+		return s
+	}
+	return CalibrationQueries
 }
 
 // Calibration returns the index's latest calibration, and false if it has
@@ -222,18 +273,62 @@ func (ix *Index) noteChange(deleted int) {
 	ix.startCalibrationLocked()
 }
 
-// recalibrateOnQueries starts a background calibration if the current one
-// was measured on held-out vectors, in part or in all.
+// recalibrateOnQueries starts a background calibration if the reservoir
+// of recent queries measures better than the current calibration's
+// sample: the current one was measured on held-out vectors, in part or in
+// all, and the reservoir holds at least MinRealQueries distinct queries,
+// or it was measured on queries and the reservoir holds half again as
+// many distinct ones (a small index keeps up to MaxCalibrationQueries:
+// the error falls by a fifth). Counting
+// repeats once keeps a few queries asked again and again from starting a
+// calibration at each reservoir's worth of them.
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || (c.Source != SourceHeldOut && c.Source != SourceMixed) {
-		return
+	if c == nil || c.Source == SourceCaller ||
+		(c.Source == SourceQueries && 2*ix.reservoirSize() < 3*int64(c.Queries)) {
+		return // nothing could measure better: no need to count
 	}
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
-	if !ix.cal.running {
+	if ix.cal.running {
+		return
+	}
+	n := len(distinct(ix.cal.sample))
+	if (c.Source != SourceQueries && n >= MinRealQueries) || (c.Source == SourceQueries && 2*n >= 3*c.Queries) {
 		ix.startCalibrationLocked()
 	}
+}
+
+// distinct returns the vectors of qs without repeats, in their first
+// order. Vectors are told apart by a hash of their first components, and
+// compared in full when the hashes agree.
+func distinct(qs [][]float32) [][]float32 {
+	seen := make(map[uint64][]int, len(qs))
+	out := make([][]float32, 0, len(qs))
+next:
+	for _, q := range qs {
+		h := vectorHash(q)
+		for _, j := range seen[h] {
+			if slices.Equal(out[j], q) {
+				continue next
+			}
+		}
+		seen[h] = append(seen[h], len(out))
+		out = append(out, q)
+	}
+	return out
+}
+
+// vectorHash is FNV-1a over the bits of v's first 16 components: enough
+// to tell real queries apart, at a cost that does not grow with the
+// dimension.
+func vectorHash(v []float32) uint64 {
+	h := uint64(14695981039346656037)
+	for _, x := range v[:min(16, len(v))] {
+		h ^= uint64(math.Float32bits(x))
+		h *= 1099511628211
+	}
+	return h
 }
 
 // startCalibrationLocked starts a background calibration; cal.mu is held
@@ -311,9 +406,9 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		ix.cal.running = false
 		close(ix.cal.done)
 		ix.cal.mu.Unlock()
-		// A full reservoir of real queries may have come in during a
-		// calibration on held-out vectors, when recordQuery could not
-		// start another: start it now.
+		// A reservoir of real queries may have come in during this
+		// calibration, when recordQuery could not start another: start it
+		// now if it measures better.
 		if ix.cal.seen.Load() > CalibrationQueries {
 			ix.recalibrateOnQueries()
 		}
@@ -360,6 +455,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			only = univ
 		}
 		hits, total, nodes := 0, 0, 0
+		var realRecall, heldRecall []float64 // per query, for a mixed sample
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
 				return 0, 0, fmt.Errorf("hnsw: calibrate: %w", err)
@@ -373,16 +469,29 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 			nodes += n
 			pace.rest()
+			h := 0
 			for _, r := range got {
 				if slices.Contains(truth[i], r.ID) {
-					hits++
+					h++
 				}
 			}
+			hits += h
 			total += len(truth[i])
+			if src == SourceMixed && len(truth[i]) > 0 {
+				r := float64(h) / float64(len(truth[i]))
+				if self[i].on {
+					heldRecall = append(heldRecall, r)
+				} else {
+					realRecall = append(realRecall, r)
+				}
+			}
 		}
 		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
 		if total == 0 {
 			return 1, share, nil
+		}
+		if src == SourceMixed {
+			return blend(realRecall, heldRecall, k), share, nil
 		}
 		return float64(hits) / float64(total), share, nil
 	}
@@ -447,25 +556,35 @@ type heldOut struct {
 }
 
 // calibrationSample returns the queries a calibration without a caller's
-// sample measures with: the recorded recent queries if there are at least
-// minRealQueries; else those there are, topped up to CalibrationQueries
-// with indexed vectors drawn at random, each marked held out so that it
-// is left out of its own results.
+// sample measures with: the distinct recorded recent queries if there are
+// at least MinRealQueries; else those there are, topped up to
+// CalibrationQueries with indexed vectors drawn at random, each marked
+// held out so that it is left out of its own results.
 func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource) {
 	ix.cal.mu.Lock()
-	qs := make([][]float32, len(ix.cal.sample))
-	for i, q := range ix.cal.sample {
+	kept := distinct(ix.cal.sample)
+	qs := make([][]float32, len(kept))
+	for i, q := range kept {
 		qs[i] = slices.Clone(q)
 	}
 	// Queries from now on refill the reservoir, and a full one
 	// recalibrates if this calibration is not on real queries alone
-	// (recordQuery).
+	// (recordQuery). The reservoir is sized for the index as it is now.
 	ix.cal.seen.Store(0)
+	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
+		ix.cal.size.Store(size)
+		ix.cal.sample, ix.cal.arena = nil, nil
+	}
 	ix.cal.mu.Unlock()
-	if len(qs) >= minRealQueries {
+	if len(qs) >= MinRealQueries {
 		return qs, nil, SourceQueries
 	}
-	self := make([]heldOut, len(qs), CalibrationQueries)
+	// Held-out vectors make (or top the real queries up to) a sample of
+	// CalibrationQueries, however small the index: they are a proxy whose
+	// bias is larger than the error of that many (on Cohere 0.950 where
+	// real queries reached 0.970), so more of them would buy nothing.
+	want := CalibrationQueries
+	self := make([]heldOut, len(qs), want)
 	real := len(qs)
 
 	ix.mu.RLock()
@@ -475,7 +594,7 @@ func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource)
 	next := ix.next
 	r := rand.New(rand.NewPCG(ix.opts.Seed, uint64(next)))
 	drawn := map[vector.ID]bool{}
-	for tries := 0; len(qs) < CalibrationQueries && tries < 4*CalibrationQueries && next > 0; tries++ {
+	for tries := 0; len(qs) < want && tries < 4*want && next > 0; tries++ {
 		s := node(r.Uint64N(uint64(next)))
 		if !ix.indexed(s) || drawn[ix.idOf(s)] {
 			continue

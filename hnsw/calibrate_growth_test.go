@@ -2,6 +2,7 @@ package hnsw_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -111,7 +112,109 @@ func TestCalibrateMixedSample(t *testing.T) {
 		}
 	}
 	ix.WaitCalibration()
-	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries != hnsw.CalibrationQueries {
+	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries < hnsw.CalibrationQueries || c.Queries > 420 {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
+	}
+}
+
+// TestRepeatedQueriesDoNotRecalibrate: a small set of queries asked again
+// and again is no better a sample than it was the first time, so it must
+// not replace a calibration topped up with held-out vectors (before
+// queries were counted distinct, 400 copies of 50 queries recalibrated as
+// a sample of 400).
+func TestRepeatedQueriesDoNotRecalibrate(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	few := ds.Queries[:50]
+	for _, q := range few {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.Source != hnsw.SourceMixed {
+		t.Fatalf("calibration after 50 queries = %+v, want one on them and held-out vectors", before)
+	}
+	for range 3 * hnsw.CalibrationQueries / len(few) {
+		for _, q := range few {
+			if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	ix.WaitCalibration()
+	if after, _ := ix.Calibration(); after != before {
+		t.Fatalf("after %d repeats of the same %d queries the index recalibrated: %+v, was %+v",
+			3*hnsw.CalibrationQueries, len(few), after, before)
+	}
+}
+
+// TestRecalibrationCountsDistinctQueries: once the reservoir holds enough
+// distinct queries the index recalibrates on them, and the sample it
+// reports is the distinct ones, not the copies.
+func TestRecalibrationCountsDistinctQueries(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut {
+		t.Fatalf("calibration before any query = %+v, want one on held-out vectors", c)
+	}
+	const n = 250 // distinct queries, at least MinRealQueries
+	asked := append(slices.Clone(ds.Queries[:n]), ds.Queries[:hnsw.CalibrationQueries+1-n]...)
+	for _, q := range asked {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ix.WaitCalibration()
+	c, _ := ix.Calibration()
+	if c.Source != hnsw.SourceQueries || c.Queries > n || c.Queries < hnsw.MinRealQueries {
+		t.Fatalf("calibration after %d queries, %d distinct = %+v, want one on the distinct queries", len(asked), n, c)
+	}
+}
+
+// TestReservoirSize: the sample grows as the exact neighbours get cheaper,
+// between CalibrationQueries and MaxCalibrationQueries.
+func TestReservoirSize(t *testing.T) {
+	for _, tc := range []struct{ n, dim, want int }{
+		{100_000, 768, hnsw.CalibrationQueries},
+		{1_000_000, 768, hnsw.CalibrationQueries},
+		{40_000, 768, 1000},
+		{20_000, 768, hnsw.MaxCalibrationQueries},
+		{1_580, 384, hnsw.MaxCalibrationQueries},
+		{0, 0, hnsw.MaxCalibrationQueries},
+	} {
+		if got := hnsw.ReservoirSize(tc.n, tc.dim); got != tc.want {
+			t.Errorf("ReservoirSize(%d, %d) = %d, want %d", tc.n, tc.dim, got, tc.want)
+		}
+	}
+}
+
+// TestLargerSampleOnSmallIndex: a small index keeps more recent queries
+// than CalibrationQueries for its calibrations, because their exact
+// neighbours cost little (held-out vectors stay CalibrationQueries).
+func TestLargerSampleOnSmallIndex(t *testing.T) {
+	ctx := context.Background()
+	ix, _ := hardIndex(t, 800, hnsw.Options{TargetRecall: 0.8})
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.Queries != hnsw.CalibrationQueries {
+		t.Fatalf("held-out calibration of 800 vectors = %+v, want %d held-out vectors", c, hnsw.CalibrationQueries)
+	}
+	for _, q := range recall.Uniform(1, 1300, 16, 9).Queries {
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Recalibrations on queries ran at 401 of them and again once half as
+	// many again had come in (when the first had ended, if it was still
+	// running): the reservoir has kept more than CalibrationQueries.
+	ix.WaitCalibration()
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != hnsw.SourceQueries || c.Queries <= hnsw.CalibrationQueries {
+		t.Fatalf("calibration after 1,300 distinct queries = %+v, want one on more than %d", c, hnsw.CalibrationQueries)
 	}
 }

@@ -185,7 +185,7 @@ func TestTargetRecallBackground(t *testing.T) {
 	}
 	search()
 	ix.WaitCalibration()
-	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries != 400 || c.Recall < 0.9 {
+	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries < 400 || c.Queries > 450 || c.Recall < 0.9 {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
 	}
 	more := recall.Uniform(1600, 0, 16, 8).Base

@@ -87,10 +87,13 @@
 // reach: [Options].TargetRecall (recall@TargetK, 10 by default). The index
 // then measures itself ([Index.Calibrate]): it takes a sample of queries,
 // scores them exactly against every indexed vector, and finds by doubling
-// and bisection (to within 5%) the smallest ef whose searches reach the
+// and bisection (to within 2%) the smallest ef whose searches reach the
 // target on the sample. The sample is, by preference, the unfiltered
 // queries the index answered since its last calibration (a reservoir of
-// 400, used alone from 100 on), else those there are topped up to 400 with
+// 400 on large indexes and up to 2,000 on small ones, whose exact
+// neighbours cost less: see [ReservoirSize]; a query asked again counts
+// once; used alone from 200 distinct queries on, and again once half as
+// many more have come in), else those there are topped up to 400 with
 // indexed vectors, each searched for as if it were not in the graph (the
 // walk never steps on its node), or one the caller passes. If the index
 // changes between the exact scan and the searches (a calibration beside a
