@@ -28,9 +28,12 @@ import (
 // hold at dimension ≤ 512: the traversal copy takes d + 4 bytes a node
 // instead of 4·d (counted in [Stats].CodeBytes). A query is walked on the
 // codes' distance estimates, through the upper layers and on layer 0 with
-// its beam of ef, and the ef finalists are then scored again with float32
+// its beam of ef, and the finalists are then scored again with float32
 // from the store, so that the distances returned are exact: bit-equal to
-// the exact scan's for the same ids. Which ids come back can differ from
+// the exact scan's for the same ids. Only the finalists that can still
+// rank among the first k are scored again: taken in order of estimate,
+// until one's estimate, less the query's bound on the estimates' error
+// ([quant.Query.ErrorBound]), is past the k-th exact distance found. Which ids come back can differ from
 // the float32 graph's where the estimates misrank a node near the edge of
 // the beam; QuantizedRecall tests bound the loss.
 //
@@ -232,8 +235,9 @@ func (ix *Index) greedyCodes(sc *scratch, pq *quant.Query, cur cand, lc int) can
 
 // searchCodes is searchLayer for a query on layer 0, on the codes: it
 // leaves in sc.w the (up to) ef allowed nodes with the smallest estimated
-// distances, in no particular order (all of them are rescored). Tombstones, the filter, the skipped node
-// and done are handled as searchLayer handles them.
+// distances, in no particular order (walkCodes sorts them for rescore).
+// Tombstones, the filter, the skipped node and done are handled as
+// searchLayer handles them.
 //
 // When pool > ef, it also keeps the pool allowed nodes with the smallest
 // estimates among all it scored, and leaves those in sc.w instead: the
@@ -327,8 +331,8 @@ func (ix *Index) searchCodes(sc *scratch, pq *quant.Query, e cand, ef, pool int,
 	sc.cands, sc.res, sc.keep = cands, res[:0], extra[:0]
 }
 
-// rescorePool is the least number of finalists rescored, as a multiple of
-// k: with a beam of only k (ef = 10, k = 10) the int8 estimates misrank
+// rescorePool is the least number of finalists kept for rescoring, as a
+// multiple of k: with a beam of only k (ef = 10, k = 10) the int8 estimates misrank
 // nodes at its edge, which cost recall@10 0.0075 against the float32 walk
 // on an easier clustered 64-d set (M = 12, EfConstruction = 100); keeping
 // the best 2·k of all the nodes scored, not only of the beam, won it back
@@ -336,20 +340,24 @@ func (ix *Index) searchCodes(sc *scratch, pq *quant.Query, e cand, ef, pool int,
 const rescorePool = 2
 
 // beamWiden sets how much wider than ef the int8 walk's layer-0 beam is:
-// ef + ⌈ef/beamWiden⌉, 20%. The estimates' noise ends a beam of exactly ef
-// a little early. Measured with TestQuantizedRecall (clustered 64-d,
-// M = 6, EfConstruction = 32, one build each, recall@10 at ef = 10, the
-// float32 walk of the same graph beside): at n = 6,000 float32 0.9185,
-// int8 with the same beam 0.9070, 10% wider 0.9285, 20% wider 0.9390; at
-// n = 4,000 float32 0.9420, 10% wider 0.9340, 20% wider 0.9435. At ef ≥ 16
-// 20% keeps int8 at or above float32 on every set of the tests. The wider
-// beam expands about 20% more nodes, of a quarter of the bytes each;
-// rescoring a larger pool (4·k, 8·k) without widening did not close the
-// gap.
-const beamWiden = 5
+// ef + max(beamMin, ⌈ef/beamWiden⌉): 5%, and at least two more nodes. The
+// estimates' noise ends a beam of exactly ef a little early. Measured with
+// TestQuantizedRecall (clustered 64-d, M = 6, EfConstruction = 32, recall@10
+// at ef = 10, the float32 walk of the same graph beside): at n = 6,000
+// float32 0.9185, int8 with the same beam 0.9070, one more 0.9285, two more
+// 0.9390; at n = 4,000 float32 0.9420, one more 0.9340, two more 0.9435. On
+// the real 495k × 100-d set (BenchmarkWalkRecall, ef 10…400, int8 −
+// float32): the same beam −0.0089 to +0.0024 (below −0.005 at ef = 12), 5%
+// wider (one more at ef ≤ 20) −0.0002 to +0.0125, 10% wider +0.0002 to
+// +0.0234, 20% wider (the rule before bounded rescoring) +0.0004 to
+// +0.0338. Each node more in the beam is about 1/ef more expansions.
+const (
+	beamWiden = 20
+	beamMin   = 2
+)
 
 // walkCodes is walk on the codes of qz, for the prepared query qv: the
-// descent and the layer-0 beam (ef widened by beamWiden, 20%) use the
+// descent and the layer-0 beam (ef widened by 5%, at least 2: beamWiden) use the
 // estimates, keeping the best max(beam, rescorePool·k) nodes scored (see
 // walkPool and searchCodes); then those finalists that can still rank
 // among the first k are scored exactly from the store (rescore), with the
@@ -377,7 +385,7 @@ func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef
 	for lc := top; lc > 0; lc-- {
 		cur = ix.greedyCodes(sc, pq, cur, lc)
 	}
-	beam := ef + (ef+beamWiden-1)/beamWiden
+	beam := ef + max(beamMin, (ef+beamWiden-1)/beamWiden)
 	keep := max(beam, rescorePool*k)
 	if filter == nil && len(ix.tombs) == 0 && !sc.skipOn {
 		sc.ent = append(sc.ent[:0], cur)

@@ -50,12 +50,15 @@ const MaxSquaredNorm = math.MaxFloat32 / 8
 // It returns an error wrapping [ErrDimensionMismatch], [ErrNonFinite],
 // [ErrZeroVector] or [ErrOutOfRange].
 func Check(v Vector, dim int, m Metric) error {
-	_, err := checkSum(v, dim, m)
+	_, err := CheckNorm(v, dim, m)
 	return err
 }
 
-// checkSum is Check, also returning Σv², which PrepareInto normalises by.
-func checkSum(v Vector, dim int, m Metric) (float64, error) {
+// CheckNorm is [Check], also returning Σv² (summed in float64, in order)
+// when v is valid, for callers that go on to normalise v or need its
+// norm: PrepareInto, and package quant's query preparation, which would
+// otherwise sum it again.
+func CheckNorm(v Vector, dim int, m Metric) (float64, error) {
 	if len(v) != dim {
 		return 0, fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
 	}
@@ -99,7 +102,7 @@ func Prepare(v Vector, dim int, m Metric) (Vector, error) {
 
 // PrepareInto is [Prepare] writing into dst, which must have length dim.
 func PrepareInto(dst, v Vector, dim int, m Metric) error {
-	sum, err := checkSum(v, dim, m)
+	sum, err := CheckNorm(v, dim, m)
 	if err != nil {
 		return err
 	}

@@ -58,12 +58,9 @@ func (q *Quantizer) GatherSpan() int { return max((q.dim+31)&^31, q.CodeSize()) 
 // one Query allocates nothing for it. r must not be in use by another
 // goroutine; on error it is unchanged.
 func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
-	if err := vector.Check(v, q.dim, q.metric); err != nil {
+	sum, err := vector.CheckNorm(v, q.dim, q.metric)
+	if err != nil {
 		return fmt.Errorf("quant: prepare: %w", err)
-	}
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
 	}
 	scale := 1.0
 	if q.metric == vector.Cosine {
@@ -90,24 +87,30 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 		wp = make([]int8, span)
 	}
 	wp = wp[:span]
-	clear(wp)
+	clear(wp[q.dim:])
 	*r = Query{metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, base: float32(base), qq: float32(sum)}
-	if wmax > 0 {
-		alpha := wmax / queryMax
-		var below float64 // Σ of the weights' rounding errors below zero
-		for j, x := range v {
-			w := float64(x) * scale * float64(q.step[j])
-			rw := math.Round(w / alpha)
-			r.w[j] = int8(rw)
-			if e := rw*alpha - w; e < 0 {
-				below -= e
-			}
-		}
-		r.alpha = float32(alpha)
-		// Each code byte is at most 255; each coded component within half
-		// a step of the vector's (unless clipped).
-		r.slack = float32(255*below + half/2)
+	if wmax == 0 {
+		clear(r.w)
+		return nil
 	}
+	// Each weight is rounded to the nearest unit of alpha (ties to even:
+	// math.RoundToEven is one instruction on amd64, math.Round a call).
+	alpha := wmax / queryMax
+	inv := queryMax / wmax
+	var below float64 // Σ of the weights' rounding errors below zero
+	w := r.w[:len(v)]
+	for j, x := range v {
+		wj := float64(x) * scale * float64(q.step[j])
+		rw := math.RoundToEven(wj * inv)
+		w[j] = int8(rw)
+		if e := rw*alpha - wj; e < 0 {
+			below -= e
+		}
+	}
+	r.alpha = float32(alpha)
+	// Each code byte is at most 255; each coded component within half a
+	// step of the vector's (unless clipped).
+	r.slack = float32(255*below + half/2)
 	return nil
 }
 
