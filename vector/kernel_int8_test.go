@@ -183,6 +183,18 @@ func TestInt8KernelGather(t *testing.T) {
 				if out[rows] != -7 {
 					t.Errorf("%s: DotU8I8Gather(n=%d, %d codes) wrote out[%d]", k.Name, n, rows, rows)
 				}
+				const alpha, base = float32(0.0123), float32(-0.77)
+				aff := make([]float32, rows+1)
+				aff[rows] = -7
+				k.DotU8I8GatherAffine(q, ps, alpha, base, aff)
+				for i, c := range cs {
+					if want := base + float32(alpha*float32(refDotU8I8(q, c))); aff[i] != want {
+						t.Errorf("%s: DotU8I8GatherAffine(n=%d) code %d of %d = %v, want %v", k.Name, n, i, rows, aff[i], want)
+					}
+				}
+				if aff[rows] != -7 {
+					t.Errorf("%s: DotU8I8GatherAffine(n=%d, %d codes) wrote out[%d]", k.Name, n, rows, rows)
+				}
 			}
 		}
 	}
@@ -221,6 +233,15 @@ func FuzzDotU8I8(f *testing.F) {
 				for r, got := range gout {
 					if int64(got) != want {
 						t.Fatalf("%s: DotU8I8Gather(n=%d) code %d = %d, want %d", k.Name, n, r, got, want)
+					}
+				}
+			}
+			if n > 0 {
+				aff := make([]float32, 3)
+				k.DotU8I8GatherAffine(q, []*uint8{&c[0], &c[0], &c[0]}, 0.5, 1, aff)
+				for r, got := range aff {
+					if want := 1 + float32(0.5*float32(want)); got != want {
+						t.Fatalf("%s: DotU8I8GatherAffine(n=%d) code %d = %v, want %v", k.Name, n, r, got, want)
 					}
 				}
 			}

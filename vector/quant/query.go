@@ -137,7 +137,9 @@ func (r *Query) ErrorBound() float32 {
 
 // finish turns the int8 dot product of a code into its distance estimate.
 func (r *Query) finish(dot int32, code []byte) float32 {
-	ip := r.base + r.alpha*float32(dot)
+	// The product is rounded before the add (the conversion forbids a fused
+	// multiply-add), as the gather kernel computes it.
+	ip := r.base + float32(r.alpha*float32(dot))
 	switch r.metric {
 	case vector.Cosine:
 		return 1 - ip
@@ -181,23 +183,22 @@ func (r *Query) GatherDistances(codes []*byte, out []float32) {
 	if len(codes) == 0 {
 		return
 	}
-	// The int32 sums are written over out and turned into distances in
-	// place.
-	dots := unsafe.Slice((*int32)(unsafe.Pointer(&out[0])), len(out))
-	kernel.DotU8I8Gather(r.wp, codes, dots)
+	// The kernel writes each inner-product estimate base + alpha·dot
+	// (finish's first step, bit for bit); the metric's step follows.
+	kernel.DotU8I8GatherAffine(r.wp, codes, r.alpha, r.base, out)
 	switch r.metric {
 	case vector.Cosine:
-		for i, d := range dots {
-			out[i] = 1 - (r.base + r.alpha*float32(d))
+		for i, ip := range out {
+			out[i] = 1 - ip
 		}
 	case vector.Dot:
-		for i, d := range dots {
-			out[i] = -(r.base + r.alpha*float32(d))
+		for i, ip := range out {
+			out[i] = -ip
 		}
 	default:
-		for i, d := range dots {
+		for i, ip := range out {
 			norm := math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(codes[i]), r.dim)), normBytes)))
-			out[i] = r.qq - 2*(r.base+r.alpha*float32(d)) + norm
+			out[i] = r.qq - 2*ip + norm
 		}
 	}
 }

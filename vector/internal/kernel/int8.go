@@ -20,6 +20,9 @@ import "unsafe"
 //	DotU8I8x4(q, a, b, c, d)        DotU8I8 with four codes, one pass over q
 //	DotU8I8Gather(q, codes, out)    out[i] = DotU8I8(q, codes[i][:len(q)]); each
 //	                                pointer addresses len(q) readable bytes
+//	DotU8I8GatherAffine(q, codes, a, b, out)
+//	                                out[i] = b + a·float32(DotU8I8(q, codes[i][:len(q)])),
+//	                                in float32 as Go evaluates it (no fused multiply-add)
 //	DotU8I8Batch(q, codes, s, out)  out[i] = DotU8I8(q, codes[i*s:]); codes holds
 //	                                at least (len(out)-1)*s + len(q) bytes
 
@@ -54,6 +57,18 @@ func DotU8I8GatherGeneric(q []int8, codes []*uint8, out []int32) {
 	out = out[:len(codes)]
 	for i, c := range codes {
 		out[i] = DotU8I8Generic(q, unsafe.Slice(c, len(q)))
+	}
+}
+
+// DotU8I8GatherAffineGeneric writes base + alpha·float32(s) for the sum s
+// of each code of codes with q.
+func DotU8I8GatherAffineGeneric(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	out = out[:len(codes)]
+	for i, c := range codes {
+		d := DotU8I8Generic(q, unsafe.Slice(c, len(q)))
+		// The product is rounded to float32 before the add (an explicit
+		// conversion forbids fusing them), as the assembly computes it.
+		out[i] = base + float32(alpha*float32(d))
 	}
 }
 

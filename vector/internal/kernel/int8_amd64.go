@@ -17,6 +17,12 @@ func dotU8I8AVX2(q *int8, c *uint8, n int) int32
 //go:noescape
 func dotU8I8GatherNAVX2(q *int8, codes **uint8, groups, n int, out *int32)
 
+// dotU8I8GatherAffineAVX2 scores count > 0 codes, a last partial group
+// in the same call, writing base + alpha·float32(sum) for each.
+//
+//go:noescape
+func dotU8I8GatherAffineAVX2(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
+
 //go:noescape
 func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 
@@ -121,6 +127,21 @@ func dotU8I8GatherAVX2(q []int8, codes []*uint8, out []int32) {
 	}
 }
 
+// dotU8I8GatherAffineAVX2Wrap is DotU8I8GatherAffine: one assembly call
+// when len(q) is a multiple of 32 (package quant pads its queries so), the
+// generic form otherwise.
+func dotU8I8GatherAffineAVX2Wrap(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	out = out[:len(codes)]
+	if len(codes) == 0 {
+		return
+	}
+	if len(q) == 0 || len(q)%32 != 0 {
+		DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
+		return
+	}
+	dotU8I8GatherAffineAVX2(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
+}
+
 // DotU8I8 is the selected exact int8 dot product (see int8.go).
 func DotU8I8(q []int8, c []uint8) int32 {
 	if hasAVX2 {
@@ -144,6 +165,15 @@ func DotU8I8Gather(q []int8, codes []*uint8, out []int32) {
 		return
 	}
 	DotU8I8GatherGeneric(q, codes, out)
+}
+
+// DotU8I8GatherAffine is the selected gather with the affine finish.
+func DotU8I8GatherAffine(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	if hasAVX2 {
+		dotU8I8GatherAffineAVX2Wrap(q, codes, alpha, base, out)
+		return
+	}
+	DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
 }
 
 // DotU8I8Batch is the selected strided batch of int8 dot products.
