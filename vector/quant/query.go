@@ -73,12 +73,18 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	// of what a graph search allocated, enough to bring the GC into the
 	// query loop. The two products are the same expression, so they are
 	// bit-identical.
+	// The slices are cut to len(v) so that the loops check no bounds, and
+	// the maximum is a comparison (the builtin max handles NaNs, which a
+	// checked vector does not have): together half a query's preparation.
+	lo, step := q.lo[:len(v)], q.step[:len(v)]
 	var base, wmax, half float64
 	for j, x := range v {
 		f := float64(x) * scale
-		base += f * float64(q.lo[j])
-		a := math.Abs(f * float64(q.step[j]))
-		wmax = max(wmax, a)
+		base += f * float64(lo[j])
+		a := math.Abs(f * float64(step[j]))
+		if a > wmax {
+			wmax = a
+		}
 		half += a
 	}
 	span := (q.dim + 31) &^ 31
@@ -100,7 +106,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	var below float64 // Σ of the weights' rounding errors below zero
 	w := r.w[:len(v)]
 	for j, x := range v {
-		wj := float64(x) * scale * float64(q.step[j])
+		wj := float64(x) * scale * float64(step[j])
 		rw := math.RoundToEven(wj * inv)
 		w[j] = int8(rw)
 		if e := rw*alpha - wj; e < 0 {
