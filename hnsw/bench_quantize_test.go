@@ -8,10 +8,15 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
 )
 
 // quantDims are the dimensions of the int8 benchmarks.
@@ -90,6 +95,127 @@ func BenchmarkQuantizedQuery(b *testing.B) {
 					}
 					i++
 				}
+			})
+		}
+	}
+}
+
+// countEfs are the beam widths of the walk instruction counts.
+var countEfs = []int{10, 16, 64, 200}
+
+// walkSet is a data set of the walk counts: a name, its vectors and its
+// ground truth (nil until asked for).
+type walkSet struct {
+	name  string
+	ds    *recall.Dataset
+	truth [][]int32
+}
+
+// walkSets returns the sets of BenchmarkCountWalks and BenchmarkWalkRecall:
+// clustered data (n = $HNSW_BENCH_N, 50,000) at d = 100 and 768, or, if
+// $HNSW_BENCH_SET names DIR/NAME, the real set of DIR/NAME.base.fvecs,
+// .query.fvecs, .gt.ivecs and .metric (as bench/peers.sh takes it; the
+// ground truth is read only when withTruth).
+func walkSets(b *testing.B, withTruth bool) []walkSet {
+	path := os.Getenv("HNSW_BENCH_SET")
+	if path == "" {
+		var sets []walkSet
+		for _, dim := range []int{100, 768} {
+			name := fmt.Sprintf("d=%d", dim)
+			if withTruth {
+				ds, truth := datasetDim(b, lowDimN(b), dim)
+				sets = append(sets, walkSet{name, ds, truth})
+			} else {
+				sets = append(sets, walkSet{name, recall.Clustered(lowDimN(b), 200, dim, 1), nil})
+			}
+		}
+		return sets
+	}
+	benchData.Lock()
+	defer benchData.Unlock()
+	key := "set:" + path
+	ds, ok := benchData.ds[key]
+	if !ok {
+		base, err := recall.LoadVectors(path + ".base.fvecs")
+		if err != nil {
+			b.Fatal(err)
+		}
+		queries, err := recall.LoadVectors(path + ".query.fvecs")
+		if err != nil {
+			b.Fatal(err)
+		}
+		m := vector.Cosine
+		if raw, err := os.ReadFile(path + ".metric"); err == nil {
+			if m, err = vector.ParseMetric(strings.TrimSpace(string(raw))); err != nil {
+				b.Fatal(err)
+			}
+		}
+		ds = &recall.Dataset{Name: filepath.Base(path), Dim: len(base[0]), Metric: m, Base: base, Queries: queries}
+		benchData.ds[key] = ds
+	}
+	set := walkSet{name: ds.Name, ds: ds}
+	if withTruth {
+		truth, err := recall.LoadIvecs(path + ".gt.ivecs")
+		if err != nil {
+			b.Fatal(err)
+		}
+		set.truth = truth
+	}
+	return []walkSet{set}
+}
+
+// BenchmarkCountWalks runs countQueries (200 queries, k = 10) once on the
+// float32 walk or the int8 walk of the same graph, for each set of
+// walkSets and each ef of countEfs, for callgrind to count as
+// BenchmarkCountQueries (one sub-benchmark a run,
+// --toggle-collect='*countQueries', divide by 200):
+//
+//	HNSW_BENCH_CACHE=/tmp/hc /tmp/hnsw.test -test.run '^$' -test.bench 'CountWalks' -test.benchtime 1x
+//	GODEBUG=asyncpreemptoff=1 HNSW_BENCH_CACHE=/tmp/hc valgrind --tool=callgrind \
+//	    --toggle-collect='*countQueries' /tmp/hnsw.test -test.run '^$' \
+//	    -test.bench 'CountWalks/d=100/int8/ef=64$' -test.benchtime 1x
+//
+// It reads no ground truth (BenchmarkWalkRecall reports the recall).
+func BenchmarkCountWalks(b *testing.B) {
+	if os.Getenv("HNSW_BENCH_CACHE") == "" {
+		b.Skip("HNSW_BENCH_CACHE not set")
+	}
+	for _, set := range walkSets(b, false) {
+		ds := *set.ds
+		ds.Queries = ds.Queries[:min(200, len(ds.Queries))]
+		for v, walk := range []string{"float32", "int8"} {
+			for _, ef := range countEfs {
+				b.Run(fmt.Sprintf("%s/%s/ef=%d", set.name, walk, ef), func(b *testing.B) {
+					ix := quantPair(b, set.ds)[v]
+					// No collection of the loaded graphs during the
+					// count: its assists would be counted as the
+					// queries'.
+					runtime.GC()
+					for b.Loop() {
+						countQueries(b, ix, &ds, ef)
+					}
+				})
+			}
+		}
+	}
+}
+
+// BenchmarkWalkRecall reports the recall@10 of the float32 and the int8
+// walks of the same graph (the sets of walkSets, the efs of countEfs and
+// more) and their difference, int8 − float32; it times nothing (the
+// figures are deterministic for a given graph).
+func BenchmarkWalkRecall(b *testing.B) {
+	for _, set := range walkSets(b, true) {
+		for _, ef := range []int{10, 12, 16, 24, 32, 64, 128, 200, 400} {
+			b.Run(fmt.Sprintf("%s/ef=%d", set.name, ef), func(b *testing.B) {
+				ixs := quantPair(b, set.ds)
+				for b.Loop() {
+				}
+				f := meanRecall(b, ixs[0], set.ds, set.truth, 10, ef)
+				q := meanRecall(b, ixs[1], set.ds, set.truth, 10, ef)
+				b.ReportMetric(f, "recall-float32")
+				b.ReportMetric(q, "recall-int8")
+				b.ReportMetric(q-f, "delta")
 			})
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 // node is a dense internal slot number of the graph. It is a type of its own
@@ -135,8 +136,12 @@ type scratch struct {
 	links []uint32   // links of a node to score
 	dists []float32  // their distances to the query
 	q     []float32
-	deadq []node   // the deleted nodes a repair walks through
-	snap  []uint32 // a copy of the list a repair replaces
+	pq    quant.Query // the query prepared for the codes (walkCodes)
+	top   vector.TopK // a walk's results (Results copies them out)
+	// rescored counts the finalists the last int8 walk scored exactly.
+	rescored int
+	deadq    []node   // the deleted nodes a repair walks through
+	snap     []uint32 // a copy of the list a repair replaces
 	// skip, when skipOn, is a node a search walks around (the calibration's
 	// held-out query node); off for every other search.
 	skip   node

@@ -3,7 +3,11 @@
 // cursor, instead of the two heaps of searchLayer.
 package hnsw
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/vector/quant"
+)
 
 // poolCand is a candidate of searchPool: open until it has been expanded.
 type poolCand struct {
@@ -29,13 +33,24 @@ type poolCand struct {
 // the same nodes in the same order and returns the same results
 // (TestPoolMatchesHeaps).
 func (ix *Index) searchPool(sc *scratch, q []float32, ent []cand, ef, lc int, done <-chan struct{}) {
+	ix.walkPool(sc, q, nil, ent, ef, ef, lc, done)
+}
+
+// walkPool is searchPool on the vectors (pq nil) or on the int8 codes of
+// the prepared query pq, keeping the keep ≥ ef nearest nodes scored: the
+// walk expands only the ef nearest (keep changes no step of it), and the
+// keep − ef after them, nodes just outside the beam that the estimates
+// may have misranked, are left in sc.w for the rescoring too. The two
+// walks share one loop: they differ only in the address scored (the
+// vector, or the code at the start of the row) and the kernel.
+func (ix *Index) walkPool(sc *scratch, q []float32, pq *quant.Query, ent []cand, ef, keep, lc int, done <-chan struct{}) {
 	sc.vis.reset(ix.capacity())
 	tags, gen := sc.vis.tags, sc.vis.gen
 	if cap(sc.batch) < ix.m0 || cap(sc.vs) < ix.m0 {
 		sc.batch, sc.vs = make([]node, 0, ix.m0), make([]*float32, 0, ix.m0)
 	}
-	if cap(sc.pool) < ef+1 {
-		sc.pool = make([]poolCand, 0, ef+1)
+	if cap(sc.pool) < keep+1 {
+		sc.pool = make([]poolCand, 0, keep+1)
 	}
 	pool := sc.pool[:0]
 	for _, e := range ent {
@@ -43,14 +58,15 @@ func (ix *Index) searchPool(sc *scratch, q []float32, ent []cand, ef, lc int, do
 			continue
 		}
 		tags[e.node] = gen
-		pool, _ = poolInsert(pool, e.dist, e.node, ef)
+		pool, _ = poolInsert(pool, e.dist, e.node, keep)
 	}
 	cur := 0
 	for steps := 1; ; steps++ {
-		for cur < len(pool) && !pool[cur].open {
+		end := min(len(pool), ef)
+		for cur < end && !pool[cur].open {
 			cur++
 		}
-		if cur == len(pool) {
+		if cur >= end {
 			break
 		}
 		pool[cur].open = false
@@ -67,16 +83,25 @@ func (ix *Index) searchPool(sc *scratch, q []float32, ent []cand, ef, lc int, do
 		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
 		batch := sc.batch[:unvisited(ls, tags, gen, sc.batch[:len(ls)])]
 		vs := sc.vs[:len(batch)]
-		for i, n := range batch {
-			vs[i] = ix.vecp(n)
+		var dists []float32
+		if pq == nil {
+			for i, n := range batch {
+				vs[i] = ix.vecp(n)
+			}
+			prefetchAll(vs, ix.pfLines)
+			dists = ix.distances(sc, q, vs)
+		} else {
+			for i, n := range batch {
+				vs[i] = ix.codeAddr(n)
+			}
+			prefetchAll(vs, ix.codeLines)
+			dists = ix.codeDistances(sc, pq, vs)
 		}
-		prefetchAll(vs, ix.pfLines)
-		dists := ix.distances(sc, q, vs)
 		for i, n := range batch {
 			d := dists[i]
-			if len(pool) < ef || d < pool[len(pool)-1].dist {
+			if len(pool) < keep || d < pool[len(pool)-1].dist {
 				var p int
-				pool, p = poolInsert(pool, d, n, ef)
+				pool, p = poolInsert(pool, d, n, keep)
 				cur = min(cur, p)
 			}
 		}

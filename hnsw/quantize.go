@@ -5,10 +5,12 @@
 package hnsw
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -26,9 +28,12 @@ import (
 // hold at dimension ≤ 512: the traversal copy takes d + 4 bytes a node
 // instead of 4·d (counted in [Stats].CodeBytes). A query is walked on the
 // codes' distance estimates, through the upper layers and on layer 0 with
-// its beam of ef, and the ef finalists are then scored again with float32
+// its beam of ef, and the finalists are then scored again with float32
 // from the store, so that the distances returned are exact: bit-equal to
-// the exact scan's for the same ids. Which ids come back can differ from
+// the exact scan's for the same ids. Only the finalists that can still
+// rank among the first k are scored again: taken in order of estimate,
+// until one's estimate, less the query's bound on the estimates' error
+// ([quant.Query.ErrorBound]), is past the k-th exact distance found. Which ids come back can differ from
 // the float32 graph's where the estimates misrank a node near the edge of
 // the beam; QuantizedRecall tests bound the loss.
 //
@@ -183,29 +188,17 @@ func (ix *Index) Quantizer() *quant.Quantizer {
 }
 
 // codeDistances returns the estimated distances from the prepared query
-// pq to the codes at cs, in sc.dists, four at a time with the gather
-// kernel as distances does for float32.
+// pq to the codes at cs, in sc.dists, by one call of the int8 gather
+// kernel (four codes a pass over the query, the loop over them in
+// assembly), as distances does for float32. It reads pq's GatherSpan
+// bytes at each code: walkCodes has checked that a row holds that many.
 func (ix *Index) codeDistances(sc *scratch, pq *quant.Query, cs []*float32) []float32 {
 	if cap(sc.dists) < len(cs) {
 		sc.dists = make([]float32, len(cs), 2*len(cs))
 	}
 	out := sc.dists[:len(cs)]
-	size := ix.codeSize()
-	at := func(p *float32) []byte { return unsafe.Slice((*byte)(unsafe.Pointer(p)), size) }
-	i := 0
-	for ; i+4 <= len(cs); i += 4 {
-		r := pq.Distance4(at(cs[i]), at(cs[i+1]), at(cs[i+2]), at(cs[i+3]))
-		out[i], out[i+1], out[i+2], out[i+3] = r[0], r[1], r[2], r[3]
-	}
-	if rest := len(cs) - i; rest >= 2 {
-		a, b, c := cs[i], cs[i+1], cs[len(cs)-1]
-		r := pq.Distance4(at(a), at(b), at(c), at(c))
-		copy(out[i:], r[:rest])
-		i = len(cs)
-	}
-	for ; i < len(cs); i++ {
-		out[i] = pq.Distance(at(cs[i]))
-	}
+	// The addresses are the codes' bytes (codeAddr).
+	pq.GatherDistances(unsafe.Slice((**byte)(unsafe.Pointer(unsafe.SliceData(cs))), len(cs)), out)
 	return out
 }
 
@@ -242,8 +235,9 @@ func (ix *Index) greedyCodes(sc *scratch, pq *quant.Query, cur cand, lc int) can
 
 // searchCodes is searchLayer for a query on layer 0, on the codes: it
 // leaves in sc.w the (up to) ef allowed nodes with the smallest estimated
-// distances, in no particular order (all of them are rescored). Tombstones, the filter, the skipped node
-// and done are handled as searchLayer handles them.
+// distances, in no particular order (walkCodes sorts them for rescore).
+// Tombstones, the filter, the skipped node and done are handled as
+// searchLayer handles them.
 //
 // When pool > ef, it also keeps the pool allowed nodes with the smallest
 // estimates among all it scored, and leaves those in sc.w instead: the
@@ -337,42 +331,54 @@ func (ix *Index) searchCodes(sc *scratch, pq *quant.Query, e cand, ef, pool int,
 	sc.cands, sc.res, sc.keep = cands, res[:0], extra[:0]
 }
 
-// rescorePool is the least number of finalists rescored, as a multiple of
-// k: with a beam of only k (ef = 10, k = 10) the int8 estimates misrank
-// nodes at its edge, which cost recall@10 0.0075 against the float32 walk
-// on an easier clustered 64-d set (M = 12, EfConstruction = 100); keeping
-// the best 2·k of all the nodes scored, not only of the beam, won it back
-// without expanding more nodes.
-const rescorePool = 2
+// rescorePool is the least number of finalists kept for rescoring, as a
+// multiple of k. With a beam of only k (ef = 10, k = 10) the int8
+// estimates misrank nodes at its edge, which cost recall@10 0.0075 against
+// the float32 walk on an easier clustered 64-d set (M = 12,
+// EfConstruction = 100); keeping the best 2·k of all the nodes scored won
+// it back. Since the beam is at least ef + beamMin, that no longer pays:
+// on the real 100-d set 1·k keeps int8 recall@10 0.011–0.022 above
+// float32's at ef 10…24 (2·k: 0.011–0.025), and TestQuantizedRecall holds,
+// while 2·k kept up to 8 more finalists in the pool, and rescored some.
+const rescorePool = 1
 
 // beamWiden sets how much wider than ef the int8 walk's layer-0 beam is:
-// ef + ⌈ef/beamWiden⌉, 20%. The estimates' noise ends a beam of exactly ef
-// a little early. Measured with TestQuantizedRecall (clustered 64-d,
-// M = 6, EfConstruction = 32, one build each, recall@10 at ef = 10, the
-// float32 walk of the same graph beside): at n = 6,000 float32 0.9185,
-// int8 with the same beam 0.9070, 10% wider 0.9285, 20% wider 0.9390; at
-// n = 4,000 float32 0.9420, 10% wider 0.9340, 20% wider 0.9435. At ef ≥ 16
-// 20% keeps int8 at or above float32 on every set of the tests. The wider
-// beam expands about 20% more nodes, of a quarter of the bytes each;
-// rescoring a larger pool (4·k, 8·k) without widening did not close the
-// gap.
-const beamWiden = 5
+// ef + max(beamMin, ⌈ef/beamWiden⌉): 5%, and at least two more nodes. The
+// estimates' noise ends a beam of exactly ef a little early. Measured with
+// TestQuantizedRecall (clustered 64-d, M = 6, EfConstruction = 32, recall@10
+// at ef = 10, the float32 walk of the same graph beside): at n = 6,000
+// float32 0.9185, int8 with the same beam 0.9070, one more 0.9285, two more
+// 0.9390; at n = 4,000 float32 0.9420, one more 0.9340, two more 0.9435. On
+// the real 495k × 100-d set (BenchmarkWalkRecall, ef 10…400, int8 −
+// float32): the same beam −0.0089 to +0.0024 (below −0.005 at ef = 12), 5%
+// wider (one more at ef ≤ 20) −0.0002 to +0.0125, 10% wider +0.0002 to
+// +0.0234, 20% wider (the rule before bounded rescoring) +0.0004 to
+// +0.0338. Each node more in the beam is about 1/ef more expansions.
+const (
+	beamWiden = 20
+	beamMin   = 2
+)
 
 // walkCodes is walk on the codes of qz, for the prepared query qv: the
-// descent and the layer-0 beam (ef widened by beamWiden, 20%) use the
-// estimates, then every one of the finalists is scored exactly from the store, with the single
-// kernel of the float32 walk and of the exact paths (searchExact), and the
-// k best are returned; with a small ef, the best max(ef, rescorePool·k)
-// nodes scored are rescored (see searchCodes). mu is held. It
-// returns false if the query cannot be prepared for qz (not reached: qv
-// passed the same checks), and the caller walks the float32 vectors.
+// descent and the layer-0 beam (ef widened by 5%, at least 2: beamWiden) use the
+// estimates, keeping the best max(beam, rescorePool·k) nodes scored (see
+// walkPool and searchCodes); then those finalists that can still rank
+// among the first k are scored exactly from the store (rescore), with the
+// single kernel of the float32 walk and of the exact paths, and the k
+// best are returned. mu is held. It returns false if the query cannot be
+// prepared for qz or a row is too short for the gather kernel (neither is
+// reached: qv passed the same checks, and rows are multiples of 64 bytes
+// longer than a code), and the caller walks the float32 vectors.
 func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) ([]vector.Result, bool) {
 	ep, top, ok := ix.entry()
 	if !ok {
 		return []vector.Result{}, true
 	}
-	pq, err := qz.Prepare(qv)
-	if err != nil {
+	if uintptr(qz.GatherSpan()) > ix.rowBytes {
+		return nil, false
+	}
+	pq := &sc.pq
+	if err := qz.PrepareInto(pq, qv); err != nil {
 		return nil, false
 	}
 	cur := cand{pq.Distance(ix.code(ep)), ep}
@@ -382,24 +388,72 @@ func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef
 	for lc := top; lc > 0; lc-- {
 		cur = ix.greedyCodes(sc, pq, cur, lc)
 	}
-	beam := ef + (ef+beamWiden-1)/beamWiden
-	ix.searchCodes(sc, pq, cur, beam, max(beam, rescorePool*k), filter, done)
-	// The finalists, in no particular order: gather their vectors and
-	// prefetch them, then score them exactly.
-	t := vector.NewTopK(k)
-	vs := sc.vs[:0]
-	for _, c := range sc.w {
-		vs = append(vs, ix.vecp(c.node))
+	beam := ef + max(beamMin, (ef+beamWiden-1)/beamWiden)
+	keep := max(beam, rescorePool*k)
+	if filter == nil && len(ix.tombs) == 0 && !sc.skipOn {
+		sc.ent = append(sc.ent[:0], cur)
+		ix.walkPool(sc, nil, pq, sc.ent, beam, keep, 0, done)
+	} else {
+		ix.searchCodes(sc, pq, cur, beam, keep, filter, done)
+		slices.SortFunc(sc.w, func(a, b cand) int { return cmp.Compare(a.dist, b.dist) })
 	}
-	prefetchAll(vs, ix.pfLines)
-	sc.vs = vs
-	for _, c := range sc.w {
+	return ix.rescore(sc, qv, k, pq.ErrorBound()), true
+}
+
+// rescoreAhead is how many finalists ahead of the one being rescored have
+// their vectors prefetched.
+const rescoreAhead = 8
+
+// rescore returns the k nearest of the finalists sc.w, sorted by ascending
+// estimate, by their exact distances to qv. It scores them in that order
+// and stops at the first whose estimate, less bound (the query's
+// [quant.Query.ErrorBound]: the most an estimate can exceed the exact
+// distance), is past the k-th exact distance found, with the float32
+// rounding margin of rescoreLimit: neither it nor any after it can rank
+// among the first k. The rescoring of all max(beam, 2k) finalists was a
+// fixed cost of every query; the bound leaves the ones that matter.
+//
+// The bound is strict for vectors within the quantizer's ranges; a
+// component clipped to its range (0.1% of them) can put a vector's
+// estimate further above its exact distance, and such a vector can then be
+// missed as the walk itself can miss it.
+func (ix *Index) rescore(sc *scratch, qv []float32, k int, bound float32) []vector.Result {
+	t := &sc.top
+	t.Reset(k)
+	w := sc.w
+	sc.rescored = 0
+	for i := range min(rescoreAhead, len(w)) {
+		prefetchLines(unsafe.Pointer(ix.vecp(w[i].node)), ix.pfLines)
+	}
+	limit := float32(math.Inf(1))
+	for i, c := range w {
+		if c.dist-bound > limit {
+			break
+		}
+		if j := i + rescoreAhead; j < len(w) {
+			prefetchLines(unsafe.Pointer(ix.vecp(w[j].node)), ix.pfLines)
+		}
 		if sc.skipOn && c.node == sc.skip {
 			continue
 		}
-		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
+		sc.rescored++
+		if t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node))) && t.Full() {
+			limit = ix.exactLimit(t.Worst())
+		}
 	}
-	return t.Results(), true
+	return t.Results()
+}
+
+// exactLimit is rescoreLimit for an exact distance dk: the k-th distance
+// computed by the single kernel can be below the exact one by its rounding,
+// which rescoreLimit bounds under Cosine and L2. Under Dot, whose rounding
+// has no bound relative to the result, a relative margin of 10⁻⁵ of |dk|
+// stands in for it (the estimate's error dwarfs it).
+func (ix *Index) exactLimit(dk float32) float32 {
+	if ix.metric == vector.Dot {
+		return dk + 1e-5*float32(math.Abs(float64(dk)))
+	}
+	return ix.rescoreLimit(dk)
 }
 
 // writeVersion is the format version WriteTo writes: 2 with quantization,

@@ -68,3 +68,76 @@ func TestWalkCodesEstimates(t *testing.T) {
 		t.Errorf("only %d of %d finalists' walk distances differ from the exact ones: the walk does not read the codes", differ, total)
 	}
 }
+
+// TestRescoreBounded checks that the bounded rescoring returns what
+// rescoring every finalist would (the same ids, bit-equal distances),
+// under each metric, with and without clipping in the quantizer, while
+// scoring fewer finalists than there are.
+func TestRescoreBounded(t *testing.T) {
+	for _, m := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
+		ds := recall.Clustered(3000, 20, 48, 7)
+		ds.Metric = m
+		if m != vector.Cosine {
+			// Vectors of unequal lengths, so that L2 and Dot rank
+			// differently from Cosine.
+			for i, v := range ds.Base {
+				f := 0.5 + float32(i%7)/4
+				for j := range v {
+					v[j] *= f
+				}
+			}
+		}
+		s, err := vector.NewMemStore(ds.Dim, m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ix, err := New(s, &Options{M: 8, EfConstruction: 60, Quantize: QuantizeInt8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]vector.ID, len(ds.Base))
+		for i := range ids {
+			ids[i] = vector.ID(i)
+		}
+		if err := ix.AddBatch(context.Background(), ids, ds.Base); err != nil {
+			t.Fatal(err)
+		}
+		qz := ix.Quantizer()
+		rescored, finalists := 0, 0
+		for _, ef := range []int{10, 40, 160} {
+			for _, q := range ds.Queries {
+				qv := make([]float32, ds.Dim)
+				if err := vector.PrepareInto(qv, q, ds.Dim, m); err != nil {
+					t.Fatal(err)
+				}
+				sc := ix.getScratch()
+				ix.mu.RLock()
+				got, ok := ix.walkCodes(sc, qz, qv, 10, ef, nil, nil)
+				if !ok {
+					t.Fatal("walkCodes refused a prepared query")
+				}
+				all := vector.NewTopK(10)
+				for _, c := range sc.w {
+					all.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
+				}
+				ix.mu.RUnlock()
+				want := all.Results()
+				if len(got) != len(want) {
+					t.Fatalf("%v ef %d: %d results, want %d", m, ef, len(got), len(want))
+				}
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("%v ef %d: result %d is %v, rescoring every finalist gives %v", m, ef, i, got[i], want[i])
+					}
+				}
+				rescored += sc.rescored
+				finalists += len(sc.w)
+				ix.scratch.Put(sc)
+			}
+		}
+		t.Logf("%v: rescored %d of %d finalists", m, rescored, finalists)
+		if rescored >= finalists {
+			t.Errorf("%v: rescored all %d finalists", m, finalists)
+		}
+	}
+}

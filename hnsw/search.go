@@ -358,7 +358,8 @@ func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter
 	// distance, and past the k-th one by more than twice the bound on the
 	// two kernels' difference (rescoreBound) none can (at d = 100 the
 	// rescoring of all ef finalists was 7% of a query's instructions).
-	t := vector.NewTopK(k)
+	t := &sc.top
+	t.Reset(k)
 	kept, limit := 0, float32(math.Inf(1))
 	for _, c := range sc.w {
 		if sc.skipOn && c.node == sc.skip {

@@ -147,6 +147,59 @@ func TestInt8KernelBatch(t *testing.T) {
 	}
 }
 
+// TestInt8KernelGather checks the pointer-gather form against the
+// reference for code counts on either side of the four-code step, codes
+// scattered in memory at different alignments, each guarded so that a
+// kernel reading past len(q) bytes of a code changes its sum, and an out
+// longer than the codes left untouched past them.
+func TestInt8KernelGather(t *testing.T) {
+	r := rand.New(rand.NewPCG(27, 28))
+	qg := func() int8 { return int8(r.IntN(129) - 64) }
+	cg := func() uint8 { return uint8(r.IntN(256)) }
+	for _, k := range kernel.Impls() {
+		for _, n := range kernelLengths {
+			for _, rows := range []int{0, 1, 2, 3, 4, 5, 7, 8, 9, 32, 33} {
+				q := guardedI8(n, rows%4, qg)
+				cs := make([][]uint8, rows)
+				ps := make([]*uint8, rows)
+				for i := range cs {
+					cs[i] = guardedU8(n, (i+rows)%4, cg)
+					if n > 0 {
+						ps[i] = &cs[i][0]
+					} else {
+						ps[i] = new(uint8)
+					}
+				}
+				out := make([]int32, rows+1)
+				for i := range out {
+					out[i] = -7
+				}
+				k.DotU8I8Gather(q, ps, out)
+				for i, c := range cs {
+					if want := refDotU8I8(q, c); int64(out[i]) != want {
+						t.Errorf("%s: DotU8I8Gather(n=%d) code %d of %d = %d, want %d", k.Name, n, i, rows, out[i], want)
+					}
+				}
+				if out[rows] != -7 {
+					t.Errorf("%s: DotU8I8Gather(n=%d, %d codes) wrote out[%d]", k.Name, n, rows, rows)
+				}
+				const alpha, base = float32(0.0123), float32(-0.77)
+				aff := make([]float32, rows+1)
+				aff[rows] = -7
+				k.DotU8I8GatherAffine(q, ps, alpha, base, aff)
+				for i, c := range cs {
+					if want := base + float32(alpha*float32(refDotU8I8(q, c))); aff[i] != want {
+						t.Errorf("%s: DotU8I8GatherAffine(n=%d) code %d of %d = %v, want %v", k.Name, n, i, rows, aff[i], want)
+					}
+				}
+				if aff[rows] != -7 {
+					t.Errorf("%s: DotU8I8GatherAffine(n=%d, %d codes) wrote out[%d]", k.Name, n, rows, rows)
+				}
+			}
+		}
+	}
+}
+
 // FuzzDotU8I8 checks every int8 kernel against the reference on arbitrary
 // bytes: the first byte sets the offsets, the rest is split into the query
 // (each byte halved into [-64, 63]) and the code.
@@ -173,6 +226,24 @@ func FuzzDotU8I8(f *testing.F) {
 			}
 			if got := k.DotU8I8x4(q, c, c, c, c); int64(got[0]) != want || got[0] != got[3] {
 				t.Fatalf("%s: DotU8I8x4(n=%d) = %v, want %d", k.Name, n, got, want)
+			}
+			gout := make([]int32, 5)
+			if n > 0 {
+				k.DotU8I8Gather(q, []*uint8{&c[0], &c[0], &c[0], &c[0], &c[0]}, gout)
+				for r, got := range gout {
+					if int64(got) != want {
+						t.Fatalf("%s: DotU8I8Gather(n=%d) code %d = %d, want %d", k.Name, n, r, got, want)
+					}
+				}
+			}
+			if n > 0 {
+				aff := make([]float32, 3)
+				k.DotU8I8GatherAffine(q, []*uint8{&c[0], &c[0], &c[0]}, 0.5, 1, aff)
+				for r, got := range aff {
+					if want := 1 + float32(0.5*float32(want)); got != want {
+						t.Fatalf("%s: DotU8I8GatherAffine(n=%d) code %d = %v, want %v", k.Name, n, r, got, want)
+					}
+				}
 			}
 			out := make([]int32, 5)
 			codes := append(append(append([]uint8(nil), c...), c...), append(c, c...)...)

@@ -65,6 +65,20 @@ func (t *TopK) Merge(o *TopK) {
 func (t *TopK) Results() []Result {
 	out := make([]Result, len(t.h))
 	copy(out, t.h)
+	t.h = t.h[:0]
+	if len(out) <= insertionMax {
+		// An insertion sort: at k = 10 slices.SortFunc through its
+		// comparison closure was 4% of a graph query's instructions.
+		for i := 1; i < len(out); i++ {
+			r := out[i]
+			j := i
+			for ; j > 0 && r.Less(out[j-1]); j-- {
+				out[j] = out[j-1]
+			}
+			out[j] = r
+		}
+		return out
+	}
 	slices.SortFunc(out, func(a, b Result) int {
 		if a.Less(b) {
 			return -1
@@ -74,9 +88,11 @@ func (t *TopK) Results() []Result {
 		}
 		return 0
 	})
-	t.h = t.h[:0]
 	return out
 }
+
+// insertionMax is the most results Results sorts by insertion.
+const insertionMax = 32
 
 // up and down are container/heap's sift operations, specialised to a
 // max-heap of Result without boxing into interface values.

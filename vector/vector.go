@@ -50,8 +50,17 @@ const MaxSquaredNorm = math.MaxFloat32 / 8
 // It returns an error wrapping [ErrDimensionMismatch], [ErrNonFinite],
 // [ErrZeroVector] or [ErrOutOfRange].
 func Check(v Vector, dim int, m Metric) error {
+	_, err := CheckNorm(v, dim, m)
+	return err
+}
+
+// CheckNorm is [Check], also returning Σv² (summed in float64, in order)
+// when v is valid, for callers that go on to normalise v or need its
+// norm: PrepareInto, and package quant's query preparation, which would
+// otherwise sum it again.
+func CheckNorm(v Vector, dim int, m Metric) (float64, error) {
 	if len(v) != dim {
-		return fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
+		return 0, fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
 	}
 	// A float32 is NaN or ±Inf exactly when its exponent bits are all
 	// ones; testing the bits is several times faster than converting each
@@ -60,18 +69,18 @@ func Check(v Vector, dim int, m Metric) error {
 	var sum float64 // exact enough: a float32's square is far inside float64's range
 	for i, x := range v {
 		if math.Float32bits(x)&0x7f800000 == 0x7f800000 {
-			return fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
+			return 0, fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
 		}
 		f := float64(x)
 		sum += f * f
 	}
 	if m == Cosine && sum == 0 {
-		return ErrZeroVector
+		return 0, ErrZeroVector
 	}
 	if m != Cosine && sum > MaxSquaredNorm {
-		return fmt.Errorf("%w: squared norm %.3g exceeds %.3g, where float32 distances could overflow", ErrOutOfRange, sum, MaxSquaredNorm)
+		return 0, fmt.Errorf("%w: squared norm %.3g exceeds %.3g, where float32 distances could overflow", ErrOutOfRange, sum, MaxSquaredNorm)
 	}
-	return nil
+	return sum, nil
 }
 
 // Prepare validates v with [Check] and returns the form in which it is
@@ -93,13 +102,16 @@ func Prepare(v Vector, dim int, m Metric) (Vector, error) {
 
 // PrepareInto is [Prepare] writing into dst, which must have length dim.
 func PrepareInto(dst, v Vector, dim int, m Metric) error {
-	if err := Check(v, dim, m); err != nil {
+	sum, err := CheckNorm(v, dim, m)
+	if err != nil {
 		return err
 	}
-	copy(dst, v)
 	if m == Cosine {
-		normalize(dst)
+		// Check's Σv² is normalize's: one pass fewer.
+		scaleInto(dst, v, 1/math.Sqrt(sum))
+		return nil
 	}
+	copy(dst, v)
 	return nil
 }
 
@@ -113,8 +125,13 @@ func normalize(v Vector) {
 	if sum == 0 {
 		return
 	}
-	inv := 1 / math.Sqrt(sum)
+	scaleInto(v, v, 1/math.Sqrt(sum))
+}
+
+// scaleInto writes v·inv, rounded from float64, into dst (len(v) values).
+func scaleInto(dst, v Vector, inv float64) {
+	dst = dst[:len(v)]
 	for i, x := range v {
-		v[i] = float32(float64(x) * inv)
+		dst[i] = float32(float64(x) * inv)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 	"github.com/cairndb/cairn/vector/internal/kernel"
@@ -24,22 +25,42 @@ const queryMax = 64
 type Query struct {
 	metric vector.Metric
 	dim    int
-	w      []int8
-	alpha  float32 // the weight of one unit of the int8 dot product
-	base   float32 // Σ qⱼ·loⱼ
-	qq     float32 // ‖q‖²
+	w      []int8 // wp[:dim]
+	// wp is w padded with zeros to a multiple of 32 elements (GatherSpan),
+	// so that the gather kernel has no tail: the bytes of a code past dim
+	// are multiplied by zero.
+	wp []int8
+	// slack bounds how far an estimate of q·x can exceed q·x (ErrorBound).
+	slack float32
+	alpha float32 // the weight of one unit of the int8 dot product
+	base  float32 // Σ qⱼ·loⱼ
+	qq    float32 // ‖q‖²
 }
 
 // Prepare validates v as a search query ([vector.Check]: the same errors
 // as the float path), normalises it under Cosine, and returns it prepared
 // for distances to q's codes.
 func (q *Quantizer) Prepare(v vector.Vector) (*Query, error) {
-	if err := vector.Check(v, q.dim, q.metric); err != nil {
-		return nil, fmt.Errorf("quant: prepare: %w", err)
+	r := new(Query)
+	if err := q.PrepareInto(r, v); err != nil {
+		return nil, err
 	}
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
+	return r, nil
+}
+
+// GatherSpan returns the number of bytes [Query.GatherDistances] reads at
+// each code: Dim rounded up to a multiple of 32, or CodeSize if that is
+// more. Codes kept in rows at least that long (an index's layer-0 rows)
+// can be scored without a tail.
+func (q *Quantizer) GatherSpan() int { return max((q.dim+31)&^31, q.CodeSize()) }
+
+// PrepareInto is Prepare into r, reusing r's storage: a search that keeps
+// one Query allocates nothing for it. r must not be in use by another
+// goroutine; on error it is unchanged.
+func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
+	sum, err := vector.CheckNorm(v, q.dim, q.metric)
+	if err != nil {
+		return fmt.Errorf("quant: prepare: %w", err)
 	}
 	scale := 1.0
 	if q.metric == vector.Cosine {
@@ -52,27 +73,79 @@ func (q *Quantizer) Prepare(v vector.Vector) (*Query, error) {
 	// of what a graph search allocated, enough to bring the GC into the
 	// query loop. The two products are the same expression, so they are
 	// bit-identical.
-	var base, wmax float64
+	// The slices are cut to len(v) so that the loops check no bounds, and
+	// the maximum is a comparison (the builtin max handles NaNs, which a
+	// checked vector does not have): together half a query's preparation.
+	lo, step := q.lo[:len(v)], q.step[:len(v)]
+	var base, wmax, half float64
 	for j, x := range v {
 		f := float64(x) * scale
-		base += f * float64(q.lo[j])
-		wmax = max(wmax, math.Abs(f*float64(q.step[j])))
-	}
-	r := &Query{metric: q.metric, dim: q.dim, w: make([]int8, q.dim), base: float32(base), qq: float32(sum)}
-	if wmax > 0 {
-		alpha := wmax / queryMax
-		for j, x := range v {
-			w := float64(x) * scale * float64(q.step[j])
-			r.w[j] = int8(math.Round(w / alpha))
+		base += f * float64(lo[j])
+		a := math.Abs(f * float64(step[j]))
+		if a > wmax {
+			wmax = a
 		}
-		r.alpha = float32(alpha)
+		half += a
 	}
-	return r, nil
+	span := (q.dim + 31) &^ 31
+	wp := r.wp
+	if cap(wp) < span {
+		wp = make([]int8, span)
+	}
+	wp = wp[:span]
+	clear(wp[q.dim:])
+	*r = Query{metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, base: float32(base), qq: float32(sum)}
+	if wmax == 0 {
+		clear(r.w)
+		return nil
+	}
+	// Each weight is rounded to the nearest unit of alpha (ties to even:
+	// math.RoundToEven is one instruction on amd64, math.Round a call).
+	alpha := wmax / queryMax
+	inv := queryMax / wmax
+	var below float64 // Σ of the weights' rounding errors below zero
+	w := r.w[:len(v)]
+	for j, x := range v {
+		wj := float64(x) * scale * float64(step[j])
+		rw := math.RoundToEven(wj * inv)
+		w[j] = int8(rw)
+		if e := rw*alpha - wj; e < 0 {
+			below -= e
+		}
+	}
+	r.alpha = float32(alpha)
+	// Each code byte is at most 255; each coded component within half a
+	// step of the vector's (unless clipped).
+	r.slack = float32(255*below + half/2)
+	return nil
+}
+
+// ErrorBound returns b such that, for every vector x all of whose
+// components lie within the quantizer's ranges, the exact distance to x is
+// at least the estimate from x's code minus b (up to float32 rounding of
+// the two). Two terms make it: each component of the code is within half a
+// step of x's (Σ|qⱼ|·stepⱼ/2 over the inner product), and each of the
+// query's int8 weights within half a unit of its exact value, a unit
+// weighing up to 255 in the sum. Under L2 the inner product counts twice.
+// A component clipped to its range (about 0.1% of them with the default
+// clip) can add more than its half step: the bound is then not strict.
+//
+// A search that rescores its candidates exactly uses it to stop: once a
+// candidate's estimate minus b exceeds the k-th exact distance found, no
+// later candidate (in ascending order of estimate) can rank among the
+// first k.
+func (r *Query) ErrorBound() float32 {
+	if r.metric == vector.L2 {
+		return 2 * r.slack
+	}
+	return r.slack
 }
 
 // finish turns the int8 dot product of a code into its distance estimate.
 func (r *Query) finish(dot int32, code []byte) float32 {
-	ip := r.base + r.alpha*float32(dot)
+	// The product is rounded before the add (the conversion forbids a fused
+	// multiply-add), as the gather kernel computes it.
+	ip := r.base + float32(r.alpha*float32(dot))
 	switch r.metric {
 	case vector.Cosine:
 		return 1 - ip
@@ -104,6 +177,36 @@ func (r *Query) Distance4(a, b, c, d []byte) [4]float32 {
 	}
 	dots := kernel.DotU8I8x4(r.w, a, b, c, d)
 	return [4]float32{r.finish(dots[0], a), r.finish(dots[1], b), r.finish(dots[2], c), r.finish(dots[3], d)}
+}
+
+// GatherDistances writes into out[i] the estimated distance to the code
+// at codes[i], for the len(codes) codes, scored four at a time in one
+// kernel call. Each pointer must address GatherSpan readable bytes (the
+// code, then anything): they are read without bounds checks, and bytes
+// past the code's Dim count zero. out must hold len(codes) values.
+func (r *Query) GatherDistances(codes []*byte, out []float32) {
+	out = out[:len(codes)]
+	if len(codes) == 0 {
+		return
+	}
+	// The kernel writes each inner-product estimate base + alpha·dot
+	// (finish's first step, bit for bit); the metric's step follows.
+	kernel.DotU8I8GatherAffine(r.wp, codes, r.alpha, r.base, out)
+	switch r.metric {
+	case vector.Cosine:
+		for i, ip := range out {
+			out[i] = 1 - ip
+		}
+	case vector.Dot:
+		for i, ip := range out {
+			out[i] = -ip
+		}
+	default:
+		for i, ip := range out {
+			norm := math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(codes[i]), r.dim)), normBytes)))
+			out[i] = r.qq - 2*ip + norm
+		}
+	}
 }
 
 // Distances writes into out[i] the estimated distance to code i of codes,

@@ -1,5 +1,7 @@
 package kernel
 
+import "unsafe"
+
 // The portable int8 kernels: dot products of an int8 query with uint8
 // codes, the inner loop of scalar quantization (package vector/quant).
 // Every query element must lie in [-64, 64], which keeps the AVX2 kernel's
@@ -16,6 +18,11 @@ package kernel
 //	DotU8I8(q, c)                   exact Σ q[i]·c[i]; c holds at least len(q)
 //	                                bytes, len(q) ≤ 65,536, each q[i] in [-64, 64]
 //	DotU8I8x4(q, a, b, c, d)        DotU8I8 with four codes, one pass over q
+//	DotU8I8Gather(q, codes, out)    out[i] = DotU8I8(q, codes[i][:len(q)]); each
+//	                                pointer addresses len(q) readable bytes
+//	DotU8I8GatherAffine(q, codes, a, b, out)
+//	                                out[i] = b + a·float32(DotU8I8(q, codes[i][:len(q)])),
+//	                                in float32 as Go evaluates it (no fused multiply-add)
 //	DotU8I8Batch(q, codes, s, out)  out[i] = DotU8I8(q, codes[i*s:]); codes holds
 //	                                at least (len(out)-1)*s + len(q) bytes
 
@@ -42,6 +49,27 @@ func DotU8I8Generic(q []int8, c []uint8) int32 {
 // DotU8I8x4Generic applies DotU8I8Generic to q and each of four codes.
 func DotU8I8x4Generic(q []int8, a, b, c, d []uint8) [4]int32 {
 	return [4]int32{DotU8I8Generic(q, a), DotU8I8Generic(q, b), DotU8I8Generic(q, c), DotU8I8Generic(q, d)}
+}
+
+// DotU8I8GatherGeneric applies DotU8I8Generic to q and the len(q) bytes at
+// each pointer of codes, writing out[i] for codes[i].
+func DotU8I8GatherGeneric(q []int8, codes []*uint8, out []int32) {
+	out = out[:len(codes)]
+	for i, c := range codes {
+		out[i] = DotU8I8Generic(q, unsafe.Slice(c, len(q)))
+	}
+}
+
+// DotU8I8GatherAffineGeneric writes base + alpha·float32(s) for the sum s
+// of each code of codes with q.
+func DotU8I8GatherAffineGeneric(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	out = out[:len(codes)]
+	for i, c := range codes {
+		d := DotU8I8Generic(q, unsafe.Slice(c, len(q)))
+		// The product is rounded to float32 before the add (an explicit
+		// conversion forbids fusing them), as the assembly computes it.
+		out[i] = base + float32(alpha*float32(d))
+	}
 }
 
 // DotU8I8BatchGeneric applies DotU8I8Generic to q and the codes that start

@@ -2,12 +2,26 @@
 
 package kernel
 
+import "unsafe"
+
 // The AVX2 int8 kernels (int8_amd64.s) take a positive multiple of 32
 // elements; these wrappers check the lengths, run the assembly over the
 // largest such prefix and add the last len(q)%32 products in Go.
 
 //go:noescape
 func dotU8I8AVX2(q *int8, c *uint8, n int) int32
+
+// dotU8I8GatherNAVX2 runs the four-code loop over each group of four
+// pointers at codes, writing 4*groups sums to out (groups > 0).
+//
+//go:noescape
+func dotU8I8GatherNAVX2(q *int8, codes **uint8, groups, n int, out *int32)
+
+// dotU8I8GatherAffineAVX2 scores count > 0 codes, a last partial group
+// in the same call, writing base + alpha·float32(sum) for each.
+//
+//go:noescape
+func dotU8I8GatherAffineAVX2(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
 
 //go:noescape
 func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
@@ -76,6 +90,58 @@ func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
 	}
 }
 
+// dotU8I8GatherAVX2 scores every code of codes in one assembly call over
+// the groups of four; a last group of one to three codes goes through a
+// padded copy of its pointers. A length not a multiple of 32 adds its last
+// products in Go (package quant pads its queries so that none remain).
+func dotU8I8GatherAVX2(q []int8, codes []*uint8, out []int32) {
+	out = out[:len(codes)]
+	n := len(q)
+	m := n &^ 31
+	if m == 0 {
+		for i, c := range codes {
+			out[i] = DotU8I8Generic(q, unsafe.Slice(c, n))
+		}
+		return
+	}
+	g := len(codes) / 4
+	if g > 0 {
+		dotU8I8GatherNAVX2(&q[0], &codes[0], g, m, &out[0])
+	}
+	if rest := len(codes) - 4*g; rest > 0 {
+		var t [4]*uint8
+		for j := range t {
+			t[j] = codes[min(4*g+j, len(codes)-1)]
+		}
+		var o [4]int32
+		dotU8I8GatherNAVX2(&q[0], &t[0], 1, m, &o[0])
+		copy(out[4*g:], o[:rest])
+	}
+	if m < n {
+		for i, c := range codes {
+			c := unsafe.Slice(c, n)
+			for j := m; j < n; j++ {
+				out[i] += int32(q[j]) * int32(c[j])
+			}
+		}
+	}
+}
+
+// dotU8I8GatherAffineAVX2Wrap is DotU8I8GatherAffine: one assembly call
+// when len(q) is a multiple of 32 (package quant pads its queries so), the
+// generic form otherwise.
+func dotU8I8GatherAffineAVX2Wrap(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	out = out[:len(codes)]
+	if len(codes) == 0 {
+		return
+	}
+	if len(q) == 0 || len(q)%32 != 0 {
+		DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
+		return
+	}
+	dotU8I8GatherAffineAVX2(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
+}
+
 // DotU8I8 is the selected exact int8 dot product (see int8.go).
 func DotU8I8(q []int8, c []uint8) int32 {
 	if hasAVX2 {
@@ -90,6 +156,24 @@ func DotU8I8x4(q []int8, a, b, c, d []uint8) [4]int32 {
 		return dotU8I8x4AVX2Wrap(q, a, b, c, d)
 	}
 	return DotU8I8x4Generic(q, a, b, c, d)
+}
+
+// DotU8I8Gather is the selected pointer-gather int8 dot product.
+func DotU8I8Gather(q []int8, codes []*uint8, out []int32) {
+	if hasAVX2 {
+		dotU8I8GatherAVX2(q, codes, out)
+		return
+	}
+	DotU8I8GatherGeneric(q, codes, out)
+}
+
+// DotU8I8GatherAffine is the selected gather with the affine finish.
+func DotU8I8GatherAffine(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	if hasAVX2 {
+		dotU8I8GatherAffineAVX2Wrap(q, codes, alpha, base, out)
+		return
+	}
+	DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
 }
 
 // DotU8I8Batch is the selected strided batch of int8 dot products.

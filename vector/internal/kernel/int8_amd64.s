@@ -189,3 +189,165 @@ ds8_32:
 	JNZ   ds8_group
 	VZEROUPPER
 	RET
+
+// func dotU8I8GatherNAVX2(q *int8, codes **uint8, groups, n int, out *int32)
+//
+// The four-code loop of dotU8I8Gather4AVX2 over each group of four
+// pointers at codes (groups > 0, n a positive multiple of 32), writing
+// four sums a group from out on: one call scores a node's neighbours.
+TEXT ·dotU8I8GatherNAVX2(SB), NOSPLIT, $0-40
+	ONES16 // uses BX: before BX is loaded
+	MOVQ q+0(FP), SI
+	MOVQ codes+8(FP), BX
+	MOVQ groups+16(FP), R13
+	MOVQ n+24(FP), CX
+	MOVQ out+32(FP), DX
+
+dgn8_group:
+	MOVQ  0(BX), R8
+	MOVQ  8(BX), R9
+	MOVQ  16(BX), R10
+	MOVQ  24(BX), R11
+	XORQ  AX, AX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+dgn8_32:
+	VMOVDQU    (SI)(AX*1), Y4
+	VMOVDQU    (R8)(AX*1), Y5
+	VMOVDQU    (R9)(AX*1), Y6
+	VMOVDQU    (R10)(AX*1), Y7
+	VMOVDQU    (R11)(AX*1), Y8
+	VPMADDUBSW Y4, Y5, Y5
+	VPMADDUBSW Y4, Y6, Y6
+	VPMADDUBSW Y4, Y7, Y7
+	VPMADDUBSW Y4, Y8, Y8
+	VPMADDWD   Y14, Y5, Y5
+	VPMADDWD   Y14, Y6, Y6
+	VPMADDWD   Y14, Y7, Y7
+	VPMADDWD   Y14, Y8, Y8
+	VPADDD     Y5, Y0, Y0
+	VPADDD     Y6, Y1, Y1
+	VPADDD     Y7, Y2, Y2
+	VPADDD     Y8, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JLT        dgn8_32
+
+	// Sum the four codes' lanes together: three adds and a horizontal
+	// step for all four, not four horizontal sums.
+	VPHADDD      Y1, Y0, Y0 // [a01 a23 b01 b23 | a45 a67 b45 b67]
+	VPHADDD      Y3, Y2, Y2 // the same for c and d
+	VPHADDD      Y2, Y0, Y0 // [a0-3 b0-3 c0-3 d0-3 | a4-7 b4-7 c4-7 d4-7]
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VMOVDQU      X0, 0(DX)
+	ADDQ         $16, DX
+	ADDQ         $32, BX
+	DECQ         R13
+	JNZ          dgn8_group
+	VZEROUPPER
+	RET
+
+// func dotU8I8GatherAffineAVX2(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
+//
+// The gather loop of dotU8I8GatherNAVX2 over count > 0 codes (n a positive
+// multiple of 32), a last group of one to three codes repeating its last
+// pointer, each sum turned into base + alpha·float32(sum) as Go computes
+// it (a conversion, a multiply, an add: no fused multiply-add, so the bits
+// are Go's), and only count values written.
+TEXT ·dotU8I8GatherAffineAVX2(SB), NOSPLIT, $0-48
+	ONES16 // uses BX: before BX is loaded
+	MOVQ         q+0(FP), SI
+	MOVQ         codes+8(FP), BX
+	MOVQ         count+16(FP), R13
+	MOVQ         n+24(FP), CX
+	MOVQ         out+32(FP), DX
+	VBROADCASTSS alpha+40(FP), X12
+	VBROADCASTSS base+44(FP), X13
+
+dga_group:
+	MOVQ 0(BX), R8
+	CMPQ R13, $4
+	JLT  dga_short
+	MOVQ 8(BX), R9
+	MOVQ 16(BX), R10
+	MOVQ 24(BX), R11
+	JMP  dga_start
+
+dga_short:
+	// One to three codes: repeat the last.
+	MOVQ R8, R9
+	MOVQ R8, R10
+	MOVQ R8, R11
+	CMPQ R13, $2
+	JLT  dga_start
+	MOVQ 8(BX), R9
+	MOVQ R9, R10
+	MOVQ R9, R11
+	CMPQ R13, $3
+	JLT  dga_start
+	MOVQ 16(BX), R10
+	MOVQ R10, R11
+
+dga_start:
+	XORQ  AX, AX
+	VPXOR Y0, Y0, Y0
+	VPXOR Y1, Y1, Y1
+	VPXOR Y2, Y2, Y2
+	VPXOR Y3, Y3, Y3
+
+dga_32:
+	VMOVDQU    (SI)(AX*1), Y4
+	VMOVDQU    (R8)(AX*1), Y5
+	VMOVDQU    (R9)(AX*1), Y6
+	VMOVDQU    (R10)(AX*1), Y7
+	VMOVDQU    (R11)(AX*1), Y8
+	VPMADDUBSW Y4, Y5, Y5
+	VPMADDUBSW Y4, Y6, Y6
+	VPMADDUBSW Y4, Y7, Y7
+	VPMADDUBSW Y4, Y8, Y8
+	VPMADDWD   Y14, Y5, Y5
+	VPMADDWD   Y14, Y6, Y6
+	VPMADDWD   Y14, Y7, Y7
+	VPMADDWD   Y14, Y8, Y8
+	VPADDD     Y5, Y0, Y0
+	VPADDD     Y6, Y1, Y1
+	VPADDD     Y7, Y2, Y2
+	VPADDD     Y8, Y3, Y3
+	ADDQ       $32, AX
+	CMPQ       AX, CX
+	JLT        dga_32
+
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VCVTDQ2PS    X0, X0
+	VMULPS       X12, X0, X0
+	VADDPS       X13, X0, X0
+	CMPQ         R13, $4
+	JLT          dga_tail
+	VMOVUPS      X0, 0(DX)
+	ADDQ         $16, DX
+	ADDQ         $32, BX
+	SUBQ         $4, R13
+	JNZ          dga_group
+	VZEROUPPER
+	RET
+
+dga_tail:
+	VMOVSS    X0, 0(DX)
+	CMPQ      R13, $2
+	JLT       dga_done
+	VEXTRACTPS $1, X0, 4(DX)
+	CMPQ      R13, $3
+	JLT       dga_done
+	VEXTRACTPS $2, X0, 8(DX)
+
+dga_done:
+	VZEROUPPER
+	RET

@@ -12,3 +12,11 @@ func DotU8I8x4(q []int8, a, b, c, d []uint8) [4]int32 { return DotU8I8x4Generic(
 func DotU8I8Batch(q []int8, codes []uint8, stride int, out []int32) {
 	DotU8I8BatchGeneric(q, codes, stride, out)
 }
+
+// DotU8I8Gather is the selected pointer-gather int8 dot product.
+func DotU8I8Gather(q []int8, codes []*uint8, out []int32) { DotU8I8GatherGeneric(q, codes, out) }
+
+// DotU8I8GatherAffine is the selected gather with the affine finish.
+func DotU8I8GatherAffine(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
+}

@@ -49,9 +49,12 @@ type Impl struct {
 	// instruction, where AVX2 needs three) would go in the avx512 family;
 	// until one is written and tested on a CPU that has VNNI, that family
 	// uses the AVX2 int8 kernels.
-	DotU8I8      func(q []int8, c []uint8) int32                        // exact q·c
-	DotU8I8x4    func(q []int8, a, b, c, d []uint8) [4]int32            // q· four codes
-	DotU8I8Batch func(q []int8, codes []uint8, stride int, out []int32) // q· codes every stride bytes
+	DotU8I8       func(q []int8, c []uint8) int32                        // exact q·c
+	DotU8I8x4     func(q []int8, a, b, c, d []uint8) [4]int32            // q· four codes
+	DotU8I8Batch  func(q []int8, codes []uint8, stride int, out []int32) // q· codes every stride bytes
+	DotU8I8Gather func(q []int8, codes []*uint8, out []int32)            // q· codes anywhere
+	// DotU8I8GatherAffine is DotU8I8Gather with base + alpha·sum applied.
+	DotU8I8GatherAffine func(q []int8, codes []*uint8, alpha, base float32, out []float32)
 }
 
 // Generic is the portable implementation, available on every CPU.
@@ -67,9 +70,11 @@ var Generic = Impl{
 	DotGather: DotGatherGeneric,
 	L2Gather:  L2GatherGeneric,
 
-	DotU8I8:      DotU8I8Generic,
-	DotU8I8x4:    DotU8I8x4Generic,
-	DotU8I8Batch: DotU8I8BatchGeneric,
+	DotU8I8:             DotU8I8Generic,
+	DotU8I8x4:           DotU8I8x4Generic,
+	DotU8I8Batch:        DotU8I8BatchGeneric,
+	DotU8I8Gather:       DotU8I8GatherGeneric,
+	DotU8I8GatherAffine: DotU8I8GatherAffineGeneric,
 }
 
 // Impls returns every implementation this CPU can run, fastest first, the

@@ -24,9 +24,11 @@ var avx512 = Impl{
 
 	// The seam for a VNNI int8 kernel (see Impl): AVX-512 CPUs run the
 	// AVX2 one until then.
-	DotU8I8:      dotU8I8AVX2Wrap,
-	DotU8I8x4:    dotU8I8x4AVX2Wrap,
-	DotU8I8Batch: dotU8I8BatchAVX2,
+	DotU8I8:             dotU8I8AVX2Wrap,
+	DotU8I8x4:           dotU8I8x4AVX2Wrap,
+	DotU8I8Batch:        dotU8I8BatchAVX2,
+	DotU8I8Gather:       dotU8I8GatherAVX2,
+	DotU8I8GatherAffine: dotU8I8GatherAffineAVX2Wrap,
 }
 
 var avx2 = Impl{
@@ -41,9 +43,11 @@ var avx2 = Impl{
 	DotGather: dotGatherAVX2,
 	L2Gather:  l2GatherAVX2,
 
-	DotU8I8:      dotU8I8AVX2Wrap,
-	DotU8I8x4:    dotU8I8x4AVX2Wrap,
-	DotU8I8Batch: dotU8I8BatchAVX2,
+	DotU8I8:             dotU8I8AVX2Wrap,
+	DotU8I8x4:           dotU8I8x4AVX2Wrap,
+	DotU8I8Batch:        dotU8I8BatchAVX2,
+	DotU8I8Gather:       dotU8I8GatherAVX2,
+	DotU8I8GatherAffine: dotU8I8GatherAffineAVX2Wrap,
 }
 
 func nativeImpls() []Impl {
