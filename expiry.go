@@ -302,9 +302,21 @@ func (cat *catalog) countAt(now int64) int {
 func (c *Collection) now() int64 { return c.db.clock().UnixNano() }
 
 // sweepBatch is the number of expired items one delete of a sweep
-// removes: each batch is one write (one transaction in a file), and its
-// publish holds the collection's lock for about a microsecond per item.
-const sweepBatch = 1024
+// removes from a file: each batch is one write (one transaction), and
+// its reserve and publish steps hold the collection's lock for about a
+// microsecond per item. In memory, where a batch takes little more than
+// those steps, a batch is a quarter of that, so that no query waits long
+// behind one.
+const (
+	sweepBatch       = 1024
+	sweepBatchMemory = 256
+)
+
+// sweepDuty is the most of its time a sweep holds the collection's lock:
+// after each batch it waits (1/sweepDuty − 1) times as long as the batch
+// held the lock, so that queries meet the lock held in at most one case
+// in forty.
+const sweepDuty = 0.025
 
 // markStep is the most expired versions a sweep marks under one hold of
 // the collection's lock (a heap pop and a bit each).
@@ -343,21 +355,32 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	_, _ = c.regraph(ctx)
 	total := 0
 	for {
-		n, more, err := c.sweepOnce(ctx, now)
+		n, more, held, err := c.sweepOnce(ctx, now)
 		total += n
 		if err != nil || !more {
 			return total, err
+		}
+		pause := time.NewTimer(time.Duration(float64(held) * (1/sweepDuty - 1)))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return total, fmt.Errorf("cairn: remove expired: %w", ctx.Err())
+		case <-pause.C:
 		}
 	}
 }
 
 // sweepOnce deletes one batch of marked versions; more reports whether
-// more are marked. It takes the collection's lock three times, as any
-// delete does: to take the batch and claim it, to publish its removal,
-// and after the evict.
-func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, more bool, err error) {
+// more are marked, held how long the batch held the collection's lock.
+// It takes the lock three times, as any delete does: to take the batch
+// and claim it, to publish its removal, and after the evict.
+func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, more bool, held time.Duration, err error) {
 	if err := ctx.Err(); err != nil {
-		return 0, false, fmt.Errorf("cairn: remove expired: %w", err)
+		return 0, false, 0, fmt.Errorf("cairn: remove expired: %w", err)
+	}
+	batch := sweepBatch
+	if c.be.volatile() {
+		batch = sweepBatchMemory
 	}
 	e := &c.cat.exp
 	var (
@@ -366,8 +389,10 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 	)
 	w := newWrite("remove expired", nil)
 	find := func() []*record { // under mu, perhaps more than once
+		start := time.Now()
+		defer func() { held += time.Since(start) }()
 		if taken == nil {
-			n := min(len(e.marked), sweepBatch)
+			n := min(len(e.marked), batch)
 			taken = slices.Clone(e.marked[len(e.marked)-n:])
 			e.marked = e.marked[:len(e.marked)-n]
 			more = len(e.marked) > 0
@@ -385,7 +410,9 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 		}
 		return found
 	}
-	claim := func(found []*record) error {
+	claim := func(found []*record) error { // under mu
+		start := time.Now()
+		defer func() { held += time.Since(start) }()
 		present := found[:0:0]
 		for _, r := range found {
 			if r != nil {
@@ -396,6 +423,7 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 		return nil
 	}
 	w.published = func() { e.sweeping -= len(taken) } // under mu
+	w.timed = true
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
 	c.wmu.RUnlock()
@@ -412,9 +440,9 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 			}
 		}
 		c.mu.Unlock()
-		return 0, false, err
+		return 0, false, held, err
 	}
-	return len(w.deletes), more, nil
+	return len(w.deletes), more, held + w.held, nil
 }
 
 // maxSweepWait bounds the sweeper's sleep, so that a clock that jumps

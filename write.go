@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"time"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/internal/keyword"
@@ -74,6 +75,10 @@ type write struct {
 	// published, if set, is called under mu in publish (the sweep's
 	// bookkeeping).
 	published func()
+	// timed asks publish to add how long it held mu to held (the sweep
+	// paces itself by it).
+	timed bool
+	held  time.Duration
 }
 
 func newWrite(op string, rows []row) *write {
@@ -564,6 +569,10 @@ func (c *Collection) itemError(w *write, err error) error {
 func (c *Collection) publish(w *write) {
 	var unword []vector.ID // retired versions with text
 	c.mu.Lock()
+	var start time.Time
+	if w.timed {
+		start = time.Now()
+	}
 	for i := range w.vers {
 		v := &w.vers[i]
 		v.w = nil
@@ -598,6 +607,9 @@ func (c *Collection) publish(w *write) {
 	c.dirty = true
 	if w.published != nil {
 		w.published()
+	}
+	if w.timed {
+		w.held = time.Since(start)
 	}
 	c.mu.Unlock()
 	close(w.done)
