@@ -293,7 +293,7 @@ func (ix *Index) recalibrateOnQueries() {
 	if ix.cal.running {
 		return
 	}
-	n := len(distinct(ix.cal.sample))
+	n := distinctHashes(ix.cal.sample)
 	if (c.Source != SourceQueries && n >= MinRealQueries) || (c.Source == SourceQueries && 2*n >= 3*c.Queries) {
 		ix.startCalibrationLocked()
 	}
@@ -317,6 +317,20 @@ next:
 		out = append(out, q)
 	}
 	return out
+}
+
+// distinctHashes returns the number of distinct vectorHash values of qs:
+// the number of distinct vectors, but for two that agree in their first
+// components and differ after, which real queries do not. It is distinct's
+// count without its comparisons and allocations, for the check that
+// recordQuery makes every CalibrationQueries queries (at 2,000 vectors,
+// distinct took about 7% of the CPU of a run of 15 µs queries).
+func distinctHashes(qs [][]float32) int {
+	seen := make(map[uint64]struct{}, len(qs))
+	for _, q := range qs {
+		seen[vectorHash(q)] = struct{}{}
+	}
+	return len(seen)
 }
 
 // vectorHash is FNV-1a over the bits of v's first 16 components: enough
