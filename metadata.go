@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
@@ -46,13 +47,16 @@ type value struct {
 
 // smallNumbers holds the boxes of the whole numbers from smallNumberMin to
 // smallNumberMax as float64s, shared by every value that holds one (a
-// bucket, a count, a year), which then costs no allocation.
-var smallNumbers = func() (t [smallNumberMax - smallNumberMin + 1]any) {
+// bucket, a count, a year), which then costs no allocation. It is built by
+// the first write of such a number, not by every program that imports
+// the package.
+var smallNumbers = sync.OnceValue(func() *[smallNumberMax - smallNumberMin + 1]any {
+	t := new([smallNumberMax - smallNumberMin + 1]any)
 	for i := range t {
 		t[i] = float64(i + smallNumberMin)
 	}
 	return t
-}()
+})
 
 const smallNumberMin, smallNumberMax = -128, 2100
 
@@ -63,7 +67,7 @@ func numberValue(f float64, given any) value {
 	switch {
 	case given != nil:
 	case f >= smallNumberMin && f <= smallNumberMax && f == math.Trunc(f):
-		v.box = smallNumbers[int(f)-smallNumberMin] // −0 is 0, equal to it
+		v.box = smallNumbers()[int(f)-smallNumberMin] // −0 is 0, equal to it
 	default:
 		v.box = f
 	}
