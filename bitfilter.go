@@ -3,7 +3,11 @@ package cairn
 // This file holds the bitmap allow-list handed to an index for a large
 // filter match.
 
-import "github.com/cairndb/cairn/vector"
+import (
+	"slices"
+
+	"github.com/cairndb/cairn/vector"
+)
 
 // bitFilter is an allow-list of ids as a bitmap over the span of the ids
 // it holds, for allow-lists too large for a [vector.IDSet] to be worth
@@ -19,6 +23,13 @@ type bitFilter struct {
 // a few far-off ones a file can hold), for which a set is the smaller
 // form. ids is not empty.
 func newBitFilter(next vector.ID, ids matched) (*bitFilter, bool) {
+	b := new(bitFilter)
+	return b, b.fill(next, ids)
+}
+
+// fill sets b to ids as newBitFilter does, reusing b's words, and reports
+// whether it did (false for ids too sparse for a bitmap).
+func (b *bitFilter) fill(next vector.ID, ids matched) bool {
 	n := vector.ID(ids.len())
 	lo, hi := vector.ID(0), next
 	if next/64 >= n { // not dense from 0: find the span of the ids
@@ -30,17 +41,18 @@ func newBitFilter(next vector.ID, ids matched) (*bitFilter, bool) {
 			lo, hi = min(lo, id), max(hi, id)
 		}
 		if (hi-lo)/64 >= n {
-			return nil, false
+			return false
 		}
 	}
-	b := &bitFilter{lo: lo, words: make([]uint64, (hi-lo)/64+1)}
+	b.lo, b.words = lo, slices.Grow(b.words[:0], int((hi-lo)/64+1))[:(hi-lo)/64+1]
+	clear(b.words)
 	for _, id := range ids.ids {
 		b.words[(id-lo)/64] |= 1 << ((id - lo) % 64)
 	}
 	for id := range ids.set {
 		b.words[(id-lo)/64] |= 1 << ((id - lo) % 64)
 	}
-	return b, true
+	return true
 }
 
 // Allow reports whether id is in the set.

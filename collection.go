@@ -399,11 +399,11 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *Q
 	if o != nil && o.Mode == KeywordMode && len(embedding) == 0 {
 		embedding = nil
 	}
-	p, err := newPlan(k, o, embedding != nil, "")
-	if err != nil {
+	var p plan
+	if err := p.init(k, o, embedding != nil, ""); err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
 	}
-	return c.search(ctx, p, embedding, p.opts.Keywords)
+	return c.search(ctx, &p, embedding, p.opts.Keywords)
 }
 
 // QueryText is [Collection.Query] for a text. In vector mode (the default)
@@ -416,8 +416,8 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 	if o != nil {
 		mode = o.Mode
 	}
-	p, err := newPlan(k, o, mode != KeywordMode, text)
-	if err != nil {
+	var p plan
+	if err := p.init(k, o, mode != KeywordMode, text); err != nil {
 		return nil, fmt.Errorf("cairn: query: %w", err)
 	}
 	if err := c.closedErr(); err != nil {
@@ -435,7 +435,7 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 	if p.opts.Keywords != "" {
 		words = p.opts.Keywords
 	}
-	return c.search(ctx, p, q, words)
+	return c.search(ctx, &p, q, words)
 }
 
 // allowList returns the filter that hands ids to the index. An allow-list
@@ -448,14 +448,15 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 //
 // A single posting list is handed over as it is, without a copy: the
 // caller holds the collection's lock for the whole search, and posting
-// lists change only under its exclusive lock.
-func (c *Collection) allowList(ids matched, k, ef int) vector.Filter {
+// lists change only under its exclusive lock. A bitmap is built in bits,
+// whose memory the caller keeps from query to query.
+func (c *Collection) allowList(ids matched, k, ef int, bits *bitFilter) vector.Filter {
 	// Both of cairn's indexes answer this with the rule they search by.
 	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
 		return idSet(ids)
 	}
-	if b, ok := newBitFilter(c.next, ids); ok {
-		return b
+	if bits.fill(c.next, ids) {
+		return bits
 	}
 	return idSet(ids)
 }

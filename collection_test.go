@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"path/filepath"
@@ -131,6 +132,51 @@ func TestAddGetQuery(t *testing.T) {
 		res, err = c.Query(ctx, []float32{1, 1}, 10, nil)
 		if err != nil || len(res) != 3 {
 			t.Fatalf("Query k=10 over 3 items = %v, %v", res, err)
+		}
+	})
+}
+
+// TestQueryResultsOwned checks that what a query returns is the caller's
+// own: changing a result's metadata or embedding changes nothing stored
+// and no other result, and metadata values come back as the documented
+// types (the store boxes them once, and results share those boxes).
+func TestQueryResultsOwned(t *testing.T) {
+	forEachDB(t, func(t *testing.T, op opener) {
+		ctx := context.Background()
+		db := op.open(t, nil)
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Index: op.kind, Dim: 2})
+		md := map[string]any{"n": 3, "big": int64(1) << 40, "f": 2.5, "neg": -7, "s": "x", "b": false, "u8": uint8(200)}
+		if err := c.Add(ctx,
+			cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: md},
+			cairn.Item{ID: "b", Embedding: []float32{1, 0.1}, Metadata: md},
+		); err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]any{"n": 3.0, "big": float64(int64(1) << 40), "f": 2.5, "neg": -7.0, "s": "x", "b": false, "u8": 200.0}
+		o := &cairn.QueryOptions{WithEmbeddings: true}
+		res, err := c.Query(ctx, []float32{1, 0}, 2, o)
+		if err != nil || len(res) != 2 {
+			t.Fatalf("Query = %v, %v", res, err)
+		}
+		for _, r := range res {
+			if !maps.Equal(r.Metadata, want) {
+				t.Errorf("%s: metadata %v, want %v", r.ID, r.Metadata, want)
+			}
+		}
+		res[0].Metadata["n"] = "changed"
+		delete(res[0].Metadata, "s")
+		res[0].Embedding[0] = 42
+		if res[1].Metadata["n"] != 3.0 || res[1].Metadata["s"] != "x" {
+			t.Errorf("changing one result's metadata changed another's: %v", res[1].Metadata)
+		}
+		again, err := c.Query(ctx, []float32{1, 0}, 2, &cairn.QueryOptions{WithEmbeddings: true, Filter: cairn.Eq("n", 3)})
+		if err != nil || len(again) != 2 {
+			t.Fatalf("Query again = %v, %v", again, err)
+		}
+		for _, r := range again {
+			if !maps.Equal(r.Metadata, want) || r.Embedding[0] == 42 {
+				t.Errorf("%s after the caller changed a result: metadata %v, embedding %v", r.ID, r.Metadata, r.Embedding)
+			}
 		}
 	})
 }

@@ -179,7 +179,7 @@ func TestEncodeMetadataMatchesJSON(t *testing.T) {
 			t.Errorf("%q: %v, want ErrInvalidOptions", bad, err)
 		}
 	}
-	if _, err := encodeMetadata(metadata{{"x", value{kind: kindNumber, num: math.Inf(1)}}}); !errors.Is(err, vector.ErrInvalidOptions) {
+	if _, err := encodeMetadata(metadata{{"x", value{kind: kindNumber, num: math.Inf(1), box: math.Inf(1)}}}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("Inf: %v", err)
 	}
 }
@@ -294,7 +294,7 @@ func TestMatchSetSharesPostings(t *testing.T) {
 	if got.set == nil || got.len() != 10 {
 		t.Fatalf("matchSet(Eq) = %d ids, set %v; want the posting list of 10", got.len(), got.set != nil)
 	}
-	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(cat.post["color"][value{kind: kindString, str: "red"}]).UnsafePointer() {
+	if reflect.ValueOf(got.set).UnsafePointer() != reflect.ValueOf(cat.post["color"][value{kind: kindString, box: "red"}]).UnsafePointer() {
 		t.Fatal("matchSet copied the posting list")
 	}
 	s := vector.IDSetOf(got.set)

@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 	"strconv"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
@@ -30,10 +31,47 @@ const (
 // value is a normalised metadata value: a string, a float64 or a bool. It
 // is comparable, so it serves as a map key; numbers compare as float64
 // (0 and −0 are equal), and a string never equals a number.
+//
+// box holds the value as the caller sees it (the string, the float64 or
+// the bool), boxed once when it is stored, so that a query returning the
+// item's metadata fills each map without boxing a value again: a boxed
+// scalar cannot be changed, so every result may share it. It costs no
+// more memory than the string it replaces, and usually no allocation: a
+// string, float64 or bool the caller gave (or JSON decoded) is kept in
+// the box it came in, and small whole numbers come from smallNumbers.
 type value struct {
 	kind valueKind
 	num  float64 // the number; 1 or 0 for a bool
-	str  string
+	box  any     // the string, float64 or bool; see any
+}
+
+// smallNumbers holds the boxes of the whole numbers from smallNumberMin to
+// smallNumberMax as float64s, shared by every value that holds one (a
+// bucket, a count, a year), which then costs no allocation. It is built by
+// the first write of such a number, not by every program that imports
+// the package.
+var smallNumbers = sync.OnceValue(func() *[smallNumberMax - smallNumberMin + 1]any {
+	t := new([smallNumberMax - smallNumberMin + 1]any)
+	for i := range t {
+		t[i] = float64(i + smallNumberMin)
+	}
+	return t
+})
+
+const smallNumberMin, smallNumberMax = -128, 2100
+
+// numberValue returns the value of the finite number f; given, if it is
+// not nil, is f already boxed as a float64.
+func numberValue(f float64, given any) value {
+	v := value{kind: kindNumber, num: f, box: given}
+	switch {
+	case given != nil:
+	case f >= smallNumberMin && f <= smallNumberMax && f == math.Trunc(f):
+		v.box = smallNumbers()[int(f)-smallNumberMin] // −0 is 0, equal to it
+	default:
+		v.box = f
+	}
+	return v
 }
 
 // toValue returns the stored form of a metadata value: strings and
@@ -43,19 +81,20 @@ type value struct {
 // which JSON can carry.
 func toValue(v any) (value, error) {
 	var f float64
+	var given any // v, if it is a float64
 	switch x := v.(type) {
 	case string:
 		if !utf8.ValidString(x) {
 			return value{}, fmt.Errorf("%w: metadata string %q is not valid UTF-8", vector.ErrInvalidOptions, x)
 		}
-		return value{kind: kindString, str: x}, nil
+		return value{kind: kindString, box: v}, nil
 	case bool:
 		if x {
-			return value{kind: kindBool, num: 1}, nil
+			return value{kind: kindBool, num: 1, box: true}, nil
 		}
-		return value{kind: kindBool}, nil
+		return value{kind: kindBool, box: false}, nil
 	case float64:
-		f = x
+		f, given = x, v
 	case float32:
 		f = float64(x)
 	case int:
@@ -90,18 +129,16 @@ func toValue(v any) (value, error) {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
 		return value{}, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
 	}
-	return value{kind: kindNumber, num: f}, nil
+	return numberValue(f, given), nil
 }
 
 // any returns v as the caller sees it: a string, a float64 or a bool.
-func (v value) any() any {
-	switch v.kind {
-	case kindString:
-		return v.str
-	case kindBool:
-		return v.num != 0
-	}
-	return v.num
+func (v value) any() any { return v.box }
+
+// str returns the string v holds, "" if it holds none.
+func (v value) str() string {
+	s, _ := v.box.(string)
+	return s
 }
 
 // field is one key of an item's metadata with its value.
@@ -205,7 +242,7 @@ func encodeMetadata(md metadata) ([]byte, error) {
 		b = append(b, ':')
 		switch v := f.val; v.kind {
 		case kindString:
-			b = appendJSONString(b, v.str)
+			b = appendJSONString(b, v.str())
 		case kindBool:
 			b = strconv.AppendBool(b, v.num != 0)
 		case kindNumber:

@@ -4,7 +4,11 @@ package cairn
 // filter matches, from posting lists where an equality allows, else by a
 // scan of the published records.
 
-import "github.com/cairndb/cairn/vector"
+import (
+	"slices"
+
+	"github.com/cairndb/cairn/vector"
+)
 
 // postings maps each value of one metadata key to the ids that have it.
 type postings map[value]map[vector.ID]struct{}
@@ -58,9 +62,30 @@ func (cat *catalog) match(f *Filter, m matcher) []vector.ID {
 // is returned, for the caller to read while it holds the collection's
 // lock, under which the list cannot change.
 func (cat *catalog) matchSet(f *Filter, m matcher) matched {
+	return cat.matchSetInto(f, m, nil)
+}
+
+// matchSetInto is matchSet, appending to buf[:0] (which it may grow) the
+// ids it returns in a slice.
+func (cat *catalog) matchSetInto(f *Filter, m matcher, buf []vector.ID) matched {
+	if f.op == opEq {
+		// One equality: its posting list is the answer, looked up
+		// without the bookkeeping of candidates.
+		v, err := toValue(f.vals[0])
+		if err != nil {
+			return matched{} // compile has reported it already
+		}
+		cat.postMu.Lock()
+		l := cat.postingsLocked(f.key)[v]
+		cat.postMu.Unlock()
+		if len(l) == 0 {
+			return matched{ids: buf[:0]}
+		}
+		return matched{set: l}
+	}
 	lists, exact, ok := cat.candidates(f)
 	if !ok {
-		var ids []vector.ID
+		ids := buf[:0]
 		for _, r := range cat.live {
 			if m(r) {
 				ids = append(ids, r.id)
@@ -75,7 +100,7 @@ func (cat *catalog) matchSet(f *Filter, m matcher) matched {
 	for _, l := range lists {
 		n += len(l)
 	}
-	ids := make([]vector.ID, 0, n)
+	ids := slices.Grow(buf[:0], n)
 	for _, l := range lists {
 		for id := range l {
 			if exact || m(cat.recs.get(id)) {

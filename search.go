@@ -10,6 +10,7 @@ import (
 	"math"
 	"runtime"
 	"slices"
+	"sync"
 	"unicode/utf8"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -142,27 +143,60 @@ type plan struct {
 	// (see expiry).
 	now              int64
 	expiring, hiding bool
+	// scratch is the memory the filter's matches and allow-list are
+	// built in, taken from scratchPool by the first that needs it and
+	// put back when the query is done (release).
+	scratch *queryScratch
 }
 
-// newPlan checks o for a query of k results with or without an embedding
-// (hasVec) and with the given keyword text (used unless o.Keywords is set,
-// in keyword and hybrid modes).
-func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
-	if k <= 0 {
-		return nil, fmt.Errorf("%w: %d", vector.ErrInvalidK, k)
+// queryScratch is the memory a filtered query builds its matches (when
+// they are not a posting list) and its allow-list bitmap in, reused from
+// query to query: a filter matching most of 2,000 items otherwise made 15
+// allocations of a query's 40. Nothing in it outlives the query.
+type queryScratch struct {
+	ids  []vector.ID
+	bits bitFilter
+}
+
+var scratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
+
+// scratchSpace returns p's scratch memory, taking it from the pool first.
+func (p *plan) scratchSpace() *queryScratch {
+	if p.scratch == nil {
+		p.scratch = scratchPool.Get().(*queryScratch)
 	}
-	p := &plan{k: k}
+	return p.scratch
+}
+
+// release gives p's scratch memory back, once nothing of the query reads
+// it any more.
+func (p *plan) release() {
+	if p.scratch != nil {
+		scratchPool.Put(p.scratch)
+		p.scratch = nil
+	}
+}
+
+// init checks o for a query of k results with or without an embedding
+// (hasVec) and with the given keyword text (used unless o.Keywords is set,
+// in keyword and hybrid modes), and sets p to its plan. A plan lives on
+// its query's stack.
+func (p *plan) init(k int, o *QueryOptions, hasVec bool, words string) error {
+	if k <= 0 {
+		return fmt.Errorf("%w: %d", vector.ErrInvalidK, k)
+	}
+	*p = plan{k: k}
 	if o != nil {
 		p.opts = *o
 	}
 	opts := &p.opts
-	bad := func(format string, args ...any) (*plan, error) {
-		return nil, fmt.Errorf("%w: "+format, append([]any{vector.ErrInvalidOptions}, args...)...)
+	bad := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{vector.ErrInvalidOptions}, args...)...)
 	}
 	if opts.Filter != nil {
 		m, err := opts.Filter.compile()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.match = m
 	}
@@ -197,7 +231,7 @@ func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
 		}
 		terms, err := keyword.ParseQuery(words)
 		if err != nil {
-			return nil, err // wraps ErrInvalidOptions
+			return err // wraps ErrInvalidOptions
 		}
 		p.terms = terms
 	}
@@ -226,7 +260,7 @@ func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
 		}
 		n, err := pool(m.Pool)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.pool = max(k, n)
 	}
@@ -236,7 +270,7 @@ func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
 		}
 		n, err := pool(r.Pool)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		p.pool = max(k, n)
 	}
@@ -266,11 +300,13 @@ func newPlan(k int, o *QueryOptions, hasVec bool, words string) (*plan, error) {
 			}
 		}
 	}
-	return p, nil
+	return nil
 }
 
-// candidate is one result being ranked, with its stored vector when the
-// query needs it (a view into the store: read it only under the lock).
+// candidate is one result being ranked: its record, its scores and ranks
+// (res, whose payload is filled in only for the results returned), and its
+// stored vector when the query needs it (a view into the store: read it
+// only under the lock).
 type candidate struct {
 	rec *record
 	res Result
@@ -280,13 +316,9 @@ type candidate struct {
 // search runs a query planned by p with the query embedding q (nil in
 // keyword mode) and the keyword text words (for the reranker).
 func (c *Collection) search(ctx context.Context, p *plan, q []float32, words string) ([]Result, error) {
-	cands, err := c.rank(ctx, p, q)
+	out, err := c.rank(ctx, p, q)
 	if err != nil {
 		return nil, err
-	}
-	out := make([]Result, len(cands))
-	for i := range cands {
-		out[i] = cands[i].res
 	}
 	if r := p.opts.Rerank; r != nil {
 		given := make([]string, len(out))
@@ -313,10 +345,13 @@ func (c *Collection) search(ctx context.Context, p *plan, q []float32, words str
 	return out, nil
 }
 
-// rank finds the candidates of a query, under the collection's read lock:
-// the lists, their fusion, and MMR's choice.
-func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
+// rank finds the results of a query, under the collection's read lock:
+// the lists, their fusion, and MMR's choice. It returns the pool (more
+// than k only for the reranker), each result the caller's own: its
+// metadata a new map, its embedding a copy.
+func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, error) {
 	p.now = c.now()
+	defer p.release() // after the lock: the index and the lists are done with it
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
@@ -330,7 +365,7 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 		if prepared, err = vector.Prepare(q, c.cfg.Dim, c.cfg.Metric); err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
-	case q != nil:
+	case q != nil && !c.graphChecks(p):
 		if err := vector.Check(q, c.cfg.Dim, c.cfg.Metric); err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
@@ -359,17 +394,21 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 		if p.match != nil {
 			c.matches(p) // once, before the lists share it
 		}
-		var kwDone chan struct{}
+		var kwDone chan []keyword.Hit
 		if runtime.GOMAXPROCS(0) > 1 {
-			kwDone = make(chan struct{})
-			go func() {
-				defer close(kwDone)
-				kwHits = c.keywordHits(p, p.window)
-			}()
+			// The keyword list gets its own copy of the plan (its
+			// matches already computed) and hands its hits back on a
+			// channel: nothing of a query's own escapes to the heap
+			// through the goroutine, so the plan and the lists of
+			// every other query stay on the stack.
+			kp := new(plan)
+			*kp = *p
+			kwDone = make(chan []keyword.Hit, 1)
+			go func() { kwDone <- c.keywordHits(kp, kp.window) }()
 		}
 		hits, err := c.vectorHits(ctx, p, q, min(p.window, n))
 		if kwDone != nil {
-			<-kwDone
+			kwHits = <-kwDone
 		} else {
 			kwHits = c.keywordHits(p, p.window)
 		}
@@ -377,6 +416,9 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
 		vecHits = hits
+	}
+	if p.opts.Mode == VectorMode && p.opts.MMR == nil {
+		return c.vectorResults(p, vecHits)
 	}
 	var cands []candidate
 	switch p.opts.Mode {
@@ -462,20 +504,67 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]candidat
 		}
 		cands = picked
 	}
-	if p.opts.WithEmbeddings {
-		for i := range cands {
-			cands[i].res.Embedding = slices.Clone(cands[i].vec)
+	out := make([]Result, len(cands))
+	for i := range cands {
+		cd := &cands[i]
+		out[i] = cd.res
+		fill(&out[i], cd.rec)
+		if p.opts.WithEmbeddings {
+			out[i].Embedding = slices.Clone(cd.vec)
 		}
 	}
-	return cands, nil
+	return out, nil
 }
 
-// candidate returns the result for the published version id, its payload
-// copied (its vector is fetched by withVector, if needed). mu is held.
+// graphChecks reports whether a vector query planned by p goes to the
+// HNSW graph whatever happens, which checks the query embedding as it
+// prepares it (with the errors of [vector.Check]): a check here would be a
+// second pass over it, some 5% of a query at 768 dimensions. A filter may
+// match nothing, and an empty collection searches nothing: those are
+// checked here. mu is held.
+func (c *Collection) graphChecks(p *plan) bool {
+	_, graph := c.idx.(*hnsw.Index)
+	return graph && p.opts.Mode == VectorMode && p.match == nil && c.cat.len() > 0
+}
+
+// vectorResults returns the results of a vector query without MMR from the
+// index's hits, nearest first, cut where MinSimilarity stops them: one
+// slice, each result filled in place. mu is held.
+func (c *Collection) vectorResults(p *plan, hits []vector.Result) ([]Result, error) {
+	out := make([]Result, 0, len(hits))
+	for i, h := range hits {
+		sim := similarity(c.cfg.Metric, h.Distance)
+		if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
+			break // similarity falls as distance grows
+		}
+		r := c.cat.recs.get(h.ID)
+		out = out[:i+1]
+		res := &out[i]
+		res.Distance, res.Similarity, res.Score, res.VectorRank = float64(h.Distance), sim, sim, i+1
+		fill(res, r)
+		if p.opts.WithEmbeddings {
+			v, err := c.st.Get(r.id)
+			if err != nil { // a published version's vector is in the store
+				return nil, fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, r.key, err)
+			}
+			res.Embedding = slices.Clone(v)
+		}
+	}
+	return out, nil
+}
+
+// fill sets res's payload from the record r: its id, text, a copy of its
+// metadata and its times. mu is held.
+func fill(res *Result, r *record) {
+	res.ID, res.Text, res.Metadata = r.key, r.text, r.md.toMap()
+	res.CreatedAt, res.UpdatedAt, res.ExpiresAt = timeOf(r.created), timeOf(r.updated), timeOf(r.expires)
+}
+
+// candidate returns the candidate for the published version id, its
+// payload still to fill (and its vector fetched by withVector, if
+// needed). mu is held.
 func (c *Collection) candidate(id vector.ID) candidate {
-	r := c.cat.recs.get(id)
-	return candidate{rec: r, res: Result{ID: r.key, Text: r.text, Metadata: r.md.toMap(),
-		CreatedAt: timeOf(r.created), UpdatedAt: timeOf(r.updated), ExpiresAt: timeOf(r.expires)}}
+	return candidate{rec: c.cat.recs.get(id)}
 }
 
 // withVector fetches cd's stored vector. mu is held.
@@ -485,7 +574,7 @@ func (c *Collection) withVector(cd *candidate) error {
 	}
 	v, err := c.st.Get(cd.rec.id)
 	if err != nil { // a published version's vector is in the store
-		return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, cd.res.ID, err)
+		return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, cd.rec.key, err)
 	}
 	cd.vec = v
 	return nil
@@ -510,7 +599,8 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 	switch {
 	case p.match != nil:
 	case p.expiring: // the keyword index holds only published versions
-		allow = func(id vector.ID) bool { return !c.cat.recs.get(id).expiredAt(p.now) }
+		now := p.now
+		allow = func(id vector.ID) bool { return !c.cat.recs.get(id).expiredAt(now) }
 	case p.hiding:
 		allow = c.cat.vis.Allow
 	}
@@ -536,7 +626,11 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 // once per query (hybrid mode asks twice). mu is held.
 func (c *Collection) matches(p *plan) matched {
 	if !p.matchedSet {
-		p.matched, p.matchedSet = c.cat.matchSet(p.opts.Filter, p.match), true
+		sc := p.scratchSpace()
+		p.matched, p.matchedSet = c.cat.matchSetInto(p.opts.Filter, p.match, sc.ids), true
+		if p.matched.set == nil {
+			sc.ids = p.matched.ids[:0] // keep what it grew to
+		}
 		if p.expiring || p.hiding {
 			p.matched = matched{ids: c.cat.dropExpired(p.matched.slice(), p.now)}
 		}
@@ -547,7 +641,7 @@ func (c *Collection) matches(p *plan) matched {
 // vectorHits returns the n nearest published versions to q that match
 // p's filter. mu is held.
 func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int) ([]vector.Result, error) {
-	var so *vector.SearchOptions
+	var filter vector.Filter
 	if p.match != nil {
 		ids := c.matches(p)
 		switch {
@@ -557,26 +651,37 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 			// Everything matches: search unfiltered.
 		default:
 			// Only published versions match.
-			so = &vector.SearchOptions{Filter: c.allowList(ids, n, p.opts.Ef)}
+			filter = c.allowList(ids, n, p.opts.Ef, &p.scratchSpace().bits)
 		}
 	}
 	switch {
-	case so != nil:
+	case filter != nil:
 	case p.expiring:
 		// Some versions have expired, and may not have been removed yet.
-		now := p.now
-		so = &vector.SearchOptions{Filter: vector.FilterFunc(func(id vector.ID) bool { return c.cat.visibleAt(id, now) })}
+		filter = visibleAt{&c.cat, p.now}
 	case p.hiding || c.unpublished > 0:
 		// The index may hold versions readers must not see (write.go),
 		// or marked expired ones: the visible set leaves them out.
-		so = &vector.SearchOptions{Filter: &c.cat.vis}
+		filter = &c.cat.vis
 	}
-	if h, ok := c.idx.(*hnsw.Index); ok && p.opts.Ef != 0 {
-		ho := &hnsw.SearchOptions{Ef: p.opts.Ef}
-		if so != nil {
-			ho.SearchOptions = *so
-		}
-		return h.SearchWith(ctx, q, n, ho)
+	// The graph is called directly, its options on the stack: through
+	// the interface they would be allocated for every query.
+	if h, ok := c.idx.(*hnsw.Index); ok {
+		return h.SearchWith(ctx, q, n, &hnsw.SearchOptions{Ef: p.opts.Ef, SearchOptions: vector.SearchOptions{Filter: filter}})
 	}
-	return c.idx.Search(ctx, q, n, so)
+	if filter == nil {
+		return c.idx.Search(ctx, q, n, nil)
+	}
+	return c.idx.Search(ctx, q, n, &vector.SearchOptions{Filter: filter})
 }
+
+// visibleAt is the filter of a search while some versions may have expired
+// unmarked: it allows the versions visible at now. mu is held while it is
+// used.
+type visibleAt struct {
+	cat *catalog
+	now int64
+}
+
+// Allow reports whether id is visible at the filter's instant.
+func (v visibleAt) Allow(id vector.ID) bool { return v.cat.visibleAt(id, v.now) }

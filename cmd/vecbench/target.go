@@ -247,10 +247,26 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	qscan := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
 		return qf.Search(ctx, q, k, nil)
 	}
+	// What the Auto collection's path costs on top of the index it
+	// searches is told by the same index without the collection: the bare
+	// graph at the beam width the collection searches with (this run's
+	// graph of the same data and parameters: the collection built its
+	// own), or the bare scan it chose.
+	collEf := 0
+	bareAtCollEf := func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+		return hx.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: collEf})
+	}
+	collWay := func() {
+		collEf = 0
+		if i, err := coll.Info(); err == nil && i.Index == cairn.HNSW && i.Calibration != nil && !i.Calibration.Exact {
+			collEf = max(i.Calibration.Ef, k)
+		}
+	}
+	collWay()
 	// The index with the target, the sweep's best ef, the exact scan, the
-	// Auto collection and the approximate scan, timed one after the
-	// other, targetRounds times.
-	ways := []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil), qscan}
+	// Auto collection, the approximate scan and the bare graph at the
+	// collection's ef, timed one after the other, targetRounds times.
+	ways := []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil), qscan, bareAtCollEf}
 	var runs [][]concurrentStats
 	rounds := func() error {
 		runs = make([][]concurrentStats, len(ways))
@@ -259,7 +275,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			// first, after the exact scans have emptied the caches.
 			for j := range ways {
 				i := (j + round) % len(ways)
-				if i == 1 && best == 0 {
+				if i == 1 && best == 0 || i == 5 && collEf == 0 {
 					continue
 				}
 				st, err := timedPasses(ctx, eval, evalTruth, k, ways[i])
@@ -287,6 +303,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	if idx1, coll1 := calState(); idx1 != idx0 || coll1 != coll0 {
 		time.Sleep(500 * time.Millisecond) // one more may still be running: let it end
 		retimed = "; recalibrated during the first timed rounds, timed again after"
+		collWay()
 		if err := rounds(); err != nil {
 			return hnsw.Calibration{}, err
 		}
@@ -347,8 +364,39 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			autoNote += fmt.Sprintf("; %s searches through the graph, %s exact", fmtInt(int(s.Graph)), fmtInt(int(s.Exact)))
 		}
 	}
+	autoNote += collectionShare(aq, autoIndex, collEf, runs[5], sq, qq)
+	if autoIndex == "hnsw" && chosen == "hnsw" && collEf == max(chosenEf, k) {
+		// The index with the target searched at the same beam width, and
+		// kept the same books (its sample of real queries): the
+		// difference is the collection's alone.
+		autoNote += fmt.Sprintf(", %.2f× the index with the target's (the same ef)", aq.qps()/tq.qps())
+	}
 	b.targetRow(t, ds, eval, p, target, "Auto collection", autoIndex, autoEf, aq, ratio(aq), autoNote)
 	return cal, nil
+}
+
+// collectionShare says how much of the Auto collection's time (aq) is its
+// own path: its QPS over that of the bare index it searches, timed in the
+// same rounds — the graph at the collection's beam width ef (graph, when
+// it searched one), or the exact scan (exact) or approximate scan (qq) it
+// chose.
+func collectionShare(aq concurrentStats, index string, ef int, graph []concurrentStats, exact, qq concurrentStats) string {
+	var bare concurrentStats
+	var what string
+	switch {
+	case index == "hnsw" && ef > 0 && len(graph) > 0:
+		bare, what = medianStats(graph), fmt.Sprintf("the bare graph's at ef %d", ef)
+	case index == "exact":
+		bare, what = exact, "the bare exact scan's"
+	case index == "qflat":
+		bare, what = qq, "the bare approximate scan's"
+	default:
+		return ""
+	}
+	if bare.qps() == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; collection path: QPS %.2f× %s (p50 %s vs %s)", aq.qps()/bare.qps(), what, fmtDur(aq.at(0.5)), fmtDur(bare.at(0.5)))
 }
 
 // autoCollection loads ds's base into an in-memory Auto collection with

@@ -1,0 +1,82 @@
+//go:build !race
+
+// This file holds the test that a query's allocations stay few: a count,
+// not a timing. The race detector allocates on its own, so it is left out
+// of -race builds.
+
+package cairn
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// queryAllocBound is the most allocations a k-result vector query of an
+// HNSW collection with a recall target may make: the index's result slice,
+// the results, and for a filter its allow-list (a bitmap or a set); plus
+// two for each result's metadata map (the map and its slots; the values
+// are boxed when stored, not per query). A query costs about as much as
+// its index's search; these are what it adds.
+func queryAllocBound(oc overheadCase, k int) float64 {
+	n := 2.0 // the index's results, the results
+	if oc.filter != "none" {
+		n += 3 // the compiled filter, the allow-list, the index's own heap for an exact pass over a small one
+	}
+	if oc.payload {
+		n += 2 * float64(k)
+	}
+	return n
+}
+
+// TestQueryAllocations fails if a k = 10 query of an HNSW collection with
+// a recall target, in memory or in a file, with or without metadata and
+// filters, allocates more than queryAllocBound. Last counted at 44 with
+// metadata (a plan, candidates copied into results, every value boxed
+// again), now at the bound.
+func TestQueryAllocations(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds eight graphs of 2,000 vectors")
+	}
+	ctx := context.Background()
+	ds := overheadDataset()
+	for _, oc := range overheadCases() {
+		t.Run(oc.String(), func(t *testing.T) {
+			var db *DB
+			if oc.store == "memory" {
+				db = OpenMemory(nil)
+			} else {
+				var err error
+				if db, err = Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			defer db.Close()
+			c := overheadCollection(ctx, t, db, ds, oc)
+			o := &QueryOptions{Filter: oc.queryFilter()}
+			q := ds.Queries[0]
+			res, err := c.Query(ctx, q, 10, o)
+			if err != nil || len(res) != 10 {
+				t.Fatalf("query: %d results, %v", len(res), err)
+			}
+			// The fewest of three counts: a background calibration of the
+			// graph, which the queries may start, allocates too.
+			got := -1.0
+			for range 3 {
+				n := testing.AllocsPerRun(50, func() {
+					if _, err := c.Query(ctx, q, 10, o); err != nil {
+						t.Fatal(err)
+					}
+				})
+				if got < 0 || n < got {
+					got = n
+				}
+			}
+			if bound := queryAllocBound(oc, 10); got > bound {
+				t.Errorf("a query allocates %.1f times, want at most %.0f", got, bound)
+			} else {
+				t.Logf("a query allocates %.1f times (bound %.0f)", got, bound)
+			}
+		})
+	}
+}
