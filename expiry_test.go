@@ -545,26 +545,8 @@ func TestSweepDuringQueriesAndWrites(t *testing.T) {
 	var g sync.WaitGroup
 	stop := make(chan struct{})
 	for range 2 {
-		g.Go(func() {
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				start := clk.Now()
-				rs, err := c.Query(ctx, nil, 20, &cairn.QueryOptions{Mode: cairn.KeywordMode, Keywords: "word"})
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, r := range rs {
-					if !r.ExpiresAt.IsZero() && !r.ExpiresAt.After(start) {
-						t.Errorf("query at %v returned %q, expired at %v", start, r.ID, r.ExpiresAt)
-						return
-					}
-				}
-			}
+		cairn.QueryUnexpiredUntil(t, &g, stop, clk, func() ([]cairn.Result, error) {
+			return c.Query(ctx, nil, 20, &cairn.QueryOptions{Mode: cairn.KeywordMode, Keywords: "word"})
 		})
 	}
 	g.Go(func() {

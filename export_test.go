@@ -3,6 +3,7 @@ package cairn
 import (
 	"context"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -65,4 +66,31 @@ func (c *FakeClock) Advance(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// QueryUnexpiredUntil runs query in a loop on g until stop closes, and
+// fails t if a query errs or returns an item that had expired by clk's
+// time when the query began.
+func QueryUnexpiredUntil(t testing.TB, g *sync.WaitGroup, stop <-chan struct{}, clk *FakeClock, query func() ([]Result, error)) {
+	g.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			start := clk.Now()
+			rs, err := query()
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			for _, x := range rs {
+				if !x.ExpiresAt.IsZero() && !x.ExpiresAt.After(start) {
+					t.Errorf("query at %v returned %q, expired at %v", start, x.ID, x.ExpiresAt)
+					return
+				}
+			}
+		}
+	})
 }

@@ -282,27 +282,9 @@ func TestRegraphDuringQueries(t *testing.T) {
 	var g sync.WaitGroup
 	stop := make(chan struct{})
 	for s := range 2 {
-		g.Go(func() {
-			r := rand.New(rand.NewPCG(uint64(s), 7))
-			for {
-				select {
-				case <-stop:
-					return
-				default:
-				}
-				start := clk.Now()
-				rs, err := c.Query(ctx, randVec(r, 8), 10, nil)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, x := range rs {
-					if !x.ExpiresAt.IsZero() && !x.ExpiresAt.After(start) {
-						t.Errorf("query at %v returned %q, expired at %v", start, x.ID, x.ExpiresAt)
-						return
-					}
-				}
-			}
+		r := rand.New(rand.NewPCG(uint64(s), 7))
+		QueryUnexpiredUntil(t, &g, stop, clk, func() ([]Result, error) {
+			return c.Query(ctx, randVec(r, 8), 10, nil)
 		})
 	}
 	added := 0
