@@ -56,8 +56,7 @@ const (
 	MinRealQueries = CalibrationQueries / 2
 	// MinMixedQueries is how many distinct recent queries make a
 	// calibration on held-out vectors alone worth redoing as one topped up
-	// with them ([SourceMixed]), and twice the real queries of a mixed
-	// one worth redoing again. The held-out vectors' bias is systematic
+	// with them ([SourceMixed]). The held-out vectors' bias is systematic
 	// (on Cohere 0.950 where real queries reached 0.970, which moved the
 	// beam chosen for 0.99 from 16 to 25); the standard error of this
 	// many real queries near 0.95 is about 0.01, half that, and the blend
@@ -94,10 +93,9 @@ const (
 	// recall is the two groups' means weighted by how far each can be
 	// trusted (see blend): the real queries' by their standard error, the
 	// held-out vectors' by theirs and by how far their mean is from the
-	// real one's beyond what both errors explain. It is measured again
-	// once the index has kept twice as many distinct queries, and replaced
-	// by a calibration on real queries alone once it has kept
-	// MinRealQueries.
+	// real one's beyond what both errors explain. It is replaced by a
+	// calibration on real queries alone once the index has kept
+	// MinRealQueries distinct ones.
 	SourceMixed CalibrationSource = "queries+held-out"
 )
 
@@ -314,8 +312,7 @@ func (ix *Index) noteChange(deleted int) {
 // answered):
 //   - after a calibration on held-out vectors alone, from
 //     [MinMixedQueries] queries;
-//   - after one topped up with held-out vectors, from [MinRealQueries] or
-//     twice its real queries;
+//   - after one topped up with held-out vectors, from [MinRealQueries];
 //   - after one on queries, from half again as many (a small index keeps
 //     up to [MaxCalibrationQueries]: the error falls by a fifth);
 //   - never after one on a caller's sample.
@@ -326,8 +323,10 @@ func (c Calibration) RecalibratesOn(distinct int) bool {
 	switch c.Source {
 	case SourceQueries:
 		return 2*distinct >= 3*c.Queries
-	case SourceHeldOut, SourceMixed:
-		return distinct >= MinRealQueries || (distinct >= MinMixedQueries && distinct >= 2*c.RealQueries)
+	case SourceHeldOut:
+		return distinct >= MinMixedQueries
+	case SourceMixed:
+		return distinct >= MinRealQueries
 	}
 	return false
 }

@@ -178,8 +178,9 @@ func TestRecalibrationCountsDistinctQueries(t *testing.T) {
 
 // TestHeldOutThenMixed: a calibration on held-out vectors alone is
 // measured again, topped up with real queries, once MinMixedQueries
-// distinct ones have come in, and that one again when twice as many have;
-// the same queries asked again start nothing.
+// distinct ones have come in, and on real queries alone once
+// MinRealQueries have; the same queries asked again start nothing, nor
+// do fewer than MinRealQueries.
 func TestHeldOutThenMixed(t *testing.T) {
 	ctx := context.Background()
 	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
@@ -207,10 +208,15 @@ func TestHeldOutThenMixed(t *testing.T) {
 	if c, _ := ix.Calibration(); c != mixed {
 		t.Fatalf("the same %d queries asked again recalibrated: %+v, was %+v", len(few), c, mixed)
 	}
-	more := ds.Queries[:2*len(few)]
+	more := ds.Queries[:hnsw.MinRealQueries-1]
 	ask(more, hnsw.CalibrationQueries/len(more)+1)
-	if c, _ := ix.Calibration(); c.Source != hnsw.SourceMixed || c.RealQueries != len(more) {
-		t.Fatalf("calibration after %d distinct queries = %+v, want one on them and held-out vectors", len(more), c)
+	if c, _ := ix.Calibration(); c != mixed {
+		t.Fatalf("%d distinct queries recalibrated: %+v, was %+v", len(more), c, mixed)
+	}
+	more = ds.Queries[:hnsw.MinRealQueries]
+	ask(more, hnsw.CalibrationQueries/len(more)+1)
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceQueries || c.RealQueries != len(more) || c.Queries != len(more) {
+		t.Fatalf("calibration after %d distinct queries = %+v, want one on them", len(more), c)
 	}
 	if kept, counted := ix.ReservoirDistinct(); kept != counted {
 		t.Fatalf("the reservoir's distinct queries: kept count %d, counted %d", kept, counted)
@@ -255,9 +261,8 @@ func TestRecalibratesOn(t *testing.T) {
 	}{
 		{hnsw.Calibration{Source: hnsw.SourceHeldOut, Queries: 400}, hnsw.MinMixedQueries - 1, false},
 		{hnsw.Calibration{Source: hnsw.SourceHeldOut, Queries: 400}, hnsw.MinMixedQueries, true},
-		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, 119, false},
-		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, 120, true},
-		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 150}, hnsw.MinRealQueries, true},
+		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, hnsw.MinRealQueries - 1, false},
+		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, hnsw.MinRealQueries, true},
 		{hnsw.Calibration{Source: hnsw.SourceQueries, Queries: 400, RealQueries: 400}, 599, false},
 		{hnsw.Calibration{Source: hnsw.SourceQueries, Queries: 400, RealQueries: 400}, 600, true},
 		{hnsw.Calibration{Source: hnsw.SourceCaller, Queries: 100}, 2000, false},
