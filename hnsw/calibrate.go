@@ -28,9 +28,10 @@ const (
 	// and the reservoir of recent queries the index keeps for it on large
 	// indexes: with 10 neighbours a query, the standard error of a recall
 	// near 0.95 is about 0.004 over this many distinct queries. After a
-	// calibration on held-out vectors, the index checks at each
-	// CalibrationQueries queries answered whether the reservoir holds
-	// [MinRealQueries] distinct ones, and if so recalibrates on them.
+	// calibration on held-out vectors, in all or in part, the index checks
+	// at each CalibrationQueries queries answered whether the reservoir's
+	// distinct queries measure better ([Calibration.RecalibratesOn]), and
+	// if so recalibrates on them.
 	CalibrationQueries = 400
 	// MaxCalibrationQueries is the largest sample: smaller indexes, whose
 	// exact neighbours cost less, keep a reservoir of up to this many
@@ -53,6 +54,14 @@ const (
 	// would pass for a sample of 400. Half the reservoir keeps the error
 	// of a calibration on real queries within √2 of a full sample's.
 	MinRealQueries = CalibrationQueries / 2
+	// MinMixedQueries is how many distinct recent queries make a
+	// calibration on held-out vectors alone worth redoing as one topped up
+	// with them ([SourceMixed]). The held-out vectors' bias is systematic
+	// (on Cohere 0.950 where real queries reached 0.970, which moved the
+	// beam chosen for 0.99 from 16 to 25); the standard error of this
+	// many real queries near 0.95 is about 0.01, half that, and the blend
+	// weights them by it.
+	MinMixedQueries = CalibrationQueries / 8
 	// maxScoredShare is the share of the indexed vectors past which a
 	// graph search (scoring that many nodes a query) is taken to cost more
 	// than an exact scan, and the calibration chooses exact search.
@@ -73,7 +82,7 @@ const (
 	SourceQueries CalibrationSource = "queries"
 	// SourceHeldOut is a sample of the indexed vectors, each searched for
 	// as if it were not in the graph (the walk never steps on its node):
-	// used until enough real queries have been seen.
+	// used until [MinMixedQueries] distinct real queries have been seen.
 	SourceHeldOut CalibrationSource = "held-out"
 	// SourceCaller is a sample passed to [Index.Calibrate].
 	SourceCaller CalibrationSource = "caller"
@@ -84,9 +93,9 @@ const (
 	// recall is the two groups' means weighted by how far each can be
 	// trusted (see blend): the real queries' by their standard error, the
 	// held-out vectors' by theirs and by how far their mean is from the
-	// real one's beyond what both errors explain. Like
-	// SourceHeldOut, it is replaced by a calibration on real queries once
-	// the index has kept MinRealQueries distinct ones.
+	// real one's beyond what both errors explain. It is replaced by a
+	// calibration on real queries alone once the index has kept
+	// MinRealQueries distinct ones.
 	SourceMixed CalibrationSource = "queries+held-out"
 )
 
@@ -110,9 +119,13 @@ type Calibration struct {
 	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
 	Recall float64
 	// Queries is the size of the sample (distinct vectors: a recorded
-	// query asked more than once counts once), Source where it came from.
-	Queries int
-	Source  CalibrationSource
+	// query asked more than once counts once), Source where it came from,
+	// and RealQueries how many of them were recorded queries: all for
+	// SourceQueries, some for SourceMixed, none for SourceHeldOut and
+	// SourceCaller.
+	Queries     int
+	RealQueries int
+	Source      CalibrationSource
 	// Len is the number of indexed vectors when the calibration ran, and
 	// Took how long it took (exact neighbours of the sample included).
 	Len  int
@@ -132,12 +145,17 @@ func ReservoirSize(n, dim int) int {
 
 // calibrator is the recall-target state of an Index.
 type calibrator struct {
-	cur     atomic.Pointer[Calibration]
-	seen    atomic.Int64 // unfiltered queries recorded since the last calibration
-	size    atomic.Int64 // the reservoir's size: 0 for CalibrationQueries
-	mu      sync.Mutex   // guards sample, running, deletes, done
-	sample  [][]float32  // reservoir of recent query vectors, in arena
-	arena   []float32
+	cur    atomic.Pointer[Calibration]
+	seen   atomic.Int64 // unfiltered queries recorded since the last calibration
+	size   atomic.Int64 // the reservoir's size: 0 for CalibrationQueries
+	mu     sync.Mutex   // guards sample, hashes, counts, running, deletes, done
+	sample [][]float32  // reservoir of recent query vectors, in arena
+	arena  []float32
+	// hashes[i] is vectorHash(sample[i]), and counts how many of the
+	// sample have each hash: len(counts) is the number of distinct
+	// queries the reservoir holds, kept as queries are recorded.
+	hashes  []uint64
+	counts  map[uint64]int32
 	running bool
 	deletes int           // nodes deleted since the last calibration
 	done    chan struct{} // closed when the running calibration ends
@@ -182,10 +200,14 @@ func (ix *Index) recordQuery(q []float32) {
 			return
 		}
 	}
+	h := vectorHash(q)
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
 	if int(slot) < len(ix.cal.sample) {
 		copy(ix.cal.sample[slot], q)
+		ix.cal.uncount(ix.cal.hashes[slot])
+		ix.cal.hashes[slot] = h
+		ix.cal.counts[h]++
 		return
 	}
 	if size = ix.reservoirSize(); len(ix.cal.sample) >= int(size) {
@@ -196,11 +218,22 @@ func (ix *Index) recordQuery(q []float32) {
 	// a query.
 	if ix.cal.arena == nil {
 		ix.cal.arena = make([]float32, int(size)*len(q))
+		ix.cal.counts = make(map[uint64]int32, size)
 	}
 	i := len(ix.cal.sample) * len(q)
 	v := ix.cal.arena[i : i+len(q) : i+len(q)]
 	copy(v, q)
 	ix.cal.sample = append(ix.cal.sample, v)
+	ix.cal.hashes = append(ix.cal.hashes, h)
+	ix.cal.counts[h]++
+}
+
+// uncount forgets one query of hash h, replaced in the reservoir; mu is
+// held.
+func (cal *calibrator) uncount(h uint64) {
+	if cal.counts[h]--; cal.counts[h] <= 0 {
+		delete(cal.counts, h)
+	}
 }
 
 // reservoirSize is the size of the reservoir of recent queries, set by
@@ -273,28 +306,42 @@ func (ix *Index) noteChange(deleted int) {
 	ix.startCalibrationLocked()
 }
 
+// RecalibratesOn reports whether a reservoir of distinct recent queries
+// measures better than the sample c was measured on, so that an index
+// holding them recalibrates (it checks every [CalibrationQueries] queries
+// answered):
+//   - after a calibration on held-out vectors alone, from
+//     [MinMixedQueries] queries;
+//   - after one topped up with held-out vectors, from [MinRealQueries];
+//   - after one on queries, from half again as many (a small index keeps
+//     up to [MaxCalibrationQueries]: the error falls by a fifth);
+//   - never after one on a caller's sample.
+//
+// A query asked again counts once, so that a few queries asked again and
+// again do not start a calibration at each reservoir's worth of them.
+func (c Calibration) RecalibratesOn(distinct int) bool {
+	switch c.Source {
+	case SourceQueries:
+		return 2*distinct >= 3*c.Queries
+	case SourceHeldOut:
+		return distinct >= MinMixedQueries
+	case SourceMixed:
+		return distinct >= MinRealQueries
+	}
+	return false
+}
+
 // recalibrateOnQueries starts a background calibration if the reservoir
-// of recent queries measures better than the current calibration's
-// sample: the current one was measured on held-out vectors, in part or in
-// all, and the reservoir holds at least MinRealQueries distinct queries,
-// or it was measured on queries and the reservoir holds half again as
-// many distinct ones (a small index keeps up to MaxCalibrationQueries:
-// the error falls by a fifth). Counting
-// repeats once keeps a few queries asked again and again from starting a
-// calibration at each reservoir's worth of them.
+// of recent queries measures better than the current calibration's sample
+// ([Calibration.RecalibratesOn]).
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || c.Source == SourceCaller ||
-		(c.Source == SourceQueries && 2*ix.reservoirSize() < 3*int64(c.Queries)) {
+	if c == nil || !c.RecalibratesOn(int(ix.reservoirSize())) {
 		return // nothing could measure better: no need to count
 	}
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
-	if ix.cal.running {
-		return
-	}
-	n := distinctHashes(ix.cal.sample)
-	if (c.Source != SourceQueries && n >= MinRealQueries) || (c.Source == SourceQueries && 2*n >= 3*c.Queries) {
+	if !ix.cal.running && c.RecalibratesOn(len(ix.cal.counts)) {
 		ix.startCalibrationLocked()
 	}
 }
@@ -317,20 +364,6 @@ next:
 		out = append(out, q)
 	}
 	return out
-}
-
-// distinctHashes returns the number of distinct vectorHash values of qs:
-// the number of distinct vectors, but for two that agree in their first
-// components and differ after, which real queries do not. It is distinct's
-// count without its comparisons and allocations, for the check that
-// recordQuery makes every CalibrationQueries queries (at 2,000 vectors,
-// distinct took about 7% of the CPU of a run of 15 µs queries).
-func distinctHashes(qs [][]float32) int {
-	seen := make(map[uint64]struct{}, len(qs))
-	for _, q := range qs {
-		seen[vectorHash(q)] = struct{}{}
-	}
-	return len(seen)
 }
 
 // vectorHash is FNV-1a over the bits of v's first 16 components: enough
@@ -435,6 +468,16 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		queries, self, src = ix.calibrationSample()
 	}
 	c.Source, c.Queries = src, len(queries)
+	switch src {
+	case SourceQueries:
+		c.RealQueries = len(queries)
+	case SourceMixed:
+		for _, h := range self {
+			if !h.on {
+				c.RealQueries++
+			}
+		}
+	}
 	finish := func() (Calibration, error) {
 		c.Took = time.Since(start)
 		ix.cal.mu.Lock()
@@ -587,7 +630,7 @@ func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource)
 	ix.cal.seen.Store(0)
 	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
 		ix.cal.size.Store(size)
-		ix.cal.sample, ix.cal.arena = nil, nil
+		ix.cal.sample, ix.cal.arena, ix.cal.hashes, ix.cal.counts = nil, nil, nil, nil
 	}
 	ix.cal.mu.Unlock()
 	if len(qs) >= MinRealQueries {

@@ -2,6 +2,7 @@ package hnsw_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -172,6 +173,104 @@ func TestRecalibrationCountsDistinctQueries(t *testing.T) {
 	c, _ := ix.Calibration()
 	if c.Source != hnsw.SourceQueries || c.Queries > n || c.Queries < hnsw.MinRealQueries {
 		t.Fatalf("calibration after %d queries, %d distinct = %+v, want one on the distinct queries", len(asked), n, c)
+	}
+}
+
+// TestHeldOutThenMixed: a calibration on held-out vectors alone is
+// measured again, topped up with real queries, once MinMixedQueries
+// distinct ones have come in, and on real queries alone once
+// MinRealQueries have; the same queries asked again start nothing, nor
+// do fewer than MinRealQueries.
+func TestHeldOutThenMixed(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceHeldOut || c.RealQueries != 0 {
+		t.Fatalf("calibration before any query = %+v, want one on held-out vectors", c)
+	}
+	ask := func(qs []vector.Vector, times int) {
+		t.Helper()
+		for range times {
+			for _, q := range qs {
+				if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		ix.WaitCalibration()
+	}
+	few := ds.Queries[:hnsw.MinMixedQueries]
+	ask(few, hnsw.CalibrationQueries/len(few)+1)
+	mixed, _ := ix.Calibration()
+	if mixed.Source != hnsw.SourceMixed || mixed.RealQueries != len(few) {
+		t.Fatalf("calibration after %d distinct queries = %+v, want one on them and held-out vectors", len(few), mixed)
+	}
+	ask(few, hnsw.CalibrationQueries/len(few)+1)
+	if c, _ := ix.Calibration(); c != mixed {
+		t.Fatalf("the same %d queries asked again recalibrated: %+v, was %+v", len(few), c, mixed)
+	}
+	more := ds.Queries[:hnsw.MinRealQueries-1]
+	ask(more, hnsw.CalibrationQueries/len(more)+1)
+	if c, _ := ix.Calibration(); c != mixed {
+		t.Fatalf("%d distinct queries recalibrated: %+v, was %+v", len(more), c, mixed)
+	}
+	more = ds.Queries[:hnsw.MinRealQueries]
+	ask(more, hnsw.CalibrationQueries/len(more)+1)
+	if c, _ := ix.Calibration(); c.Source != hnsw.SourceQueries || c.RealQueries != len(more) || c.Queries != len(more) {
+		t.Fatalf("calibration after %d distinct queries = %+v, want one on them", len(more), c)
+	}
+	if kept, counted := ix.ReservoirDistinct(); kept != counted {
+		t.Fatalf("the reservoir's distinct queries: kept count %d, counted %d", kept, counted)
+	}
+}
+
+// TestReservoirDistinctCount: the count of distinct queries the index
+// keeps as the reservoir fills, is resized and replaces its queries at
+// random matches a count over the reservoir itself.
+func TestReservoirDistinctCount(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	r := rand.New(rand.NewPCG(3, 4))
+	for i := range 5000 {
+		// Mostly a few hot queries, sometimes a new one.
+		q := ds.Queries[r.IntN(20)]
+		if r.IntN(4) == 0 {
+			q = ds.Queries[r.IntN(len(ds.Queries))]
+		}
+		if _, err := ix.Search(ctx, q, 10, nil); err != nil {
+			t.Fatal(err)
+		}
+		if i%997 == 0 {
+			if kept, counted := ix.ReservoirDistinct(); kept != counted {
+				t.Fatalf("after %d queries: kept count %d, counted %d", i+1, kept, counted)
+			}
+		}
+	}
+	ix.WaitCalibration()
+	if kept, counted := ix.ReservoirDistinct(); kept != counted || kept == 0 {
+		t.Fatalf("kept count %d, counted %d", kept, counted)
+	}
+}
+
+// TestRecalibratesOn: the rule by which a reservoir of distinct queries
+// replaces each kind of calibration.
+func TestRecalibratesOn(t *testing.T) {
+	for _, tc := range []struct {
+		c        hnsw.Calibration
+		distinct int
+		want     bool
+	}{
+		{hnsw.Calibration{Source: hnsw.SourceHeldOut, Queries: 400}, hnsw.MinMixedQueries - 1, false},
+		{hnsw.Calibration{Source: hnsw.SourceHeldOut, Queries: 400}, hnsw.MinMixedQueries, true},
+		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, hnsw.MinRealQueries - 1, false},
+		{hnsw.Calibration{Source: hnsw.SourceMixed, Queries: 400, RealQueries: 60}, hnsw.MinRealQueries, true},
+		{hnsw.Calibration{Source: hnsw.SourceQueries, Queries: 400, RealQueries: 400}, 599, false},
+		{hnsw.Calibration{Source: hnsw.SourceQueries, Queries: 400, RealQueries: 400}, 600, true},
+		{hnsw.Calibration{Source: hnsw.SourceCaller, Queries: 100}, 2000, false},
+	} {
+		if got := tc.c.RecalibratesOn(tc.distinct); got != tc.want {
+			t.Errorf("%s calibration (%d real of %d) on %d distinct queries: %v, want %v",
+				tc.c.Source, tc.c.RealQueries, tc.c.Queries, tc.distinct, got, tc.want)
+		}
 	}
 }
 

@@ -21,3 +21,11 @@ func (ix *Index) SearchAll(ctx context.Context, q []float32, k int, filter vecto
 	defer ix.mu.RUnlock()
 	return ix.searchAll(ctx, q, k, filter)
 }
+
+// ReservoirDistinct returns the number of distinct queries the reservoir
+// holds as the index keeps count of them, and as distinct counts them.
+func (ix *Index) ReservoirDistinct() (kept, counted int) {
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	return len(ix.cal.counts), len(distinct(ix.cal.sample))
+}

@@ -489,17 +489,16 @@ const settleWait = 3 * time.Minute
 // settle makes sure that no calibration starts during the timed runs and
 // that none sees the measured queries. An index that calibrated on
 // held-out vectors, in all or in part, recalibrates in the background once
-// it has answered [hnsw.CalibrationQueries] queries of which
-// [hnsw.MinRealQueries] are distinct: if the calibration half has that
-// many, settle answers it again until the index has, waits for that
+// it has answered [hnsw.CalibrationQueries] queries whose distinct ones
+// measure better ([hnsw.Calibration.RecalibratesOn]): if the calibration
+// half does, settle answers it again until the index has, waits for that
 // calibration, and returns it (cal if there is nothing to wait for). A
-// smaller half, asked again, would not start one: the index stays on its
-// calibration topped up with held-out vectors, as a user's would with so
-// few distinct queries.
+// half that would not start one, asked again, leaves the index on its
+// calibration, as a user's would stay with so few distinct queries.
 func settle(ctx context.Context, calib []vector.Vector, k int,
 	search func(context.Context, vector.Vector, int, *vector.SearchOptions) ([]vector.Result, error),
 	latest func() (hnsw.Calibration, bool), cal hnsw.Calibration) (hnsw.Calibration, error) {
-	if cal.Source == hnsw.SourceQueries || cal.Source == hnsw.SourceCaller || len(calib) < hnsw.MinRealQueries {
+	if !cal.RecalibratesOn(len(calib)) {
 		return cal, nil
 	}
 	deadline := time.Now().Add(settleWait)
