@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,26 @@ import (
 	"github.com/cairndb/cairn/recall"
 )
 
-// lowDims are the dimensions of BenchmarkBuildDim and BenchmarkSearchDim.
-var lowDims = []int{100, 384}
+// lowDims are the dimensions of BenchmarkBuildDim, BenchmarkSearchDim and
+// the experiments: 100 and 384, or the comma-separated list in
+// $HNSW_BENCH_DIMS (such as 768, to profile the build at high dimension).
+var lowDims = benchDims()
+
+func benchDims() []int {
+	s := os.Getenv("HNSW_BENCH_DIMS")
+	if s == "" {
+		return []int{100, 384}
+	}
+	var dims []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			panic(fmt.Sprintf("HNSW_BENCH_DIMS=%q: want positive integers", s))
+		}
+		dims = append(dims, d)
+	}
+	return dims
+}
 
 // lowDimN is the base size of the low-dimensional benchmarks: 50,000, or
 // $HNSW_BENCH_N.

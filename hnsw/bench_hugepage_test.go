@@ -1,0 +1,101 @@
+//go:build linux
+
+// This file holds the benchmark of huge pages for the build: the same
+// build with the store's and the graph's large arrays on huge pages and on
+// small ones, alternating in one process.
+package hnsw_test
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/internal/hugepage"
+	"github.com/cairndb/cairn/vector"
+)
+
+// BenchmarkBuildHugePages alternates bulk builds (buildBench) with the
+// huge-page allocation off and on (internal/hugepage) and reports the
+// ratio of their times, on over off, in wall time and in the process's CPU
+// time (which other work on the machine disturbs less). Run it with an even -benchtime, such
+// as 4x, and $HNSW_BENCH_DIMS / $HNSW_BENCH_N for the data, e.g.
+//
+//	HNSW_BENCH_DIMS=768 HNSW_BENCH_N=20000 go test ./hnsw -run '^$' -bench BuildHugePages -benchtime 4x
+func BenchmarkBuildHugePages(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			defer hugepage.SetEnabled(true)
+			var total, cpu [2]time.Duration
+			i := 0
+			for b.Loop() {
+				v := i % 2
+				hugepage.SetEnabled(v == 1)
+				runtime.GC()
+				start, cpu0 := time.Now(), cpuTime(b)
+				buildBench(b, ds)
+				total[v] += time.Since(start)
+				cpu[v] += cpuTime(b) - cpu0
+				i++
+			}
+			if total[0] > 0 && total[1] > 0 {
+				b.ReportMetric(float64(total[1])/float64(total[0]), "on/off")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-on/off")
+			}
+		})
+	}
+}
+
+// cpuTime returns the CPU time (user and system) the process has used.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// BenchmarkRowsHugePages isolates what huge pages buy the walk: the
+// distances from a query to 16 random rows at a time (a node's neighbour
+// list) of 100,000 rows of $HNSW_BENCH_DIMS floats, with the rows in an
+// array on huge pages and in one on small pages, alternating blocks of
+// 256 lists; it reports the ratio of their times, on over off.
+func BenchmarkRowsHugePages(b *testing.B) {
+	for _, dim := range lowDims {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			const rows = 100000
+			defer hugepage.SetEnabled(true)
+			var arr [2][]float32
+			for v := range arr {
+				hugepage.SetEnabled(v == 1)
+				arr[v] = hugepage.Float32s(rows * dim)
+				for i := range arr[v] {
+					arr[v][i] = float32(i%7) * 0.01
+				}
+			}
+			q := arr[0][:dim]
+			rng := rand.New(rand.NewPCG(1, 2))
+			ptrs := make([]*float32, 16)
+			out := make([]float32, 16)
+			var total [2]time.Duration
+			i := 0
+			for b.Loop() {
+				v := (i / 256) % 2
+				a := arr[v]
+				start := time.Now()
+				for j := range ptrs {
+					ptrs[j] = &a[rng.IntN(rows)*dim]
+				}
+				vector.InnerProductGather(q, ptrs, out)
+				total[v] += time.Since(start)
+				i++
+			}
+			if total[0] > 0 && total[1] > 0 {
+				b.ReportMetric(float64(total[1])/float64(total[0]), "on/off")
+			}
+		})
+	}
+}
