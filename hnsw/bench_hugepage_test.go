@@ -98,20 +98,35 @@ func BenchmarkRowsHugePages(b *testing.B) {
 
 // BenchmarkInterleavedHugePages builds two graphs of the same data in one
 // goroutine, one with its store's and graph's arrays on small pages and
-// one on huge pages, inserting alternating blocks of 64 vectors into each
-// (which goes first alternating too), so that load from other work on the
-// machine falls on both alike; it reports the ratio of their insert times,
-// on over off, and each graph's recall@10 at ef = 64.
+// one on huge pages (see interleavedBuild).
 func BenchmarkInterleavedHugePages(b *testing.B) {
+	defer hugepage.SetEnabled(true)
+	interleavedBuild(b, "on/off", func(v int) { hugepage.SetEnabled(v == 1) })
+}
+
+// BenchmarkInterleavedExperiment is BenchmarkInterleavedHugePages for the
+// two variants of hnsw's experiment knob (0 and 1).
+func BenchmarkInterleavedExperiment(b *testing.B) {
+	defer hnsw.SetExperiment(0)
+	interleavedBuild(b, "v1/v0", func(v int) { hnsw.SetExperiment(v) })
+}
+
+// interleavedBuild builds two graphs of the same data in one goroutine,
+// variant 0 and variant 1 (set selects one before each of its blocks),
+// inserting alternating blocks of 64 vectors into each (which goes first
+// alternating too), so that load from other work on the machine falls on
+// both alike; it reports the ratio of their insert times, variant 1 over
+// variant 0, under the name ratio, and each graph's recall@10 at ef = 64.
+// The data are clustered, of $HNSW_BENCH_DIMS and $HNSW_BENCH_N.
+func interleavedBuild(b *testing.B, ratio string, set func(v int)) {
 	for _, dim := range lowDims {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
 			ds, truth := datasetDim(b, lowDimN(b), dim)
-			defer hugepage.SetEnabled(true)
 			const block = 64
 			for b.Loop() {
 				var ixs [2]*hnsw.Index
 				for v := range ixs {
-					hugepage.SetEnabled(v == 1)
+					set(v)
 					s, err := vector.NewMemStore(ds.Dim, ds.Metric)
 					if err != nil {
 						b.Fatal(err)
@@ -126,7 +141,7 @@ func BenchmarkInterleavedHugePages(b *testing.B) {
 					hi := min(lo+block, len(ds.Base))
 					for k := range 2 {
 						v := k ^ (lo / block % 2)
-						hugepage.SetEnabled(v == 1)
+						set(v)
 						start := time.Now()
 						for i := lo; i < hi; i++ {
 							if err := ixs[v].Add(ctx, vector.ID(i), ds.Base[i]); err != nil {
@@ -136,9 +151,11 @@ func BenchmarkInterleavedHugePages(b *testing.B) {
 						total[v] += time.Since(start)
 					}
 				}
-				b.ReportMetric(float64(total[1])/float64(total[0]), "on/off")
-				b.ReportMetric(buildRecall(b, ixs[0], ds, truth), "recall-off")
-				b.ReportMetric(buildRecall(b, ixs[1], ds, truth), "recall-on")
+				b.ReportMetric(float64(total[1])/float64(total[0]), ratio)
+				set(0)
+				b.ReportMetric(buildRecall(b, ixs[0], ds, truth), "recall-0")
+				set(1)
+				b.ReportMetric(buildRecall(b, ixs[1], ds, truth), "recall-1")
 			}
 		})
 	}
