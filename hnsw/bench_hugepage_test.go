@@ -1,13 +1,14 @@
-// This file holds the benchmark of huge pages for the build: the same
-// build with the store's and the graph's large arrays on huge pages and on
-// small ones, alternating in one process.
+// This file holds the benchmarks of huge pages (internal/hugepage) and the
+// interleaved build harness: the same build with the store's and the
+// graph's large arrays on huge pages and on small ones, in one process.
+// (Builds one after the other cannot compare the two: a build on small
+// pages reuses heap memory a build on huge pages left, huge pages and all.)
 package hnsw_test
 
 import (
 	"context"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"testing"
 	"time"
 
@@ -15,44 +16,6 @@ import (
 	"github.com/cairndb/cairn/internal/hugepage"
 	"github.com/cairndb/cairn/vector"
 )
-
-// BenchmarkBuildHugePages alternates bulk builds (buildBench) with the
-// huge-page allocation off and on (internal/hugepage) and reports the
-// ratio of their times, on over off, in wall time and in the process's CPU
-// time (which other work on the machine disturbs less), and each variant's
-// mean recall@10 at ef = 64. Run it with an even -benchtime, such
-// as 4x, and $HNSW_BENCH_DIMS / $HNSW_BENCH_N for the data, e.g.
-//
-//	HNSW_BENCH_DIMS=768 HNSW_BENCH_N=20000 go test ./hnsw -run '^$' -bench BuildHugePages -benchtime 4x
-func BenchmarkBuildHugePages(b *testing.B) {
-	for _, dim := range lowDims {
-		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
-			ds, truth := datasetDim(b, lowDimN(b), dim)
-			defer hugepage.SetEnabled(true)
-			var total, cpu [2]time.Duration
-			var rec [2]float64
-			i := 0
-			for b.Loop() {
-				v := i % 2
-				hugepage.SetEnabled(v == 1)
-				runtime.GC()
-				start, cpu0 := time.Now(), cpuTime(b)
-				ix := buildBench(b, ds)
-				total[v] += time.Since(start)
-				cpu[v] += cpuTime(b) - cpu0
-				rec[v] += buildRecall(b, ix, ds, truth)
-				i++
-			}
-			if total[0] > 0 && total[1] > 0 {
-				b.ReportMetric(float64(total[1])/float64(total[0]), "on/off")
-				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-on/off")
-				n := float64(i / 2)
-				b.ReportMetric(rec[0]/n, "recall-off")
-				b.ReportMetric(rec[1]/n, "recall-on")
-			}
-		})
-	}
-}
 
 // BenchmarkRowsHugePages isolates what huge pages buy the walk: the
 // distances from a query to 16 random rows at a time (a node's neighbour
