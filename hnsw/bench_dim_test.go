@@ -10,6 +10,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -17,8 +18,26 @@ import (
 	"github.com/cairndb/cairn/recall"
 )
 
-// lowDims are the dimensions of BenchmarkBuildDim and BenchmarkSearchDim.
-var lowDims = []int{100, 384}
+// lowDims are the dimensions of BenchmarkBuildDim, BenchmarkSearchDim and
+// the experiments: 100 and 384, or the comma-separated list in
+// $HNSW_BENCH_DIMS (such as 768, to profile the build at high dimension).
+var lowDims = benchDims()
+
+func benchDims() []int {
+	s := os.Getenv("HNSW_BENCH_DIMS")
+	if s == "" {
+		return []int{100, 384}
+	}
+	var dims []int
+	for _, f := range strings.Split(s, ",") {
+		d, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || d <= 0 {
+			panic(fmt.Sprintf("HNSW_BENCH_DIMS=%q: want positive integers", s))
+		}
+		dims = append(dims, d)
+	}
+	return dims
+}
 
 // lowDimN is the base size of the low-dimensional benchmarks: 50,000, or
 // $HNSW_BENCH_N.
@@ -209,25 +228,49 @@ func BenchmarkExperiment(b *testing.B) {
 
 // BenchmarkBuildExperiment alternates builds between the two variants of
 // hnsw's experiment knob (0 and 1) and reports the ratio of their times,
-// variant 1 over variant 0. Run it with an even -benchtime, such as 6x.
+// variant 1 over variant 0, in wall time and in the process's CPU time
+// (which other work on the machine disturbs less), and each variant's
+// mean recall@10 at ef = 64. Run it with an even -benchtime, such as 6x.
 func BenchmarkBuildExperiment(b *testing.B) {
 	for _, dim := range lowDims {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
-			ds, _ := datasetDim(b, lowDimN(b), dim)
+			ds, truth := datasetDim(b, lowDimN(b), dim)
 			defer hnsw.SetExperiment(0)
-			var total [2]time.Duration
+			var total, cpu [2]time.Duration
+			var rec [2]float64
 			i := 0
 			for b.Loop() {
 				v := i % 2
 				hnsw.SetExperiment(v)
-				start := time.Now()
-				buildBench(b, ds)
+				start, cpu0 := time.Now(), cpuTime(b)
+				ix := buildBench(b, ds)
 				total[v] += time.Since(start)
+				cpu[v] += cpuTime(b) - cpu0
+				rec[v] += buildRecall(b, ix, ds, truth)
 				i++
 			}
 			if total[0] > 0 && total[1] > 0 {
 				b.ReportMetric(float64(total[1])/float64(total[0]), "v1/v0")
+				b.ReportMetric(float64(cpu[1])/float64(cpu[0]), "cpu-v1/v0")
+				n := float64(i / 2)
+				b.ReportMetric(rec[0]/n, "recall-v0")
+				b.ReportMetric(rec[1]/n, "recall-v1")
 			}
 		})
 	}
+}
+
+// buildRecall returns the mean recall@10 of ix over the queries of ds at
+// ef = 64: the graph quality of a build, for the build experiments.
+func buildRecall(b *testing.B, ix *hnsw.Index, ds *recall.Dataset, truth [][]int32) float64 {
+	o := &hnsw.SearchOptions{Ef: 64}
+	var sum float64
+	for qi, q := range ds.Queries {
+		got, err := ix.SearchWith(context.Background(), q, 10, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		sum += recall.At(got, truth[qi], 10)
+	}
+	return sum / float64(len(ds.Queries))
 }

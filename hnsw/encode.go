@@ -349,7 +349,7 @@ func (ix *Index) installLocked(g *Index) {
 	ix.quant.q = g.quant.q
 	ix.quant.encoded.Store(0)
 	ix.quant.clipped.Store(0)
-	ix.pages = g.pages
+	ix.pages, ix.rowChunk, ix.rowAlloc = g.pages, g.rowChunk, g.rowAlloc
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
 	ix.tombs, ix.dead, ix.unl = nil, nil, nil
 	ix.ep.Store(g.ep.Load())

@@ -73,7 +73,12 @@ type Index struct {
 	// them); neighbour lists are written with atomic stores under the
 	// node's lock and read with atomic loads.
 	pages []*page
-	locks [lockStripes]sync.Mutex
+	// rowChunk is the unused rest of the array new pages' rows are
+	// carved from (see growLocked); rowAlloc counts the bytes allocated
+	// for rows so far.
+	rowChunk []uint32
+	rowAlloc int64
+	locks    [lockStripes]sync.Mutex
 
 	// idMu guards byID, free, next, live and pending.
 	idMu    sync.Mutex

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -181,6 +182,18 @@ func (ix *Index) searchLayer(sc *scratch, q []float32, ent []cand, ef, lc int, q
 			break
 		}
 		cands.pop()
+		if !query && len(cands) > 0 {
+			// An insert's search: fetch the list of the candidate
+			// likely expanded next (the new top, unless this
+			// expansion finds a closer one) while this one's
+			// distances are computed, rather than stalling on it
+			// then. Builds interleaved with and without took 0.94–0.97
+			// of the time at d = 768 and 0.97 at d = 100, n = 12,000;
+			// also fetching the lists of the two candidates after it
+			// took 1.01–1.04 (BenchmarkInterleavedExperiment).
+			nl := ix.list(cands[0].node, lc)
+			prefetchLines(unsafe.Pointer(&nl[0]), 3)
+		}
 		if done != nil && steps%checkEvery == 0 {
 			select {
 			case <-done:

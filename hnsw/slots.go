@@ -4,6 +4,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/cairndb/cairn/internal/hugepage"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -128,11 +129,27 @@ func (ix *Index) lock(n node) *sync.Mutex { return &ix.locks[n%lockStripes] }
 // capacity returns the number of slots the pages hold; mu must be held.
 func (ix *Index) capacity() int { return len(ix.pages) << pageShift }
 
+// rowChunkBytes bounds the memory the rows of new pages are carved from at
+// once: chunks double with the index (1, 1, 2, 4, … pages) up to about
+// rowChunkBytes, so that the rows of a large graph lie in arrays big
+// enough for huge pages (internal/hugepage; the store's vectors get the
+// same, vector.MemStore). With 4 KiB pages nearly every node a walk steps
+// on misses the TLB, for its list and for its vector. At most one chunk is
+// partly used.
+const rowChunkBytes = 16 << 20
+
 // growLocked makes room for at least want slots; mu must be held for
 // writing. It adds pages; existing ones stay where they are.
 func (ix *Index) growLocked(want int) {
 	for ix.capacity() < want {
-		p := &page{rows0: make([]uint32, pageSize*ix.row0)}
+		rows := pageSize * ix.row0
+		if len(ix.rowChunk) < rows {
+			k := min(max(len(ix.pages), 1), max(rowChunkBytes/(4*rows), 1))
+			ix.rowChunk = hugepage.Uint32s(k * rows)
+			ix.rowAlloc += int64(hugepage.AllocBytes(k * rows))
+		}
+		p := &page{rows0: ix.rowChunk[:rows:rows]}
+		ix.rowChunk = ix.rowChunk[rows:]
 		for i := range p.level {
 			p.level[i] = freeLevel
 		}
@@ -141,12 +158,13 @@ func (ix *Index) growLocked(want int) {
 }
 
 // graphBytes is the memory the index allocates for the graph beyond the
-// store's vectors, counted from what it holds: pages (with the inline
-// copies of the vectors, if any), upper lists (rounded up to the
-// allocator's size class), locks, the id map and the free list.
+// store's vectors, counted from what it holds: pages, the chunks their
+// rows come from (with the inline copies of the vectors, if any), upper
+// lists (rounded up to the allocator's size class), locks, the
+// id map and the free list.
 func (ix *Index) graphBytes() int64 {
 	b := int64(cap(ix.pages)) * int64(unsafe.Sizeof((*page)(nil)))
-	b += int64(len(ix.pages)) * (int64(unsafe.Sizeof(page{})) + int64(pageSize*ix.row0*4))
+	b += int64(len(ix.pages))*int64(unsafe.Sizeof(page{})) + ix.rowAlloc
 	b += int64(unsafe.Sizeof(ix.locks))
 	for s := node(0); s < ix.next; s++ {
 		if lv := ix.levelOf(s); lv != freeLevel && lv > 0 {

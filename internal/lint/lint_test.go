@@ -29,10 +29,11 @@ type rule struct {
 // here.
 var graph = map[string]rule{
 	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
-	"vector":                 {cairn: []string{"vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
+	"vector":                 {cairn: []string{"vector/internal/kernel", "internal/hugepage"}, third: []string{"golang.org/x/sys/cpu"}},
 	"vector/quant":           {cairn: []string{"vector", "vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
-	"hnsw":                   {cairn: []string{"vector", "vector/quant"}},
+	"hnsw":                   {cairn: []string{"vector", "vector/quant", "internal/hugepage"}},
+	"internal/hugepage":      {},
 	"qflat":                  {cairn: []string{"vector", "vector/quant"}},
 	"sqlitestore":            {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/crashpoint":    {},
