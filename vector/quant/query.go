@@ -32,6 +32,9 @@ type Query struct {
 	wp []int8
 	// slack bounds how far an estimate of q·x can exceed q·x (ErrorBound).
 	slack float32
+	// sigma is the standard deviation of an estimate's error from the
+	// codes' rounding alone (NoiseSD).
+	sigma float32
 	alpha float32 // the weight of one unit of the int8 dot product
 	base  float32 // Σ qⱼ·loⱼ
 	qq    float32 // ‖q‖²
@@ -77,7 +80,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	// the maximum is a comparison (the builtin max handles NaNs, which a
 	// checked vector does not have): together half a query's preparation.
 	lo, step := q.lo[:len(v)], q.step[:len(v)]
-	var base, wmax, half float64
+	var base, wmax, half, sq float64
 	for j, x := range v {
 		f := float64(x) * scale
 		base += f * float64(lo[j])
@@ -86,6 +89,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 			wmax = a
 		}
 		half += a
+		sq += a * a
 	}
 	span := (q.dim + 31) &^ 31
 	wp := r.wp
@@ -94,7 +98,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	}
 	wp = wp[:span]
 	clear(wp[q.dim:])
-	*r = Query{metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, base: float32(base), qq: float32(sum)}
+	*r = Query{metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, base: float32(base), qq: float32(sum), sigma: float32(math.Sqrt(sq / 12))}
 	if wmax == 0 {
 		clear(r.w)
 		return nil
@@ -139,6 +143,25 @@ func (r *Query) ErrorBound() float32 {
 		return 2 * r.slack
 	}
 	return r.slack
+}
+
+// NoiseSD returns the standard deviation of the part of an estimate's
+// error that the rounding of a vector's components to its code makes:
+// each component is off by up to half a step, uniformly for any smooth
+// spread of the data within a step, and the query weighs it by
+// |qⱼ|·stepⱼ, so the inner product is off by a sum of independent terms
+// of variance (qⱼ·stepⱼ)²/12 (doubled under L2). It is a floor, not the
+// whole error: the query's own rounding to int8 weights each code byte by
+// the weight's rounding error, which adds as much again or more (about
+// twice the standard deviation on codes spread over their whole ranges,
+// less on real data, whose codes crowd the middle); a search that
+// rescores measures the whole from the codes it scores exactly. Unlike
+// ErrorBound it is a typical size, not a bound.
+func (r *Query) NoiseSD() float32 {
+	if r.metric == vector.L2 {
+		return 2 * r.sigma
+	}
+	return r.sigma
 }
 
 // finish turns the int8 dot product of a code into its distance estimate.
