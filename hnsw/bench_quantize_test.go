@@ -101,7 +101,7 @@ func BenchmarkQuantizedQuery(b *testing.B) {
 }
 
 // countEfs are the beam widths of the walk instruction counts.
-var countEfs = []int{10, 16, 64, 200}
+var countEfs = []int{10, 16, 64, 200, 320}
 
 // walkSet is a data set of the walk counts: a name, its vectors and its
 // ground truth (nil until asked for).
