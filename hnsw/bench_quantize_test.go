@@ -101,7 +101,7 @@ func BenchmarkQuantizedQuery(b *testing.B) {
 }
 
 // countEfs are the beam widths of the walk instruction counts.
-var countEfs = []int{10, 16, 64, 200}
+var countEfs = []int{10, 16, 64, 200, 320}
 
 // walkSet is a data set of the walk counts: a name, its vectors and its
 // ground truth (nil until asked for).
@@ -202,11 +202,13 @@ func BenchmarkCountWalks(b *testing.B) {
 
 // BenchmarkWalkRecall reports the recall@10 of the float32 and the int8
 // walks of the same graph (the sets of walkSets, the efs of countEfs and
-// more) and their difference, int8 − float32; it times nothing (the
-// figures are deterministic for a given graph).
+// more) and their difference, int8 − float32, the int8 walk's finalists
+// rescored per query, and its recall and rescored finalists with the
+// rescoring stopped by the strict error bound instead of the measured one;
+// it times nothing (the figures are deterministic for a given graph).
 func BenchmarkWalkRecall(b *testing.B) {
 	for _, set := range walkSets(b, true) {
-		for _, ef := range []int{10, 12, 16, 24, 32, 64, 128, 200, 400} {
+		for _, ef := range []int{10, 12, 16, 24, 32, 64, 128, 200, 320, 400} {
 			b.Run(fmt.Sprintf("%s/ef=%d", set.name, ef), func(b *testing.B) {
 				ixs := quantPair(b, set.ds)
 				for b.Loop() {
@@ -216,6 +218,34 @@ func BenchmarkWalkRecall(b *testing.B) {
 				b.ReportMetric(f, "recall-float32")
 				b.ReportMetric(q, "recall-int8")
 				b.ReportMetric(q-f, "delta")
+				b.ReportMetric(ixs[1].MeanRescored(set.ds.Queries, 10, ef), "rescored-int8")
+				defer hnsw.SetRescoreStrict(hnsw.SetRescoreStrict(true))
+				b.ReportMetric(meanRecall(b, ixs[1], set.ds, set.truth, 10, ef), "recall-strict")
+				b.ReportMetric(ixs[1].MeanRescored(set.ds.Queries, 10, ef), "rescored-strict")
+			})
+		}
+	}
+}
+
+// BenchmarkWalkRescore alternates the int8 walk's queries between the
+// rescoring stopped by the strict error bound and by the measured one
+// (the sets of walkSets; ef 64 and 200) and reports measured/strict, the
+// ratio of their times.
+func BenchmarkWalkRescore(b *testing.B) {
+	for _, set := range walkSets(b, false) {
+		for _, ef := range []int{64, 200} {
+			b.Run(fmt.Sprintf("%s/ef=%d", set.name, ef), func(b *testing.B) {
+				ix := quantPair(b, set.ds)[1]
+				defer hnsw.SetRescoreStrict(hnsw.SetRescoreStrict(false))
+				o := &hnsw.SearchOptions{Ef: ef}
+				on := func(strict bool) func([]float32) error {
+					return func(q []float32) error {
+						hnsw.SetRescoreStrict(strict)
+						_, err := ix.SearchWith(context.Background(), q, 10, o)
+						return err
+					}
+				}
+				alternate(b, set.ds, ef, "measured/strict", [2]func([]float32) error{on(true), on(false)})
 			})
 		}
 	}

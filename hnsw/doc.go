@@ -132,8 +132,10 @@
 // With [Options].Quantize = [QuantizeInt8] the graph keeps an int8 code of
 // each vector (package vector/quant: d + 4 bytes) in the node's layer-0
 // row, beside its links, instead of a float32 copy, and queries walk the
-// codes' distance estimates; the finalists are then scored exactly from
-// the store, so returned distances are exact. The graph is built with
+// codes' distance estimates; the finalists that may rank among the first
+// k (by a bound on the estimates' error measured from the finalists
+// scored so far) are then scored exactly from the store, so returned
+// distances are exact. The graph is built with
 // float32 as without the option. Codes are trained from the store and
 // trained again as it grows or drifts; see [Quantize] for the rules and
 // their cost.

@@ -1,6 +1,10 @@
 package hnsw
 
-import "hash/crc32"
+import (
+	"hash/crc32"
+
+	"github.com/cairndb/cairn/vector"
+)
 
 // Crc32c exposes the checksum of the encoding to the fuzz test.
 func Crc32c(b []byte) uint32 { return crc32.Checksum(b, castagnoli) }
@@ -38,4 +42,38 @@ func SetExperiment(e int) int {
 	old := experiment
 	experiment = e
 	return old
+}
+
+// SetRescoreStrict makes the int8 walk's rescoring stop by the strict
+// error bound alone (true) or by the measured one (false, the default),
+// and returns the old setting.
+func SetRescoreStrict(on bool) bool {
+	old := rescoreStrict
+	rescoreStrict = on
+	return old
+}
+
+// MeanRescored runs the int8 walk for each query of qs (k results, beam
+// ef) and returns the mean number of finalists it rescored exactly; 0 if
+// the index walks no codes.
+func (ix *Index) MeanRescored(qs []vector.Vector, k, ef int) float64 {
+	sc := ix.getScratch()
+	defer ix.scratch.Put(sc)
+	ix.mu.RLock()
+	defer ix.mu.RUnlock()
+	qz := ix.quant.q
+	if qz == nil || len(qs) == 0 {
+		return 0
+	}
+	qv := make([]float32, ix.dim)
+	total := 0
+	for _, q := range qs {
+		if vector.PrepareInto(qv, q, ix.dim, ix.metric) != nil {
+			continue
+		}
+		if _, ok := ix.walkCodes(sc, qz, qv, k, ef, nil, nil); ok {
+			total += sc.rescored
+		}
+	}
+	return float64(total) / float64(len(qs))
 }

@@ -69,11 +69,34 @@ func TestWalkCodesEstimates(t *testing.T) {
 	}
 }
 
-// TestRescoreBounded checks that the bounded rescoring returns what
-// rescoring every finalist would (the same ids, bit-equal distances),
-// under each metric, with and without clipping in the quantizer, while
-// scoring fewer finalists than there are.
+// TestRescoreBounded checks that the rescoring stopped by the strict
+// bound returns what rescoring every finalist would (the same ids,
+// bit-equal distances), under each metric, while scoring fewer finalists
+// than there are; and that the measured stop (the default) returns exact
+// distances, at least 99.5% of the same ids, and scores fewer finalists
+// still.
 func TestRescoreBounded(t *testing.T) {
+	var counts [2]map[vector.Metric]int
+	for i, strict := range []bool{true, false} {
+		name := "measured"
+		if strict {
+			name = "strict"
+		}
+		t.Run(name, func(t *testing.T) { counts[i] = testRescoreBounded(t, strict) })
+	}
+	for m, n := range counts[1] {
+		if n >= counts[0][m] {
+			t.Errorf("%v: the measured stop rescored %d finalists, the strict one %d", m, n, counts[0][m])
+		}
+	}
+}
+
+// testRescoreBounded runs TestRescoreBounded with the strict stop or the
+// measured one and returns how many finalists were rescored per metric.
+func testRescoreBounded(t *testing.T, strict bool) map[vector.Metric]int {
+	defer func(old bool) { rescoreStrict = old }(rescoreStrict)
+	rescoreStrict = strict
+	counts := map[vector.Metric]int{}
 	for _, m := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
 		ds := recall.Clustered(3000, 20, 48, 7)
 		ds.Metric = m
@@ -103,7 +126,7 @@ func TestRescoreBounded(t *testing.T) {
 			t.Fatal(err)
 		}
 		qz := ix.Quantizer()
-		rescored, finalists := 0, 0
+		rescored, finalists, same, total := 0, 0, 0, 0
 		for _, ef := range []int{10, 40, 160} {
 			for _, q := range ds.Queries {
 				qv := make([]float32, ds.Dim)
@@ -126,18 +149,37 @@ func TestRescoreBounded(t *testing.T) {
 					t.Fatalf("%v ef %d: %d results, want %d", m, ef, len(got), len(want))
 				}
 				for i := range want {
-					if got[i] != want[i] {
+					if strict && got[i] != want[i] {
 						t.Fatalf("%v ef %d: result %d is %v, rescoring every finalist gives %v", m, ef, i, got[i], want[i])
 					}
 				}
+				in := map[vector.ID]bool{}
+				for _, r := range want {
+					in[r.ID] = true
+				}
+				for _, r := range got {
+					v, err := s.Get(r.ID)
+					if err != nil || r.Distance != ix.dist(qv, v) {
+						t.Fatalf("%v ef %d: result %v: distance not the exact one (%v)", m, ef, r, err)
+					}
+					if in[r.ID] {
+						same++
+					}
+				}
+				total += len(want)
 				rescored += sc.rescored
 				finalists += len(sc.w)
 				ix.scratch.Put(sc)
 			}
 		}
-		t.Logf("%v: rescored %d of %d finalists", m, rescored, finalists)
+		t.Logf("%v: rescored %d of %d finalists; %d of %d ids as rescoring all", m, rescored, finalists, same, total)
 		if rescored >= finalists {
 			t.Errorf("%v: rescored all %d finalists", m, finalists)
 		}
+		if float64(same) < 0.995*float64(total) {
+			t.Errorf("%v: %d of %d ids as rescoring every finalist, want 99.5%%", m, same, total)
+		}
+		counts[m] = rescored
 	}
+	return counts
 }

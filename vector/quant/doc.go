@@ -31,6 +31,9 @@
 //
 // These are estimates of the metric's own distance, so they rank like it;
 // an index returns exact distances by rescoring from the store.
+// [Query.ErrorBound] bounds an estimate's error strictly (for vectors
+// within the ranges), and [Query.NoiseSD] gives the typical size of the
+// part the codes' rounding makes.
 //
 // A code is [Quantizer.CodeSize] bytes: Dim code bytes, then ‖x‖² as a
 // little-endian float32 (1 under Cosine).

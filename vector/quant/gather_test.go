@@ -149,3 +149,53 @@ func exactDist(m vector.Metric, q, v vector.Vector) float64 {
 	}
 	return l2
 }
+
+// TestNoiseSD checks that NoiseSD is a floor of the size of an
+// estimate's error: over vectors spread uniformly over the trained ranges,
+// the errors' standard deviation about their mean lies between 1 and 3
+// NoiseSDs (the query's own rounding adds to it), and no error is beyond
+// their mean by more than six of their standard deviations (the margin a
+// rescoring search allows).
+func TestNoiseSD(t *testing.T) {
+	r := rand.New(rand.NewPCG(37, 38))
+	for _, m := range metrics {
+		for _, dim := range []int{100, 384, 768} {
+			vs := randVecs(r, 1000, dim)
+			q := train(t, storeOf(t, dim, m, vs), &quant.TrainOptions{Clip: -1})
+			codes := make([][]byte, len(vs))
+			for i, v := range vs {
+				codes[i] = encode(t, q, v)
+			}
+			var worst, lo, hi float64 = 0, math.Inf(1), 0
+			for _, qv := range randVecs(r, 10, dim) {
+				p, err := q.Prepare(qv)
+				if err != nil {
+					t.Fatal(err)
+				}
+				qn := slicesClone(qv)
+				if m == vector.Cosine {
+					unit(qn)
+				}
+				errs := make([]float64, len(vs))
+				var mean float64
+				for i, v := range vs {
+					errs[i] = float64(p.Distance(codes[i])) - exactDist(m, qn, v)
+					mean += errs[i]
+				}
+				mean /= float64(len(errs))
+				var ss, far float64
+				for _, e := range errs {
+					ss += (e - mean) * (e - mean)
+					far = max(far, math.Abs(e-mean))
+				}
+				sd := math.Sqrt(ss / float64(len(errs)))
+				ratio := sd / float64(p.NoiseSD())
+				lo, hi, worst = min(lo, ratio), max(hi, ratio), max(worst, far/sd)
+			}
+			t.Logf("%v dim %d: error sd %.2f–%.2f NoiseSDs, worst %.1f sd from the mean", m, dim, lo, hi, worst)
+			if lo < 1 || hi > 3 || worst > 6 {
+				t.Errorf("%v dim %d: error sd %.2f–%.2f NoiseSDs, worst %.1f sd from the mean", m, dim, lo, hi, worst)
+			}
+		}
+	}
+}

@@ -466,3 +466,33 @@ func TestQuantiles(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPrepare checks that Prepare, which checks its query in the same
+// pass that prepares it, refuses exactly what vector.Check refuses, with
+// the same sentinel, for any bits of a 4-d query under each metric.
+func FuzzPrepare(f *testing.F) {
+	f.Add(uint32(0x3f800000), uint32(0), uint32(0x7fc00000), uint32(0))
+	f.Add(uint32(0), uint32(0), uint32(0), uint32(0))
+	f.Add(uint32(0x5f8e1bc9), uint32(0x5f8e1bc9), uint32(0), uint32(0xff800000))
+	r := rand.New(rand.NewPCG(13, 14))
+	var qs []*quant.Quantizer
+	for _, m := range metrics {
+		qs = append(qs, train(f, storeOf(f, 4, m, randVecs(r, 50, 4)), nil))
+	}
+	sentinels := []error{vector.ErrDimensionMismatch, vector.ErrNonFinite, vector.ErrZeroVector, vector.ErrOutOfRange}
+	f.Fuzz(func(t *testing.T, a, b, c, d uint32) {
+		v := vector.Vector{math.Float32frombits(a), math.Float32frombits(b), math.Float32frombits(c), math.Float32frombits(d)}
+		for i, q := range qs {
+			want := vector.Check(v, 4, metrics[i])
+			_, got := q.Prepare(v)
+			if (want == nil) != (got == nil) {
+				t.Fatalf("%v %v: Prepare = %v, Check = %v", metrics[i], v, got, want)
+			}
+			for _, s := range sentinels {
+				if errors.Is(want, s) != errors.Is(got, s) {
+					t.Fatalf("%v %v: Prepare = %v, Check = %v", metrics[i], v, got, want)
+				}
+			}
+		}
+	})
+}

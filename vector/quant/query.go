@@ -32,6 +32,9 @@ type Query struct {
 	wp []int8
 	// slack bounds how far an estimate of q·x can exceed q·x (ErrorBound).
 	slack float32
+	// sigma is the standard deviation of an estimate's error from the
+	// codes' rounding alone (NoiseSD).
+	sigma float32
 	alpha float32 // the weight of one unit of the int8 dot product
 	base  float32 // Σ qⱼ·loⱼ
 	qq    float32 // ‖q‖²
@@ -58,34 +61,48 @@ func (q *Quantizer) GatherSpan() int { return max((q.dim+31)&^31, q.CodeSize()) 
 // one Query allocates nothing for it. r must not be in use by another
 // goroutine; on error it is unchanged.
 func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
-	sum, err := vector.CheckNorm(v, q.dim, q.metric)
-	if err != nil {
+	if len(v) != q.dim {
+		_, err := vector.CheckNorm(v, q.dim, q.metric)
 		return fmt.Errorf("quant: prepare: %w", err)
 	}
-	scale := 1.0
-	if q.metric == vector.Cosine {
-		scale = 1 / math.Sqrt(sum)
-		sum = 1
-	}
-	// The weights qⱼ·sⱼ are computed twice, for their maximum and then for
-	// their rounding, rather than kept in a float64 slice: a search
-	// prepares one query each, and at d = 768 that slice (6 KiB) was most
-	// of what a graph search allocated, enough to bring the GC into the
-	// query loop. The two products are the same expression, so they are
-	// bit-identical.
-	// The slices are cut to len(v) so that the loops check no bounds, and
-	// the maximum is a comparison (the builtin max handles NaNs, which a
-	// checked vector does not have): together half a query's preparation.
+	// One pass sums Σv² (vector.CheckNorm's sum, in the same order) and
+	// the terms of the unscaled query; the scale of Cosine applies after.
+	// A component that is NaN or ±Inf makes Σv² NaN or +Inf (no finite
+	// float32's square overflows float64), so the checks follow the pass
+	// and vector.CheckNorm, run only then, names the fault: the pass of a
+	// separate check was one of three over the query (each search checks
+	// the query once already). The weights xⱼ·sⱼ are computed twice, for
+	// their maximum and then for their rounding, rather than kept in a
+	// float64 slice: a search prepares one query each, and at d = 768 that
+	// slice (6 KiB) was most of what a graph search allocated. The two
+	// products are the same expression, so they are bit-identical and no
+	// rounded weight exceeds queryMax. The slices are cut to len(v) so
+	// that the loops check no bounds, and the maximum is a comparison.
 	lo, step := q.lo[:len(v)], q.step[:len(v)]
-	var base, wmax, half float64
+	var sum, base, wmax, half, sq float64
 	for j, x := range v {
-		f := float64(x) * scale
+		f := float64(x)
+		sum += f * f
 		base += f * float64(lo[j])
 		a := math.Abs(f * float64(step[j]))
 		if a > wmax {
 			wmax = a
 		}
 		half += a
+		sq += a * a
+	}
+	cosine := q.metric == vector.Cosine
+	if math.IsNaN(sum) || math.IsInf(sum, 0) || cosine && sum == 0 || !cosine && sum > vector.MaxSquaredNorm {
+		_, err := vector.CheckNorm(v, q.dim, q.metric)
+		if err == nil { // not reached: the conditions are CheckNorm's
+			err = vector.ErrOutOfRange
+		}
+		return fmt.Errorf("quant: prepare: %w", err)
+	}
+	scale := 1.0
+	if cosine {
+		scale = 1 / math.Sqrt(sum)
+		sum = 1
 	}
 	span := (q.dim + 31) &^ 31
 	wp := r.wp
@@ -94,7 +111,11 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	}
 	wp = wp[:span]
 	clear(wp[q.dim:])
-	*r = Query{metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, base: float32(base), qq: float32(sum)}
+	*r = Query{
+		metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp,
+		base: float32(base * scale), qq: float32(sum),
+		sigma: float32(scale * math.Sqrt(sq/12)),
+	}
 	if wmax == 0 {
 		clear(r.w)
 		return nil
@@ -106,17 +127,17 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	var below float64 // Σ of the weights' rounding errors below zero
 	w := r.w[:len(v)]
 	for j, x := range v {
-		wj := float64(x) * scale * float64(step[j])
+		wj := float64(x) * float64(step[j])
 		rw := math.RoundToEven(wj * inv)
 		w[j] = int8(rw)
 		if e := rw*alpha - wj; e < 0 {
 			below -= e
 		}
 	}
-	r.alpha = float32(alpha)
+	r.alpha = float32(alpha * scale)
 	// Each code byte is at most 255; each coded component within half a
 	// step of the vector's (unless clipped).
-	r.slack = float32(255*below + half/2)
+	r.slack = float32(scale * (255*below + half/2))
 	return nil
 }
 
@@ -139,6 +160,25 @@ func (r *Query) ErrorBound() float32 {
 		return 2 * r.slack
 	}
 	return r.slack
+}
+
+// NoiseSD returns the standard deviation of the part of an estimate's
+// error that the rounding of a vector's components to its code makes:
+// each component is off by up to half a step, uniformly for any smooth
+// spread of the data within a step, and the query weighs it by
+// |qⱼ|·stepⱼ, so the inner product is off by a sum of independent terms
+// of variance (qⱼ·stepⱼ)²/12 (doubled under L2). It is a floor, not the
+// whole error: the query's own rounding to int8 weights each code byte by
+// the weight's rounding error, which adds as much again or more (about
+// twice the standard deviation on codes spread over their whole ranges,
+// less on real data, whose codes crowd the middle); a search that
+// rescores measures the whole from the codes it scores exactly. Unlike
+// ErrorBound it is a typical size, not a bound.
+func (r *Query) NoiseSD() float32 {
+	if r.metric == vector.L2 {
+		return 2 * r.sigma
+	}
+	return r.sigma
 }
 
 // finish turns the int8 dot product of a code into its distance estimate.
