@@ -95,7 +95,9 @@
 // once; used alone from 200 distinct queries on, and again once half as
 // many more have come in), else those there are topped up to 400 with
 // indexed vectors, each searched for as if it were not in the graph (the
-// walk never steps on its node), or one the caller passes. If the index
+// walk never steps on its node), or one the caller passes. A calibration
+// on indexed vectors alone is redone with the real queries once 50
+// distinct ones have come in ([Calibration.RecalibratesOn]). If the index
 // changes between the exact scan and the searches (a calibration beside a
 // bulk load), the searches are confined to the vectors the scan scored, so
 // that vectors added meanwhile do not count as misses.
