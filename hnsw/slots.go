@@ -146,7 +146,7 @@ func (ix *Index) growLocked(want int) {
 		if len(ix.rowChunk) < rows {
 			k := min(max(len(ix.pages), 1), max(rowChunkBytes/(4*rows), 1))
 			ix.rowChunk = hugepage.Uint32s(k * rows)
-			ix.rowAlloc += int64(hugepage.AllocBytes(k * rows))
+			ix.rowAlloc += int64(4 * k * rows)
 		}
 		p := &page{rows0: ix.rowChunk[:rows:rows]}
 		ix.rowChunk = ix.rowChunk[rows:]

@@ -6,13 +6,13 @@
 // misses the TLB, once or twice a vector; in a virtual machine each miss is
 // a two-level page walk. Go's runtime does not ask for huge pages, and
 // under the common Linux setting (transparent_hugepage "madvise") none are
-// given unless asked. An array of at least MinBytes is therefore allocated
-// on the Go heap with up to 2 MiB to spare, sliced to start on a 2 MiB
-// boundary, and advised with MADV_HUGEPAGE; once the array is garbage, a
-// cleanup withdraws the advice (MADV_NOHUGEPAGE, which under "madvise" is
-// the default), so the heap memory it leaves behind is returned to the
-// system in small pages as before. Under "always" the array is only
-// aligned; under "never", on other systems or below MinBytes it is a plain
+// given unless asked. An array of at least MinBytes is therefore advised
+// with MADV_HUGEPAGE over the 2 MiB pages that lie wholly inside it (all
+// but less than 2 MiB at each end; no memory is added to align it); once
+// the array is garbage, a cleanup withdraws the advice (MADV_NOHUGEPAGE,
+// which under "madvise" is the default), so the heap memory it leaves
+// behind is returned to the system in small pages as before. Under
+// "always" and "never", on other systems or below MinBytes it is a plain
 // make.
 //
 // The functions are safe to call concurrently.
@@ -49,36 +49,31 @@ func Float32s(n int) []float32 { return alloc[float32](n) }
 // Uint32s is Float32s for uint32s.
 func Uint32s(n int) []uint32 { return alloc[uint32](n) }
 
-// AllocBytes returns the bytes Float32s(n) or Uint32s(n) allocate on the
-// heap: 4·n, plus Size of padding for an array on huge pages.
-func AllocBytes(n int) int {
-	if huge(n * 4) {
-		return n*4 + Size
-	}
-	return n * 4
-}
-
 // huge reports whether an array of size bytes goes on huge pages.
 func huge(size int) bool { return size >= MinBytes && mode() != modeNever && enabled.Load() }
 
 func alloc[T float32 | uint32](n int) []T {
 	const w = 4 // bytes per element
-	if !huge(n * w) {
-		return make([]T, n)
+	s := make([]T, n)
+	if !huge(n*w) || mode() != modeMadvise {
+		return s
 	}
-	m := mode()
-	buf := make([]T, n+Size/w)
-	base := uintptr(unsafe.Pointer(unsafe.SliceData(buf)))
-	off := int((Size-base%Size)%Size) / w
-	s := buf[off : off+n : off+n]
-	if m == modeMadvise {
-		start := base + uintptr(off*w)
-		length := uintptr(n*w) &^ (Size - 1)
-		if advise(start, length, true) == nil {
-			runtime.AddCleanup(unsafe.SliceData(buf), func(r [2]uintptr) {
-				_ = advise(r[0], r[1], false)
-			}, [2]uintptr{start, length})
-		}
+	start, length := interior(uintptr(unsafe.Pointer(unsafe.SliceData(s))), uintptr(n*w))
+	if length > 0 && advise(start, length, true) == nil {
+		runtime.AddCleanup(unsafe.SliceData(s), func(r [2]uintptr) {
+			_ = advise(r[0], r[1], false)
+		}, [2]uintptr{start, length})
 	}
 	return s
+}
+
+// interior returns the huge pages that lie wholly inside the size bytes
+// at base: their start, and their length (0 if there are none).
+func interior(base, size uintptr) (start, length uintptr) {
+	start = (base + Size - 1) &^ (Size - 1)
+	end := (base + size) &^ (Size - 1)
+	if end <= start {
+		return start, 0
+	}
+	return start, end - start
 }

@@ -6,8 +6,7 @@ import (
 )
 
 // TestAllocShapes checks that every size comes back zeroed, of the length
-// and capacity asked, and that an array of MinBytes or more starts on a
-// huge-page boundary whenever the system gives huge pages at all.
+// and capacity asked, and writable to its end.
 func TestAllocShapes(t *testing.T) {
 	for _, on := range []bool{true, false} {
 		old := SetEnabled(on)
@@ -21,24 +20,41 @@ func TestAllocShapes(t *testing.T) {
 					t.Fatalf("on=%v n=%d: element %d not zero", on, n, i)
 				}
 			}
-			wantHuge := on && n*4 >= MinBytes && mode() != modeNever
-			if got := AllocBytes(n); wantHuge && got != 4*n+Size || !wantHuge && got != 4*n {
-				t.Errorf("on=%v n=%d: AllocBytes %d", on, n, got)
-			}
-			if wantHuge {
-				if a := uintptr(unsafe.Pointer(unsafe.SliceData(f))); a%Size != 0 {
-					t.Errorf("on=%v n=%d: array at %#x, not on a huge-page boundary", on, n, a)
-				}
-				if a := uintptr(unsafe.Pointer(unsafe.SliceData(u))); a%Size != 0 {
-					t.Errorf("on=%v n=%d: array at %#x, not on a huge-page boundary", on, n, a)
-				}
-			}
 			// The whole array is writable.
 			if n > 0 {
 				f[n-1], u[n-1] = 1, 1
 			}
 		}
 		SetEnabled(old)
+	}
+}
+
+// TestInterior checks that the range advised for an array is made of
+// whole huge pages inside it, and leaves less than a huge page out at
+// each end.
+func TestInterior(t *testing.T) {
+	for _, base := range []uintptr{0, 1, Size - 4, Size, Size + 4096, 7*Size + 12} {
+		for _, size := range []uintptr{0, 4, Size - 1, Size, 2 * Size, MinBytes, MinBytes + 5, 9*Size + 3} {
+			start, length := interior(base, size)
+			if length == 0 {
+				if base+size >= (base+Size-1)&^(Size-1)+Size {
+					t.Errorf("interior(%#x, %#x): none, but a huge page fits", base, size)
+				}
+				continue
+			}
+			if start%Size != 0 || length%Size != 0 {
+				t.Errorf("interior(%#x, %#x) = %#x, %#x: not whole huge pages", base, size, start, length)
+			}
+			if start < base || start+length > base+size {
+				t.Errorf("interior(%#x, %#x) = %#x, %#x: outside the array", base, size, start, length)
+			}
+			if start-base >= Size || base+size-(start+length) >= Size {
+				t.Errorf("interior(%#x, %#x) = %#x, %#x: leaves a huge page out", base, size, start, length)
+			}
+		}
+	}
+	if _, length := interior(Size-4, MinBytes); length == 0 {
+		t.Error("an array of MinBytes holds no whole huge page")
 	}
 }
 
