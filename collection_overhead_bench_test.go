@@ -62,6 +62,20 @@ func overheadCases() []overheadCase {
 	return out
 }
 
+// overheadDB opens a store of the kind named: "memory", or "sqlite" in a
+// file of tb's temporary directory.
+func overheadDB(ctx context.Context, tb testing.TB, store string) *DB {
+	tb.Helper()
+	if store == "memory" {
+		return OpenMemory(nil)
+	}
+	db, err := Open(ctx, filepath.Join(tb.TempDir(), "c.db"), nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return db
+}
+
 // overheadCollection creates the case's HNSW collection with a recall
 // target over ds in db, and waits for its first calibration.
 func overheadCollection(ctx context.Context, tb testing.TB, db *DB, ds *recall.Dataset, oc overheadCase) *Collection {
@@ -169,15 +183,7 @@ func BenchmarkCollectionOverhead(b *testing.B) {
 	ds := benchDataset(b)
 	for _, oc := range overheadCases() {
 		b.Run(oc.String(), func(b *testing.B) {
-			var db *DB
-			if oc.store == "memory" {
-				db = OpenMemory(nil)
-			} else {
-				var err error
-				if db, err = Open(ctx, filepath.Join(b.TempDir(), "c.db"), nil); err != nil {
-					b.Fatal(err)
-				}
-			}
+			db := overheadDB(ctx, b, oc.store)
 			defer db.Close()
 			c := overheadCollection(ctx, b, db, ds, oc)
 			f := oc.queryFilter()

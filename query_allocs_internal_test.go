@@ -8,7 +8,6 @@ package cairn
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 )
 
@@ -42,15 +41,7 @@ func TestQueryAllocations(t *testing.T) {
 	ds := overheadDataset()
 	for _, oc := range overheadCases() {
 		t.Run(oc.String(), func(t *testing.T) {
-			var db *DB
-			if oc.store == "memory" {
-				db = OpenMemory(nil)
-			} else {
-				var err error
-				if db, err = Open(ctx, filepath.Join(t.TempDir(), "c.db"), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
+			db := overheadDB(ctx, t, oc.store)
 			defer db.Close()
 			c := overheadCollection(ctx, t, db, ds, oc)
 			o := &QueryOptions{Filter: oc.queryFilter()}
