@@ -553,34 +553,40 @@ const settleWait = 3 * time.Minute
 // that none sees the measured queries. An index that calibrated on
 // held-out vectors, in all or in part, recalibrates in the background once
 // it has answered [hnsw.CalibrationQueries] queries whose distinct ones
-// measure better ([hnsw.Calibration.RecalibratesOn]): if the calibration
-// half does, settle answers it again until the index has, waits for that
-// calibration, and returns it (cal if there is nothing to wait for). A
-// half that would not start one, asked again, leaves the index on its
-// calibration, as a user's would stay with so few distinct queries.
+// measure better ([hnsw.Calibration.RecalibratesOn]): while the
+// calibration half does, settle answers it again until the index has,
+// and waits for the next calibration. That may be another one, started
+// before by growth (an Auto collection's graph, calibrated on held-out
+// vectors as a load doubled it), so it looks again at each. It returns
+// the last calibration (cal if there was nothing to wait for). A half
+// that would not start one leaves the index on its calibration, as a
+// user's would stay with so few distinct queries.
 func settle(ctx context.Context, calib []vector.Vector, k int,
 	search func(context.Context, vector.Vector, int, *vector.SearchOptions) ([]vector.Result, error),
 	latest func() (hnsw.Calibration, bool), cal hnsw.Calibration) (hnsw.Calibration, error) {
-	if !cal.RecalibratesOn(len(calib)) {
-		return cal, nil
-	}
 	deadline := time.Now().Add(settleWait)
-	for answered := 0; answered <= hnsw.CalibrationQueries; {
-		for _, q := range calib {
-			if _, err := search(ctx, q, k, nil); err != nil {
-				return cal, err
+	for cal.RecalibratesOn(len(calib)) && time.Now().Before(deadline) {
+		for answered := 0; answered <= hnsw.CalibrationQueries; {
+			for _, q := range calib {
+				if _, err := search(ctx, q, k, nil); err != nil {
+					return cal, err
+				}
 			}
+			answered += len(calib)
 		}
-		answered += len(calib)
-	}
-	for time.Now().Before(deadline) {
-		if c, ok := latest(); ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len) {
-			return c, nil
-		}
-		select {
-		case <-ctx.Done():
-			return cal, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		for changed := false; !changed; {
+			if time.Now().After(deadline) {
+				return cal, nil
+			}
+			if c, ok := latest(); ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len) {
+				cal, changed = c, true
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return cal, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
 	return cal, nil
