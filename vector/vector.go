@@ -54,25 +54,17 @@ func Check(v Vector, dim int, m Metric) error {
 	return err
 }
 
-// CheckNorm is [Check], also returning Σv² (summed in float64, in order)
-// when v is valid, for callers that go on to normalise v or need its
-// norm: PrepareInto, and package quant's query preparation, which would
-// otherwise sum it again.
+// CheckNorm is [Check], also returning Σv² (summed in float64 by
+// sumSquares) when v is valid, for callers that go on to normalise v or
+// need its norm: PrepareInto, and package quant's query preparation, which
+// would otherwise sum it again.
 func CheckNorm(v Vector, dim int, m Metric) (float64, error) {
 	if len(v) != dim {
 		return 0, fmt.Errorf("%w: got %d, want %d", ErrDimensionMismatch, len(v), dim)
 	}
-	// A float32 is NaN or ±Inf exactly when its exponent bits are all
-	// ones; testing the bits is several times faster than converting each
-	// component and calling math.IsNaN and math.IsInf, and Check runs on
-	// every vector a store loads.
-	var sum float64 // exact enough: a float32's square is far inside float64's range
-	for i, x := range v {
-		if math.Float32bits(x)&0x7f800000 == 0x7f800000 {
-			return 0, fmt.Errorf("%w: component %d is %v", ErrNonFinite, i, x)
-		}
-		f := float64(x)
-		sum += f * f
+	sum, bad := sumSquares(v)
+	if bad >= 0 {
+		return 0, fmt.Errorf("%w: component %d is %v", ErrNonFinite, bad, v[bad])
 	}
 	if m == Cosine && sum == 0 {
 		return 0, ErrZeroVector
@@ -82,6 +74,41 @@ func CheckNorm(v Vector, dim int, m Metric) (float64, error) {
 	}
 	return sum, nil
 }
+
+// sumSquares returns Σv² in float64, and the index of v's first NaN or
+// ±Inf component (-1 if there is none; the sum is then 0). Each square is
+// exact in float64; the sum is taken in four interleaved parts, which
+// keeps four additions in flight instead of one (at 768 dimensions half
+// the time of one running sum: BenchmarkCheckNorm), and every vector and
+// query is normalised with the same sum, so that a vector stored and the
+// same vector asked as a query agree to the bit.
+func sumSquares(v Vector) (float64, int) {
+	var s0, s1, s2, s3 float64
+	i := 0
+	for ; i+4 <= len(v); i += 4 {
+		a, b, c, d := v[i], v[i+1], v[i+2], v[i+3]
+		if nonFinite(a) || nonFinite(b) || nonFinite(c) || nonFinite(d) {
+			break // the loop below finds which
+		}
+		s0 += float64(a) * float64(a)
+		s1 += float64(b) * float64(b)
+		s2 += float64(c) * float64(c)
+		s3 += float64(d) * float64(d)
+	}
+	for ; i < len(v); i++ {
+		if nonFinite(v[i]) {
+			return 0, i
+		}
+		s0 += float64(v[i]) * float64(v[i])
+	}
+	return (s0 + s1) + (s2 + s3), -1
+}
+
+// nonFinite reports whether x is NaN or ±Inf: its exponent bits all ones.
+// Testing the bits is several times faster than converting x and calling
+// math.IsNaN and math.IsInf, and the check runs on every vector a store
+// loads.
+func nonFinite(x float32) bool { return math.Float32bits(x)&0x7f800000 == 0x7f800000 }
 
 // Prepare validates v with [Check] and returns the form in which it is
 // stored and compared: a copy, normalised to unit length under Cosine.
@@ -116,12 +143,9 @@ func PrepareInto(dst, v Vector, dim int, m Metric) error {
 }
 
 // normalize scales v to unit length in float64, so that the result is as
-// close to unit norm as float32 allows.
+// close to unit norm as float32 allows; v is finite.
 func normalize(v Vector) {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
+	sum, _ := sumSquares(v)
 	if sum == 0 {
 		return
 	}

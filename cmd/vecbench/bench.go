@@ -63,8 +63,10 @@ type result struct {
 
 	// The target-recall report (report "target"): the target, what the
 	// index chose ("hnsw" at chosen_ef, or "exact"), and, in the row of
-	// the sweep's best setting, the same target.
+	// the sweep's best setting, the same target; setting names the row
+	// ("target hnsw", "best fixed ef", "Auto collection", ...).
 	TargetRecall float64 `json:"target_recall,omitempty"`
+	Setting      string  `json:"setting,omitempty"`
 	ChosenIndex  string  `json:"chosen_index,omitempty"`
 	ChosenEf     int     `json:"chosen_ef,omitempty"`
 }

@@ -123,11 +123,15 @@
 // recall the target reached on queries it did not calibrate on, with
 // p50/p95 and QPS. Beside it, the smallest ef of a fine ladder (10 to
 // 2,048) that reaches the target on that same half, the exact scan, the
-// approximate scan (qflat at its defaults), and an in-memory Auto
-// collection with the same target (which chooses among the three by
-// measuring them as it grows), all timed one after the other three times
-// (medians); "QPS / best" divides by the fastest of the best ef, the exact
-// scan and the approximate scan if it meets the target. "exact" in place of
+// approximate scan (qflat at its defaults), an in-memory Auto collection
+// with the same target (which chooses among the three by measuring them
+// as it grows), and, when it searches a graph, that collection queried at
+// the smallest ef of the ladder reaching the target on its own graph
+// (QueryOptions.Ef: what its user would copy from a sweep). All are timed
+// in turns of 50 ms, each round starting with another, until each has had
+// 1.25 s and five turns; QPS is the median of the turns', p50/p95 are of
+// all its queries. "QPS / best" divides by the fastest of the best ef, the
+// exact scan and the approximate scan if it meets the target. "exact" in place of
 // an ef means the index chose to score every vector (too small, no ef
 // reached the target, or the ef that does scores half of the vectors a
 // query). A second table times queries while the index recalibrates in the

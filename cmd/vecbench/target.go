@@ -91,9 +91,8 @@ func halves(ds *recall.Dataset, truth [][]int32) (calib []vector.Vector, eval *r
 // targetReport builds one HNSW graph per data set and, for each target,
 // loads it into an index with that TargetRecall, lets it calibrate on the
 // first half of the queries, and measures it on the second half beside
-// the smallest ef of targetLadder that reaches the target there. The two
-// are timed alternately, targetRounds times each, and the medians
-// reported.
+// the smallest ef of targetLadder that reaches the target there, timed in
+// turns with the other ways of targetRows (timeWays).
 func (b *bench) targetReport(ctx context.Context) error {
 	family := b.c.familyFor("target")
 	k := b.c.k
@@ -140,9 +139,10 @@ func (b *bench) targetReport(ctx context.Context) error {
 	return nil
 }
 
-// targetRows measures one target as five rows of t: the index calibrated
+// targetRows measures one target as the rows of t: the index calibrated
 // to it, the sweep's best fixed ef, the exact scan, the approximate scan
-// (qflat at its defaults), and an Auto collection with the target. It returns the index's calibration.
+// (qflat at its defaults), an Auto collection with the target, and that
+// collection at its own best fixed ef. It returns the index's calibration.
 func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Dataset, evalTruth [][]int32,
 	calib []vector.Vector, store vector.Store, graph []byte, p params, target float64) (hnsw.Calibration, error) {
 	k := b.c.k
@@ -154,8 +154,17 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		return hnsw.Calibration{}, err
 	}
 	// The first half of the queries, answered as a user's would be, is
-	// the sample the index recalibrates on.
+	// the sample the index recalibrates on. The load starts a calibration
+	// on held-out vectors: it is let finish first, or its start would
+	// empty the sample partway through the half (463 of MiniLM's 500
+	// calibration queries were kept).
 	cb := b.p.begin(fmt.Sprintf("calibrate %.3g %s", target, ds.Name))
+	if hx.Len() >= hnsw.MinCalibrationLen {
+		if err := waitCalibrated(ctx, hx.Calibration); err != nil {
+			b.p.end()
+			return hnsw.Calibration{}, err
+		}
+	}
 	for _, q := range calib {
 		if _, err := hx.Search(ctx, q, k, nil); err != nil {
 			b.p.end()
@@ -263,33 +272,48 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		}
 	}
 	collWay()
-	// The index with the target, the sweep's best ef, the exact scan, the
-	// Auto collection, the approximate scan and the bare graph at the
-	// collection's ef, timed one after the other, targetRounds times.
-	ways := []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil), qscan, bareAtCollEf}
-	var runs [][]concurrentStats
-	rounds := func() error {
-		runs = make([][]concurrentStats, len(ways))
-		for round := range targetRounds {
-			// Each round starts with another way, so that none always runs
-			// first, after the exact scans have emptied the caches.
-			for j := range ways {
-				i := (j + round) % len(ways)
-				if i == 1 && best == 0 || i == 5 && collEf == 0 {
-					continue
-				}
-				st, err := timedPasses(ctx, eval, evalTruth, k, ways[i])
-				if err != nil {
-					return err
-				}
-				runs[i] = append(runs[i], st)
+	// The collection's own best fixed ef: the smallest of the ladder
+	// reaching the target on the measured half through the collection
+	// (QueryOptions.Ef), the setting its user would copy from a sweep.
+	// The collection built its own graph, so it may differ from the
+	// bare index's best.
+	collBest := 0
+	if info.Index == cairn.HNSW {
+		cb = b.p.begin(fmt.Sprintf("sweep the collection %.3g %s", target, ds.Name))
+		for _, ef := range targetLadder {
+			if ef < k || ef > len(ds.Base) {
+				continue
+			}
+			st, err := concurrent(ctx, eval, evalTruth, k, 1, collectionSearch(coll, &cairn.QueryOptions{Ef: ef}))
+			if err != nil {
+				b.p.end()
+				return hnsw.Calibration{}, err
+			}
+			if st.recall >= target {
+				collBest = ef
+				break
 			}
 		}
-		return nil
+		b.p.end()
+	}
+	// The index with the target, the sweep's best ef, the exact scan, the
+	// Auto collection, the approximate scan, the bare graph at the
+	// collection's ef and the collection at its own best fixed ef, timed
+	// in turns (timeWays).
+	ways := []recall.SearchFunc{auto, fixed(best), scan, collectionSearch(coll, nil), qscan, bareAtCollEf,
+		collectionSearch(coll, &cairn.QueryOptions{Ef: collBest})}
+	var runs [][]concurrentStats
+	rounds := func() (err error) {
+		runs, err = timeWays(ctx, eval, evalTruth, k, ways, func(i int) bool {
+			return i == 1 && best == 0 || i == 5 && collEf == 0 || i == 6 && collBest == 0
+		})
+		return err
 	}
 	// The rounds time the steady state: if a calibration started during
-	// them (the measured queries count as queries answered), it competed
-	// with them, and they run again once it has finished.
+	// them (the measured queries count as queries answered, and its
+	// sample of recent queries holds some of them, as a deployed index's
+	// would), it competed with them, and they run again once it has
+	// finished. The row of the index that recalibrated says so.
 	calState := func() (hnsw.Calibration, hnsw.Calibration) {
 		a, _ := hx.Calibration()
 		c, _ := collCal()
@@ -299,10 +323,11 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	if err := rounds(); err != nil {
 		return hnsw.Calibration{}, err
 	}
-	retimed := ""
+	const retimed = "; recalibrated during the first timed rounds, on a sample holding measured queries; timed again after"
+	idxMoved, collMoved := false, false
 	if idx1, coll1 := calState(); idx1 != idx0 || coll1 != coll0 {
+		idxMoved, collMoved = idx1 != idx0, coll1 != coll0
 		time.Sleep(500 * time.Millisecond) // one more may still be running: let it end
-		retimed = "; recalibrated during the first timed rounds, timed again after"
 		collWay()
 		if err := rounds(); err != nil {
 			return hnsw.Calibration{}, err
@@ -315,7 +340,10 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	if c, ok := hx.Calibration(); ok {
 		cal = c // the calibration the timed rounds ran with
 	}
-	calNote := calibrationNote(cal) + retimed
+	calNote := calibrationNote(cal)
+	if idxMoved {
+		calNote += retimed
+	}
 	// The best setting is the fastest of the sweep's best ef, the exact
 	// scan and the approximate scan if it meets the target.
 	tq, sq, qq := medianStats(runs[0]), medianStats(runs[2]), medianStats(runs[4])
@@ -364,6 +392,16 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			autoNote += fmt.Sprintf("; %s searches through the graph, %s exact", fmtInt(int(s.Graph)), fmtInt(int(s.Exact)))
 		}
 	}
+	if collMoved {
+		autoNote += retimed
+	}
+	var cq concurrentStats
+	if collBest > 0 {
+		cq = medianStats(runs[6])
+		if autoIndex == "hnsw" {
+			autoNote += fmt.Sprintf("; %.2f× the collection at its best fixed ef", aq.qps()/cq.qps())
+		}
+	}
 	autoNote += collectionShare(aq, autoIndex, collEf, runs[5], sq, qq)
 	if autoIndex == "hnsw" && chosen == "hnsw" && collEf == max(chosenEf, k) {
 		// The index with the target searched at the same beam width, and
@@ -372,6 +410,10 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		autoNote += fmt.Sprintf(", %.2f× the index with the target's (the same ef)", aq.qps()/tq.qps())
 	}
 	b.targetRow(t, ds, eval, p, target, "Auto collection", autoIndex, autoEf, aq, ratio(aq), autoNote)
+	if collBest > 0 {
+		b.targetRow(t, ds, eval, p, target, "collection, best fixed ef", "hnsw", collBest, cq, ratio(cq),
+			"the Auto collection queried with QueryOptions.Ef: the smallest of the ladder reaching the target on its graph")
+	}
 	return cal, nil
 }
 
@@ -433,37 +475,67 @@ func (b *bench) targetRow(t *table, ds, eval *recall.Dataset, p params, target f
 		Store: "memory", Index: "hnsw", Params: p, K: b.c.k, Recall: st.recall,
 		P50us: us(st.at(0.5)), P95us: us(st.at(0.95)), P99us: us(st.at(0.99)), QPS: st.qps(),
 		Report: "target", Queries: st.queries, MeanUs: us(st.mean()), Recall1: st.recall1, Threads: 1,
-		TargetRecall: target, ChosenIndex: index, ChosenEf: p.Ef,
+		TargetRecall: target, Setting: setting, ChosenIndex: index, ChosenEf: p.Ef,
 	})
 	t.row(fmt.Sprintf("%.3g", target), setting, efText, fmtRecall(st.recall), fmtDur(st.at(0.5)), fmtDur(st.at(0.95)),
 		fmtQPS(st.qps()), ratio, calNote)
 }
 
-// targetRounds is how many times each way of the target report is timed:
-// the median of five, where three let one slow run of a way move its row
-// (uniform-50000: the Auto collection, searching with the same qflat
-// scan as the bare one, came out at 1.05× of it at one target and 0.89× at
-// the next two).
-const targetRounds = 5
+// A way of the target report is timed in turns of at least turnLength,
+// until it has had minTurns turns and minTimed in all: 25 turns for a
+// 12 µs query, 5 for an exact scan of 100,000 × 768 (a pass over its
+// queries takes seconds).
+const (
+	turnLength = 50 * time.Millisecond
+	minTurns   = 5
+	minTimed   = 1250 * time.Millisecond
+)
 
-// minTimedRun is how long a timed run of one way lasts at least: passes
-// over the measured queries are repeated until it has. A pass over 50
-// queries of a 1,000-vector set takes about a millisecond, where one
-// preemption or garbage collection moves the QPS by a tenth.
-const minTimedRun = 250 * time.Millisecond
+// timeWays times ways on the measured queries in turns: each round gives
+// every way still short of its time one turn (timedPasses), starting with
+// another way each round, so that a change of the machine's speed over
+// the run (another guest, the CPU's clock, a collection of garbage) falls
+// on every way alike. When each way ran once for a quarter of a second
+// in a row, two ways doing the same work, one after the other, came out
+// at 0.84× and 1.10× of each other. Ways skip reports are left out. It
+// returns each way's turns.
+func timeWays(ctx context.Context, eval *recall.Dataset, truth [][]int32, k int,
+	ways []recall.SearchFunc, skip func(int) bool) ([][]concurrentStats, error) {
+	runs := make([][]concurrentStats, len(ways))
+	spent := make([]time.Duration, len(ways))
+	for round := 0; ; round++ {
+		busy := false
+		for j := range ways {
+			i := (j + round) % len(ways)
+			if skip(i) || len(runs[i]) >= minTurns && spent[i] >= minTimed {
+				continue
+			}
+			busy = true
+			st, err := timedPasses(ctx, eval, truth, k, ways[i], turnLength)
+			if err != nil {
+				return nil, err
+			}
+			runs[i] = append(runs[i], st)
+			spent[i] += st.wall
+		}
+		if !busy {
+			return runs, nil
+		}
+	}
+}
 
 // timedPasses runs the measured queries through search (concurrent, one
-// client) as many times as it takes to last minTimedRun, and returns the
+// client) as many times as it takes to last at least d, and returns the
 // passes' statistics together: all latencies, the queries, the mean
 // recall, and as the wall time the sum of the latencies, so that QPS is the
 // inverse of the mean latency. The pass's own wall time also holds the
 // wake-up of its client goroutine: on a busy 2-core machine a pass of 50
 // queries of 17 µs each took 7.5 ms, and QPS ratios between ways at the
 // same ef came out anywhere from 0.4× to 2.8×.
-func timedPasses(ctx context.Context, eval *recall.Dataset, truth [][]int32, k int, search recall.SearchFunc) (concurrentStats, error) {
+func timedPasses(ctx context.Context, eval *recall.Dataset, truth [][]int32, k int, search recall.SearchFunc, d time.Duration) (concurrentStats, error) {
 	var all concurrentStats
 	var rec, rec1 float64
-	for pass := 0; pass == 0 || all.wall < minTimedRun; pass++ {
+	for pass := 0; pass == 0 || all.wall < d; pass++ {
 		st, err := concurrent(ctx, eval, truth, k, 1, search)
 		if err != nil {
 			return all, err
@@ -490,37 +562,59 @@ const settleWait = 3 * time.Minute
 // that none sees the measured queries. An index that calibrated on
 // held-out vectors, in all or in part, recalibrates in the background once
 // it has answered [hnsw.CalibrationQueries] queries whose distinct ones
-// measure better ([hnsw.Calibration.RecalibratesOn]): if the calibration
-// half does, settle answers it again until the index has, waits for that
-// calibration, and returns it (cal if there is nothing to wait for). A
-// half that would not start one, asked again, leaves the index on its
-// calibration, as a user's would stay with so few distinct queries.
+// measure better ([hnsw.Calibration.RecalibratesOn]): while the
+// calibration half does, settle answers it again until the index has,
+// and waits for the next calibration. That may be another one, started
+// before by growth (an Auto collection's graph, calibrated on held-out
+// vectors as a load doubled it), so it looks again at each. It returns
+// the last calibration (cal if there was nothing to wait for). A half
+// that would not start one leaves the index on its calibration, as a
+// user's would stay with so few distinct queries.
 func settle(ctx context.Context, calib []vector.Vector, k int,
 	search func(context.Context, vector.Vector, int, *vector.SearchOptions) ([]vector.Result, error),
 	latest func() (hnsw.Calibration, bool), cal hnsw.Calibration) (hnsw.Calibration, error) {
-	if !cal.RecalibratesOn(len(calib)) {
-		return cal, nil
-	}
 	deadline := time.Now().Add(settleWait)
-	for answered := 0; answered <= hnsw.CalibrationQueries; {
-		for _, q := range calib {
-			if _, err := search(ctx, q, k, nil); err != nil {
-				return cal, err
+	for cal.RecalibratesOn(len(calib)) && time.Now().Before(deadline) {
+		for answered := 0; answered <= hnsw.CalibrationQueries; {
+			for _, q := range calib {
+				if _, err := search(ctx, q, k, nil); err != nil {
+					return cal, err
+				}
 			}
+			answered += len(calib)
 		}
-		answered += len(calib)
-	}
-	for time.Now().Before(deadline) {
-		if c, ok := latest(); ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len) {
-			return c, nil
-		}
-		select {
-		case <-ctx.Done():
-			return cal, ctx.Err()
-		case <-time.After(20 * time.Millisecond):
+		for changed := false; !changed; {
+			if time.Now().After(deadline) {
+				return cal, nil
+			}
+			if c, ok := latest(); ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len) {
+				cal, changed = c, true
+				continue
+			}
+			select {
+			case <-ctx.Done():
+				return cal, ctx.Err()
+			case <-time.After(20 * time.Millisecond):
+			}
 		}
 	}
 	return cal, nil
+}
+
+// waitCalibrated waits, at most settleWait, until latest reports a
+// calibration.
+func waitCalibrated(ctx context.Context, latest func() (hnsw.Calibration, bool)) error {
+	for deadline := time.Now().Add(settleWait); time.Now().Before(deadline); {
+		if _, ok := latest(); ok {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // calibrationNote describes a calibration in a few words: its sample, and
@@ -532,17 +626,24 @@ func calibrationNote(c hnsw.Calibration) string {
 	return fmt.Sprintf("%s, %d queries, %s vectors, %.4f at ef %d, %s", c.Source, c.Queries, fmtInt(c.Len), c.Recall, c.Ef, fmtDur(c.Took))
 }
 
-// medianStats returns the run of median QPS.
+// medianStats returns a way's turns together: their latencies pooled (for
+// the percentiles), their queries and recall, and as QPS the median of
+// the turns' QPS, which one turn slowed by a preemption or a garbage
+// collection does not move.
 func medianStats(runs []concurrentStats) concurrentStats {
-	s := slices.Clone(runs)
-	slices.SortFunc(s, func(a, b concurrentStats) int {
-		switch {
-		case a.qps() < b.qps():
-			return -1
-		case a.qps() > b.qps():
-			return 1
-		}
-		return 0
-	})
-	return s[len(s)/2]
+	qps := make([]float64, len(runs))
+	var all concurrentStats
+	var rec, rec1 float64
+	for i, r := range runs {
+		qps[i] = r.qps()
+		all.queries += r.queries
+		all.lat = append(all.lat, r.lat...)
+		rec += r.recall * float64(r.queries)
+		rec1 += r.recall1 * float64(r.queries)
+	}
+	slices.Sort(qps)
+	slices.Sort(all.lat)
+	all.recall, all.recall1 = rec/float64(all.queries), rec1/float64(all.queries)
+	all.wall = time.Duration(float64(all.queries) / qps[len(qps)/2] * float64(time.Second))
+	return all
 }
