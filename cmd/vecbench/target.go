@@ -190,23 +190,12 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	}
 	// The sweep: the smallest ef of the ladder reaching the target on
 	// the measured half (0 if none does).
-	best := 0
-	cb = b.p.begin(fmt.Sprintf("sweep %.3g %s", target, ds.Name))
-	for _, ef := range targetLadder {
-		if ef < k || ef > len(ds.Base) {
-			continue
-		}
-		st, err := concurrent(ctx, eval, evalTruth, k, 1, fixed(ef))
-		if err != nil {
-			b.p.end()
-			return hnsw.Calibration{}, err
-		}
-		if st.recall >= target {
-			best = ef
-			break
-		}
-	}
+	b.p.begin(fmt.Sprintf("sweep %.3g %s", target, ds.Name))
+	best, err := smallestEf(ctx, eval, evalTruth, k, len(ds.Base), target, fixed)
 	b.p.end()
+	if err != nil {
+		return hnsw.Calibration{}, err
+	}
 	db, coll, err := b.autoCollection(ctx, ds, target)
 	if err != nil {
 		return hnsw.Calibration{}, err
@@ -279,22 +268,14 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	// bare index's best.
 	collBest := 0
 	if info.Index == cairn.HNSW {
-		cb = b.p.begin(fmt.Sprintf("sweep the collection %.3g %s", target, ds.Name))
-		for _, ef := range targetLadder {
-			if ef < k || ef > len(ds.Base) {
-				continue
-			}
-			st, err := concurrent(ctx, eval, evalTruth, k, 1, collectionSearch(coll, &cairn.QueryOptions{Ef: ef}))
-			if err != nil {
-				b.p.end()
-				return hnsw.Calibration{}, err
-			}
-			if st.recall >= target {
-				collBest = ef
-				break
-			}
-		}
+		b.p.begin(fmt.Sprintf("sweep the collection %.3g %s", target, ds.Name))
+		collBest, err = smallestEf(ctx, eval, evalTruth, k, len(ds.Base), target, func(ef int) recall.SearchFunc {
+			return collectionSearch(coll, &cairn.QueryOptions{Ef: ef})
+		})
 		b.p.end()
+		if err != nil {
+			return hnsw.Calibration{}, err
+		}
 	}
 	// The index with the target, the sweep's best ef, the exact scan, the
 	// Auto collection, the approximate scan, the bare graph at the
@@ -415,6 +396,26 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			"the Auto collection queried with QueryOptions.Ef: the smallest of the ladder reaching the target on its graph")
 	}
 	return cal, nil
+}
+
+// smallestEf returns the smallest beam width of targetLadder, from k up to
+// the data set's size n, at which search(ef) reaches target on the measured
+// queries, and 0 if none does.
+func smallestEf(ctx context.Context, eval *recall.Dataset, truth [][]int32, k, n int, target float64,
+	search func(ef int) recall.SearchFunc) (int, error) {
+	for _, ef := range targetLadder {
+		if ef < k || ef > n {
+			continue
+		}
+		st, err := concurrent(ctx, eval, truth, k, 1, search(ef))
+		if err != nil {
+			return 0, err
+		}
+		if st.recall >= target {
+			return ef, nil
+		}
+	}
+	return 0, nil
 }
 
 // collectionShare says how much of the Auto collection's time (aq) is its
