@@ -448,15 +448,29 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 //
 // A single posting list is handed over as it is, without a copy: the
 // caller holds the collection's lock for the whole search, and posting
-// lists change only under its exclusive lock. A bitmap is built in bits,
-// whose memory the caller keeps from query to query.
-func (c *Collection) allowList(ids matched, k, ef int, bits *bitFilter) vector.Filter {
+// lists change only under its exclusive lock. The complement of posting
+// lists goes as a filter that looks ids up in them, with the visible set
+// if the index may hold versions not published. A bitmap, a complement's
+// filter and a complement made explicit are built in sc, whose memory the
+// caller keeps from query to query.
+func (c *Collection) allowList(ids matched, k, ef int, sc *queryScratch) vector.Filter {
 	// Both of cairn's indexes answer this with the rule they search by.
 	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
+		if ids.except != nil {
+			sc.ids = ids.appendIDs(sc.ids[:0])
+			ids = matched{ids: sc.ids}
+		}
 		return idSet(ids)
 	}
-	if bits.fill(c.next, ids) {
-		return bits
+	if ids.except != nil {
+		sc.allBut = allBut{except: ids.except}
+		if c.unpublished > 0 {
+			sc.allBut.vis = &c.cat.vis
+		}
+		return &sc.allBut
+	}
+	if sc.bits.fill(c.next, ids) {
+		return &sc.bits
 	}
 	return idSet(ids)
 }

@@ -117,7 +117,11 @@ func bareSearch(ctx context.Context, tb testing.TB, c *Collection, f *Filter) fu
 		}
 		c.mu.RLock()
 		if ids := c.matches(&p); ids.len() < c.cat.len() {
-			so = &vector.SearchOptions{Filter: c.allowList(ids, 10, 0, new(bitFilter))}
+			// The ids made explicit: the bare search gets the bitmap
+			// (or set) of them, whatever form the collection's plan
+			// takes.
+			explicit := matched{ids: ids.slice()}
+			so = &vector.SearchOptions{Filter: c.allowList(explicit, 10, 0, new(queryScratch))}
 		}
 		c.mu.RUnlock()
 	}

@@ -28,8 +28,9 @@
 // handed to the index as an allow-list, so a filtered query still returns
 // k results whenever k items match: small allow-lists are searched
 // exactly, large ones by filtered graph search.
-// Equality conditions are answered from posting lists built on first use;
-// other conditions scan the metadata. [Collection.Find] lists the items a
+// Equality conditions are answered from posting lists built on first use,
+// and their negations ([Ne], Not of [Eq] or [In]) as every item but those
+// lists' without a scan; other conditions scan the metadata. [Collection.Find] lists the items a
 // filter matches, without a query vector.
 //
 // An [Embedder] turns text into vectors, so items can be added and queried

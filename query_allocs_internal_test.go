@@ -19,8 +19,11 @@ import (
 // its index's search; these are what it adds.
 func queryAllocBound(oc overheadCase, k int) float64 {
 	n := 2.0 // the index's results, the results
-	if oc.filter != "none" {
+	switch oc.filter {
+	case "eq":
 		n += 3 // the compiled filter, the allow-list, the index's own heap for an exact pass over a small one
+	case "ne":
+		n++ // the compiled filter: the complement of a posting list is matched, and allowed, in reused memory
 	}
 	if oc.payload {
 		n += 2 * float64(k)

@@ -154,8 +154,10 @@ type plan struct {
 // query to query: a filter matching most of 2,000 items otherwise made 15
 // allocations of a query's 40. Nothing in it outlives the query.
 type queryScratch struct {
-	ids  []vector.ID
-	bits bitFilter
+	ids    []vector.ID
+	lists  []map[vector.ID]struct{} // the posting lists a complement excludes
+	bits   bitFilter
+	allBut allBut
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
@@ -172,6 +174,9 @@ func (p *plan) scratchSpace() *queryScratch {
 // it any more.
 func (p *plan) release() {
 	if p.scratch != nil {
+		// Let the posting lists go.
+		p.scratch.allBut = allBut{}
+		clear(p.scratch.lists[:cap(p.scratch.lists)])
 		scratchPool.Put(p.scratch)
 		p.scratch = nil
 	}
@@ -611,7 +616,10 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 		}
 		if ids.len() < c.cat.len() {
 			var f vector.Filter
-			if b, ok := newBitFilter(c.next, ids); ok {
+			if ids.except != nil {
+				// The keyword index holds only published versions.
+				f = &allBut{except: ids.except}
+			} else if b, ok := newBitFilter(c.next, ids); ok {
 				f = b
 			} else {
 				f = idSet(ids)
@@ -627,11 +635,27 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 func (c *Collection) matches(p *plan) matched {
 	if !p.matchedSet {
 		sc := p.scratchSpace()
-		p.matched, p.matchedSet = c.cat.matchSetInto(p.opts.Filter, p.match, sc.ids), true
-		if p.matched.set == nil {
+		p.matched, p.matchedSet = c.cat.matchSetInto(p.opts.Filter, p.match, sc.ids, sc.lists), true
+		switch {
+		case p.matched.except != nil:
+			sc.lists = p.matched.except[:0]
+		case p.matched.set == nil:
 			sc.ids = p.matched.ids[:0] // keep what it grew to
 		}
-		if p.expiring || p.hiding {
+		switch {
+		case !p.expiring && !p.hiding:
+		case p.matched.except != nil:
+			// One pass over the published records, skipping the
+			// excluded and the expired.
+			ids := sc.ids[:0]
+			for _, r := range c.cat.live {
+				if !excluded(p.matched.except, r.id) && c.cat.vis.Allow(r.id) && !r.expiredAt(p.now) {
+					ids = append(ids, r.id)
+				}
+			}
+			sc.ids = ids[:0]
+			p.matched = matched{ids: ids}
+		default:
 			p.matched = matched{ids: c.cat.dropExpired(p.matched.slice(), p.now)}
 		}
 	}
@@ -651,7 +675,7 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 			// Everything matches: search unfiltered.
 		default:
 			// Only published versions match.
-			filter = c.allowList(ids, n, p.opts.Ef, &p.scratchSpace().bits)
+			filter = c.allowList(ids, n, p.opts.Ef, p.scratchSpace())
 		}
 	}
 	switch {
