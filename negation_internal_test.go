@@ -242,19 +242,7 @@ func TestNegationDuringWrite(t *testing.T) {
 	for _, kind := range []IndexKind{Flat, HNSW} {
 		t.Run(kind.String(), func(t *testing.T) {
 			ctx := context.Background()
-			db := OpenMemory(nil)
-			t.Cleanup(func() { db.Close() })
-			cfg := CollectionConfig{Dim: 8, Index: kind}.withDefaults()
-			mb, err := newMemBackend(cfg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			gb := &gateBackend{backend: mb}
-			c, err := newCollection(ctx, db, "c", cfg, gb)
-			if err != nil {
-				t.Fatal(err)
-			}
-			db.colls["c"] = c
+			db, c, gb := emptyGated(t, CollectionConfig{Dim: 8, Index: kind})
 			r := rand.New(rand.NewPCG(3, 5))
 			// More matches than flat scores one by one (256): it scans
 			// the store, new versions and all, with the allow-list.

@@ -53,19 +53,7 @@ func (b *gateBackend) write(ctx context.Context, rows []row, drop []vector.ID) e
 func gatedCollection(t *testing.T, kind IndexKind, n int) (*Collection, *gateBackend) {
 	t.Helper()
 	ctx := context.Background()
-	db := OpenMemory(nil)
-	t.Cleanup(func() { db.Close() })
-	cfg := CollectionConfig{Dim: 2, Metric: vector.L2, Index: kind}.withDefaults()
-	mb, err := newMemBackend(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gb := &gateBackend{backend: mb}
-	c, err := newCollection(ctx, db, "c", cfg, gb)
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.colls["c"] = c
+	_, c, gb := emptyGated(t, CollectionConfig{Dim: 2, Metric: vector.L2, Index: kind})
 	items := make([]Item, n)
 	for i := range items {
 		items[i] = Item{ID: fmt.Sprint(i), Embedding: []float32{float32(i), 1}, Text: fmt.Sprint("text ", i), Metadata: map[string]any{"i": i}}
@@ -74,6 +62,26 @@ func gatedCollection(t *testing.T, kind IndexKind, n int) (*Collection, *gateBac
 		t.Fatal(err)
 	}
 	return c, gb
+}
+
+// emptyGated returns an in-memory DB holding one empty collection "c" of
+// cfg over a gateBackend, closed when t ends.
+func emptyGated(t *testing.T, cfg CollectionConfig) (*DB, *Collection, *gateBackend) {
+	t.Helper()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	cfg = cfg.withDefaults()
+	mb, err := newMemBackend(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gb := &gateBackend{backend: mb}
+	c, err := newCollection(context.Background(), db, "c", cfg, gb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.colls["c"] = c
+	return db, c, gb
 }
 
 // view is everything a reader can see of a collection.
