@@ -187,7 +187,7 @@ func (cat *catalog) matchSetInto(f *Filter, m matcher, buf []vector.ID, lbuf []m
 func (cat *catalog) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact, ok bool) {
 	switch f.op {
 	case opEq, opIn:
-		return cat.valueLists(f.key, f.vals), true, true
+		return cat.appendValueLists(nil, f.key, f.vals), true, true
 	case opAnd:
 		best := -1
 		for _, s := range f.subs {
@@ -213,13 +213,8 @@ func (cat *catalog) candidates(f *Filter) (lists []map[vector.ID]struct{}, exact
 	return nil, false, false
 }
 
-// valueLists returns the non-empty posting lists of key's values vals
-// (each once), which are disjoint.
-func (cat *catalog) valueLists(key string, vals []any) []map[vector.ID]struct{} {
-	return cat.appendValueLists(nil, key, vals)
-}
-
-// appendValueLists is valueLists, appending the lists to lists.
+// appendValueLists appends to lists the non-empty posting lists of key's
+// values vals (each once), which are disjoint.
 func (cat *catalog) appendValueLists(lists []map[vector.ID]struct{}, key string, vals []any) []map[vector.ID]struct{} {
 	var seen map[value]bool
 	if len(vals) > 1 {

@@ -584,20 +584,16 @@ func settle(ctx context.Context, calib []vector.Vector, k int,
 			}
 			answered += len(calib)
 		}
-		for changed := false; !changed; {
-			if time.Now().After(deadline) {
-				return cal, nil
-			}
-			if c, ok := latest(); ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len) {
-				cal, changed = c, true
-				continue
-			}
-			select {
-			case <-ctx.Done():
-				return cal, ctx.Err()
-			case <-time.After(20 * time.Millisecond):
-			}
+		var next hnsw.Calibration
+		changed, err := pollUntil(ctx, deadline, func() bool {
+			c, ok := latest()
+			next = c
+			return ok && (c.Source != cal.Source || c.Took != cal.Took || c.Len != cal.Len)
+		})
+		if err != nil || !changed {
+			return cal, err
 		}
+		cal = next
 	}
 	return cal, nil
 }
@@ -605,17 +601,26 @@ func settle(ctx context.Context, calib []vector.Vector, k int,
 // waitCalibrated waits, at most settleWait, until latest reports a
 // calibration.
 func waitCalibrated(ctx context.Context, latest func() (hnsw.Calibration, bool)) error {
-	for deadline := time.Now().Add(settleWait); time.Now().Before(deadline); {
-		if _, ok := latest(); ok {
-			return nil
+	_, err := pollUntil(ctx, time.Now().Add(settleWait), func() bool { _, ok := latest(); return ok })
+	return err
+}
+
+// pollUntil calls done every 20 ms until it reports true (and returns
+// true), the deadline passes (false) or ctx ends (its error).
+func pollUntil(ctx context.Context, deadline time.Time, done func() bool) (bool, error) {
+	for {
+		if done() {
+			return true, nil
+		}
+		if time.Now().After(deadline) {
+			return false, nil
 		}
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
+			return false, ctx.Err()
 		case <-time.After(20 * time.Millisecond):
 		}
 	}
-	return nil
 }
 
 // calibrationNote describes a calibration in a few words: its sample, and
