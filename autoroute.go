@@ -26,6 +26,37 @@ type route struct {
 	idx  vector.Index
 }
 
+// Route is an Auto collection's latest measurement of the ways to its
+// recall target (the exact scan, the approximate scan and its graph), as
+// [CollectionInfo] reports it. A snapshot value.
+//
+// The collection measures when it first reaches its AutoThreshold, on
+// reopen, and, while a scan wins, again when it has doubled. It measures
+// on the queries it answered before, if it has kept at least
+// [hnsw.MinRealQueries] distinct ones (queries with a filter, or in
+// keyword or hybrid mode, are not kept), else on its own vectors held out,
+// which read lower recall than real queries on real embeddings and so
+// favour the scans; and a scan that won on held-out vectors is measured
+// again, in the background, once that many queries have come in.
+type Route struct {
+	// Index is the way that met the target fastest: Flat, QFlat or HNSW.
+	Index IndexKind
+	// Len is the number of items measured.
+	Len int
+	// Queries is how many distinct recorded queries the measurement used:
+	// the graph's calibration measured on them (topped up with held-out
+	// vectors below hnsw.MinRealQueries), and the ways were timed on them.
+	// 0 when it measured on the collection's own vectors alone.
+	Queries int
+	// Next is the size at which a scan that won is measured against the
+	// graph again; 0 once the graph has won.
+	Next int
+}
+
+// onQueries reports whether r was measured on enough real queries that
+// more of them would not measure better.
+func (r *Route) onQueries() bool { return r != nil && r.Queries >= hnsw.MinRealQueries }
+
 // chooseRouteFunc is chooseRoute, replaced by tests of the routing around
 // it.
 var chooseRouteFunc = chooseRoute
@@ -33,19 +64,30 @@ var chooseRouteFunc = chooseRoute
 // chooseRoute calibrates the freshly built graph g of an Auto collection
 // with a recall target, builds the approximate flat scan over the same
 // store, and times each way that meets the target against the exact scan
-// on a sample of the collection's own vectors, alternating. The graph
-// meets it if its calibration chose a beam width; the approximate scan if
-// its recall@K on the sample (each probe's own vector left out) reaches the
-// target. It returns the fastest. ids are the collection's ids; no write
-// is in flight (the caller holds wmu).
-func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
+// on a sample of queries, alternating: the recorded queries given (real
+// ones the collection answered), topped up with the collection's own
+// vectors. The graph meets the target if its calibration chose a beam
+// width (it calibrates on the recorded queries, with held-out vectors if
+// they are too few); the approximate scan if its recall@K on the probes
+// (each stored vector's own id left out) reaches the target. It returns
+// the fastest. ids are the collection's ids; no write is in flight (the
+// caller holds wmu).
+func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
+	if len(recorded) > 0 {
+		if err := g.RecordQueries(recorded); err != nil {
+			return route{}, err
+		}
+	}
 	cal, err := g.Calibrate(ctx, nil)
 	if err != nil {
 		return route{}, err
 	}
 	k := g.Options().TargetK
 	var probes []vector.Vector
-	var self []vector.ID
+	var self []vector.ID // 0, never a collection's id, for a recorded query
+	for _, q := range recorded[:min(len(recorded), routeProbes)] {
+		probes, self = append(probes, q), append(self, 0)
+	}
 	for i := 0; i < len(ids) && len(probes) < routeProbes; i += max(1, len(ids)/routeProbes) {
 		v, err := st.Get(ids[i])
 		if err != nil {

@@ -15,13 +15,17 @@ import (
 )
 
 // stubRoute replaces chooseRoute, for the test's life, by one that
-// calibrates the graph (as the real one does) and returns *verdict, with
-// the index of that kind; it counts its calls in *calls.
+// calibrates the graph (on the recorded queries given, as the real one
+// does) and returns *verdict, with the index of that kind; it counts its
+// calls in *calls.
 func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
 	saved := chooseRouteFunc
 	t.Cleanup(func() { chooseRouteFunc = saved })
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
 		*calls++
+		if err := g.RecordQueries(recorded); err != nil {
+			return route{}, err
+		}
 		if _, err := g.Calibrate(ctx, nil); err != nil {
 			return route{}, err
 		}
@@ -189,7 +193,7 @@ func TestChooseRoute(t *testing.T) {
 	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	r, err := chooseRoute(ctx, g, st, ids, nil)
+	r, err := chooseRoute(ctx, g, st, ids, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -143,10 +144,13 @@ type Collection struct {
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat, HNSW or QFlat
 	dirty bool      // the graph changed since it was loaded or saved
-	// autoRetryAt is the size at which an Auto collection with a recall
-	// target measures its graph against exact search again, after exact
-	// search won (see graphPays); 0 before.
-	autoRetryAt int
+	// route is an Auto collection's latest measurement of the ways to
+	// its recall target (autoroute.go), nil before the first; queries
+	// samples the queries a scan answers for the next one, and
+	// remeasuring is set while one they started runs.
+	route       *Route
+	queries     querySample
+	remeasuring atomic.Bool
 	rg          regraphState // rebuilds of the graph (regraph.go)
 	cat         catalog      // the items apart from their vectors
 	next        vector.ID    // the id of the next version written
@@ -157,7 +161,10 @@ type Collection struct {
 	err         error // set once the collection is closed or deleted
 
 	wake      chan struct{}      // wakes the sweeper (expiry.go)
-	stopSweep context.CancelFunc // ends the sweeper
+	stopSweep context.CancelFunc // ends the sweeper, and bg
+	// bg is the context of the collection's background work, which
+	// closeWith ends.
+	bg context.Context
 }
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
@@ -185,10 +192,10 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
-	if scan, below := be.route(); kind == HNSW && cfg.routed() && len(ids) < below {
+	if r := be.route(); kind == HNSW && cfg.routed() && r != nil && len(ids) < r.Next {
 		// A scan won the last measurement and the collection has not
 		// doubled since: no graph to build and measure again.
-		kind, c.autoRetryAt = scan, below
+		kind, c.route = r.Index, r
 	}
 	idx, err := newIndex(kind, cfg, c.st)
 	if err != nil {
@@ -210,16 +217,16 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	if kind == HNSW && cfg.routed() {
-		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat)
+		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil)
 		if err != nil {
 			return nil, err
 		}
+		c.route = routeOf(r, len(ids), 0)
 		if r.kind != HNSW {
 			kind, idx, c.dirty = r.kind, r.idx, false
-			c.autoRetryAt = 2 * len(ids)
-			// A hint: if it is lost, the next open measures again.
-			_ = be.saveRoute(ctx, kind, c.autoRetryAt)
 		}
+		// A hint: if it is lost, the next open measures again.
+		_ = be.saveRoute(ctx, c.route)
 	}
 	c.idx, c.kind = idx, kind
 	c.startSweeper()
@@ -260,6 +267,10 @@ func (c *Collection) Info() (CollectionInfo, error) {
 		return CollectionInfo{}, c.err
 	}
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.countAt(c.now()), Index: c.kind}
+	if c.route != nil {
+		r := *c.route
+		info.Route = &r
+	}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			st := h.TargetSearches()
@@ -521,10 +532,10 @@ func (c *Collection) closeWith(err error, save bool) error {
 }
 
 // maybeSwitch builds an HNSW graph for an Auto collection that has
-// reached its threshold and makes it the collection's index. It holds wmu
-// exclusively, so no write is in flight and none starts meanwhile, while
-// queries go on with exact search. If the build fails or ctx ends, the
-// collection stays exact and the next write tries again.
+// reached its threshold and makes it the collection's index, or, with a
+// recall target, measures the ways to it (switchIndex). If the build fails
+// or ctx ends, the collection stays on its scan and the next write tries
+// again.
 func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.mu.RLock()
 	due := c.switchDue()
@@ -535,10 +546,56 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.mu.RLock()
-	if !c.switchDue() {
-		c.mu.RUnlock()
+	due = c.switchDue()
+	c.mu.RUnlock()
+	if due {
+		c.switchIndex(ctx)
+	}
+}
+
+// remeasure measures the ways to an Auto collection's recall target again
+// on the queries it has kept, once a scan that won on held-out vectors has
+// answered enough of them (see [Route]). It runs in its own goroutine,
+// started by a query, and ends early if the collection closes. It builds
+// the graph beside writes, as a rebuild does (regraph.go), and holds wmu
+// only to install the way that won, if it is not the scan in use, with the
+// writes made meanwhile.
+func (c *Collection) remeasure() {
+	defer c.remeasuring.Store(false)
+	ctx := c.bg
+	g, err := c.buildGraph(ctx, 0, 0, c.remeasureDue)
+	if g == nil || err != nil {
 		return
 	}
+	recorded := c.queries.take()
+	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded)
+	if err != nil {
+		c.dropGraph(ctx)
+		return
+	}
+	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
+	if r.kind == g.kind0 {
+		// The scan in use won again, now on real queries: it stays.
+		c.dropGraph(ctx)
+		c.mu.Lock()
+		if c.err == nil && c.idx == g.old {
+			c.route = g.route
+		}
+		c.mu.Unlock()
+	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
+		return
+	}
+	// A hint: if it is lost, the next open measures again.
+	_ = c.be.saveRoute(ctx, g.route)
+}
+
+// switchIndex builds an HNSW graph of the collection's items and makes it
+// the collection's index, or, with a recall target, the way that meets the
+// target fastest (chooseRoute), measured on the queries kept if there are
+// any. It holds wmu exclusively, so no write is in flight and none starts
+// meanwhile, while queries go on with the scan.
+func (c *Collection) switchIndex(ctx context.Context) {
+	c.mu.RLock()
 	ids := make([]vector.ID, len(c.cat.live))
 	for i, r := range c.cat.live {
 		ids[i] = r.id
@@ -552,34 +609,69 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	if err := track(ctx, idx, ids); err != nil {
 		return
 	}
+	r := route{kind: HNSW, idx: idx}
+	var rt *Route
 	if c.cfg.routed() {
-		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat)
-		if err != nil {
+		recorded := c.queries.take()
+		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded); err != nil {
 			return
 		}
-		if r.kind != HNSW {
-			// A scan meets the target faster here: use it, and measure
-			// again once the collection has doubled.
-			c.mu.Lock()
-			if c.err == nil {
-				c.idx, c.kind, c.autoRetryAt = r.idx, r.kind, 2*len(ids)
-			}
-			c.mu.Unlock()
-			// A hint: if it is lost, the next open measures again.
-			_ = c.be.saveRoute(ctx, r.kind, 2*len(ids))
-			return
-		}
+		rt = routeOf(r, len(ids), len(recorded))
 	}
 	c.mu.Lock()
 	if c.err == nil {
-		c.idx, c.kind, c.dirty = idx, HNSW, true
+		c.idx, c.kind, c.route = r.idx, r.kind, rt
+		c.dirty = c.dirty || r.kind == HNSW
 	}
 	c.mu.Unlock()
+	if rt != nil {
+		// A hint: if it is lost, the next open measures again.
+		_ = c.be.saveRoute(ctx, rt)
+	}
+}
+
+// routeOf is the Route of verdict r, measured at n items on recorded
+// queries: a scan is measured again once the collection has doubled.
+func routeOf(r route, n, recorded int) *Route {
+	rt := &Route{Index: r.kind, Len: n, Queries: recorded}
+	if r.kind != HNSW {
+		rt.Next = 2 * n
+	}
+	return rt
 }
 
 // switchDue reports whether an Auto collection is due to switch to HNSW
 // (or, with a recall target, to measure the ways to it again); mu is held.
 func (c *Collection) switchDue() bool {
+	next := 0
+	if c.route != nil {
+		next = c.route.Next
+	}
 	return c.err == nil && c.cfg.Index == Auto && (c.kind == Flat || c.kind == QFlat) &&
-		c.cat.len() >= max(c.cfg.AutoThreshold, c.autoRetryAt)
+		c.cat.len() >= max(c.cfg.AutoThreshold, next)
+}
+
+// keepsQueries reports whether the collection keeps the queries it answers
+// for its next routing measurement: an Auto collection with a recall target
+// while a scan answers them. mu is held.
+func (c *Collection) keepsQueries() bool {
+	return c.cfg.routed() && (c.kind == Flat || c.kind == QFlat)
+}
+
+// remeasureDue reports whether the scan in use won a measurement on
+// held-out vectors (or too few queries) and the collection has kept enough
+// queries since to measure better. mu is held.
+func (c *Collection) remeasureDue() bool {
+	return c.err == nil && c.keepsQueries() && c.route != nil && !c.route.onQueries() &&
+		c.cat.len() >= c.cfg.AutoThreshold && c.queries.len() >= hnsw.MinRealQueries
+}
+
+// keepQuery adds the unfiltered vector query q, which the scan answered, to
+// the queries kept, and starts a measurement on them when it is due. mu is
+// held.
+func (c *Collection) keepQuery(q []float32) {
+	c.queries.add(q, hnsw.ReservoirSize(c.cat.len(), c.cfg.Dim))
+	if c.remeasureDue() && c.remeasuring.CompareAndSwap(false, true) {
+		go c.remeasure()
+	}
 }

@@ -67,11 +67,14 @@ func (c *Collection) visibleIDs() []vector.ID {
 }
 
 // newGraph is a graph built from a list of versions (before), to replace
-// old once it has taken the writes since.
+// old (of kind kind0) once it has taken the writes since: or, after a
+// routing measurement, the index of kind that won it, with its route.
 type newGraph struct {
-	idx    vector.Index
-	old    vector.Index
-	before []vector.ID
+	idx         vector.Index
+	kind, kind0 IndexKind
+	route       *Route
+	old         vector.Index
+	before      []vector.ID
 	// until is the ExpiresAt up to which its versions were left out, for
 	// a graph built ahead of an expiry; 0 for one built after it.
 	until int64
@@ -97,20 +100,27 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	c.rg.mu.Unlock()
 	if g == nil {
 		var err error
-		if g, err = c.buildGraph(ctx, 0, 0); g == nil || err != nil {
+		if g, err = c.buildGraph(ctx, 0, 0, c.onGraph); g == nil || err != nil {
 			return false, err
 		}
 	}
 	return c.installGraph(ctx, g)
 }
 
+// onGraph reports whether the collection searches an HNSW graph. mu is
+// held.
+func (c *Collection) onGraph() bool {
+	_, ok := c.idx.(*hnsw.Index)
+	return ok
+}
+
 // buildGraph builds a new HNSW graph of the visible versions, less those
 // that expire by until (if non-zero), with workers goroutines (0 for
 // every core), and returns it, or nil if a rebuild is already running or
-// the index is not a graph. From its list of versions on, until
-// installGraph or dropGraph, the versions that writes retire stay in the
-// store (deferEvict), so that the build finds every one it lists.
-func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (*newGraph, error) {
+// due (called with mu held) reports false. From its list of versions on,
+// until installGraph or dropGraph, the versions that writes retire stay in
+// the store (deferEvict), so that the build finds every one it lists.
+func (c *Collection) buildGraph(ctx context.Context, until int64, workers int, due func() bool) (*newGraph, error) {
 	c.rg.mu.Lock()
 	if c.rg.running {
 		c.rg.mu.Unlock()
@@ -119,10 +129,10 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 	c.rg.running = true
 	c.rg.mu.Unlock()
 	c.mu.RLock()
-	old := c.idx
-	_, isGraph := old.(*hnsw.Index)
+	old, kind0 := c.idx, c.kind
+	isDue := c.err == nil && due()
 	var before []vector.ID
-	if isGraph && c.err == nil {
+	if isDue {
 		before = make([]vector.ID, 0, len(c.cat.live))
 		for _, r := range c.cat.live {
 			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == 0 || r.expires > until) {
@@ -131,7 +141,7 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 		}
 	}
 	c.mu.RUnlock()
-	if !isGraph || c.err != nil {
+	if !isDue {
 		c.dropGraph(ctx)
 		return nil, nil
 	}
@@ -151,13 +161,15 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 		c.dropGraph(ctx)
 		return nil, err
 	}
-	return &newGraph{idx: idx, old: old, before: before, until: until}, nil
+	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until}, nil
 }
 
-// installGraph makes g the collection's index: holding wmu exclusively
-// (no write in flight), it takes the versions written since g's list was
-// made and drops those deleted or marked expired since, so that g then
-// holds exactly the visible versions, and swaps it in under mu. The
+// installGraph makes g the collection's index (of g's kind, with g's
+// route if set): holding wmu exclusively (no write in flight), it takes
+// the versions written since g's list was made and drops those deleted or
+// marked expired since, so that g then holds exactly the visible versions
+// (an exact scan, holding no list, takes nothing), and swaps it in under
+// mu. The
 // marked versions it does not hold are remembered in unindexed, so that
 // their eviction does not ask the graph to drop them. It ends the
 // rebuild (dropGraph) whatever happens; if the index changed since g's
@@ -191,7 +203,11 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	if c.err != nil {
 		return false, nil
 	}
-	c.idx, c.dirty = g.idx, true
+	c.idx, c.kind = g.idx, g.kind
+	c.dirty = c.dirty || g.kind == HNSW
+	if g.route != nil {
+		c.route = g.route
+	}
 	c.rg.mu.Lock()
 	c.rg.unindexed = left
 	c.rg.mu.Unlock()
@@ -320,7 +336,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	if !due {
 		return
 	}
-	g, err := c.buildGraph(ctx, until, max(1, runtime.GOMAXPROCS(0)-1))
+	g, err := c.buildGraph(ctx, until, max(1, runtime.GOMAXPROCS(0)-1), c.onGraph)
 	if g == nil || err != nil {
 		return
 	}

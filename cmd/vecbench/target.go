@@ -218,6 +218,12 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			return hnsw.Calibration{}, err
 		}
 	}
+	// A scan that won on held-out vectors measures the ways again on
+	// the queries it answered, in the background: its verdict is let in
+	// first.
+	if err := waitRouted(ctx, coll, len(calib)); err != nil {
+		return hnsw.Calibration{}, err
+	}
 	if c, ok := collCal(); ok {
 		if _, err := settle(ctx, calib, k, collSearch, collCal, c); err != nil {
 			return hnsw.Calibration{}, err
@@ -596,6 +602,20 @@ func settle(ctx context.Context, calib []vector.Vector, k int,
 		cal = next
 	}
 	return cal, nil
+}
+
+// waitRouted waits, at most settleWait, until an Auto collection that
+// answered distinct queries with a scan that won on held-out vectors has
+// measured its ways again on them (cairn.Route), if they are enough to.
+func waitRouted(ctx context.Context, coll *cairn.Collection, distinct int) error {
+	if distinct < hnsw.MinRealQueries {
+		return nil
+	}
+	_, err := pollUntil(ctx, time.Now().Add(settleWait), func() bool {
+		info, err := coll.Info()
+		return err != nil || info.Route == nil || info.Route.Index == cairn.HNSW || info.Route.Queries > 0
+	})
+	return err
 }
 
 // waitCalibrated waits, at most settleWait, until latest reports a
