@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -563,7 +564,8 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 func (c *Collection) remeasure() {
 	defer c.remeasuring.Store(false)
 	ctx := c.bg
-	g, err := c.buildGraph(ctx, 0, 0, c.remeasureDue)
+	// All cores but one build, so that queries keep one.
+	g, err := c.buildGraph(ctx, 0, max(1, runtime.GOMAXPROCS(0)-1), c.remeasureDue)
 	if g == nil || err != nil {
 		return
 	}
@@ -577,16 +579,23 @@ func (c *Collection) remeasure() {
 	if r.kind == g.kind0 {
 		// The scan in use won again, now on real queries: it stays.
 		c.dropGraph(ctx)
-		c.mu.Lock()
-		if c.err == nil && c.idx == g.old {
-			c.route = g.route
-		}
-		c.mu.Unlock()
 	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
 		return
 	}
-	// A hint: if it is lost, the next open measures again.
-	_ = c.be.saveRoute(ctx, g.route)
+	// The verdict is kept, and stored, unless a switch at a doubling
+	// has measured since (it holds wmu, as this does).
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	current := c.err == nil && (c.idx == g.old || c.idx == g.idx)
+	if current {
+		c.route = g.route
+	}
+	c.mu.Unlock()
+	if current {
+		// A hint: if it is lost, the next open measures again.
+		_ = c.be.saveRoute(ctx, g.route)
+	}
 }
 
 // switchIndex builds an HNSW graph of the collection's items and makes it

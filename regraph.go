@@ -68,7 +68,7 @@ func (c *Collection) visibleIDs() []vector.ID {
 
 // newGraph is a graph built from a list of versions (before), to replace
 // old (of kind kind0) once it has taken the writes since: or, after a
-// routing measurement, the index of kind that won it, with its route.
+// routing measurement, the index of kind that won it (its route).
 type newGraph struct {
 	idx         vector.Index
 	kind, kind0 IndexKind
@@ -164,8 +164,7 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int, d
 	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until}, nil
 }
 
-// installGraph makes g the collection's index (of g's kind, with g's
-// route if set): holding wmu exclusively (no write in flight), it takes
+// installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes
 // the versions written since g's list was made and drops those deleted or
 // marked expired since, so that g then holds exactly the visible versions
 // (an exact scan, holding no list, takes nothing), and swaps it in under
@@ -205,9 +204,6 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	}
 	c.idx, c.kind = g.idx, g.kind
 	c.dirty = c.dirty || g.kind == HNSW
-	if g.route != nil {
-		c.route = g.route
-	}
 	c.rg.mu.Lock()
 	c.rg.unindexed = left
 	c.rg.mu.Unlock()
