@@ -5,12 +5,14 @@ package cairn
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
@@ -156,5 +158,37 @@ func TestRouteOnQueriesKept(t *testing.T) {
 	defer db.Close()
 	if info := mustInfo(t, c); calls != 5 || info.Index != HNSW || info.Route == nil || info.Route.Index != HNSW {
 		t.Fatalf("reopened after the graph won: %d measurements, %+v, route %+v", calls, info, info.Route)
+	}
+}
+
+// TestRouteOnQueriesClose: closing the collection while a measurement on
+// queries runs ends it: Close returns, the measurement gives up, and the
+// file reopens with the scan's verdict.
+func TestRouteOnQueriesClose(t *testing.T) {
+	verdict, calls := Flat, 0
+	stubRoute(t, &verdict, &calls)
+	path := filepath.Join(t.TempDir(), "auto.db")
+	db, c := routedCollection(t, path, "c")
+	ds := recall.Clustered(700, hnsw.MinRealQueries, 16, 10)
+	addRange(t, c, ds.Base, 0, 700)
+	started := make(chan struct{})
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
+		close(started)
+		<-ctx.Done() // a measurement that lasts until the collection closes
+		return route{}, ctx.Err()
+	}
+	ask(t, c, ds.Queries, nil)
+	<-started
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitRemeasured(t, c)
+	if _, err := c.Query(context.Background(), ds.Queries[0], 5, nil); !errors.Is(err, vector.ErrClosed) {
+		t.Fatalf("query after close: %v, want ErrClosed", err)
+	}
+	db, c = routedCollection(t, path, "c")
+	defer db.Close()
+	if info := mustInfo(t, c); info.Index != Flat || info.Route == nil || info.Route.Queries != 0 {
+		t.Fatalf("reopened after a measurement cut short: %+v, route %+v", info, info.Route)
 	}
 }
