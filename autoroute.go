@@ -70,15 +70,20 @@ var chooseRouteFunc = chooseRoute
 // width (it calibrates on the recorded queries, with held-out vectors if
 // they are too few); the approximate scan if its recall@K on the probes
 // (each stored vector's own id left out) reaches the target. It returns
-// the fastest. ids are the collection's ids; no write is in flight (the
-// caller holds wmu).
-func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
+// the fastest. ids are the collection's ids, which g and st hold while it
+// runs. A paced measurement calibrates resting as long as it works
+// (hnsw.Index.CalibratePaced), for one that runs beside queries.
+func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, paced bool) (route, error) {
 	if len(recorded) > 0 {
 		if err := g.RecordQueries(recorded); err != nil {
 			return route{}, err
 		}
 	}
-	cal, err := g.Calibrate(ctx, nil)
+	calibrate := g.Calibrate
+	if paced {
+		calibrate = g.CalibratePaced
+	}
+	cal, err := calibrate(ctx, nil)
 	if err != nil {
 		return route{}, err
 	}

@@ -21,7 +21,7 @@ import (
 func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
 	saved := chooseRouteFunc
 	t.Cleanup(func() { chooseRouteFunc = saved })
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
 		*calls++
 		if err := g.RecordQueries(recorded); err != nil {
 			return route{}, err
@@ -193,7 +193,7 @@ func TestChooseRoute(t *testing.T) {
 	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	r, err := chooseRoute(ctx, g, st, ids, nil, nil)
+	r, err := chooseRoute(ctx, g, st, ids, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

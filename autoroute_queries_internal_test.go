@@ -172,7 +172,7 @@ func TestRouteOnQueriesClose(t *testing.T) {
 	ds := recall.Clustered(700, hnsw.MinRealQueries, 16, 10)
 	addRange(t, c, ds.Base, 0, 700)
 	started := make(chan struct{})
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
 		close(started)
 		<-ctx.Done() // a measurement that lasts until the collection closes
 		return route{}, ctx.Err()

@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -218,7 +217,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	if kind == HNSW && cfg.routed() {
-		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil)
+		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil, false)
 		if err != nil {
 			return nil, err
 		}
@@ -564,13 +563,14 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 func (c *Collection) remeasure() {
 	defer c.remeasuring.Store(false)
 	ctx := c.bg
-	// All cores but one build, so that queries keep one.
-	g, err := c.buildGraph(ctx, 0, max(1, runtime.GOMAXPROCS(0)-1), c.remeasureDue)
+	// One core builds and calibrates, resting as long as it works, so
+	// that the queries and writes beside keep the rest.
+	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.remeasureDue})
 	if g == nil || err != nil {
 		return
 	}
 	recorded := c.queries.take()
-	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded)
+	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded, true)
 	if err != nil {
 		c.dropGraph(ctx)
 		return
@@ -622,7 +622,7 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	var rt *Route
 	if c.cfg.routed() {
 		recorded := c.queries.take()
-		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded); err != nil {
+		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false); err != nil {
 			return
 		}
 		rt = routeOf(r, len(ids), len(recorded))

@@ -100,7 +100,7 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	c.rg.mu.Unlock()
 	if g == nil {
 		var err error
-		if g, err = c.buildGraph(ctx, 0, 0, c.onGraph); g == nil || err != nil {
+		if g, err = c.buildGraph(ctx, graphBuild{due: c.onGraph}); g == nil || err != nil {
 			return false, err
 		}
 	}
@@ -114,13 +114,24 @@ func (c *Collection) onGraph() bool {
 	return ok
 }
 
-// buildGraph builds a new HNSW graph of the visible versions, less those
-// that expire by until (if non-zero), with workers goroutines (0 for
-// every core), and returns it, or nil if a rebuild is already running or
-// due (called with mu held) reports false. From its list of versions on,
-// until installGraph or dropGraph, the versions that writes retire stay in
-// the store (deferEvict), so that the build finds every one it lists.
-func (c *Collection) buildGraph(ctx context.Context, until int64, workers int, due func() bool) (*newGraph, error) {
+// graphBuild says how buildGraph builds: without the versions that expire
+// by until (if non-zero), with workers goroutines (0 for every core),
+// resting as long as it works if paced, and only if due (called with mu
+// held) reports true.
+type graphBuild struct {
+	until   int64
+	workers int
+	paced   bool
+	due     func() bool
+}
+
+// buildGraph builds a new HNSW graph of the visible versions as b says,
+// and returns it, or nil if a rebuild is already running or b.due reports
+// false. From its list of versions on, until installGraph or dropGraph,
+// the versions that writes retire stay in the store (deferEvict), so that
+// the build finds every one it lists.
+func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, error) {
+	until := b.until
 	c.rg.mu.Lock()
 	if c.rg.running {
 		c.rg.mu.Unlock()
@@ -130,7 +141,7 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int, d
 	c.rg.mu.Unlock()
 	c.mu.RLock()
 	old, kind0 := c.idx, c.kind
-	isDue := c.err == nil && due()
+	isDue := c.err == nil && b.due()
 	var before []vector.ID
 	if isDue {
 		before = make([]vector.ID, 0, len(c.cat.live))
@@ -150,8 +161,11 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int, d
 		regraphHook()
 	}
 	cfg := c.cfg
-	if workers > 0 {
-		cfg.HNSW.Workers = workers
+	if b.workers > 0 {
+		cfg.HNSW.Workers = b.workers
+	}
+	if b.paced {
+		cfg.HNSW.Progress = restingProgress(cfg.HNSW.Progress)
 	}
 	idx, err := newIndex(HNSW, cfg, c.st)
 	if err == nil {
@@ -223,6 +237,20 @@ func (c *Collection) dropGraph(ctx context.Context) {
 	c.mu.Lock()
 	c.unpublished -= len(ids)
 	c.mu.Unlock()
+}
+
+// restingProgress returns an hnsw.Options.Progress that reports to next
+// (if not nil) and then sleeps as long as the build worked since its last
+// report: a build by one worker then takes about half of one core.
+func restingProgress(next func(done, total int)) func(done, total int) {
+	since := time.Now()
+	return func(done, total int) {
+		if next != nil {
+			next(done, total)
+		}
+		time.Sleep(time.Since(since))
+		since = time.Now()
+	}
 }
 
 // sortedDiff returns the ids of a not in b and those of b not in a, both
@@ -332,7 +360,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	if !due {
 		return
 	}
-	g, err := c.buildGraph(ctx, until, max(1, runtime.GOMAXPROCS(0)-1), c.onGraph)
+	g, err := c.buildGraph(ctx, graphBuild{until: until, workers: max(1, runtime.GOMAXPROCS(0)-1), due: c.onGraph})
 	if g == nil || err != nil {
 		return
 	}

@@ -447,6 +447,19 @@ func (ix *Index) waitCalibration() {
 // index for the whole sample, plus a few hundred searches per beam width
 // tried (about a dozen).
 func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	return ix.calibrateNow(ctx, queries, false)
+}
+
+// CalibratePaced is [Index.Calibrate] at the pace of the index's own
+// background calibrations: it rests as long as it works, so that it takes
+// at most about half of one core from the queries and writes beside it,
+// and about twice as long.
+func (ix *Index) CalibratePaced(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	return ix.calibrateNow(ctx, queries, true)
+}
+
+// calibrateNow is Calibrate, paced or not.
+func (ix *Index) calibrateNow(ctx context.Context, queries []vector.Vector, paced bool) (Calibration, error) {
 	if ix.opts.TargetRecall == 0 {
 		return Calibration{}, fmt.Errorf("hnsw: calibrate: %w: the index has no TargetRecall", vector.ErrInvalidOptions)
 	}
@@ -474,7 +487,7 @@ func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibr
 			return Calibration{}, fmt.Errorf("hnsw: calibrate: %w", ctx.Err())
 		}
 	}
-	return ix.calibrate(ctx, prepared, false)
+	return ix.calibrate(ctx, prepared, paced)
 }
 
 // calibrate runs one calibration; the caller has set cal.running. queries

@@ -369,3 +369,26 @@ func TestRecordQueries(t *testing.T) {
 		t.Errorf("RecordQueries without a target = %v, want ErrInvalidOptions", err)
 	}
 }
+
+// TestCalibratePaced: a paced calibration measures what an unpaced one
+// does on the same sample (it only rests between its steps), and refuses
+// what Calibrate refuses.
+func TestCalibratePaced(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	sample := ds.Queries[:300]
+	fast, err := ix.Calibrate(ctx, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paced, err := ix.CalibratePaced(ctx, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paced.Ef != fast.Ef || paced.Recall != fast.Recall || paced.Exact != fast.Exact || paced.Source != hnsw.SourceCaller {
+		t.Errorf("paced calibration %+v, unpaced %+v: want the same measurement", paced, fast)
+	}
+	if _, err := ix.CalibratePaced(ctx, []vector.Vector{ds.Queries[0][:2]}); !errors.Is(err, vector.ErrDimensionMismatch) {
+		t.Errorf("paced calibration on a short query = %v, want ErrDimensionMismatch", err)
+	}
+}
