@@ -360,6 +360,13 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		return hnsw.Calibration{}, err
 	}
 	autoIndex, autoEf, autoNote := "exact", 0, fmt.Sprintf("Auto collection: %s", after.Index)
+	if r := after.Route; r != nil {
+		sample := "held-out vectors"
+		if r.Queries > 0 {
+			sample = fmt.Sprintf("%s queries", fmtInt(r.Queries))
+		}
+		autoNote += fmt.Sprintf(" (routed at %s items, on %s)", fmtInt(r.Len), sample)
+	}
 	switch after.Index {
 	case cairn.QFlat:
 		autoIndex = "qflat"
