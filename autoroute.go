@@ -30,14 +30,19 @@ type route struct {
 // recall target (the exact scan, the approximate scan and its graph), as
 // [CollectionInfo] reports it. A snapshot value.
 //
-// The collection measures when it first reaches its AutoThreshold, on
-// reopen, and, while a scan wins, again when it has doubled. It measures
-// on the queries it answered before, if it has kept at least
-// [hnsw.MinRealQueries] distinct ones (queries with a filter, or in
-// keyword or hybrid mode, are not kept), else on its own vectors held out,
-// which read lower recall than real queries on real embeddings and so
-// favour the scans; and a scan that won on held-out vectors is measured
-// again, in the background, once that many queries have come in.
+// The collection measures when it first reaches its AutoThreshold (on the
+// path of the write that reached it) and on reopen; while a scan wins, it
+// measures again in the background, beside queries and writes, when it has
+// doubled, and once a scan that won on held-out vectors has answered
+// [hnsw.MinRealQueries] distinct queries. It measures on the queries it
+// answered, if it has kept that many (queries with a filter, or in keyword
+// or hybrid mode, are not kept), else on its own vectors held out, which on
+// real embeddings read lower recall than real queries and so favour the
+// scans. A background measurement builds its graph with one worker that
+// rests as long as it works, about half of one core: seconds at 20,000
+// items of 128 dimensions, minutes at 100,000 of 768; the scan answers
+// meanwhile, and the writes made during it are added to the graph if it
+// wins.
 type Route struct {
 	// Index is the way that met the target fastest: Flat, QFlat or HNSW.
 	Index IndexKind
