@@ -16,15 +16,17 @@ import (
 	"github.com/cairndb/cairn/recall"
 )
 
-// BenchmarkQueriesDuringRemeasure loads 20,000 uniform 128-d vectors into
+// BenchmarkQueriesDuringRemeasure loads 10,000 uniform 128-d vectors into
 // an Auto collection with a recall target of 0.95, where a scan wins the
-// measurement on held-out vectors; asks hnsw.MinRealQueries distinct
-// queries, the last of which starts the measurement on them in the
-// background; times the same queries again, one client, until it ends;
-// then as many with nothing running. It reports p50 and p95 of both, the
-// ratio of the p95s (1 means the measurement costs the queries nothing),
-// and how long the measurement took. One iteration is the whole run
-// (about a minute on 2 cores):
+// measurement on held-out vectors, and times queries (one client, back to
+// back) during its two kinds of background measurement, each beside as
+// many queries with nothing running: "queries", started by the last of
+// hnsw.MinRealQueries distinct queries, and "doubled", started by the
+// write that doubles the collection (10,000 more vectors, added before the
+// timing). It reports p50 and p95 of each phase, the ratio of its p95 to
+// the quiet p95 (1 means the measurement costs the queries nothing), and
+// how long the measurement took. One iteration is the whole run (about a
+// minute on 2 cores):
 //
 //	go test -run '^$' -bench BenchmarkQueriesDuringRemeasure -benchtime 1x .
 func BenchmarkQueriesDuringRemeasure(b *testing.B) {
@@ -36,15 +38,19 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for lo := 0; lo < len(ds.Base); lo += 1000 {
-			items := make([]Item, 0, 1000)
-			for i := lo; i < lo+1000; i++ {
-				items = append(items, Item{ID: fmt.Sprint(i), Embedding: ds.Base[i]})
-			}
-			if err := c.Add(ctx, items...); err != nil {
-				b.Fatal(err)
+		load := func(lo, hi int) {
+			for ; lo < hi; lo += 1000 {
+				items := make([]Item, 0, 1000)
+				for i := lo; i < lo+1000; i++ {
+					items = append(items, Item{ID: fmt.Sprint(i), Embedding: ds.Base[i]})
+				}
+				if err := c.Add(ctx, items...); err != nil {
+					b.Fatal(err)
+				}
 			}
 		}
+		load(0, 10000)
+		c.WaitRoutedForTest() // the load's own measurements, at its doublings
 		if info, _ := c.Info(); info.Route == nil || info.Route.Index == HNSW {
 			b.Skipf("the graph won on held-out vectors (route %+v): nothing to measure again", info.Route)
 		}
@@ -55,38 +61,48 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 			}
 			return time.Since(t0)
 		}
+		// phase times queries while a measurement runs, then as many
+		// with none, and reports them under name.
+		phase := func(name string) {
+			start := time.Now()
+			var busy []time.Duration
+			for i := 0; c.remeasuring.Load(); i++ {
+				busy = append(busy, query(i))
+			}
+			took := time.Since(start)
+			if len(busy) == 0 {
+				b.Fatalf("%s: the measurement ended before a query was timed", name)
+			}
+			calm := make([]time.Duration, max(len(busy), 200))
+			for i := range calm {
+				calm[i] = query(i)
+			}
+			at := func(lat []time.Duration, p float64) float64 {
+				s := slices.Clone(lat)
+				slices.Sort(s)
+				return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds())
+			}
+			b.ReportMetric(at(busy, 0.5), name+"-busy-p50-µs")
+			b.ReportMetric(at(busy, 0.95), name+"-busy-p95-µs")
+			b.ReportMetric(at(calm, 0.5), name+"-quiet-p50-µs")
+			b.ReportMetric(at(calm, 0.95), name+"-quiet-p95-µs")
+			b.ReportMetric(at(busy, 0.95)/at(calm, 0.95), name+"-p95-ratio")
+			b.ReportMetric(took.Seconds(), name+"-s")
+			info, _ := c.Info()
+			b.Logf("%s: route after %+v, index %v", name, *info.Route, info.Index)
+		}
 		for i := range ds.Queries {
 			query(i) // the last one starts the measurement
 		}
-		start := time.Now()
-		var busy []time.Duration
-		for i := 0; c.remeasuring.Load(); i++ {
-			busy = append(busy, query(i))
+		phase("queries")
+		if info, _ := c.Info(); info.Route.Queries == 0 {
+			b.Fatalf("no measurement on queries ran: route %+v", *info.Route)
 		}
-		took := time.Since(start)
-		calm := make([]time.Duration, max(len(busy), 200))
-		for i := range calm {
-			calm[i] = query(i)
+		load(10000, 20000) // the last write starts the measurement
+		phase("doubled")
+		if info, _ := c.Info(); info.Route.Len != 20000 {
+			b.Fatalf("no measurement at 20,000 items ran: route %+v", *info.Route)
 		}
-		info, _ := c.Info()
-		if info.Route == nil || info.Route.Queries == 0 {
-			b.Fatalf("no measurement on queries ran: route %+v", info.Route)
-		}
-		at := func(lat []time.Duration, p float64) float64 {
-			s := slices.Clone(lat)
-			slices.Sort(s)
-			return float64(s[min(len(s)-1, int(p*float64(len(s))))].Microseconds())
-		}
-		if len(busy) == 0 {
-			b.Fatal("the measurement ended before a query was timed")
-		}
-		b.ReportMetric(at(busy, 0.5), "busy-p50-µs")
-		b.ReportMetric(at(busy, 0.95), "busy-p95-µs")
-		b.ReportMetric(at(calm, 0.5), "quiet-p50-µs")
-		b.ReportMetric(at(calm, 0.95), "quiet-p95-µs")
-		b.ReportMetric(at(busy, 0.95)/at(calm, 0.95), "p95-ratio")
-		b.ReportMetric(took.Seconds(), "remeasure-s")
-		b.Logf("route after: %+v, index %v", *info.Route, info.Index)
 		if err := db.Close(); err != nil {
 			b.Fatal(err)
 		}

@@ -611,17 +611,21 @@ func settle(ctx context.Context, calib []vector.Vector, k int,
 	return cal, nil
 }
 
-// waitRouted waits, at most calibrationWait (it builds a graph at half a
-// core: minutes at 100,000 × 768), until an Auto collection that answered
-// distinct queries with a scan that won on held-out vectors has measured
-// its ways again on them (cairn.Route), if they are enough to.
+// waitRouted waits, at most calibrationWait (a background measurement
+// builds a graph at half a core: minutes at 100,000 × 768), until an Auto
+// collection on a scan that answered distinct queries has measured its
+// ways on them at its present size (cairn.Route), if they are enough to: a
+// scan that won on held-out vectors, or at a size the load has since
+// doubled, is measured again in the background.
 func waitRouted(ctx context.Context, coll *cairn.Collection, distinct int) error {
 	if distinct < hnsw.MinRealQueries {
 		return nil
 	}
 	_, err := pollUntil(ctx, time.Now().Add(calibrationWait), func() bool {
 		info, err := coll.Info()
-		return err != nil || info.Route == nil || info.Route.Index == cairn.HNSW || info.Route.Queries > 0
+		r := info.Route
+		return err != nil || r == nil || r.Index == cairn.HNSW ||
+			r.Queries >= hnsw.MinRealQueries && info.Count < r.Next
 	})
 	return err
 }
