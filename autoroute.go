@@ -26,6 +26,42 @@ type route struct {
 	idx  vector.Index
 }
 
+// Route is an Auto collection's latest measurement of the ways to its
+// recall target (the exact scan, the approximate scan and its graph), as
+// [CollectionInfo] reports it. A snapshot value.
+//
+// The collection measures when it first reaches its AutoThreshold (on the
+// path of the write that reached it) and on reopen; while a scan wins, it
+// measures again in the background, beside queries and writes, when it has
+// doubled, and once a scan that won on held-out vectors has answered
+// [hnsw.MinRealQueries] distinct queries. It measures on the queries it
+// answered, if it has kept that many (queries with a filter, or in keyword
+// or hybrid mode, are not kept), else on its own vectors held out, which on
+// real embeddings read lower recall than real queries and so favour the
+// scans. A background measurement builds its graph with one worker that
+// rests as long as it works, about half of one core: seconds at 20,000
+// items of 128 dimensions, minutes at 100,000 of 768; the scan answers
+// meanwhile, and the writes made during it are added to the graph if it
+// wins.
+type Route struct {
+	// Index is the way that met the target fastest: Flat, QFlat or HNSW.
+	Index IndexKind
+	// Len is the number of items measured.
+	Len int
+	// Queries is how many distinct recorded queries the measurement used:
+	// the graph's calibration measured on them (topped up with held-out
+	// vectors below hnsw.MinRealQueries), and the ways were timed on them.
+	// 0 when it measured on the collection's own vectors alone.
+	Queries int
+	// Next is the size at which a scan that won is measured against the
+	// graph again; 0 once the graph has won.
+	Next int
+}
+
+// onQueries reports whether r was measured on enough real queries that
+// more of them would not measure better.
+func (r *Route) onQueries() bool { return r != nil && r.Queries >= hnsw.MinRealQueries }
+
 // chooseRouteFunc is chooseRoute, replaced by tests of the routing around
 // it.
 var chooseRouteFunc = chooseRoute
@@ -33,19 +69,35 @@ var chooseRouteFunc = chooseRoute
 // chooseRoute calibrates the freshly built graph g of an Auto collection
 // with a recall target, builds the approximate flat scan over the same
 // store, and times each way that meets the target against the exact scan
-// on a sample of the collection's own vectors, alternating. The graph
-// meets it if its calibration chose a beam width; the approximate scan if
-// its recall@K on the sample (each probe's own vector left out) reaches the
-// target. It returns the fastest. ids are the collection's ids; no write
-// is in flight (the caller holds wmu).
-func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
-	cal, err := g.Calibrate(ctx, nil)
+// on a sample of queries, alternating: the recorded queries given (real
+// ones the collection answered), topped up with the collection's own
+// vectors. The graph meets the target if its calibration chose a beam
+// width (it calibrates on the recorded queries, with held-out vectors if
+// they are too few); the approximate scan if its recall@K on the probes
+// (each stored vector's own id left out) reaches the target. It returns
+// the fastest. ids are the collection's ids, which g and st hold while it
+// runs. A paced measurement calibrates resting as long as it works
+// (hnsw.Index.CalibratePaced), for one that runs beside queries.
+func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, paced bool) (route, error) {
+	if len(recorded) > 0 {
+		if err := g.RecordQueries(recorded); err != nil {
+			return route{}, err
+		}
+	}
+	calibrate := g.Calibrate
+	if paced {
+		calibrate = g.CalibratePaced
+	}
+	cal, err := calibrate(ctx, nil)
 	if err != nil {
 		return route{}, err
 	}
 	k := g.Options().TargetK
 	var probes []vector.Vector
-	var self []vector.ID
+	var self []vector.ID // 0, never a collection's id, for a recorded query
+	for _, q := range recorded[:min(len(recorded), routeProbes)] {
+		probes, self = append(probes, q), append(self, 0)
+	}
 	for i := 0; i < len(ids) && len(probes) < routeProbes; i += max(1, len(ids)/routeProbes) {
 		v, err := st.Get(ids[i])
 		if err != nil {

@@ -15,13 +15,17 @@ import (
 )
 
 // stubRoute replaces chooseRoute, for the test's life, by one that
-// calibrates the graph (as the real one does) and returns *verdict, with
-// the index of that kind; it counts its calls in *calls.
+// calibrates the graph (on the recorded queries given, as the real one
+// does) and returns *verdict, with the index of that kind; it counts its
+// calls in *calls.
 func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
 	saved := chooseRouteFunc
 	t.Cleanup(func() { chooseRouteFunc = saved })
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
 		*calls++
+		if err := g.RecordQueries(recorded); err != nil {
+			return route{}, err
+		}
 		if _, err := g.Calibrate(ctx, nil); err != nil {
 			return route{}, err
 		}
@@ -69,7 +73,7 @@ func addRange(t *testing.T, c *Collection, base []vector.Vector, lo, hi int) {
 // TestAutoTargetRouting checks what an Auto collection with a recall target
 // does with chooseRoute's verdict (stubbed here; the timing itself is
 // measured by vecbench): it stays exact while a scan wins, measures again
-// once it has doubled, switches when the graph wins, decides again on
+// in the background once it has doubled, switches when the graph wins, decides again on
 // reopen, and remembers across reopen that a scan won, measuring again
 // only once the collection has doubled.
 func TestAutoTargetRouting(t *testing.T) {
@@ -88,7 +92,8 @@ func TestAutoTargetRouting(t *testing.T) {
 		t.Fatalf("after 1,300 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
 	verdict = HNSW
-	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again, and now the graph wins
+	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again, in the background, and now the graph wins
+	waitRemeasured(t, c)
 	info := mustInfo(t, c)
 	if calls != 2 || info.Index != HNSW || info.Calibration == nil || info.Calibration.Target != 0.9 {
 		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, info)
@@ -122,6 +127,7 @@ func TestAutoTargetRouting(t *testing.T) {
 		t.Fatalf("after 2,900 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
 	addRange(t, c, base, 2900, 3100) // ≥ 3,000: measured again, and the graph wins
+	waitRemeasured(t, c)
 	if got := mustInfo(t, c); calls != 4 || got.Index != HNSW {
 		t.Fatalf("after 3,100 items: %d measurements, %+v", calls, got)
 	}
@@ -162,6 +168,7 @@ func TestAutoTargetRoutingQFlat(t *testing.T) {
 	}
 	found(5)
 	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again
+	waitRemeasured(t, c)
 	if got := mustInfo(t, c); calls != 2 || got.Index != HNSW {
 		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, got)
 	}
@@ -189,7 +196,7 @@ func TestChooseRoute(t *testing.T) {
 	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	r, err := chooseRoute(ctx, g, st, ids, nil)
+	r, err := chooseRoute(ctx, g, st, ids, nil, nil, false)
 	if err != nil {
 		t.Fatal(err)
 	}

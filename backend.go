@@ -54,11 +54,10 @@ type backend interface {
 	saveGraph(ctx context.Context, g graph) error
 	loadGraph(ctx context.Context, g graph) error
 	// route and saveRoute keep an Auto collection's last routing verdict
-	// across reopen, when a scan (Flat or QFlat) won it: the scan, and the
-	// size below which it is kept (Auto and 0 for none). The in-memory
-	// backend keeps none.
-	route() (IndexKind, int)
-	saveRoute(ctx context.Context, kind IndexKind, below int) error
+	// across reopen, when a scan (Flat or QFlat) won it: route returns nil
+	// if none is kept or the graph won. The in-memory backend keeps none.
+	route() *Route
+	saveRoute(ctx context.Context, r *Route) error
 	close() error
 }
 
@@ -138,8 +137,8 @@ func (b *memBackend) saveGraph(context.Context, graph) error { return nil }
 
 func (b *memBackend) loadGraph(context.Context, graph) error { return vector.ErrNotFound }
 
-func (b *memBackend) route() (IndexKind, int) { return Auto, 0 }
+func (b *memBackend) route() *Route { return nil }
 
-func (b *memBackend) saveRoute(context.Context, IndexKind, int) error { return nil }
+func (b *memBackend) saveRoute(context.Context, *Route) error { return nil }
 
 func (b *memBackend) close() error { return b.s.Close() }

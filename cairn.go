@@ -98,6 +98,11 @@ type CollectionInfo struct {
 	// what the latest calibration says they should do. Nil when
 	// Calibration is nil.
 	Searches *hnsw.TargetSearches
+	// Route is an Auto collection's latest measurement of the ways to its
+	// recall target: which won, at what size, on what sample. Nil without
+	// a target, before the first, and after a reopen that kept a graph
+	// until it measures again.
+	Route *Route
 }
 
 // ErrCollectionExists is returned (wrapped) by [DB.CreateCollection] for

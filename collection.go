@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -143,10 +144,13 @@ type Collection struct {
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat, HNSW or QFlat
 	dirty bool      // the graph changed since it was loaded or saved
-	// autoRetryAt is the size at which an Auto collection with a recall
-	// target measures its graph against exact search again, after exact
-	// search won (see graphPays); 0 before.
-	autoRetryAt int
+	// route is an Auto collection's latest measurement of the ways to
+	// its recall target (autoroute.go), nil before the first; queries
+	// samples the queries a scan answers for the next one, and
+	// remeasuring is set while one they started runs.
+	route       *Route
+	queries     querySample
+	remeasuring atomic.Bool
 	rg          regraphState // rebuilds of the graph (regraph.go)
 	cat         catalog      // the items apart from their vectors
 	next        vector.ID    // the id of the next version written
@@ -157,7 +161,10 @@ type Collection struct {
 	err         error // set once the collection is closed or deleted
 
 	wake      chan struct{}      // wakes the sweeper (expiry.go)
-	stopSweep context.CancelFunc // ends the sweeper
+	stopSweep context.CancelFunc // ends the sweeper, and bg
+	// bg is the context of the collection's background work, which
+	// closeWith ends.
+	bg context.Context
 }
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
@@ -185,10 +192,10 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
-	if scan, below := be.route(); kind == HNSW && cfg.routed() && len(ids) < below {
+	if r := be.route(); kind == HNSW && cfg.routed() && r != nil && len(ids) < r.Next {
 		// A scan won the last measurement and the collection has not
 		// doubled since: no graph to build and measure again.
-		kind, c.autoRetryAt = scan, below
+		kind, c.route = r.Index, r
 	}
 	idx, err := newIndex(kind, cfg, c.st)
 	if err != nil {
@@ -210,16 +217,16 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	if kind == HNSW && cfg.routed() {
-		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat)
+		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil, false)
 		if err != nil {
 			return nil, err
 		}
+		c.route = routeOf(r, len(ids), 0)
 		if r.kind != HNSW {
 			kind, idx, c.dirty = r.kind, r.idx, false
-			c.autoRetryAt = 2 * len(ids)
-			// A hint: if it is lost, the next open measures again.
-			_ = be.saveRoute(ctx, kind, c.autoRetryAt)
 		}
+		// A hint: if it is lost, the next open measures again.
+		_ = be.saveRoute(ctx, c.route)
 	}
 	c.idx, c.kind = idx, kind
 	c.startSweeper()
@@ -260,6 +267,10 @@ func (c *Collection) Info() (CollectionInfo, error) {
 		return CollectionInfo{}, c.err
 	}
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.countAt(c.now()), Index: c.kind}
+	if c.route != nil {
+		r := *c.route
+		info.Route = &r
+	}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			st := h.TargetSearches()
@@ -518,68 +529,4 @@ func (c *Collection) closeWith(err error, save bool) error {
 	c.err = err
 	c.cat, c.idx = newCatalog(), nil
 	return first
-}
-
-// maybeSwitch builds an HNSW graph for an Auto collection that has
-// reached its threshold and makes it the collection's index. It holds wmu
-// exclusively, so no write is in flight and none starts meanwhile, while
-// queries go on with exact search. If the build fails or ctx ends, the
-// collection stays exact and the next write tries again.
-func (c *Collection) maybeSwitch(ctx context.Context) {
-	c.mu.RLock()
-	due := c.switchDue()
-	c.mu.RUnlock()
-	if !due {
-		return
-	}
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	c.mu.RLock()
-	if !c.switchDue() {
-		c.mu.RUnlock()
-		return
-	}
-	ids := make([]vector.ID, len(c.cat.live))
-	for i, r := range c.cat.live {
-		ids[i] = r.id
-	}
-	c.mu.RUnlock()
-	slices.Sort(ids)
-	idx, err := newIndex(HNSW, c.cfg, c.st)
-	if err != nil {
-		return
-	}
-	if err := track(ctx, idx, ids); err != nil {
-		return
-	}
-	if c.cfg.routed() {
-		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat)
-		if err != nil {
-			return
-		}
-		if r.kind != HNSW {
-			// A scan meets the target faster here: use it, and measure
-			// again once the collection has doubled.
-			c.mu.Lock()
-			if c.err == nil {
-				c.idx, c.kind, c.autoRetryAt = r.idx, r.kind, 2*len(ids)
-			}
-			c.mu.Unlock()
-			// A hint: if it is lost, the next open measures again.
-			_ = c.be.saveRoute(ctx, r.kind, 2*len(ids))
-			return
-		}
-	}
-	c.mu.Lock()
-	if c.err == nil {
-		c.idx, c.kind, c.dirty = idx, HNSW, true
-	}
-	c.mu.Unlock()
-}
-
-// switchDue reports whether an Auto collection is due to switch to HNSW
-// (or, with a recall target, to measure the ways to it again); mu is held.
-func (c *Collection) switchDue() bool {
-	return c.err == nil && c.cfg.Index == Auto && (c.kind == Flat || c.kind == QFlat) &&
-		c.cat.len() >= max(c.cfg.AutoThreshold, c.autoRetryAt)
 }

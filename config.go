@@ -29,14 +29,17 @@ const (
 	// Auto starts measuring, and left at zero it is
 	// [DefaultRoutedAutoThreshold] (500), not 20,000: the graph built there
 	// calibrates itself for the target, the approximate flat scan (QFlat) is built beside it, and each
-	// that meets the target is timed against the exact scan on the
-	// collection's own vectors. Auto uses the fastest: the graph, or else one
-	// of the scans, in which case it drops the graph and measures again each
-	// time the collection has doubled (on data without structure, such as
-	// uniform vectors, a scan usually stays the faster way to a high recall).
-	// A file remembers a scan's win: reopened before it has doubled, the
-	// collection goes on with that scan without building a graph; a reopened
-	// collection that was using its graph measures again.
+	// that meets the target is timed against the exact scan, on the
+	// queries the collection answered if it kept enough of them, else on
+	// its own vectors held out. Auto uses the fastest: the graph, or else
+	// one of the scans, in which case it drops the graph and measures
+	// again, in the background, each time the collection has doubled (on
+	// data without structure, such as uniform vectors, a scan usually stays
+	// the faster way to a high recall), and once a scan that won on held-out
+	// vectors has answered enough queries to measure on them ([Route]). A
+	// file remembers a scan's win: reopened before it has
+	// doubled, the collection goes on with that scan without building a
+	// graph; a reopened collection that was using its graph measures again.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.
@@ -81,18 +84,19 @@ const DefaultAutoThreshold = 20000
 
 // DefaultRoutedAutoThreshold is the AutoThreshold of an [Auto] collection
 // with a recall target (HNSW.TargetRecall) created with AutoThreshold 0:
-// the size at which it first measures the ways to its target, and then
-// again at each doubling while a scan wins. It is [hnsw.MinCalibrationLen],
+// the size at which it first measures the ways to its target (and then
+// again, in the background, at each doubling while a scan wins). It is
+// [hnsw.MinCalibrationLen],
 // the smallest graph that calibrates: on real embeddings a graph pays far
 // below 20,000 items (the shared 768-d sets of about 1,000 vectors: 15 µs a
 // query through the graph at recall@10 0.97, 55 µs for the exact scan), and
-// where it does not (uniform data) the scan stays. Each measurement builds
-// a graph, calibrates it and times the ways on the path of the write that
-// crossed the size (other writes to the collection wait, queries go on):
-// on a busy 2-core machine at 768-d, half a second at 500 items and up to
-// 1.3 s at 1,000; as they come at each doubling, the measurements up to n
-// items cost about two of the one at n. A collection stores the threshold
-// it was created with, so one created with the old default keeps 20,000.
+// where it does not (uniform data) the scan stays. The first measurement
+// builds a graph, calibrates it and times the ways on the path of the
+// write that crossed the size (other writes to the collection wait,
+// queries go on): on a busy 2-core machine at 768-d, half a second at 500
+// items; the later ones run in the background ([Route]). A collection
+// stores the threshold it was created with, so one created with the old
+// default keeps 20,000.
 const DefaultRoutedAutoThreshold = hnsw.MinCalibrationLen
 
 // String returns "auto", "flat", "hnsw" or "qflat".

@@ -18,7 +18,8 @@
 // graphs cannot pay) or [Auto] (exact while small, HNSW from
 // [DefaultAutoThreshold] items on; with a recall target, whichever of the
 // three meets it fastest, measured from [DefaultRoutedAutoThreshold] items
-// on and again at each doubling while a scan wins).
+// on, and again in the background at each doubling while a scan wins and
+// once more on the queries a scan answered: see [Route]).
 // Items are identified by the caller's string ids; the numeric ids of the
 // layers below never show.
 //

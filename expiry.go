@@ -498,7 +498,7 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 // startSweeper starts the collection's sweeper.
 func (c *Collection) startSweeper() {
 	ctx, cancel := context.WithCancel(context.Background())
-	c.wake, c.stopSweep = make(chan struct{}, 1), cancel
+	c.wake, c.stopSweep, c.bg = make(chan struct{}, 1), cancel, ctx
 	if !c.db.noSweeper {
 		go c.sweeper(ctx, c.wake)
 	}

@@ -9,6 +9,14 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
+// WaitRoutedForTest waits until no background measurement of the ways to
+// the recall target runs on c.
+func (c *Collection) WaitRoutedForTest() {
+	for c.remeasuring.Load() {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // IndexForTest returns the index in use, so that benchmarks can compare a
 // Query with a bare search of the very same index.
 func (c *Collection) IndexForTest() vector.Index {

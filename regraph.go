@@ -67,11 +67,14 @@ func (c *Collection) visibleIDs() []vector.ID {
 }
 
 // newGraph is a graph built from a list of versions (before), to replace
-// old once it has taken the writes since.
+// old (of kind kind0) once it has taken the writes since: or, after a
+// routing measurement, the index of kind that won it (its route).
 type newGraph struct {
-	idx    vector.Index
-	old    vector.Index
-	before []vector.ID
+	idx         vector.Index
+	kind, kind0 IndexKind
+	route       *Route
+	old         vector.Index
+	before      []vector.ID
 	// until is the ExpiresAt up to which its versions were left out, for
 	// a graph built ahead of an expiry; 0 for one built after it.
 	until int64
@@ -97,20 +100,38 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	c.rg.mu.Unlock()
 	if g == nil {
 		var err error
-		if g, err = c.buildGraph(ctx, 0, 0); g == nil || err != nil {
+		if g, err = c.buildGraph(ctx, graphBuild{due: c.onGraph}); g == nil || err != nil {
 			return false, err
 		}
 	}
 	return c.installGraph(ctx, g)
 }
 
-// buildGraph builds a new HNSW graph of the visible versions, less those
-// that expire by until (if non-zero), with workers goroutines (0 for
-// every core), and returns it, or nil if a rebuild is already running or
-// the index is not a graph. From its list of versions on, until
-// installGraph or dropGraph, the versions that writes retire stay in the
-// store (deferEvict), so that the build finds every one it lists.
-func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (*newGraph, error) {
+// onGraph reports whether the collection searches an HNSW graph. mu is
+// held.
+func (c *Collection) onGraph() bool {
+	_, ok := c.idx.(*hnsw.Index)
+	return ok
+}
+
+// graphBuild says how buildGraph builds: without the versions that expire
+// by until (if non-zero), with workers goroutines (0 for every core),
+// resting as long as it works if paced, and only if due (called with mu
+// held) reports true.
+type graphBuild struct {
+	until   int64
+	workers int
+	paced   bool
+	due     func() bool
+}
+
+// buildGraph builds a new HNSW graph of the visible versions as b says,
+// and returns it, or nil if a rebuild is already running or b.due reports
+// false. From its list of versions on, until installGraph or dropGraph,
+// the versions that writes retire stay in the store (deferEvict), so that
+// the build finds every one it lists.
+func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, error) {
+	until := b.until
 	c.rg.mu.Lock()
 	if c.rg.running {
 		c.rg.mu.Unlock()
@@ -119,10 +140,10 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 	c.rg.running = true
 	c.rg.mu.Unlock()
 	c.mu.RLock()
-	old := c.idx
-	_, isGraph := old.(*hnsw.Index)
+	old, kind0 := c.idx, c.kind
+	isDue := c.err == nil && b.due()
 	var before []vector.ID
-	if isGraph && c.err == nil {
+	if isDue {
 		before = make([]vector.ID, 0, len(c.cat.live))
 		for _, r := range c.cat.live {
 			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == 0 || r.expires > until) {
@@ -131,7 +152,7 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 		}
 	}
 	c.mu.RUnlock()
-	if !isGraph || c.err != nil {
+	if !isDue {
 		c.dropGraph(ctx)
 		return nil, nil
 	}
@@ -140,8 +161,11 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 		regraphHook()
 	}
 	cfg := c.cfg
-	if workers > 0 {
-		cfg.HNSW.Workers = workers
+	if b.workers > 0 {
+		cfg.HNSW.Workers = b.workers
+	}
+	if b.paced {
+		cfg.HNSW.Progress = restingProgress(cfg.HNSW.Progress)
 	}
 	idx, err := newIndex(HNSW, cfg, c.st)
 	if err == nil {
@@ -151,13 +175,14 @@ func (c *Collection) buildGraph(ctx context.Context, until int64, workers int) (
 		c.dropGraph(ctx)
 		return nil, err
 	}
-	return &newGraph{idx: idx, old: old, before: before, until: until}, nil
+	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until}, nil
 }
 
-// installGraph makes g the collection's index: holding wmu exclusively
-// (no write in flight), it takes the versions written since g's list was
-// made and drops those deleted or marked expired since, so that g then
-// holds exactly the visible versions, and swaps it in under mu. The
+// installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes
+// the versions written since g's list was made and drops those deleted or
+// marked expired since, so that g then holds exactly the visible versions
+// (an exact scan, holding no list, takes nothing), and swaps it in under
+// mu. The
 // marked versions it does not hold are remembered in unindexed, so that
 // their eviction does not ask the graph to drop them. It ends the
 // rebuild (dropGraph) whatever happens; if the index changed since g's
@@ -191,7 +216,8 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	if c.err != nil {
 		return false, nil
 	}
-	c.idx, c.dirty = g.idx, true
+	c.idx, c.kind = g.idx, g.kind
+	c.dirty = c.dirty || g.kind == HNSW
 	c.rg.mu.Lock()
 	c.rg.unindexed = left
 	c.rg.mu.Unlock()
@@ -211,6 +237,20 @@ func (c *Collection) dropGraph(ctx context.Context) {
 	c.mu.Lock()
 	c.unpublished -= len(ids)
 	c.mu.Unlock()
+}
+
+// restingProgress returns an hnsw.Options.Progress that reports to next
+// (if not nil) and then sleeps as long as the build worked since its last
+// report: a build by one worker then takes about half of one core.
+func restingProgress(next func(done, total int)) func(done, total int) {
+	since := time.Now()
+	return func(done, total int) {
+		if next != nil {
+			next(done, total)
+		}
+		time.Sleep(time.Since(since))
+		since = time.Now()
+	}
 }
 
 // sortedDiff returns the ids of a not in b and those of b not in a, both
@@ -320,7 +360,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	if !due {
 		return
 	}
-	g, err := c.buildGraph(ctx, until, max(1, runtime.GOMAXPROCS(0)-1))
+	g, err := c.buildGraph(ctx, graphBuild{until: until, workers: max(1, runtime.GOMAXPROCS(0)-1), due: c.onGraph})
 	if g == nil || err != nil {
 		return
 	}

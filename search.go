@@ -390,6 +390,9 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
 		vecHits = hits
+		if p.match == nil && c.keepsQueries() {
+			c.keepQuery(q)
+		}
 	case KeywordMode:
 		kwHits = c.keywordHits(p, p.pool)
 	case HybridMode:

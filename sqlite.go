@@ -71,10 +71,14 @@ type settings struct {
 }
 
 // savedRoute is the scan an Auto collection with a recall target measured
-// as the fastest way to the target, kept until it holds Below items.
+// as the fastest way to the target, kept until it holds Below items
+// ("hnsw" once the graph has won): measured at Len items, on Queries
+// recorded queries.
 type savedRoute struct {
-	Index string `json:"index"` // "flat" or "qflat"
-	Below int    `json:"below"`
+	Index   string `json:"index"` // "flat", "qflat" or "hnsw"
+	Below   int    `json:"below"`
+	Len     int    `json:"len,omitempty"`
+	Queries int    `json:"queries,omitempty"`
 }
 
 func encodeSettings(cfg CollectionConfig) ([]byte, error) {
@@ -243,31 +247,37 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 	})
 }
 
-// route returns the scan saveRoute stored and the size below which it is
-// kept, or Auto and 0 for none.
-func (b *sqlBackend) route() (IndexKind, int) {
+// route returns the scan saveRoute stored, or nil for none.
+func (b *sqlBackend) route() *Route {
 	var s settings
 	if json.Unmarshal(b.c.Settings(), &s) != nil || s.AutoRoute == nil {
-		return Auto, 0
+		return nil
 	}
-	switch s.AutoRoute.Index {
+	sr := s.AutoRoute
+	r := &Route{Len: sr.Len, Queries: sr.Queries, Next: sr.Below}
+	switch sr.Index {
 	case "flat":
-		return Flat, s.AutoRoute.Below
+		r.Index = Flat
 	case "qflat":
-		return QFlat, s.AutoRoute.Below
+		r.Index = QFlat
+	default:
+		return nil
 	}
-	return Auto, 0
+	return r
 }
 
-// saveRoute stores, with the collection's settings, that the scan kind
-// (Flat or QFlat) won the routing measurement and is kept until the
-// collection holds below items.
-func (b *sqlBackend) saveRoute(ctx context.Context, kind IndexKind, below int) error {
+// saveRoute stores r with the collection's settings when a scan won it,
+// and clears a stored scan when the graph won: the settings are written
+// only if the verdict kept changes.
+func (b *sqlBackend) saveRoute(ctx context.Context, r *Route) error {
+	if r.Index == HNSW && b.route() == nil {
+		return nil
+	}
 	var s map[string]json.RawMessage
 	if err := json.Unmarshal(b.c.Settings(), &s); err != nil || s == nil {
 		s = map[string]json.RawMessage{}
 	}
-	v, err := json.Marshal(savedRoute{Index: kind.String(), Below: below})
+	v, err := json.Marshal(savedRoute{Index: r.Index.String(), Below: r.Next, Len: r.Len, Queries: r.Queries})
 	if err != nil {
 		return err
 	}

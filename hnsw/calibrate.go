@@ -228,6 +228,41 @@ func (ix *Index) recordQuery(q []float32) {
 	ix.cal.counts[h]++
 }
 
+// RecordQueries keeps qs in the reservoir of recent queries that
+// calibrations measure on, as if the index had answered them (unfiltered,
+// under its target): for queries answered another way, such as by an exact
+// scan that served them before this index was built. The next calibration
+// without a caller's sample then measures on them, or on them topped up
+// with held-out vectors (see [SourceMixed]), as it would on queries the
+// index answered. It returns an error wrapping [vector.ErrInvalidOptions]
+// if the index has no TargetRecall, and the errors of [vector.Check] for a
+// bad query (the queries before it are kept). It waits for a calibration
+// that is running to end. Safe to call beside queries and writes.
+func (ix *Index) RecordQueries(qs []vector.Vector) error {
+	if ix.opts.TargetRecall == 0 {
+		return fmt.Errorf("hnsw: record queries: %w: the index has no TargetRecall", vector.ErrInvalidOptions)
+	}
+	// A running calibration would empty the reservoir partway (it takes
+	// the sample when it starts): it is let finish first. The reservoir
+	// then takes the size a calibration would give it now, so that the
+	// next one, finding it sized, keeps these queries.
+	ix.waitCalibration()
+	ix.cal.mu.Lock()
+	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
+		ix.cal.size.Store(size)
+		ix.cal.sample, ix.cal.arena, ix.cal.hashes, ix.cal.counts = nil, nil, nil, nil
+	}
+	ix.cal.mu.Unlock()
+	for i, q := range qs {
+		p, err := vector.Prepare(q, ix.dim, ix.metric)
+		if err != nil {
+			return fmt.Errorf("hnsw: record queries: query %d: %w", i, err)
+		}
+		ix.recordQuery(p)
+	}
+	return nil
+}
+
 // uncount forgets one query of hash h, replaced in the reservoir; mu is
 // held.
 func (cal *calibrator) uncount(h uint64) {
@@ -412,6 +447,19 @@ func (ix *Index) waitCalibration() {
 // index for the whole sample, plus a few hundred searches per beam width
 // tried (about a dozen).
 func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	return ix.calibrateNow(ctx, queries, false)
+}
+
+// CalibratePaced is [Index.Calibrate] at the pace of the index's own
+// background calibrations: it rests as long as it works, so that it takes
+// at most about half of one core from the queries and writes beside it,
+// and about twice as long.
+func (ix *Index) CalibratePaced(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	return ix.calibrateNow(ctx, queries, true)
+}
+
+// calibrateNow is Calibrate, paced or not.
+func (ix *Index) calibrateNow(ctx context.Context, queries []vector.Vector, paced bool) (Calibration, error) {
 	if ix.opts.TargetRecall == 0 {
 		return Calibration{}, fmt.Errorf("hnsw: calibrate: %w: the index has no TargetRecall", vector.ErrInvalidOptions)
 	}
@@ -439,7 +487,7 @@ func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibr
 			return Calibration{}, fmt.Errorf("hnsw: calibrate: %w", ctx.Err())
 		}
 	}
-	return ix.calibrate(ctx, prepared, false)
+	return ix.calibrate(ctx, prepared, paced)
 }
 
 // calibrate runs one calibration; the caller has set cal.running. queries

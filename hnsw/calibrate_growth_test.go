@@ -2,6 +2,8 @@ package hnsw_test
 
 import (
 	"context"
+	"errors"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -315,5 +317,78 @@ func TestLargerSampleOnSmallIndex(t *testing.T) {
 	}
 	if c.Source != hnsw.SourceQueries || c.Queries <= hnsw.CalibrationQueries {
 		t.Fatalf("calibration after 1,300 distinct queries = %+v, want one on more than %d", c, hnsw.CalibrationQueries)
+	}
+}
+
+// TestRecordQueries: queries answered elsewhere and handed to
+// RecordQueries are what the next calibration measures on, as queries the
+// index answered would be: alone from MinRealQueries distinct ones, topped
+// up with held-out vectors below. No search counts them, and a bad query or
+// an index without a target is refused.
+func TestRecordQueries(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	n := hnsw.MinRealQueries + 50
+	// Each query twice: distinct ones count once.
+	if err := ix.RecordQueries(append(slices.Clone(ds.Queries[:n]), ds.Queries[:n]...)); err != nil {
+		t.Fatal(err)
+	}
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != hnsw.SourceQueries || c.Queries != n || c.RealQueries != n {
+		t.Fatalf("calibration after recording %d distinct queries = %+v, want one on them", n, c)
+	}
+	if s := ix.TargetSearches(); s != (hnsw.TargetSearches{}) {
+		t.Errorf("TargetSearches = %+v after recording, want none", s)
+	}
+
+	fresh, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	few := hnsw.MinMixedQueries
+	if err := fresh.RecordQueries(ds.Queries[:few]); err != nil {
+		t.Fatal(err)
+	}
+	if c, err = fresh.Calibrate(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if c.Source != hnsw.SourceMixed || c.RealQueries != few {
+		t.Fatalf("calibration after recording %d queries = %+v, want them topped up with held-out vectors", few, c)
+	}
+
+	bad := slices.Clone(ds.Queries[0])
+	bad[3] = float32(math.NaN())
+	if err := ix.RecordQueries([]vector.Vector{ds.Queries[1], bad}); !errors.Is(err, vector.ErrNonFinite) {
+		t.Errorf("RecordQueries with a NaN = %v, want ErrNonFinite", err)
+	}
+	if err := ix.RecordQueries([]vector.Vector{ds.Queries[1][:3]}); !errors.Is(err, vector.ErrDimensionMismatch) {
+		t.Errorf("RecordQueries with a short query = %v, want ErrDimensionMismatch", err)
+	}
+	plain := newIndex(t, memStore(t, 16, vector.Cosine), nil)
+	if err := plain.RecordQueries(ds.Queries[:1]); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("RecordQueries without a target = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestCalibratePaced: a paced calibration measures what an unpaced one
+// does on the same sample (it only rests between its steps), and refuses
+// what Calibrate refuses.
+func TestCalibratePaced(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	sample := ds.Queries[:300]
+	fast, err := ix.Calibrate(ctx, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paced, err := ix.CalibratePaced(ctx, sample)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if paced.Ef != fast.Ef || paced.Recall != fast.Recall || paced.Exact != fast.Exact || paced.Source != hnsw.SourceCaller {
+		t.Errorf("paced calibration %+v, unpaced %+v: want the same measurement", paced, fast)
+	}
+	if _, err := ix.CalibratePaced(ctx, []vector.Vector{ds.Queries[0][:2]}); !errors.Is(err, vector.ErrDimensionMismatch) {
+		t.Errorf("paced calibration on a short query = %v, want ErrDimensionMismatch", err)
 	}
 }

@@ -95,7 +95,10 @@
 // once; used alone from 200 distinct queries on, and again once half as
 // many more have come in), else those there are topped up to 400 with
 // indexed vectors, each searched for as if it were not in the graph (the
-// walk never steps on its node), or one the caller passes. A calibration
+// walk never steps on its node), or one the caller passes. Queries answered
+// another way (by the exact scan an index replaces) can join the sample
+// through [Index.RecordQueries]; [Index.CalibratePaced] calibrates at the
+// background's pace. A calibration
 // on indexed vectors alone is redone with the real queries once 50
 // distinct ones have come in ([Calibration.RecalibratesOn]). If the index
 // changes between the exact scan and the searches (a calibration beside a

@@ -207,7 +207,7 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 	}
 	// Indexes answer like their items.
 	r := rand.New(rand.NewPCG(seed, 5))
-	for _, name := range []string{"hnsw", "auto"} {
+	for _, name := range []string{"hnsw", "auto", "routed"} {
 		if obs, ok := got[name]; ok && len(obs) > 0 {
 			c, _ := db.Collection(ctx, name)
 			if msg := checkIndex(ctx, c, obs, r); msg != "" {

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -18,8 +19,12 @@ import (
 // from exact search to HNSW within a few trials.
 const autoThreshold = 1500
 
+// routedThreshold is where the Auto collection with a recall target first
+// measures its ways to it, small for the same reason.
+const routedThreshold = 600
+
 // baseColls are the collections every database of the workload holds.
-var baseColls = []string{"flat", "hnsw", "auto"}
+var baseColls = []string{"flat", "hnsw", "auto", "routed"}
 
 // configOf returns the configuration of a collection of the workload:
 // one of baseColls, or a temporary "tmp-…" collection.
@@ -31,6 +36,9 @@ func configOf(name string) cairn.CollectionConfig {
 		return cairn.CollectionConfig{Dim: 32, Metric: vector.Cosine, Index: cairn.HNSW}
 	case "auto":
 		return cairn.CollectionConfig{Dim: 48, Metric: vector.Dot, Index: cairn.Auto, AutoThreshold: autoThreshold}
+	case "routed":
+		return cairn.CollectionConfig{Dim: 24, Metric: vector.Cosine, Index: cairn.Auto, AutoThreshold: routedThreshold,
+			HNSW: hnsw.Options{TargetRecall: 0.9}}
 	}
 	return cairn.CollectionConfig{Dim: 16, Metric: vector.L2, Index: cairn.Flat}
 }

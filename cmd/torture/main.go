@@ -1,7 +1,8 @@
 // Command torture crash-tests cairn through its public API: it starts
 // child processes that run a random mixed workload on a database file
 // (Add, Upsert, Delete, DeleteWhere, CreateCollection and DeleteCollection,
-// over Flat, HNSW and Auto collections, the Auto one crossing its switch,
+// over Flat, HNSW and Auto collections, the Auto one crossing its switch
+// and another, with a recall target, measuring its ways to it there,
 // and reopens that save and load the HNSW graphs), kills each with SIGKILL
 // at a random moment or at a targeted one, reopens the file and checks it
 // against every write the child had acknowledged:

@@ -1,0 +1,194 @@
+// This file holds the tests of an Auto collection measuring its ways to
+// the recall target again on the queries a scan answered.
+
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/qflat"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+// waitRemeasured waits until no measurement started by queries runs on c.
+func waitRemeasured(t *testing.T, c *Collection) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); c.remeasuring.Load(); {
+		if time.Now().After(deadline) {
+			t.Fatal("the measurement on queries did not end within 30 s")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// ask queries c with qs, unfiltered, and checks each gets k results.
+func ask(t *testing.T, c *Collection, qs []vector.Vector, o *QueryOptions) {
+	t.Helper()
+	for _, q := range qs {
+		res, err := c.Query(context.Background(), q, 5, o)
+		if err != nil || len(res) != 5 {
+			t.Fatalf("query: %d results, %v", len(res), err)
+		}
+	}
+}
+
+// TestRouteOnQueries: an Auto collection whose scan won a measurement on
+// held-out vectors keeps the unfiltered vector queries it answers, and once
+// it holds hnsw.MinRealQueries distinct ones measures again on them, in the
+// background: the graph it then switches to calibrated on those queries,
+// and holds the items written while it was built. Queries asked again,
+// filtered ones and keyword ones do not count.
+func TestRouteOnQueries(t *testing.T) {
+	ctx := context.Background()
+	verdict, calls := Flat, 0
+	stubRoute(t, &verdict, &calls)
+	db, c := routedCollection(t, filepath.Join(t.TempDir(), "auto.db"), "c")
+	defer db.Close()
+	ds := recall.Clustered(800, hnsw.MinRealQueries+50, 16, 8)
+	items := make([]Item, 700)
+	for i := range items {
+		items[i] = Item{ID: fmt.Sprint("k", i), Embedding: ds.Base[i], Metadata: map[string]any{"even": i%2 == 0}}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	info := mustInfo(t, c)
+	if want := (Route{Index: Flat, Len: 700, Next: 1400}); calls != 1 || info.Route == nil || *info.Route != want {
+		t.Fatalf("after 700 items, the scan winning: %d measurements, route %+v, want %+v", calls, info.Route, want)
+	}
+	few := ds.Queries[:hnsw.MinRealQueries-1]
+	ask(t, c, few, nil)
+	ask(t, c, few, nil) // asked again: no more distinct queries
+	ask(t, c, ds.Queries[hnsw.MinRealQueries:], &QueryOptions{Filter: Eq("even", true)})
+	if _, err := c.Query(ctx, nil, 5, &QueryOptions{Mode: KeywordMode, Keywords: "anything"}); err != nil {
+		t.Fatal(err)
+	}
+	waitRemeasured(t, c)
+	if calls != 1 {
+		t.Fatalf("%d measurements after %d distinct unfiltered queries, want none more", calls-1, len(few))
+	}
+
+	// The graph wins on the queries; items written during its build are
+	// in it once installed.
+	verdict = HNSW
+	regraphHook = func() { addRange(t, c, ds.Base, 700, 800) }
+	defer func() { regraphHook = nil }()
+	ask(t, c, ds.Queries[hnsw.MinRealQueries-1:hnsw.MinRealQueries], nil)
+	waitRemeasured(t, c)
+	info = mustInfo(t, c)
+	if calls != 2 || info.Index != HNSW || info.Route == nil || info.Route.Index != HNSW ||
+		info.Route.Queries != hnsw.MinRealQueries || info.Route.Len != 700 || info.Route.Next != 0 {
+		t.Fatalf("after %d distinct queries, the graph winning: %d measurements, %+v, route %+v",
+			hnsw.MinRealQueries, calls, info, info.Route)
+	}
+	if cal := info.Calibration; cal == nil || cal.Source != hnsw.SourceQueries || cal.RealQueries != hnsw.MinRealQueries {
+		t.Fatalf("calibration of the graph measured on queries: %+v", cal)
+	}
+	if n, _ := c.Count(); n != 800 {
+		t.Fatalf("count %d after the writes beside the build, want 800", n)
+	}
+	for _, i := range []int{3, 750, 799} {
+		res, err := c.Query(ctx, ds.Base[i], 1, &QueryOptions{Ef: 100})
+		if err != nil || len(res) != 1 || res[0].ID != fmt.Sprint("k", i) {
+			t.Fatalf("query for item %d after the switch: %v, %v", i, res, err)
+		}
+	}
+}
+
+// TestRouteOnQueriesKept: a scan that wins again on the queries stays,
+// its route says it was measured on them, it is not measured again on more
+// queries, and after a reopen it is remembered as measured on them; a graph
+// that wins on queries clears the stored scan, so that a reopen builds the
+// graph.
+func TestRouteOnQueriesKept(t *testing.T) {
+	verdict, calls := QFlat, 0
+	stubRoute(t, &verdict, &calls)
+	path := filepath.Join(t.TempDir(), "auto.db")
+	db, c := routedCollection(t, path, "q")
+	ds := recall.Uniform(700, 3*hnsw.MinRealQueries, 16, 9)
+	addRange(t, c, ds.Base, 0, 700)
+	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
+	waitRemeasured(t, c)
+	want := Route{Index: QFlat, Len: 700, Queries: hnsw.MinRealQueries, Next: 1400}
+	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Route == nil || *info.Route != want {
+		t.Fatalf("the scan winning on queries: %d measurements, %+v, route %+v, want %+v", calls, info, info.Route, want)
+	}
+	ask(t, c, ds.Queries[hnsw.MinRealQueries:], nil)
+	waitRemeasured(t, c)
+	if calls != 2 {
+		t.Fatalf("measured %d more times on more queries after a measurement on queries", calls-2)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, c = routedCollection(t, path, "q")
+	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Route == nil || *info.Route != want {
+		t.Fatalf("reopened: %d measurements, %+v, route %+v, want %+v", calls, info, info.Route, want)
+	}
+	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
+	waitRemeasured(t, c)
+	if calls != 2 {
+		t.Fatalf("reopened, measured %d more times on queries after a measurement on queries", calls-2)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	// A scan that won on held-out vectors, then the graph on queries.
+	db, c = routedCollection(t, path, "g")
+	verdict = Flat
+	addRange(t, c, ds.Base, 0, 700)
+	verdict = HNSW
+	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
+	waitRemeasured(t, c)
+	if info := mustInfo(t, c); calls != 4 || info.Index != HNSW {
+		t.Fatalf("the graph winning on queries: %d measurements, %+v", calls, info)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, c = routedCollection(t, path, "g")
+	defer db.Close()
+	if info := mustInfo(t, c); calls != 5 || info.Index != HNSW || info.Route == nil || info.Route.Index != HNSW {
+		t.Fatalf("reopened after the graph won: %d measurements, %+v, route %+v", calls, info, info.Route)
+	}
+}
+
+// TestRouteOnQueriesClose: closing the collection while a measurement on
+// queries runs ends it: Close returns, the measurement gives up, and the
+// file reopens with the scan's verdict.
+func TestRouteOnQueriesClose(t *testing.T) {
+	verdict, calls := Flat, 0
+	stubRoute(t, &verdict, &calls)
+	path := filepath.Join(t.TempDir(), "auto.db")
+	db, c := routedCollection(t, path, "c")
+	ds := recall.Clustered(700, hnsw.MinRealQueries, 16, 10)
+	addRange(t, c, ds.Base, 0, 700)
+	started := make(chan struct{})
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
+		close(started)
+		<-ctx.Done() // a measurement that lasts until the collection closes
+		return route{}, ctx.Err()
+	}
+	ask(t, c, ds.Queries, nil)
+	<-started
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	waitRemeasured(t, c)
+	if _, err := c.Query(context.Background(), ds.Queries[0], 5, nil); !errors.Is(err, vector.ErrClosed) {
+		t.Fatalf("query after close: %v, want ErrClosed", err)
+	}
+	db, c = routedCollection(t, path, "c")
+	defer db.Close()
+	if info := mustInfo(t, c); info.Index != Flat || info.Route == nil || info.Route.Queries != 0 {
+		t.Fatalf("reopened after a measurement cut short: %+v, route %+v", info, info.Route)
+	}
+}

@@ -1,0 +1,194 @@
+// This file holds when an Auto collection changes or measures its index:
+// the switch to HNSW at its threshold, and, with a recall target, the
+// measurements of its ways to the target (chooseRoute) and the installing
+// of their verdicts.
+
+package cairn
+
+import (
+	"context"
+	"slices"
+
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// maybeSwitch builds an HNSW graph for an Auto collection that has
+// reached its threshold and makes it the collection's index, or, with a
+// recall target, measures the ways to it for the first time (switchIndex),
+// on the path of the write that reached it. Later measurements run in the
+// background (measureLater). If the build fails or ctx ends, the collection
+// stays on its scan and the next write tries again.
+func (c *Collection) maybeSwitch(ctx context.Context) {
+	c.mu.RLock()
+	due := c.switchDue()
+	c.measureLater()
+	c.mu.RUnlock()
+	if !due {
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.RLock()
+	due = c.switchDue()
+	c.mu.RUnlock()
+	if due {
+		c.switchIndex(ctx)
+	}
+}
+
+// switchDue reports whether an Auto collection is due to switch to HNSW,
+// or, with a recall target, to measure the ways to it for the first time.
+// mu is held.
+func (c *Collection) switchDue() bool {
+	return c.err == nil && c.cfg.Index == Auto && (c.kind == Flat || c.kind == QFlat) &&
+		c.route == nil && c.cat.len() >= c.cfg.AutoThreshold
+}
+
+// switchIndex builds an HNSW graph of the collection's items and makes it
+// the collection's index, or, with a recall target, the way that meets the
+// target fastest (chooseRoute), measured on the queries kept if there are
+// any. It holds wmu exclusively, so no write is in flight and none starts
+// meanwhile, while queries go on with the scan.
+func (c *Collection) switchIndex(ctx context.Context) {
+	c.mu.RLock()
+	ids := make([]vector.ID, len(c.cat.live))
+	for i, r := range c.cat.live {
+		ids[i] = r.id
+	}
+	c.mu.RUnlock()
+	slices.Sort(ids)
+	idx, err := newIndex(HNSW, c.cfg, c.st)
+	if err != nil {
+		return
+	}
+	if err := track(ctx, idx, ids); err != nil {
+		return
+	}
+	r := route{kind: HNSW, idx: idx}
+	var rt *Route
+	if c.cfg.routed() {
+		recorded := c.queries.take()
+		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false); err != nil {
+			return
+		}
+		rt = routeOf(r, len(ids), len(recorded))
+	}
+	c.mu.Lock()
+	if c.err == nil {
+		c.idx, c.kind, c.route = r.idx, r.kind, rt
+		c.dirty = c.dirty || r.kind == HNSW
+	}
+	c.mu.Unlock()
+	if rt != nil {
+		// A hint: if it is lost, the next open measures again.
+		_ = c.be.saveRoute(ctx, rt)
+	}
+}
+
+// routeOf is the Route of verdict r, measured at n items on recorded
+// queries: a scan is measured again once the collection has doubled.
+func routeOf(r route, n, recorded int) *Route {
+	rt := &Route{Index: r.kind, Len: n, Queries: recorded}
+	if r.kind != HNSW {
+		rt.Next = 2 * n
+	}
+	return rt
+}
+
+// keepsQueries reports whether the collection keeps the queries it answers
+// for its next routing measurement: an Auto collection with a recall target
+// while a scan answers them. mu is held.
+func (c *Collection) keepsQueries() bool {
+	return c.cfg.routed() && (c.kind == Flat || c.kind == QFlat)
+}
+
+// keepQuery adds the unfiltered vector query q, which the scan answered, to
+// the queries kept, and starts a measurement on them if one is due. mu is
+// held.
+func (c *Collection) keepQuery(q []float32) {
+	c.queries.add(q, hnsw.ReservoirSize(c.cat.len(), c.cfg.Dim))
+	c.measureLater()
+}
+
+// measureDue reports whether the scan in use, which won the last
+// measurement, is due to be measured against the graph again: the
+// collection has doubled since, or that measurement was on held-out vectors
+// (or too few queries) and enough queries have been kept since to measure
+// on them. mu is held.
+func (c *Collection) measureDue() bool {
+	if c.err != nil || !c.keepsQueries() || c.route == nil {
+		return false
+	}
+	n := c.cat.len()
+	return n >= c.route.Next ||
+		!c.route.onQueries() && n >= c.cfg.AutoThreshold && c.queries.len() >= hnsw.MinRealQueries
+}
+
+// measureLater starts a measurement in the background (remeasure) if one
+// is due and none is running. mu is held.
+func (c *Collection) measureLater() {
+	if c.measureDue() && c.remeasuring.CompareAndSwap(false, true) {
+		go c.remeasure()
+	}
+}
+
+// remeasure measures the ways to the recall target again while measureDue
+// says so (a measurement that fails ends it), in its own goroutine; it
+// ends early if the collection closes.
+func (c *Collection) remeasure() {
+	for {
+		ok := c.measureBeside(c.bg)
+		c.mu.RLock()
+		again := ok && c.measureDue()
+		c.mu.RUnlock()
+		if !again {
+			c.remeasuring.Store(false)
+			// A write or query may have made one due after the look
+			// above and before the flag fell, and found it still set.
+			c.mu.RLock()
+			c.measureLater()
+			c.mu.RUnlock()
+			return
+		}
+	}
+}
+
+// measureBeside runs one measurement of the ways to the target beside
+// queries and writes, and reports whether it came to a verdict. It builds
+// the graph as a rebuild does (regraph.go), by one worker that rests as
+// long as it works, so that queries and writes keep the rest of the
+// machine, measures on the queries kept, and holds wmu only to install the
+// way that won, if it is not the scan in use, with the writes made
+// meanwhile, and to keep its verdict.
+func (c *Collection) measureBeside(ctx context.Context) bool {
+	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue})
+	if g == nil || err != nil {
+		return false
+	}
+	recorded := c.queries.take()
+	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded, true)
+	if err != nil {
+		c.dropGraph(ctx)
+		return false
+	}
+	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
+	if r.kind == g.kind0 {
+		c.dropGraph(ctx) // the scan in use won again: it stays
+	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
+		return false
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	current := c.err == nil && (c.idx == g.old || c.idx == g.idx)
+	if current {
+		c.route = g.route
+	}
+	c.mu.Unlock()
+	if current {
+		// A hint: if it is lost, the next open measures again.
+		_ = c.be.saveRoute(ctx, g.route)
+	}
+	return current
+}
