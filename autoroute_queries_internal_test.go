@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -90,6 +91,13 @@ func TestRouteOnQueries(t *testing.T) {
 	}
 	if cal := info.Calibration; cal == nil || cal.Source != hnsw.SourceQueries || cal.RealQueries != hnsw.MinRealQueries {
 		t.Fatalf("calibration of the graph measured on queries: %+v", cal)
+	}
+	c.mu.RLock()
+	opts := c.idx.(*hnsw.Index).Options()
+	c.mu.RUnlock()
+	if opts.Workers != runtime.GOMAXPROCS(0) || opts.Progress != nil {
+		t.Errorf("the graph built in the background inserts with %d workers (progress set: %v), want %d and none, as the collection's",
+			opts.Workers, opts.Progress != nil, runtime.GOMAXPROCS(0))
 	}
 	if n, _ := c.Count(); n != 800 {
 		t.Fatalf("count %d after the writes beside the build, want 800", n)

@@ -145,9 +145,9 @@ type Collection struct {
 	kind  IndexKind // the index in use: Flat, HNSW or QFlat
 	dirty bool      // the graph changed since it was loaded or saved
 	// route is an Auto collection's latest measurement of the ways to
-	// its recall target (autoroute.go), nil before the first; queries
+	// its recall target (routing.go), nil before the first; queries
 	// samples the queries a scan answers for the next one, and
-	// remeasuring is set while one they started runs.
+	// remeasuring is set while one runs in the background.
 	route       *Route
 	queries     querySample
 	remeasuring atomic.Bool

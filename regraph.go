@@ -75,6 +75,7 @@ type newGraph struct {
 	route       *Route
 	old         vector.Index
 	before      []vector.ID
+	paced       bool // built by buildGraph's paced way
 	// until is the ExpiresAt up to which its versions were left out, for
 	// a graph built ahead of an expiry; 0 for one built after it.
 	until int64
@@ -175,7 +176,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 		c.dropGraph(ctx)
 		return nil, err
 	}
-	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until}, nil
+	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until, paced: b.paced}, nil
 }
 
 // installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes
@@ -205,6 +206,10 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	}
 	c.mu.RUnlock()
 	added, dropped := sortedDiff(now, g.before)
+	if h, ok := g.idx.(*hnsw.Index); ok && g.paced {
+		// Built by one resting worker; from now on the collection's.
+		h.SetBuild(c.cfg.HNSW.Workers, c.cfg.HNSW.Progress)
+	}
 	if err := track(ctx, g.idx, added); err != nil {
 		return false, err
 	}

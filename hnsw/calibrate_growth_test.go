@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -390,5 +391,32 @@ func TestCalibratePaced(t *testing.T) {
 	}
 	if _, err := ix.CalibratePaced(ctx, []vector.Vector{ds.Queries[0][:2]}); !errors.Is(err, vector.ErrDimensionMismatch) {
 		t.Errorf("paced calibration on a short query = %v, want ErrDimensionMismatch", err)
+	}
+}
+
+// TestSetBuild: SetBuild changes the workers and the progress report of
+// the inserts that follow, 0 workers meaning every core.
+func TestSetBuild(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Uniform(600, 0, 16, 12)
+	ix := newIndex(t, memStore(t, 16, vector.Cosine), &hnsw.Options{Workers: 1})
+	reports := 0
+	ix.SetBuild(3, func(done, total int) { reports++ })
+	if o := ix.Options(); o.Workers != 3 || o.Progress == nil {
+		t.Fatalf("after SetBuild(3, f): Workers %d, progress set %v", o.Workers, o.Progress != nil)
+	}
+	ids := make([]vector.ID, len(ds.Base))
+	for i := range ids {
+		ids[i] = vector.ID(i + 1)
+	}
+	if err := ix.AddBatch(ctx, ids, ds.Base); err != nil {
+		t.Fatal(err)
+	}
+	if reports == 0 {
+		t.Error("no progress reported by AddBatch after SetBuild")
+	}
+	ix.SetBuild(0, nil)
+	if o := ix.Options(); o.Workers != runtime.GOMAXPROCS(0) || o.Progress != nil {
+		t.Errorf("after SetBuild(0, nil): Workers %d, progress set %v", o.Workers, o.Progress != nil)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -208,6 +209,18 @@ func (ix *Index) setLayout() {
 // Options returns the options in effect, defaults filled in (Progress
 // included).
 func (ix *Index) Options() Options { return ix.opts }
+
+// SetBuild sets the Workers and Progress of the AddBatch and Track calls
+// that follow (see [Options]; workers 0 means runtime.GOMAXPROCS(0)): for
+// an index built one way and used another, such as one built in the
+// background by one worker that rests in Progress and then put to use. It
+// must not be called beside writes; searches and calibrations may go on.
+func (ix *Index) SetBuild(workers int, progress func(done, total int)) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	ix.opts.Workers, ix.opts.Progress = workers, progress
+}
 
 // Len returns the number of indexed vectors.
 func (ix *Index) Len() int {
