@@ -19,15 +19,21 @@ func TestQuerySample(t *testing.T) {
 	if n := s.add([]float32{1, 2, 3}, 4); n != 1 {
 		t.Fatalf("the same query again: %d kept, want 1", n)
 	}
-	for i := range 3 {
-		s.add([]float32{float32(i), 0, 1}, 4)
+	if got := s.take(); len(got) != 1 || got[0][0] != 1 {
+		t.Fatalf("take = %v, want [[1 2 3]]", got)
 	}
-	if n := s.add([]float32{5, 5, 5}, 4); n != 4 {
-		t.Fatalf("full sample of 4 holds %d", n)
+	for i := range 6 {
+		if n := s.add([]float32{float32(i), 0, 1}, 4); n != min(i+1, 4) {
+			t.Fatalf("after %d distinct queries to a sample of 4: %d kept", i+1, n)
+		}
 	}
 	got := s.take()
-	if len(got) != 4 || got[0][0] != 1 {
-		t.Fatalf("take = %v", got)
+	seen := map[float32]bool{}
+	for _, q := range got {
+		seen[q[0]] = true
+	}
+	if len(got) != 4 || len(seen) != 4 {
+		t.Fatalf("take = %v, want 4 distinct queries", got)
 	}
 	if s.len() != 0 {
 		t.Fatalf("after take: %d kept", s.len())
