@@ -66,29 +66,21 @@ func (r *Route) onQueries() bool { return r != nil && r.Queries >= hnsw.MinRealQ
 // it.
 var chooseRouteFunc = chooseRoute
 
-// chooseRoute calibrates the freshly built graph g of an Auto collection
-// with a recall target, builds the approximate flat scan over the same
-// store, and times each way that meets the target against the exact scan
-// on a sample of queries, alternating: the recorded queries given (real
-// ones the collection answered), topped up with the collection's own
-// vectors. The graph meets the target if its calibration chose a beam
-// width (it calibrates on the recorded queries, with held-out vectors if
-// they are too few); the approximate scan if its recall@K on the probes
-// (each stored vector's own id left out) reaches the target. It returns
-// the fastest. ids are the collection's ids, which g and st hold while it
-// runs. A paced measurement calibrates resting as long as it works
-// (hnsw.Index.CalibratePaced), for one that runs beside queries.
+// chooseRoute takes the calibration of the freshly built graph g of an
+// Auto collection with a recall target, builds the approximate flat scan
+// over the same store, and times each way that meets the target against
+// the exact scan on a sample of queries, alternating: the recorded queries
+// given (real ones the collection answered, which were recorded into g
+// before its build), topped up with the collection's own vectors. The
+// graph meets the target if its calibration chose a beam width (it
+// calibrated on the recorded queries, with held-out vectors if they are
+// too few); the approximate scan if its recall@K on the probes (each
+// stored vector's own id left out) reaches the target. It returns the
+// fastest. ids are the collection's ids, which g and st hold while it
+// runs. A paced measurement, for one that runs beside queries, calibrates
+// resting as long as it works (hnsw.Index.CalibratePaced) if g has not.
 func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, paced bool) (route, error) {
-	if len(recorded) > 0 {
-		if err := g.RecordQueries(recorded); err != nil {
-			return route{}, err
-		}
-	}
-	calibrate := g.Calibrate
-	if paced {
-		calibrate = g.CalibratePaced
-	}
-	cal, err := calibrate(ctx, nil)
+	cal, err := buildCalibration(ctx, g, len(ids), len(recorded), paced)
 	if err != nil {
 		return route{}, err
 	}
@@ -157,6 +149,24 @@ func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vect
 		}
 	}
 	return route{kind: best.kind, idx: best.idx}, nil
+}
+
+// buildCalibration returns the calibration of the graph g of n vectors
+// with recorded queries in its sample: the one its build (or load) ended
+// with, once it ends, if it measured the graph at its size on those
+// queries, or else a new one, paced or not.
+func buildCalibration(ctx context.Context, g *hnsw.Index, n, recorded int, paced bool) (hnsw.Calibration, error) {
+	cal, ok, err := g.WaitCalibration(ctx)
+	if err != nil {
+		return hnsw.Calibration{}, err
+	}
+	if ok && cal.Len == n && cal.RealQueries >= recorded && cal.Source != hnsw.SourceCaller {
+		return cal, nil
+	}
+	if paced {
+		return g.CalibratePaced(ctx, nil)
+	}
+	return g.Calibrate(ctx, nil)
 }
 
 // way is one index chooseRoute measures: how it searches, its latency on

@@ -14,19 +14,16 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// stubRoute replaces chooseRoute, for the test's life, by one that
-// calibrates the graph (on the recorded queries given, as the real one
-// does) and returns *verdict, with the index of that kind; it counts its
+// stubRoute replaces chooseRoute, for the test's life, by one that takes
+// the graph's calibration as the real one does (on the recorded queries
+// given) and returns *verdict, with the index of that kind; it counts its
 // calls in *calls.
 func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
 	saved := chooseRouteFunc
 	t.Cleanup(func() { chooseRouteFunc = saved })
 	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
 		*calls++
-		if err := g.RecordQueries(recorded); err != nil {
-			return route{}, err
-		}
-		if _, err := g.Calibrate(ctx, nil); err != nil {
+		if _, err := buildCalibration(ctx, g, len(ids), len(recorded), false); err != nil {
 			return route{}, err
 		}
 		switch *verdict {
@@ -188,17 +185,30 @@ func TestChooseRoute(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ds := recall.Clustered(800, 0, 16, 4)
+	ds := recall.Clustered(800, hnsw.MinRealQueries, 16, 4)
 	ids := make([]vector.ID, len(ds.Base))
 	for i := range ids {
 		ids[i] = vector.ID(i + 1)
 	}
+	// Queries recorded before the build, as a collection's measurement
+	// records those its scan answered: the calibration the build ends
+	// with measures on them, and chooseRoute takes it.
+	if err := g.RecordQueries(ds.Queries); err != nil {
+		t.Fatal(err)
+	}
 	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	r, err := chooseRoute(ctx, g, st, ids, nil, nil, false)
+	built, ok, err := g.WaitCalibration(ctx)
+	if err != nil || !ok || built.Source != hnsw.SourceQueries {
+		t.Fatalf("calibration the build ended with: %+v, %v, %v; want one on the recorded queries", built, ok, err)
+	}
+	r, err := chooseRoute(ctx, g, st, ids, nil, ds.Queries, false)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if c, _ := g.Calibration(); c != built {
+		t.Errorf("chooseRoute calibrated again (%+v) after the build's calibration on the queries (%+v)", c, built)
 	}
 	if !slices.Contains([]IndexKind{Flat, HNSW, QFlat}, r.kind) || r.idx == nil {
 		t.Fatalf("route %+v", r)

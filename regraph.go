@@ -75,7 +75,8 @@ type newGraph struct {
 	route       *Route
 	old         vector.Index
 	before      []vector.ID
-	paced       bool // built by buildGraph's paced way
+	recorded    [][]float32 // the queries recorded into it before its build
+	paced       bool        // built by buildGraph's paced way
 	// until is the ExpiresAt up to which its versions were left out, for
 	// a graph built ahead of an expiry; 0 for one built after it.
 	until int64
@@ -124,6 +125,11 @@ type graphBuild struct {
 	workers int
 	paced   bool
 	due     func() bool
+	// queries, for a measurement of the ways to a recall target, are
+	// taken once the build is due and recorded into the new graph before
+	// it is built, so that the calibration its build ends with measures
+	// on them.
+	queries *querySample
 }
 
 // buildGraph builds a new HNSW graph of the visible versions as b says,
@@ -168,7 +174,14 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 	if b.paced {
 		cfg.HNSW.Progress = restingProgress(cfg.HNSW.Progress)
 	}
+	var recorded [][]float32
+	if b.queries != nil {
+		recorded = b.queries.take()
+	}
 	idx, err := newIndex(HNSW, cfg, c.st)
+	if err == nil {
+		err = recordQueries(idx, recorded)
+	}
 	if err == nil {
 		err = track(ctx, idx, before)
 	}
@@ -176,7 +189,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 		c.dropGraph(ctx)
 		return nil, err
 	}
-	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, until: until, paced: b.paced}, nil
+	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil
 }
 
 // installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes

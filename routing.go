@@ -62,13 +62,19 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	if err != nil {
 		return
 	}
+	var recorded [][]float32
+	if c.cfg.routed() {
+		recorded = c.queries.take()
+		if err := recordQueries(idx, recorded); err != nil {
+			return
+		}
+	}
 	if err := track(ctx, idx, ids); err != nil {
 		return
 	}
 	r := route{kind: HNSW, idx: idx}
 	var rt *Route
 	if c.cfg.routed() {
-		recorded := c.queries.take()
 		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false); err != nil {
 			return
 		}
@@ -84,6 +90,16 @@ func (c *Collection) switchIndex(ctx context.Context) {
 		// A hint: if it is lost, the next open measures again.
 		_ = c.be.saveRoute(ctx, rt)
 	}
+}
+
+// recordQueries records qs, queries a scan answered, into the graph idx
+// before it is built, so that the calibration its build ends with measures
+// on them (hnsw.Index.RecordQueries).
+func recordQueries(idx vector.Index, qs [][]float32) error {
+	if len(qs) == 0 {
+		return nil
+	}
+	return idx.(*hnsw.Index).RecordQueries(qs)
 }
 
 // routeOf is the Route of verdict r, measured at n items on recorded
@@ -162,11 +178,11 @@ func (c *Collection) remeasure() {
 // way that won, if it is not the scan in use, with the writes made
 // meanwhile, and to keep its verdict.
 func (c *Collection) measureBeside(ctx context.Context) bool {
-	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue})
+	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue, queries: &c.queries})
 	if g == nil || err != nil {
 		return false
 	}
-	recorded := c.queries.take()
+	recorded := g.recorded
 	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded, true)
 	if err != nil {
 		c.dropGraph(ctx)

@@ -433,6 +433,25 @@ func (ix *Index) waitCalibration() {
 	}
 }
 
+// WaitCalibration waits until no calibration of the index is running (the
+// one its growth, a load or a call started), then returns the latest as
+// [Index.Calibration] does. It returns ctx's error if ctx ends first. Safe
+// to call beside queries and writes.
+func (ix *Index) WaitCalibration(ctx context.Context) (Calibration, bool, error) {
+	ix.cal.mu.Lock()
+	running, done := ix.cal.running, ix.cal.done
+	ix.cal.mu.Unlock()
+	if running {
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return Calibration{}, false, fmt.Errorf("hnsw: wait for calibration: %w", ctx.Err())
+		}
+	}
+	c, ok := ix.Calibration()
+	return c, ok, nil
+}
+
 // Calibrate measures the index's recall@[Options.TargetK] now and chooses
 // the beam width its queries use from then on, as the background
 // calibration does when the index has grown or shrunk enough. queries, if

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
@@ -35,7 +36,7 @@ func TestCalibrateWhileGrowing(t *testing.T) {
 		}
 	}
 	add(0, 600)
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	grown := false
 	old := hnsw.SetCalibrationTruthHook(func() {
 		if !grown {
@@ -54,7 +55,7 @@ func TestCalibrateWhileGrowing(t *testing.T) {
 	}
 	// The beam it chose for 600 vectors is close to what 1800 need; the
 	// next calibration (the index has doubled) measures it again.
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if got := measured(t, ix, ds, ds.Queries); got < 0.85 {
 		t.Errorf("recall at the calibrated beam on 1800 vectors = %.4f", got)
 	}
@@ -115,7 +116,7 @@ func TestCalibrateMixedSample(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries < hnsw.CalibrationQueries || c.Queries > 420 {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
 	}
@@ -149,7 +150,7 @@ func TestRepeatedQueriesDoNotRecalibrate(t *testing.T) {
 			}
 		}
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if after, _ := ix.Calibration(); after != before {
 		t.Fatalf("after %d repeats of the same %d queries the index recalibrated: %+v, was %+v",
 			3*hnsw.CalibrationQueries, len(few), after, before)
@@ -172,7 +173,7 @@ func TestRecalibrationCountsDistinctQueries(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	c, _ := ix.Calibration()
 	if c.Source != hnsw.SourceQueries || c.Queries > n || c.Queries < hnsw.MinRealQueries {
 		t.Fatalf("calibration after %d queries, %d distinct = %+v, want one on the distinct queries", len(asked), n, c)
@@ -199,7 +200,7 @@ func TestHeldOutThenMixed(t *testing.T) {
 				}
 			}
 		}
-		ix.WaitCalibration()
+		ix.WaitIdle()
 	}
 	few := ds.Queries[:hnsw.MinMixedQueries]
 	ask(few, hnsw.CalibrationQueries/len(few)+1)
@@ -248,7 +249,7 @@ func TestReservoirDistinctCount(t *testing.T) {
 			}
 		}
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if kept, counted := ix.ReservoirDistinct(); kept != counted || kept == 0 {
 		t.Fatalf("kept count %d, counted %d", kept, counted)
 	}
@@ -311,7 +312,7 @@ func TestLargerSampleOnSmallIndex(t *testing.T) {
 	// Recalibrations on queries ran at 401 of them and again once half as
 	// many again had come in (when the first had ended, if it was still
 	// running): the reservoir has kept more than CalibrationQueries.
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	c, err := ix.Calibrate(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -368,6 +369,46 @@ func TestRecordQueries(t *testing.T) {
 	plain := newIndex(t, memStore(t, 16, vector.Cosine), nil)
 	if err := plain.RecordQueries(ds.Queries[:1]); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("RecordQueries without a target = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestWaitCalibration: queries recorded into an empty index are what the
+// calibration its first batch starts measures on, and WaitCalibration
+// returns that calibration once it ends; a context that ends first ends
+// the wait with its error.
+func TestWaitCalibration(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Uniform(1200, hnsw.MinRealQueries, 16, 13)
+	ix := newIndex(t, memStore(t, 16, vector.Cosine), &hnsw.Options{TargetRecall: 0.9, M: 4, EfConstruction: 16})
+	if _, ok, err := ix.WaitCalibration(ctx); ok || err != nil {
+		t.Fatalf("WaitCalibration on a new index: ok %v, %v; want none, nil", ok, err)
+	}
+	if err := ix.RecordQueries(ds.Queries); err != nil {
+		t.Fatal(err)
+	}
+	hold, held := make(chan struct{}), make(chan struct{})
+	old := hnsw.SetCalibrationTruthHook(func() { close(held); <-hold })
+	defer hnsw.SetCalibrationTruthHook(old)
+	ids := make([]vector.ID, len(ds.Base))
+	for i := range ids {
+		ids[i] = vector.ID(i + 1)
+	}
+	if err := ix.AddBatch(ctx, ids, ds.Base); err != nil {
+		t.Fatal(err)
+	}
+	<-held // the calibration the batch started is running
+	short, cancel := context.WithTimeout(ctx, 20*time.Millisecond)
+	defer cancel()
+	if _, _, err := ix.WaitCalibration(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("WaitCalibration while one runs, context ending first: %v, want DeadlineExceeded", err)
+	}
+	close(hold)
+	c, ok, err := ix.WaitCalibration(ctx)
+	if err != nil || !ok {
+		t.Fatalf("WaitCalibration: ok %v, %v", ok, err)
+	}
+	if c.Len != len(ds.Base) || c.Source != hnsw.SourceQueries || c.RealQueries != len(ds.Queries) {
+		t.Errorf("calibration after the first batch = %+v, want one of %d vectors on the %d recorded queries", c, len(ds.Base), len(ds.Queries))
 	}
 }
 

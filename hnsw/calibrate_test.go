@@ -29,7 +29,7 @@ func hardIndex(t *testing.T, n int, o hnsw.Options) (*hnsw.Index, *recall.Datase
 	if err := ix.AddBatch(context.Background(), ids, ds.Base); err != nil {
 		t.Fatal(err)
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	return ix, ds
 }
 
@@ -184,7 +184,7 @@ func TestTargetRecallBackground(t *testing.T) {
 		}
 	}
 	search()
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if c, _ = ix.Calibration(); c.Source != hnsw.SourceQueries || c.Queries < 400 || c.Queries > 450 || c.Recall < 0.9 {
 		t.Fatalf("calibration after 450 queries = %+v, want one on the queries", c)
 	}
@@ -200,7 +200,7 @@ func TestTargetRecallBackground(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	c, _ = ix.Calibration()
 	if c.Len < 3000 || c.Exact || c.Recall < 0.9 {
 		t.Fatalf("calibration after doubling = %+v", c)
@@ -216,7 +216,7 @@ func TestTargetRecallBackground(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	ix.WaitCalibration()
+	ix.WaitIdle()
 	if c2, _ := ix.Calibration(); c2.Len >= c.Len {
 		t.Errorf("no recalibration after deletes: %+v", c2)
 	}
@@ -234,7 +234,7 @@ func TestTargetRecallReload(t *testing.T) {
 	if _, err := again.ReadFrom(&buf); err != nil {
 		t.Fatal(err)
 	}
-	again.WaitCalibration()
+	again.WaitIdle()
 	c, ok := again.Calibration()
 	if o := again.Options(); o.TargetRecall != 0.95 || o.TargetK != 5 {
 		t.Errorf("options after ReadFrom: %+v", o)

@@ -18,8 +18,8 @@ func SetFilterCrossover(f float64) float64 {
 	return old
 }
 
-// WaitCalibration blocks until no background calibration is running.
-func (ix *Index) WaitCalibration() { ix.waitCalibration() }
+// WaitIdle blocks until no background calibration is running.
+func (ix *Index) WaitIdle() { ix.waitCalibration() }
 
 // SetInlineMaxDim changes the highest dimension at which new indexes keep
 // vectors inline, for the layout benchmarks and tests, and returns the old
