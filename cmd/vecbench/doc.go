@@ -139,6 +139,17 @@
 // real queries) against the same queries with no calibration running, and
 // reports what one calibration allocates.
 //
+// One split of the queries is one draw: the ef a calibration chooses
+// depends on the queries it happened to measure on, most at high targets,
+// where recall rises slowly with ef. --splits N calibrates each target
+// again on N other random halves (Calibrate given the half) and reports
+// the spread: the ef chosen and the best ef of the ladder on the other
+// half (5th, 50th and 95th percentiles), the calibration's estimate of its
+// recall less the recall reached on the other half, the recall reached,
+// and the QPS at the ef chosen over that at the other half's best ef (or
+// the exact scan, where it chose that or no ef of the ladder reaches the
+// target), each beam width timed once, in turns, on all the queries.
+//
 // # Plots
 //
 // --plot draws the sweep as recall@k against queries per second: the

@@ -66,6 +66,7 @@ type config struct {
 	peersJSON                     string    // --peers-json: hnswlib's JSON lines, for the plot
 	filtered                      []float64 // --filtered: fractions of the items a filter keeps
 	targets                       []float64 // --target-recall: the recall targets of the target report
+	splits                        int       // --splits: the target report's other splits of the queries
 	clients                       []int     // --clients: concurrent goroutines of the clients report
 	weaviate                      string    // --weaviate: the cluster's nodes (weaviate.go)
 	args                          []string

@@ -60,6 +60,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--target-recall", "0"}, "--target-recall: \"0\" is not a recall in (0, 1]"},
 		{[]string{"--target-recall", "0.9,1.5"}, "\"1.5\" is not a recall"},
 		{[]string{"--target-recall", "high"}, "\"high\" is not a recall"},
+		{[]string{"--splits", "5"}, "--splits: a number of splits ≥ 0, with --target-recall"},
+		{[]string{"--target-recall", "0.9", "--splits", "-1"}, "--splits: a number of splits"},
 		{[]string{"--clients", "1,two"}, "--clients \"1,two\""},
 		{[]string{"--clients", "5000"}, "--clients \"5000\""},
 		{[]string{"--plot", filepath.Join(dir, "x.svg")}, "--plot draws the results of --sweep or --indexes"},

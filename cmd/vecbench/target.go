@@ -34,9 +34,19 @@ func init() {
                     exact and approximate scans and an Auto collection;
                     then query latency during background recalibrations
                     (uniform data, 10,000/50,000/100,000 items)
+  --splits N        with --target-recall: also calibrate each target on
+                    N other random halves of the queries, and report the
+                    spread of the ef chosen, the recall reached on the
+                    other half and the speed against that half's best ef
 `,
-		define: func(fs *flag.FlagSet, c *config) { fs.StringVar(&list, "target-recall", "", "") },
+		define: func(fs *flag.FlagSet, c *config) {
+			fs.StringVar(&list, "target-recall", "", "")
+			fs.IntVar(&c.splits, "splits", 0, "")
+		},
 		check: func(c *config, set map[string]bool) error {
+			if c.splits < 0 || set["splits"] && !set["target-recall"] {
+				return usagef("--splits: a number of splits ≥ 0, with --target-recall")
+			}
 			if !set["target-recall"] {
 				return nil
 			}
@@ -130,6 +140,12 @@ func (b *bench) targetReport(ctx context.Context) error {
 			}
 		}
 		t.close()
+		if b.c.splits > 0 {
+			if err := b.splitsReport(ctx, ds, truth, store, graph.Bytes()); err != nil {
+				store.Close()
+				return err
+			}
+		}
 		err = b.recalibrationReport(ctx, ds, eval, store, graph.Bytes(), recalTarget, max(recalEf, k))
 		store.Close()
 		if err != nil {

@@ -1,0 +1,226 @@
+// This file holds the spread of a calibration across splits of the queries
+// (--splits N, with --target-recall): how much the beam width a target's
+// calibration chooses, and the recall and speed it then reaches on the
+// queries it did not see, depend on which queries it happened to measure
+// on. One split, as the target report's rows measure, is one draw of that.
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+
+	"github.com/cairndb/cairn/flat"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/recall"
+	"github.com/cairndb/cairn/vector"
+)
+
+// split is one split's outcome for a target: the beam width the
+// calibration on one half chose (0 for exact search), its estimate of the
+// recall there, the recall reached on the other half, and the smallest
+// ladder ef reaching the target on that half (0 if none does).
+type split struct {
+	ef, best  int
+	estimate  float64
+	achieved  float64
+	qpsRatio  float64
+	bestFound bool
+}
+
+// splitsReport calibrates an index with each target on one random half of
+// the queries after another, b.c.splits times, and reports the spread of
+// what it chose and reached on the other half: the ef, the smallest ef of
+// targetLadder that reaches the target on that half, the calibration's
+// estimate less the recall reached, and the QPS at the ef chosen over that
+// at the best one (or the exact scan, where the calibration chose it or no
+// ef reaches the target), timed once per beam width on all the queries.
+// graph is the report's graph of ds, as WriteTo wrote it.
+func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]int32, store vector.Store, graph []byte) error {
+	k, nq := b.c.k, len(ds.Queries)
+	h := nq / 2
+	t := newTable(b.out, fmt.Sprintf("## Calibration across %d random splits: %s, k=%d, calibrated on %s queries, measured on the other %s",
+		b.c.splits, ds.Name, k, fmtInt(h), fmtInt(nq-h)),
+		"target", "ef chosen p5 / p50 / p95", "best ef p5 / p50 / p95", "estimate − reached p50 / p95",
+		fmt.Sprintf("recall@%d p5 / p50", k), "splits ≥ target − 0.01", "QPS / best ef p5 / p50", "splits ≥ 0.9× best ef")
+	defer t.close()
+	// perQuery[ef][i] is query i's recall@k at ef, filled as needed.
+	perQuery := map[int][]float64{}
+	for _, target := range b.c.targets {
+		hx, err := hnsw.New(store, &hnsw.Options{TargetRecall: target, TargetK: k, Workers: b.c.threads})
+		if err != nil {
+			return err
+		}
+		if _, err := hx.ReadFrom(bytes.NewReader(graph)); err != nil {
+			return err
+		}
+		if _, _, err := hx.WaitCalibration(ctx); err != nil {
+			return err
+		}
+		at := func(ef int) ([]float64, error) {
+			if r, ok := perQuery[ef]; ok {
+				return r, nil
+			}
+			r := make([]float64, nq)
+			for i, q := range ds.Queries {
+				res, err := hx.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: ef})
+				if err != nil {
+					return nil, err
+				}
+				r[i] = recall.At(res, truth[i], k)
+			}
+			perQuery[ef] = r
+			return r, nil
+		}
+		mean := func(ef int, half []int) (float64, error) {
+			if ef == 0 {
+				return 1, nil
+			}
+			r, err := at(ef)
+			if err != nil {
+				return 0, err
+			}
+			sum := 0.0
+			for _, i := range half {
+				sum += r[i]
+			}
+			return sum / float64(len(half)), nil
+		}
+		p := b.p.begin(fmt.Sprintf("splits %.3g %s", target, ds.Name))
+		out := make([]split, b.c.splits)
+		for s := range out {
+			// Seeds apart from the target report's own split (halves).
+			perm := rand.New(rand.NewPCG(uint64(s)+2, uint64(nq))).Perm(nq)
+			sample := make([]vector.Vector, h)
+			for i, j := range perm[:h] {
+				sample[i] = ds.Queries[j]
+			}
+			cal, err := hx.Calibrate(ctx, sample)
+			if err != nil {
+				b.p.end()
+				return err
+			}
+			sp := split{estimate: cal.Recall}
+			if !cal.Exact {
+				sp.ef = max(cal.Ef, k)
+			}
+			if sp.achieved, err = mean(sp.ef, perm[h:]); err != nil {
+				b.p.end()
+				return err
+			}
+			for _, ef := range targetLadder {
+				if ef < k || ef > len(ds.Base) {
+					continue
+				}
+				r, err := mean(ef, perm[h:])
+				if err != nil {
+					b.p.end()
+					return err
+				}
+				if r >= target {
+					sp.best, sp.bestFound = ef, true
+					break
+				}
+			}
+			out[s] = sp
+			p(s+1, len(out))
+		}
+		b.p.end()
+		if err := b.splitSpeeds(ctx, ds, truth, hx, store, out); err != nil {
+			return err
+		}
+		t.row(splitCells(target, out)...)
+	}
+	return nil
+}
+
+// splitSpeeds times, in turns, each beam width the splits chose or found
+// best (and the exact scan, if one needs it) on all the queries, and sets
+// each split's QPS at its chosen ef over that at its best.
+func (b *bench) splitSpeeds(ctx context.Context, ds *recall.Dataset, truth [][]int32, hx *hnsw.Index, store vector.Store, out []split) error {
+	var efs []int
+	for _, sp := range out {
+		efs = append(efs, sp.ef, sp.best)
+	}
+	slices.Sort(efs)
+	efs = slices.Compact(efs)
+	exact := flat.New(store)
+	ways := make([]recall.SearchFunc, len(efs))
+	for i, ef := range efs {
+		if ef == 0 {
+			ways[i] = func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+				return exact.Search(ctx, q, k, nil)
+			}
+			continue
+		}
+		ways[i] = func(ctx context.Context, q vector.Vector, k int) ([]vector.Result, error) {
+			return hx.SearchWith(ctx, q, k, &hnsw.SearchOptions{Ef: ef})
+		}
+	}
+	b.p.begin(fmt.Sprintf("time %d beam widths %s", len(efs), ds.Name))
+	runs, err := timeWays(ctx, ds, truth, b.c.k, ways, func(int) bool { return false })
+	b.p.end()
+	if err != nil {
+		return err
+	}
+	qps := map[int]float64{}
+	for i, ef := range efs {
+		qps[ef] = medianStats(runs[i]).qps()
+	}
+	for i := range out {
+		out[i].qpsRatio = qps[out[i].ef] / qps[out[i].best]
+	}
+	return nil
+}
+
+// splitCells is the report's row for target over the splits out.
+func splitCells(target float64, out []split) []string {
+	var efs, bests []int
+	var gaps, reached, ratios []float64
+	withinRecall, withinSpeed := 0, 0
+	for _, sp := range out {
+		efs, bests = append(efs, sp.ef), append(bests, sp.best)
+		gaps = append(gaps, sp.estimate-sp.achieved)
+		reached, ratios = append(reached, sp.achieved), append(ratios, sp.qpsRatio)
+		if sp.achieved >= target-0.01 {
+			withinRecall++
+		}
+		if sp.qpsRatio >= 0.9 {
+			withinSpeed++
+		}
+	}
+	efText := func(ef int) string {
+		if ef == 0 {
+			return "exact"
+		}
+		return fmt.Sprint(ef)
+	}
+	three := func(xs []int) string {
+		slices.Sort(xs)
+		return fmt.Sprintf("%s / %s / %s", efText(pick(xs, 0.05)), efText(pick(xs, 0.5)), efText(pick(xs, 0.95)))
+	}
+	slices.Sort(reached)
+	slices.Sort(ratios)
+	abs := make([]float64, len(gaps))
+	for i, g := range gaps {
+		abs[i] = max(g, -g)
+	}
+	slices.Sort(gaps)
+	slices.Sort(abs)
+	share := func(n int) string { return fmt.Sprintf("%d of %d", n, len(out)) }
+	return []string{fmt.Sprintf("%.3g", target), three(efs), three(bests),
+		fmt.Sprintf("%+.4f / ±%.4f", pick(gaps, 0.5), pick(abs, 0.95)),
+		fmt.Sprintf("%s / %s", fmtRecall(pick(reached, 0.05)), fmtRecall(pick(reached, 0.5))),
+		share(withinRecall),
+		fmt.Sprintf("%.2f× / %.2f×", pick(ratios, 0.05), pick(ratios, 0.5)),
+		share(withinSpeed)}
+}
+
+// pick returns the q-quantile of the sorted xs (the element at rank
+// ⌊q·(n−1)⌉).
+func pick[T any](xs []T, q float64) T {
+	return xs[int(q*float64(len(xs)-1)+0.5)]
+}
