@@ -181,23 +181,28 @@ func (ix *Index) TargetSearches() TargetSearches {
 	return TargetSearches{Graph: ix.cal.graph.Load(), Exact: ix.cal.exact.Load()}
 }
 
-// recordQuery keeps q in the reservoir of recent queries with the
-// probability that makes the reservoir a uniform sample of the queries
-// since the last calibration. Most calls cost one atomic add.
+// recordQuery keeps q in the reservoir of recent queries (keepQuery), and
+// each time another CalibrationQueries queries have come in, recalibrates
+// on the reservoir if its distinct queries measure better than the
+// current calibration's sample.
 func (ix *Index) recordQuery(q []float32) {
-	c := ix.cal.seen.Add(1)
-	if c > CalibrationQueries && c%CalibrationQueries == 1 {
-		// Another reservoir's worth of queries has come in: if it holds
-		// enough distinct ones, they measure better than held-out
-		// vectors, which recalibrate on them.
-		defer ix.recalibrateOnQueries()
+	if c := ix.keepQuery(q); c > CalibrationQueries && c%CalibrationQueries == 1 {
+		ix.recalibrateOnQueries()
 	}
+}
+
+// keepQuery keeps q in the reservoir of recent queries with the
+// probability that makes the reservoir a uniform sample of the queries
+// since the last calibration, and returns how many have been recorded
+// since. Most calls cost one atomic add.
+func (ix *Index) keepQuery(q []float32) int64 {
+	c := ix.cal.seen.Add(1)
 	size := ix.reservoirSize()
 	slot := c - 1
 	if c > size {
 		slot = int64(rand.Uint64N(uint64(c)))
 		if slot >= size {
-			return
+			return c
 		}
 	}
 	h := vectorHash(q)
@@ -208,10 +213,10 @@ func (ix *Index) recordQuery(q []float32) {
 		ix.cal.uncount(ix.cal.hashes[slot])
 		ix.cal.hashes[slot] = h
 		ix.cal.counts[h]++
-		return
+		return c
 	}
 	if size = ix.reservoirSize(); len(ix.cal.sample) >= int(size) {
-		return // resized meanwhile by calibrationSample
+		return c // resized meanwhile by calibrationSample
 	}
 	// The reservoir's vectors share one allocation, made by the first
 	// query recorded, so that recording costs a copy, not an allocation
@@ -226,6 +231,7 @@ func (ix *Index) recordQuery(q []float32) {
 	ix.cal.sample = append(ix.cal.sample, v)
 	ix.cal.hashes = append(ix.cal.hashes, h)
 	ix.cal.counts[h]++
+	return c
 }
 
 // RecordQueries keeps qs in the reservoir of recent queries that
@@ -253,12 +259,21 @@ func (ix *Index) RecordQueries(qs []vector.Vector) error {
 		ix.cal.sample, ix.cal.arena, ix.cal.hashes, ix.cal.counts = nil, nil, nil, nil
 	}
 	ix.cal.mu.Unlock()
+	// The batch is kept whole before the reservoir is looked at: a
+	// recalibration started partway (as one query in CalibrationQueries
+	// starts one) could take part of it, and the queries after would then
+	// replace some of those it took.
+	defer func() {
+		if ix.cal.seen.Load() > CalibrationQueries {
+			ix.recalibrateOnQueries()
+		}
+	}()
 	for i, q := range qs {
 		p, err := vector.Prepare(q, ix.dim, ix.metric)
 		if err != nil {
 			return fmt.Errorf("hnsw: record queries: query %d: %w", i, err)
 		}
-		ix.recordQuery(p)
+		ix.keepQuery(p)
 	}
 	return nil
 }

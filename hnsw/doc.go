@@ -97,8 +97,10 @@
 // indexed vectors, each searched for as if it were not in the graph (the
 // walk never steps on its node), or one the caller passes. Queries answered
 // another way (by the exact scan an index replaces) can join the sample
-// through [Index.RecordQueries]; [Index.CalibratePaced] calibrates at the
-// background's pace. A calibration
+// through [Index.RecordQueries] (recorded into an empty index, they are
+// what the calibration its first batch starts measures on);
+// [Index.CalibratePaced] calibrates at the background's pace, and
+// [Index.WaitCalibration] waits for the one running. A calibration
 // on indexed vectors alone is redone with the real queries once 50
 // distinct ones have come in ([Calibration.RecalibratesOn]). If the index
 // changes between the exact scan and the searches (a calibration beside a

@@ -142,7 +142,9 @@
 // One split of the queries is one draw: the ef a calibration chooses
 // depends on the queries it happened to measure on, most at high targets,
 // where recall rises slowly with ef. --splits N calibrates each target
-// again on N other random halves (Calibrate given the half) and reports
+// again on N other random halves (recorded as the queries it answered,
+// so that it measures on them as it would, topped up with held-out vectors
+// below 200) and reports
 // the spread: the ef chosen and the best ef of the ladder on the other
 // half (5th, 50th and 95th percentiles), the calibration's estimate of its
 // recall less the recall reached on the other half, the recall reached,

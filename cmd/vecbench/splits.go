@@ -32,7 +32,8 @@ type split struct {
 }
 
 // splitsReport calibrates an index with each target on one random half of
-// the queries after another, b.c.splits times, and reports the spread of
+// the queries after another (recorded as queries it answered), b.c.splits
+// times, and reports the spread of
 // what it chose and reached on the other half: the ef, the smallest ef of
 // targetLadder that reaches the target on that half, the calibration's
 // estimate less the recall reached, and the QPS at the ef chosen over that
@@ -98,7 +99,14 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 			for i, j := range perm[:h] {
 				sample[i] = ds.Queries[j]
 			}
-			cal, err := hx.Calibrate(ctx, sample)
+			// The half as the queries the index answered: its sample is
+			// then what it would take, topped up with held-out vectors
+			// below hnsw.MinRealQueries, as the report's rows calibrate.
+			if err := hx.RecordQueries(sample); err != nil {
+				b.p.end()
+				return err
+			}
+			cal, err := hx.Calibrate(ctx, nil)
 			if err != nil {
 				b.p.end()
 				return err

@@ -187,6 +187,19 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			return hnsw.Calibration{}, err
 		}
 	}
+	// An index recalibrates in the background once it has answered
+	// hnsw.CalibrationQueries queries, on those, and the rest of the half
+	// then replaces some of them in its sample (MiniLM's calibration
+	// measured 416 of its 500): once that calibration ends, the half is
+	// recorded whole, so that the calibration below measures on all of it.
+	if _, _, err := hx.WaitCalibration(ctx); err != nil {
+		b.p.end()
+		return hnsw.Calibration{}, err
+	}
+	if err := hx.RecordQueries(calib); err != nil {
+		b.p.end()
+		return hnsw.Calibration{}, err
+	}
 	cal, err := hx.Calibrate(ctx, nil)
 	if err == nil {
 		cal, err = settle(ctx, calib, k, hx.Search, func() (hnsw.Calibration, bool) { return hx.Calibration() }, cal)
