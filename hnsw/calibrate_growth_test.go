@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -400,8 +401,11 @@ func TestWaitCalibration(t *testing.T) {
 	if err := ix.RecordQueries(ds.Queries); err != nil {
 		t.Fatal(err)
 	}
+	// Every calibration waits at the hook until hold closes (one an
+	// earlier test left running may come by too).
 	hold, held := make(chan struct{}), make(chan struct{})
-	old := hnsw.SetCalibrationTruthHook(func() { close(held); <-hold })
+	var once sync.Once
+	old := hnsw.SetCalibrationTruthHook(func() { once.Do(func() { close(held) }); <-hold })
 	defer hnsw.SetCalibrationTruthHook(old)
 	ids := make([]vector.ID, len(ds.Base))
 	for i := range ids {
