@@ -21,14 +21,14 @@ import (
 
 // split is one split's outcome for a target: the beam width the
 // calibration on one half chose (0 for exact search), its estimate of the
-// recall there, the recall reached on the other half, and the smallest
-// ladder ef reaching the target on that half (0 if none does).
+// recall there, the recall reached on the other half, the smallest ladder
+// ef reaching the target on that half (0 if none does), and the QPS at the
+// first over that at the second.
 type split struct {
-	ef, best  int
-	estimate  float64
-	achieved  float64
-	qpsRatio  float64
-	bestFound bool
+	ef, best int
+	estimate float64
+	achieved float64
+	qpsRatio float64
 }
 
 // splitsReport calibrates an index with each target on one random half of
@@ -129,7 +129,7 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 					return err
 				}
 				if r >= target {
-					sp.best, sp.bestFound = ef, true
+					sp.best = ef
 					break
 				}
 			}
