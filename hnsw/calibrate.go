@@ -252,7 +252,7 @@ func (ix *Index) RecordQueries(qs []vector.Vector) error {
 	// the sample when it starts): it is let finish first. The reservoir
 	// then takes the size a calibration would give it now, so that the
 	// next one, finding it sized, keeps these queries.
-	ix.waitCalibration()
+	_, _, _ = ix.WaitCalibration(context.Background()) // no error: the context never ends
 	ix.cal.mu.Lock()
 	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
 		ix.cal.size.Store(size)
@@ -436,16 +436,6 @@ func (ix *Index) startCalibrationLocked() {
 	go func() {
 		_, _ = ix.calibrate(context.Background(), nil, true)
 	}()
-}
-
-// waitCalibration blocks until no background calibration is running.
-func (ix *Index) waitCalibration() {
-	ix.cal.mu.Lock()
-	running, done := ix.cal.running, ix.cal.done
-	ix.cal.mu.Unlock()
-	if running {
-		<-done
-	}
 }
 
 // WaitCalibration waits until no calibration of the index is running (the

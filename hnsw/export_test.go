@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"context"
 	"hash/crc32"
 
 	"github.com/cairndb/cairn/vector"
@@ -19,7 +20,7 @@ func SetFilterCrossover(f float64) float64 {
 }
 
 // WaitIdle blocks until no background calibration is running.
-func (ix *Index) WaitIdle() { ix.waitCalibration() }
+func (ix *Index) WaitIdle() { _, _, _ = ix.WaitCalibration(context.Background()) }
 
 // SetInlineMaxDim changes the highest dimension at which new indexes keep
 // vectors inline, for the layout benchmarks and tests, and returns the old

@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 
 	"github.com/cairndb/cairn/flat"
@@ -94,7 +93,7 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 		out := make([]split, b.c.splits)
 		for s := range out {
 			// Seeds apart from the target report's own split (halves).
-			perm := rand.New(rand.NewPCG(uint64(s)+2, uint64(nq))).Perm(nq)
+			perm := shuffled(nq, uint64(s)+2)
 			sample := make([]vector.Vector, h)
 			for i, j := range perm[:h] {
 				sample[i] = ds.Queries[j]
@@ -119,10 +118,7 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 				b.p.end()
 				return err
 			}
-			for _, ef := range targetLadder {
-				if ef < k || ef > len(ds.Base) {
-					continue
-				}
+			for _, ef := range ladder(k, len(ds.Base)) {
 				r, err := mean(ef, perm[h:])
 				if err != nil {
 					b.p.end()

@@ -84,7 +84,7 @@ var targetLadder = []int{10, 12, 14, 16, 20, 24, 28, 32, 40, 48, 56, 64, 80, 96,
 // the first half calibrates, the second is measured. The split is the same
 // on every run.
 func halves(ds *recall.Dataset, truth [][]int32) (calib []vector.Vector, eval *recall.Dataset, evalTruth [][]int32) {
-	perm := rand.New(rand.NewPCG(1, uint64(len(ds.Queries)))).Perm(len(ds.Queries))
+	perm := shuffled(len(ds.Queries), 1)
 	h := len(perm) / 2
 	e := *ds
 	e.Queries = nil
@@ -96,6 +96,24 @@ func halves(ds *recall.Dataset, truth [][]int32) (calib []vector.Vector, eval *r
 		evalTruth = append(evalTruth, truth[i])
 	}
 	return calib, &e, evalTruth
+}
+
+// shuffled returns 0..n-1 in the random order of seed, the same on every
+// run.
+func shuffled(n int, seed uint64) []int {
+	return rand.New(rand.NewPCG(seed, uint64(n))).Perm(n)
+}
+
+// ladder returns the beam widths of targetLadder from k up to n, the size
+// of the data set.
+func ladder(k, n int) []int {
+	var out []int
+	for _, ef := range targetLadder {
+		if ef >= k && ef <= n {
+			out = append(out, ef)
+		}
+	}
+	return out
 }
 
 // targetReport builds one HNSW graph per data set and, for each target,
@@ -445,10 +463,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 // queries, and 0 if none does.
 func smallestEf(ctx context.Context, eval *recall.Dataset, truth [][]int32, k, n int, target float64,
 	search func(ef int) recall.SearchFunc) (int, error) {
-	for _, ef := range targetLadder {
-		if ef < k || ef > n {
-			continue
-		}
+	for _, ef := range ladder(k, n) {
 		st, err := concurrent(ctx, eval, truth, k, 1, search(ef))
 		if err != nil {
 			return 0, err
