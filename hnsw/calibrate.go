@@ -106,8 +106,11 @@ type Calibration struct {
 	// [Options.TargetK]).
 	Target float64
 	K      int
-	// Ef is the beam width chosen: the smallest that reached Target on the
-	// sample, to within 2%. 0 when Exact.
+	// Ef is the beam width chosen, 0 when Exact: the smallest, to within
+	// 2%, whose Recall reached Target and whose Recall less 1.645 StdErr
+	// (a one-sided 95% bound) reached Target − [RecallSlack]. The second
+	// condition matters only for a sample of few real queries: with
+	// hundreds, StdErr is a few thousandths.
 	Ef int
 	// Exact reports that queries are scored exactly instead: the index is
 	// smaller than [MinCalibrationLen], no beam width up to the index's
@@ -116,8 +119,14 @@ type Calibration struct {
 	// of them in order (Reason says which).
 	Exact  bool
 	Reason string
-	// Recall is the recall@K measured at Ef on the sample (1 when Exact).
+	// Recall is the recall@K measured at Ef on the sample (1 when Exact),
+	// as an estimate of the recall of real queries, and StdErr its
+	// standard error: from the spread of the sample's per-query recalls
+	// (for SourceMixed, of the blend of its two groups). For SourceHeldOut
+	// it says how far the held-out vectors' recall may be from theirs over
+	// all vectors, not how far that is from the recall of real queries.
 	Recall float64
+	StdErr float64
 	// Queries is the size of the sample (distinct vectors: a recorded
 	// query asked more than once counts once), Source where it came from,
 	// and RealQueries how many of them were recorded queries: all for
@@ -573,7 +582,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	}
 	// measure returns the recall at ef on the sample, and the share of
 	// the index's vectors a query scored on average.
-	measure := func(ef int) (recall, share float64, err error) {
+	measure := func(ef int) (e estimate, share float64, err error) {
 		// The truth is over the vectors of the exact scan: if the index
 		// has changed since, the searches are confined to them, or the
 		// vectors added meanwhile would count as misses (beside a bulk
@@ -583,46 +592,43 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		if univ.changed(ix) {
 			only = univ
 		}
-		hits, total, nodes := 0, 0, 0
-		var realRecall, heldRecall []float64 // per query, for a mixed sample
+		nodes := 0
+		var realRecall, heldRecall []float64 // per query; held out only in a mixed sample
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
-				return 0, 0, fmt.Errorf("hnsw: calibrate: %w", err)
+				return estimate{}, 0, fmt.Errorf("hnsw: calibrate: %w", err)
 			}
 			var got []vector.Result
 			var n int
-			if self != nil && self[i].on {
+			held := self != nil && self[i].on
+			if held {
 				got, n = ix.searchPrepared(q, k, max(ef, k), self[i].id, true, only)
 			} else {
 				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false, only)
 			}
 			nodes += n
 			pace.rest()
+			if len(truth[i]) == 0 {
+				continue
+			}
 			h := 0
 			for _, r := range got {
 				if slices.Contains(truth[i], r.ID) {
 					h++
 				}
 			}
-			hits += h
-			total += len(truth[i])
-			if src == SourceMixed && len(truth[i]) > 0 {
-				r := float64(h) / float64(len(truth[i]))
-				if self[i].on {
-					heldRecall = append(heldRecall, r)
-				} else {
-					realRecall = append(realRecall, r)
-				}
+			r := float64(h) / float64(len(truth[i]))
+			if held && src == SourceMixed {
+				heldRecall = append(heldRecall, r)
+			} else {
+				realRecall = append(realRecall, r)
 			}
 		}
 		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
-		if total == 0 {
-			return 1, share, nil
+		if len(realRecall)+len(heldRecall) == 0 {
+			return estimate{recall: 1}, share, nil
 		}
-		if src == SourceMixed {
-			return blend(realRecall, heldRecall, k), share, nil
-		}
-		return float64(hits) / float64(total), share, nil
+		return blend(realRecall, heldRecall, k), share, nil
 	}
 	// A walk that scores maxScoredShare of the vectors a query costs more
 	// than scoring every vector in order (each of its steps is a random
@@ -637,34 +643,35 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	// efTolerance (a beam a few percent wider costs a few percent more, and
 	// each step of the bisection costs a few hundred searches).
 	limit := max(k, min(MaxEf, c.Len))
-	lo, hi := k-1, k // recall(lo) < target (lo = k-1 stands for "none"), recall(hi) is tested
-	var hiRecall, hiShare float64
+	lo, hi := k-1, k // lo does not meet the target (lo = k-1 stands for "none"), hi is tested
+	var hiEst estimate
+	var hiShare float64
 	for {
-		r, share, err := measure(hi)
+		e, share, err := measure(hi)
 		if err != nil {
 			return Calibration{}, err
 		}
-		if r >= c.Target {
-			hiRecall, hiShare = r, share
+		if e.meets(c.Target) {
+			hiEst, hiShare = e, share
 			break
 		}
 		if hi >= limit {
-			return exact("recall@%d %.4f at ef %d, below the target %.4f", k, r, hi, c.Target)
+			return exact("recall@%d %.4f ± %.4f at ef %d, short of the target %.4f", k, e.recall, e.stdErr, hi, c.Target)
 		}
 		if share >= maxScoredShare {
-			return exact("recall@%d %.4f at ef %d, below the target %.4f, with each query already scoring %.0f%% of the vectors: an exact scan costs less",
-				k, r, hi, c.Target, 100*share)
+			return exact("recall@%d %.4f ± %.4f at ef %d, short of the target %.4f, with each query already scoring %.0f%% of the vectors: an exact scan costs less",
+				k, e.recall, e.stdErr, hi, c.Target, 100*share)
 		}
 		lo, hi = hi, min(2*hi, limit)
 	}
 	for hi-lo > max(1, int(float64(hi)*efTolerance)) {
 		mid := lo + (hi-lo)/2
-		r, share, err := measure(mid)
+		e, share, err := measure(mid)
 		if err != nil {
 			return Calibration{}, err
 		}
-		if r >= c.Target {
-			hi, hiRecall, hiShare = mid, r, share
+		if e.meets(c.Target) {
+			hi, hiEst, hiShare = mid, e, share
 		} else {
 			lo = mid
 		}
@@ -673,7 +680,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		return exact("the target needs ef %d, where each query scores %.0f%% of the vectors: an exact scan costs less",
 			hi, 100*hiShare)
 	}
-	c.Ef, c.Recall = hi, hiRecall
+	c.Ef, c.Recall, c.StdErr = hi, hiEst.recall, hiEst.stdErr
 	return finish()
 }
 

@@ -705,7 +705,7 @@ func calibrationNote(c hnsw.Calibration) string {
 	if c.Exact {
 		return fmt.Sprintf("%s, %d queries, %s vectors: %s, %s", c.Source, c.Queries, fmtInt(c.Len), c.Reason, fmtDur(c.Took))
 	}
-	return fmt.Sprintf("%s, %d queries, %s vectors, %.4f at ef %d, %s", c.Source, c.Queries, fmtInt(c.Len), c.Recall, c.Ef, fmtDur(c.Took))
+	return fmt.Sprintf("%s, %d queries, %s vectors, %.4f ± %.4f at ef %d, %s", c.Source, c.Queries, fmtInt(c.Len), c.Recall, c.StdErr, c.Ef, fmtDur(c.Took))
 }
 
 // medianStats returns a way's turns together: their latencies pooled (for
