@@ -147,7 +147,8 @@
 // below 200) and reports
 // the spread: the ef chosen and the best ef of the ladder on the other
 // half (5th, 50th and 95th percentiles), the calibration's estimate of its
-// recall less the recall reached on the other half, the recall reached,
+// recall less the recall reached on the other half, the estimate's own
+// standard error (hnsw.Calibration.StdErr), the recall reached,
 // and the QPS at the ef chosen over that at the other half's best ef (or
 // the exact scan, where it chose that or no ef of the ladder reaches the
 // target), each beam width timed once, in turns, on all the queries.

@@ -20,12 +20,14 @@ import (
 
 // split is one split's outcome for a target: the beam width the
 // calibration on one half chose (0 for exact search), its estimate of the
-// recall there, the recall reached on the other half, the smallest ladder
+// recall there and that estimate's standard error, the recall reached on
+// the other half, the smallest ladder
 // ef reaching the target on that half (0 if none does), and the QPS at the
 // first over that at the second.
 type split struct {
 	ef, best int
 	estimate float64
+	stdErr   float64
 	achieved float64
 	qpsRatio float64
 }
@@ -44,7 +46,7 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 	h := nq / 2
 	t := newTable(b.out, fmt.Sprintf("## Calibration across %d random splits: %s, k=%d, calibrated on %s queries, measured on the other %s",
 		b.c.splits, ds.Name, k, fmtInt(h), fmtInt(nq-h)),
-		"target", "ef chosen p5 / p50 / p95", "best ef p5 / p50 / p95", "estimate − reached p50 / p95",
+		"target", "ef chosen p5 / p50 / p95", "best ef p5 / p50 / p95", "estimate − reached p50 / p95", "standard error p50",
 		fmt.Sprintf("recall@%d p5 / p50", k), "splits ≥ target − 0.01", "QPS / best ef p5 / p50", "splits ≥ 0.9× best ef")
 	defer t.close()
 	// perQuery[ef][i] is query i's recall@k at ef, filled as needed.
@@ -110,7 +112,7 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 				b.p.end()
 				return err
 			}
-			sp := split{estimate: cal.Recall}
+			sp := split{estimate: cal.Recall, stdErr: cal.StdErr}
 			if !cal.Exact {
 				sp.ef = max(cal.Ef, k)
 			}
@@ -183,11 +185,11 @@ func (b *bench) splitSpeeds(ctx context.Context, ds *recall.Dataset, truth [][]i
 // splitCells is the report's row for target over the splits out.
 func splitCells(target float64, out []split) []string {
 	var efs, bests []int
-	var gaps, reached, ratios []float64
+	var gaps, errs, reached, ratios []float64
 	withinRecall, withinSpeed := 0, 0
 	for _, sp := range out {
 		efs, bests = append(efs, sp.ef), append(bests, sp.best)
-		gaps = append(gaps, sp.estimate-sp.achieved)
+		gaps, errs = append(gaps, sp.estimate-sp.achieved), append(errs, sp.stdErr)
 		reached, ratios = append(reached, sp.achieved), append(ratios, sp.qpsRatio)
 		if sp.achieved >= target-0.01 {
 			withinRecall++
@@ -214,9 +216,11 @@ func splitCells(target float64, out []split) []string {
 	}
 	slices.Sort(gaps)
 	slices.Sort(abs)
+	slices.Sort(errs)
 	share := func(n int) string { return fmt.Sprintf("%d of %d", n, len(out)) }
 	return []string{fmt.Sprintf("%.3g", target), three(efs), three(bests),
 		fmt.Sprintf("%+.4f / ±%.4f", pick(gaps, 0.5), pick(abs, 0.95)),
+		fmt.Sprintf("%.4f", pick(errs, 0.5)),
 		fmt.Sprintf("%s / %s", fmtRecall(pick(reached, 0.05)), fmtRecall(pick(reached, 0.5))),
 		share(withinRecall),
 		fmt.Sprintf("%.2f× / %.2f×", pick(ratios, 0.05), pick(ratios, 0.5)),
