@@ -290,7 +290,7 @@ func transient(msg string) bool {
 	for _, s := range []string{
 		"replica", "connection refused", "connection reset", "broken pipe", "eof",
 		"timeout", "deadline", "unavailable", "not ready", "shard", "leader",
-		"no such host", "i/o", "broadcast", "context canceled",
+		"no such host", "i/o", "broadcast", "context canceled", "connection is closing",
 		"no such prop", "read-only", "readonly", "non-existing index", "no graphql provider",
 	} {
 		if strings.Contains(m, s) {

@@ -2,6 +2,7 @@ package weaviate
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"net"
@@ -156,5 +157,47 @@ func TestBatchObjectErrors(t *testing.T) {
 	}
 	if undos.Load() != 1 {
 		t.Fatalf("%d deletes undid the failed write, want 1", undos.Load())
+	}
+}
+
+// A change of the schema refused with a message of a passing state (a node
+// replacing its connection to a peer after a restart) is sent again; one
+// that an earlier attempt made before being refused is found to be ours.
+func TestSchemaChangeRetried(t *testing.T) {
+	const closing = `{"error":[{"message":"rpc error: code = Canceled desc = grpc: the client connection is closing"}]}`
+	var posts atomic.Int32
+	var stored atomic.Value // the description of the class created
+	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/schema":
+			var c class
+			json.NewDecoder(r.Body).Decode(&c)
+			switch posts.Add(1) {
+			case 1: // refused before it was made
+				http.Error(w, closing, http.StatusUnprocessableEntity)
+			case 2: // made, then refused on the way back
+				stored.Store(c.Description)
+				http.Error(w, closing, http.StatusUnprocessableEntity)
+			default:
+				http.Error(w, `{"error":[{"message":"class name `+c.Class+` already exists"}]}`, http.StatusUnprocessableEntity)
+			}
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/schema/"):
+			d, _ := stored.Load().(string)
+			json.NewEncoder(w).Encode(class{Class: strings.TrimPrefix(r.URL.Path, "/v1/schema/"), Description: d})
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			http.Error(w, "unexpected", 400)
+		}
+	})
+	c := db.newClass("collection", "c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2})
+	if err := db.createClass(context.Background(), c); err != nil {
+		t.Fatalf("createClass after two refusals, the second after it landed: %v", err)
+	}
+	if posts.Load() != 3 || db.Retries() != 2 {
+		t.Fatalf("%d attempts, %d retries; want 3 and 2", posts.Load(), db.Retries())
+	}
+	// A clash at the first attempt is another's class.
+	if err := db.createClass(context.Background(), c); !errors.Is(err, vector.ErrDuplicateID) {
+		t.Fatalf("createClass of an existing class = %v, want ErrDuplicateID", err)
 	}
 }

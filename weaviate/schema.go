@@ -121,12 +121,44 @@ func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class
 	}
 }
 
+// schemaChange sends a change of the schema, and sends it again (within
+// the client's attempts and time bound) while a node answers it with an
+// error that describes a passing state of the cluster: just after nodes
+// restart, a node can refuse a class with 422 "rpc error: code = Canceled
+// desc = grpc: the client connection is closing" while it replaces its
+// connection to a peer. It reports whether it sent the change more than
+// once, so that the caller can tell an earlier attempt that landed from a
+// clash.
+func (db *DB) schemaChange(ctx context.Context, method, path string, body any) (again bool, err error) {
+	for attempt := range db.cl.opt.MaxAttempts {
+		if attempt > 0 {
+			if serr := sleep(ctx, backoff(attempt)); serr != nil {
+				return true, err
+			}
+			db.cl.retries.Add(1)
+		}
+		_, err = db.cl.call(ctx, method, path, body, nil)
+		var ae *APIError
+		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) || !transient(ae.Message) {
+			return attempt > 0, err
+		}
+	}
+	return db.cl.opt.MaxAttempts > 1, err
+}
+
 // createClass creates cls, or returns an error wrapping
 // vector.ErrDuplicateID if it exists.
 func (db *DB) createClass(ctx context.Context, c class) error {
-	_, err := db.cl.call(ctx, http.MethodPost, "/v1/schema", c, nil)
+	again, err := db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
+		// After an attempt refused on the way, an earlier one may have
+		// landed: if the class has our description, it is ours.
+		if again {
+			if got, gerr := db.getClass(context.WithoutCancel(ctx), c.Class); gerr == nil && got.Description == c.Description {
+				return nil
+			}
+		}
 		return fmt.Errorf("%w: %s", vector.ErrDuplicateID, ae.Message)
 	}
 	if errors.Is(err, ErrUnavailable) {
@@ -160,7 +192,7 @@ func (db *DB) classes(ctx context.Context) ([]class, error) {
 }
 
 func (db *DB) deleteClass(ctx context.Context, cls string) error {
-	_, err := db.cl.call(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil, nil)
+	_, err := db.schemaChange(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
 	return err
 }
 
@@ -205,7 +237,7 @@ func (db *DB) addProperty(ctx context.Context, cls, k, typ string) error {
 	if typ == typeNumber {
 		p.IndexRangeFilters = &yes
 	}
-	_, err = db.cl.call(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p, nil)
+	_, err = db.schemaChange(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
 		return nil
