@@ -592,7 +592,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		if univ.changed(ix) {
 			only = univ
 		}
-		nodes := 0
+		hits, total, nodes := 0, 0, 0
 		var realRecall, heldRecall []float64 // per query; held out only in a mixed sample
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
@@ -617,6 +617,8 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 					h++
 				}
 			}
+			hits += h
+			total += len(truth[i])
 			r := float64(h) / float64(len(truth[i]))
 			if held && src == SourceMixed {
 				heldRecall = append(heldRecall, r)
@@ -625,10 +627,17 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			}
 		}
 		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
-		if len(realRecall)+len(heldRecall) == 0 {
+		if total == 0 {
 			return estimate{recall: 1}, share, nil
 		}
-		return blend(realRecall, heldRecall, k), share, nil
+		if src == SourceMixed {
+			return blend(realRecall, heldRecall, k), share, nil
+		}
+		// The share of hits, as a ratio of integers: a sum of per-query
+		// recalls in tenths can fall short of a target it meets exactly.
+		e = sampleEstimate(realRecall, k)
+		e.recall = float64(hits) / float64(total)
+		return e, share, nil
 	}
 	// A walk that scores maxScoredShare of the vectors a query costs more
 	// than scoring every vector in order (each of its steps is a random
