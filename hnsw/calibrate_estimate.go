@@ -6,14 +6,13 @@ package hnsw
 
 import "math"
 
-const (
-	// confidenceZ is the normal quantile of a one-sided 95% bound.
-	confidenceZ = 1.645
-	// RecallSlack is how far below the target the recall of real queries
-	// may be, at 95% confidence, at the beam width a calibration chooses:
-	// see [Calibration.Ef].
-	RecallSlack = 0.01
-)
+// RecallSlack is how far below the target the recall of real queries may
+// be, at 95% confidence, at the beam width a calibration chooses: see
+// [Calibration.Ef].
+const RecallSlack = 0.01
+
+// confidenceZ is the normal quantile of a one-sided 95% bound.
+const confidenceZ = 1.645
 
 // estimate is the recall a calibration measured at one beam width, as an
 // estimate of the recall of real queries, and its standard error.
