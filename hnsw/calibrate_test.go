@@ -108,7 +108,7 @@ func TestTargetRecallMet(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Logf("target %.2f: %+v", target, c)
-		if c.Exact || c.Source != hnsw.SourceCaller || c.Queries != 400 || c.Recall < target {
+		if c.Exact || c.Source != hnsw.SourceCaller || c.Queries != 400 || !meets(c.Recall, c.StdErr, target) || c.StdErr <= 0 {
 			t.Fatalf("target %.2f: calibration %+v", target, c)
 		}
 		if c.Ef < prev {
@@ -120,21 +120,93 @@ func TestTargetRecallMet(t *testing.T) {
 			t.Errorf("target %.2f: recall on unseen queries %.4f", target, got)
 		}
 		// A beam 5% narrower than the chosen one misses the target on the
-		// sample.
+		// sample, or its bound does.
 		narrower := c.Ef - max(1, c.Ef*5/100)
 		sub := &recall.Dataset{Dim: ds.Dim, Base: ds.Base, Queries: ds.Queries[:400], Metric: ds.Metric}
 		truth, _ := recall.GroundTruth(ctx, sub, 10)
-		sum := 0.0
+		var rs []float64
 		for i, q := range sub.Queries {
 			got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: narrower})
 			if err != nil {
 				t.Fatal(err)
 			}
-			sum += recall.At(got, truth[i], 10)
+			rs = append(rs, recall.At(got, truth[i], 10))
 		}
-		if c.Ef > 10 && sum/400 >= target {
-			t.Errorf("target %.2f: ef %d already reaches %.4f", target, narrower, sum/400)
+		if m, se := meanErr(rs, 10); c.Ef > 10 && meets(m, se, target) {
+			t.Errorf("target %.2f: ef %d already reaches %.4f ± %.4f", target, narrower, m, se)
 		}
+	}
+}
+
+// meets reports whether a recall estimate m with standard error se meets
+// target as a calibration's choice must: m reaches it, and m less 1.645 se
+// reaches it less hnsw.RecallSlack.
+func meets(m, se, target float64) bool {
+	return m >= target && m-1.645*se >= target-hnsw.RecallSlack
+}
+
+// meanErr returns the mean of the per-query recalls@k rs and its standard
+// error, the per-query variance floored at k draws' p(1−p)/k.
+func meanErr(rs []float64, k int) (mean, se float64) {
+	for _, r := range rs {
+		mean += r
+	}
+	mean /= float64(len(rs))
+	v := 0.0
+	for _, r := range rs {
+		v += (r - mean) * (r - mean)
+	}
+	v = max(v/float64(len(rs)-1), mean*(1-mean)/float64(k))
+	return mean, math.Sqrt(v / float64(len(rs)))
+}
+
+// TestTargetRecallFewQueries: a calibration on a few dozen queries reports
+// the wider error of its estimate, and the beam it chooses meets the
+// target less RecallSlack at that estimate's 95% bound, not only the
+// target at the estimate.
+func TestTargetRecallFewQueries(t *testing.T) {
+	ctx := context.Background()
+	ix, ds := hardIndex(t, 4000, hnsw.Options{TargetRecall: 0.85})
+	many, err := ix.Calibrate(ctx, ds.Queries[:400])
+	if err != nil {
+		t.Fatal(err)
+	}
+	few, err := ix.Calibrate(ctx, ds.Queries[400:430])
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("400 queries: %+v", many)
+	t.Logf("30 queries: %+v", few)
+	if few.Exact || few.Queries != 30 || !meets(few.Recall, few.StdErr, 0.85) {
+		t.Fatalf("calibration on 30 queries: %+v", few)
+	}
+	// 30 queries measure with about √(400/30) ≈ 3.7 times the error of 400.
+	if few.StdErr < 2*many.StdErr {
+		t.Errorf("standard error on 30 queries %.4f, on 400 %.4f: want about 3.7 times", few.StdErr, many.StdErr)
+	}
+	// The bound decided: a narrower beam reaches the target on the 30
+	// queries, but not the bound.
+	sub := &recall.Dataset{Dim: ds.Dim, Base: ds.Base, Queries: ds.Queries[400:430], Metric: ds.Metric}
+	truth, _ := recall.GroundTruth(ctx, sub, 10)
+	reached := 0
+	for ef := 10; ef < few.Ef && reached == 0; ef++ {
+		var rs []float64
+		for i, q := range sub.Queries {
+			got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: ef})
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs = append(rs, recall.At(got, truth[i], 10))
+		}
+		if m, se := meanErr(rs, 10); m >= 0.85 {
+			reached = ef
+			if meets(m, se, 0.85) && ef < few.Ef*49/50 {
+				t.Errorf("ef %d meets the target and its bound on the 30 queries (%.4f ± %.4f), below the ef %d chosen", ef, m, se, few.Ef)
+			}
+		}
+	}
+	if reached == 0 {
+		t.Errorf("no beam narrower than the ef %d chosen reaches the target on the 30 queries: the bound decided nothing", few.Ef)
 	}
 }
 
