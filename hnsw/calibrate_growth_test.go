@@ -256,6 +256,24 @@ func TestReservoirDistinctCount(t *testing.T) {
 	}
 }
 
+// TestReservoirKeepsOneCopy: a query the reservoir holds is not kept
+// again, so that queries asked again do not take the places of others:
+// 2,500 distinct queries recorded twice in one batch fill a reservoir of
+// 2,000 with 2,000 distinct ones.
+func TestReservoirKeepsOneCopy(t *testing.T) {
+	ix, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+	size := hnsw.ReservoirSize(1500, 16)
+	qs := recall.Uniform(1, size+size/4, 16, 9).Queries
+	if err := ix.RecordQueries(append(slices.Clone(qs), qs...)); err != nil {
+		t.Fatal(err)
+	}
+	ix.WaitIdle()
+	kept, counted := ix.ReservoirDistinct()
+	if n := ix.ReservoirLen(); n != size || kept != n || counted != n {
+		t.Fatalf("reservoir of %d after %d distinct queries recorded twice: %d held, %d distinct (kept count %d)", size, len(qs), n, counted, kept)
+	}
+}
+
 // TestRecalibratesOn: the rule by which a reservoir of distinct queries
 // replaces each kind of calibration.
 func TestRecalibratesOn(t *testing.T) {

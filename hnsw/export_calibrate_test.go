@@ -27,5 +27,13 @@ func (ix *Index) SearchAll(ctx context.Context, q []float32, k int, filter vecto
 func (ix *Index) ReservoirDistinct() (kept, counted int) {
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
-	return len(ix.cal.counts), len(distinct(ix.cal.sample))
+	return len(ix.cal.kept), len(distinct(ix.cal.sample))
+}
+
+// ReservoirLen returns how many queries the reservoir holds, copies
+// included.
+func (ix *Index) ReservoirLen() int {
+	ix.cal.mu.Lock()
+	defer ix.cal.mu.Unlock()
+	return len(ix.cal.sample)
 }
