@@ -123,8 +123,8 @@ type Calibration struct {
 	// as an estimate of the recall of real queries, and StdErr its
 	// standard error: from the spread of the sample's per-query recalls
 	// (for SourceMixed, of the blend of its two groups). For SourceHeldOut
-	// it says how far the held-out vectors' recall may be from theirs over
-	// all vectors, not how far that is from the recall of real queries.
+	// it is the error of the held-out vectors as a sample of all indexed
+	// vectors, and says nothing of how far those are from real queries.
 	Recall float64
 	StdErr float64
 	// Queries is the size of the sample (distinct vectors: a recorded
@@ -220,9 +220,7 @@ func (ix *Index) keepQuery(q []float32) int64 {
 	defer ix.cal.mu.Unlock()
 	if _, ok := ix.cal.kept[h]; ok {
 		// Kept already: a calibration counts it once, and a copy would
-		// take the place of another query (vecbench's target rows, which
-		// answer their calibration half and then record it whole,
-		// measured 357 distinct queries of clustered-100000's 400 slots).
+		// take the place of another query.
 		return c
 	}
 	if int(slot) < len(ix.cal.sample) {
