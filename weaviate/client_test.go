@@ -201,3 +201,18 @@ func TestSchemaChangeRetried(t *testing.T) {
 		t.Fatalf("createClass of an existing class = %v, want ErrDuplicateID", err)
 	}
 }
+
+// A refusal of the class itself is returned at once, even where its words
+// are ones that describe a passing state elsewhere.
+func TestSchemaChangeRefused(t *testing.T) {
+	var posts atomic.Int32
+	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		posts.Add(1)
+		http.Error(w, `{"error":[{"message":"could not find enough weaviate nodes for replication: 3 replicas requested, but only 1 nodes"}]}`, http.StatusUnprocessableEntity)
+	})
+	c := db.newClass("collection", "c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2})
+	var ae *APIError
+	if err := db.createClass(context.Background(), c); !errors.As(err, &ae) || posts.Load() != 1 {
+		t.Fatalf("createClass refused for its replicas = %v after %d attempts, want the *APIError after 1", err, posts.Load())
+	}
+}

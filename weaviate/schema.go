@@ -122,8 +122,8 @@ func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class
 }
 
 // schemaChange sends a change of the schema, and sends it again (within
-// the client's attempts and time bound) while a node answers it with an
-// error that describes a passing state of the cluster: just after nodes
+// the client's attempts and time bound) while a node refuses it for the
+// state of its connections (schemaTransient): just after nodes
 // restart, a node can refuse a class with 422 "rpc error: code = Canceled
 // desc = grpc: the client connection is closing" while it replaces its
 // connection to a peer. It reports whether it sent the change more than
@@ -139,11 +139,29 @@ func (db *DB) schemaChange(ctx context.Context, method, path string, body any) (
 		}
 		_, err = db.cl.call(ctx, method, path, body, nil)
 		var ae *APIError
-		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) || !transient(ae.Message) {
+		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) || !schemaTransient(ae.Message) {
 			return attempt > 0, err
 		}
 	}
 	return db.cl.opt.MaxAttempts > 1, err
+}
+
+// schemaTransient reports whether a node's refusal of a schema change
+// describes the state of its connections to its peers, which passes,
+// rather than the change: narrower than transient, whose words ("replica",
+// "shard") also appear in refusals of a bad class, such as one asking for
+// more replicas than there are nodes.
+func schemaTransient(msg string) bool {
+	m := strings.ToLower(msg)
+	for _, s := range []string{
+		"connection is closing", "connection refused", "connection reset", "broken pipe",
+		"leader", "unavailable", "deadline exceeded",
+	} {
+		if strings.Contains(m, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // createClass creates cls, or returns an error wrapping
