@@ -21,9 +21,8 @@ import (
 // split is one split's outcome for a target: the beam width the
 // calibration on one half chose (0 for exact search), its estimate of the
 // recall there and that estimate's standard error, the recall reached on
-// the other half, the smallest ladder
-// ef reaching the target on that half (0 if none does), and the QPS at the
-// first over that at the second.
+// the other half, the smallest ladder ef reaching the target on that half
+// (0 if none does), and the QPS at the first over that at the second.
 type split struct {
 	ef, best int
 	estimate float64

@@ -7,9 +7,8 @@ import (
 
 // TestSplitCells: the row of a target over its splits gives the spread of
 // the beam widths (exact search as "exact"), of the estimate's error and
-// standard error, of
-// the recall reached and of the speed, and counts the splits within the
-// bars.
+// standard error, of the recall reached and of the speed, and counts the
+// splits within the bars.
 func TestSplitCells(t *testing.T) {
 	var out []split
 	for i := range 20 {
