@@ -124,15 +124,7 @@ func TestTargetRecallMet(t *testing.T) {
 		narrower := c.Ef - max(1, c.Ef*5/100)
 		sub := &recall.Dataset{Dim: ds.Dim, Base: ds.Base, Queries: ds.Queries[:400], Metric: ds.Metric}
 		truth, _ := recall.GroundTruth(ctx, sub, 10)
-		var rs []float64
-		for i, q := range sub.Queries {
-			got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: narrower})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs = append(rs, recall.At(got, truth[i], 10))
-		}
-		if m, se := meanErr(rs, 10); c.Ef > 10 && meets(m, se, target) {
+		if m, se := meanErr(recallsAt(t, ix, sub.Queries, truth, narrower), 10); c.Ef > 10 && meets(m, se, target) {
 			t.Errorf("target %.2f: ef %d already reaches %.4f ± %.4f", target, narrower, m, se)
 		}
 	}
@@ -143,6 +135,21 @@ func TestTargetRecallMet(t *testing.T) {
 // reaches it less hnsw.RecallSlack.
 func meets(m, se, target float64) bool {
 	return m >= target && m-1.645*se >= target-hnsw.RecallSlack
+}
+
+// recallsAt returns the recall@10 of each of queries searched at ef,
+// against truth.
+func recallsAt(t *testing.T, ix *hnsw.Index, queries []vector.Vector, truth [][]int32, ef int) []float64 {
+	t.Helper()
+	rs := make([]float64, len(queries))
+	for i, q := range queries {
+		got, err := ix.SearchWith(context.Background(), q, 10, &hnsw.SearchOptions{Ef: ef})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs[i] = recall.At(got, truth[i], 10)
+	}
+	return rs
 }
 
 // meanErr returns the mean of the per-query recalls@k rs and its standard
@@ -190,15 +197,7 @@ func TestTargetRecallFewQueries(t *testing.T) {
 	truth, _ := recall.GroundTruth(ctx, sub, 10)
 	reached := 0
 	for ef := 10; ef < few.Ef && reached == 0; ef++ {
-		var rs []float64
-		for i, q := range sub.Queries {
-			got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: ef})
-			if err != nil {
-				t.Fatal(err)
-			}
-			rs = append(rs, recall.At(got, truth[i], 10))
-		}
-		if m, se := meanErr(rs, 10); m >= 0.85 {
+		if m, se := meanErr(recallsAt(t, ix, sub.Queries, truth, ef), 10); m >= 0.85 {
 			reached = ef
 			if meets(m, se, 0.85) && ef < few.Ef*49/50 {
 				t.Errorf("ef %d meets the target and its bound on the 30 queries (%.4f ± %.4f), below the ef %d chosen", ef, m, se, few.Ef)
