@@ -23,16 +23,16 @@ type estimate struct {
 // meets reports whether e reaches target: its recall does, and so does its
 // one-sided 95% lower bound, less RecallSlack. The bound binds only when
 // the standard error is above RecallSlack/confidenceZ, about 0.006: a
-// sample of a few dozen real queries, whose recall at the first beam width
-// that happens to reach the target is more often high by chance than low
-// (bge-m3, halves of 50 real queries at 0.90: the estimate 0.018 above the
-// recall the other half reached, at the median).
+// sample of a few dozen queries, whose recall at the first beam width that
+// happens to reach the target is more often high by chance than low. It
+// does not cover the bias of held-out vectors as a proxy for real queries
+// (see blend), which no sample of them shows.
 func (e estimate) meets(target float64) bool {
 	return e.recall >= target && e.recall-confidenceZ*e.stdErr >= target-RecallSlack
 }
 
 // sampleEstimate is the mean of the per-query recalls rs and its standard
-// error (see meanVar for the floor on the per-query variance).
+// error, the per-query variance at least binomialFloor.
 func sampleEstimate(rs []float64, k int) estimate {
 	p, _ := meanVar(rs, 0)
 	m, v := meanVar(rs, binomialFloor(p, k))
