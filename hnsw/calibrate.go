@@ -591,7 +591,9 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			only = univ
 		}
 		hits, total, nodes := 0, 0, 0
-		var realRecall, heldRecall []float64 // per query; held out only in a mixed sample
+		// Per query: in a mixed sample, the real queries' in recalls and
+		// the held-out vectors' in heldRecalls; else all in recalls.
+		var recalls, heldRecalls []float64
 		for i, q := range queries {
 			if err := ctx.Err(); err != nil {
 				return estimate{}, 0, fmt.Errorf("hnsw: calibrate: %w", err)
@@ -619,9 +621,9 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			total += len(truth[i])
 			r := float64(h) / float64(len(truth[i]))
 			if held && src == SourceMixed {
-				heldRecall = append(heldRecall, r)
+				heldRecalls = append(heldRecalls, r)
 			} else {
-				realRecall = append(realRecall, r)
+				recalls = append(recalls, r)
 			}
 		}
 		share = float64(nodes) / float64(len(queries)) / float64(max(1, ix.liveCount()))
@@ -629,11 +631,11 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 			return estimate{recall: 1}, share, nil
 		}
 		if src == SourceMixed {
-			return blend(realRecall, heldRecall, k), share, nil
+			return blend(recalls, heldRecalls, k), share, nil
 		}
 		// The share of hits, as a ratio of integers: a sum of per-query
 		// recalls in tenths can fall short of a target it meets exactly.
-		e = sampleEstimate(realRecall, k)
+		e = sampleEstimate(recalls, k)
 		e.recall = float64(hits) / float64(total)
 		return e, share, nil
 	}
