@@ -152,6 +152,11 @@
 // and the QPS at the ef chosen over that at the other half's best ef (or
 // the exact scan, where it chose that or no ef of the ladder reaches the
 // target), each beam width timed once, in turns, on all the queries.
+// Beside them it gives the ef a calibration would choose on all the
+// queries at once (the smallest whose recall over the whole query file
+// reaches the target) and how many splits that ef keeps within the two
+// bars on their other half: the spread that is the measured half's own,
+// which no calibration on a sample of the same queries can avoid.
 //
 // # Plots
 //

@@ -22,13 +22,16 @@ import (
 // calibration on one half chose (0 for exact search), its estimate of the
 // recall there and that estimate's standard error, the recall reached on
 // the other half, the smallest ladder ef reaching the target on that half
-// (0 if none does), and the QPS at the first over that at the second.
+// (0 if none does), and the QPS at the first over that at the second; and
+// the same two outcomes for the whole query file's ef (see wholeEf).
 type split struct {
 	ef, best int
 	estimate float64
 	stdErr   float64
 	achieved float64
 	qpsRatio float64
+
+	wholeAchieved, wholeRatio float64
 }
 
 // splitsReport calibrates an index with each target on one random half of
@@ -46,7 +49,8 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 	t := newTable(b.out, fmt.Sprintf("## Calibration across %d random splits: %s, k=%d, calibrated on %s queries, measured on the other %s",
 		b.c.splits, ds.Name, k, fmtInt(h), fmtInt(nq-h)),
 		"target", "ef chosen p5 / p50 / p95", "best ef p5 / p50 / p95", "estimate − reached p50 / p95", "standard error p50",
-		fmt.Sprintf("recall@%d p5 / p50", k), "splits ≥ target − 0.01", "QPS / best ef p5 / p50", "splits ≥ 0.9× best ef")
+		fmt.Sprintf("recall@%d p5 / p50", k), "splits ≥ target − 0.01", "QPS / best ef p5 / p50", "splits ≥ 0.9× best ef",
+		"all queries' ef", "its splits ≥ target − 0.01, ≥ 0.9× best ef")
 	defer t.close()
 	// perQuery[ef][i] is query i's recall@k at ef, filled as needed.
 	perQuery := map[int][]float64{}
@@ -90,6 +94,14 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 			}
 			return sum / float64(len(half)), nil
 		}
+		all := make([]int, nq)
+		for i := range all {
+			all[i] = i
+		}
+		whole, err := wholeEf(target, k, len(ds.Base), func(ef int) (float64, error) { return mean(ef, all) })
+		if err != nil {
+			return err
+		}
 		p := b.p.begin(fmt.Sprintf("splits %.3g %s", target, ds.Name))
 		out := make([]split, b.c.splits)
 		for s := range out {
@@ -119,6 +131,10 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 				b.p.end()
 				return err
 			}
+			if sp.wholeAchieved, err = mean(whole, perm[h:]); err != nil {
+				b.p.end()
+				return err
+			}
 			for _, ef := range ladder(k, len(ds.Base)) {
 				r, err := mean(ef, perm[h:])
 				if err != nil {
@@ -134,19 +150,50 @@ func (b *bench) splitsReport(ctx context.Context, ds *recall.Dataset, truth [][]
 			p(s+1, len(out))
 		}
 		b.p.end()
-		if err := b.splitSpeeds(ctx, ds, truth, hx, store, out); err != nil {
+		if err := b.splitSpeeds(ctx, ds, truth, hx, store, out, whole); err != nil {
 			return err
 		}
-		t.row(splitCells(target, out)...)
+		t.row(splitCells(target, out, whole)...)
 	}
 	return nil
 }
 
+// wholeEf is the smallest beam width whose mean recall over all the
+// queries, as recallAt gives it, reaches target: the ef a calibration
+// would choose if it measured on the whole query file, the half each
+// split is measured on included, with no error of its own to allow for.
+// It is 0 (exact search) if no ef of the ladder up to n reaches target.
+// Beside the calibrations of the splits, it shows how much of their
+// spread on the other half is that half's own: the best a calibration
+// that sees only queries of the same kind can do.
+func wholeEf(target float64, k, n int, recallAt func(ef int) (float64, error)) (int, error) {
+	lo := k - 1 // the widest beam known to fall short
+	for _, ef := range ladder(k, n) {
+		r, err := recallAt(ef)
+		if err != nil {
+			return 0, err
+		}
+		if r < target {
+			lo = ef
+			continue
+		}
+		// ef reaches it and lo does not: the smallest between them.
+		for e := lo + 1; e < ef; e++ {
+			if r, err = recallAt(e); err != nil || r >= target {
+				return e, err
+			}
+		}
+		return ef, nil
+	}
+	return 0, nil
+}
+
 // splitSpeeds times, in turns, each beam width the splits chose or found
-// best (and the exact scan, if one needs it) on all the queries, and sets
-// each split's QPS at its chosen ef over that at its best.
-func (b *bench) splitSpeeds(ctx context.Context, ds *recall.Dataset, truth [][]int32, hx *hnsw.Index, store vector.Store, out []split) error {
-	var efs []int
+// best and the whole query file's ef (and the exact scan, if one needs
+// it) on all the queries, and sets each split's QPS at its chosen ef, and
+// at whole, over that at its best.
+func (b *bench) splitSpeeds(ctx context.Context, ds *recall.Dataset, truth [][]int32, hx *hnsw.Index, store vector.Store, out []split, whole int) error {
+	efs := []int{whole}
 	for _, sp := range out {
 		efs = append(efs, sp.ef, sp.best)
 	}
@@ -177,16 +224,24 @@ func (b *bench) splitSpeeds(ctx context.Context, ds *recall.Dataset, truth [][]i
 	}
 	for i := range out {
 		out[i].qpsRatio = qps[out[i].ef] / qps[out[i].best]
+		out[i].wholeRatio = qps[whole] / qps[out[i].best]
 	}
 	return nil
 }
 
-// splitCells is the report's row for target over the splits out.
-func splitCells(target float64, out []split) []string {
+// splitCells is the report's row for target over the splits out, whole
+// being the whole query file's ef.
+func splitCells(target float64, out []split, whole int) []string {
 	var efs, bests []int
 	var gaps, errs, reached, ratios []float64
-	withinRecall, withinSpeed := 0, 0
+	withinRecall, withinSpeed, wholeRecall, wholeSpeed := 0, 0, 0, 0
 	for _, sp := range out {
+		if sp.wholeAchieved >= target-0.01 {
+			wholeRecall++
+		}
+		if sp.wholeRatio >= 0.9 {
+			wholeSpeed++
+		}
 		efs, bests = append(efs, sp.ef), append(bests, sp.best)
 		gaps, errs = append(gaps, sp.estimate-sp.achieved), append(errs, sp.stdErr)
 		reached, ratios = append(reached, sp.achieved), append(ratios, sp.qpsRatio)
@@ -223,7 +278,7 @@ func splitCells(target float64, out []split) []string {
 		fmt.Sprintf("%s / %s", fmtRecall(pick(reached, 0.05)), fmtRecall(pick(reached, 0.5))),
 		share(withinRecall),
 		fmt.Sprintf("%.2f× / %.2f×", pick(ratios, 0.05), pick(ratios, 0.5)),
-		share(withinSpeed)}
+		share(withinSpeed), efText(whole), fmt.Sprintf("%d, %d of %d", wholeRecall, wholeSpeed, len(out))}
 }
 
 // pick returns the q-quantile of the sorted xs (the element at rank
