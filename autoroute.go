@@ -42,7 +42,9 @@ type route struct {
 // rests as long as it works, about half of one core: seconds at 20,000
 // items of 128 dimensions, minutes at 100,000 of 768; the scan answers
 // meanwhile, and the writes made during it are added to the graph if it
-// wins.
+// wins. A measurement that fails (a store error) keeps the queries it took
+// for the next, which waits 10 seconds, twice as long after each failure in
+// a row, up to 10 minutes.
 type Route struct {
 	// Index is the way that met the target fastest: Flat, QFlat or HNSW.
 	Index IndexKind

@@ -206,3 +206,73 @@ func TestRouteOnQueriesClose(t *testing.T) {
 		t.Fatalf("reopened after a measurement cut short: %+v, route %+v", info, info.Route)
 	}
 }
+
+// TestRouteOnQueriesFails: a background measurement that fails keeps the
+// queries it took for the next one, and the next starts only after a
+// back-off; the one after it measures on those queries.
+func TestRouteOnQueriesFails(t *testing.T) {
+	verdict, calls := Flat, 0
+	stubRoute(t, &verdict, &calls)
+	measured := chooseRouteFunc
+	failing := errors.New("the store failed")
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, bg bool) (route, error) {
+		if bg {
+			calls++
+			return route{}, failing
+		}
+		return measured(ctx, g, st, ids, qo, recorded, bg)
+	}
+	db, c := routedCollection(t, filepath.Join(t.TempDir(), "auto.db"), "c")
+	defer db.Close()
+	ds := recall.Clustered(700, hnsw.MinRealQueries+1, 16, 11)
+	addRange(t, c, ds.Base, 0, 700)
+	start := time.Now()
+	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
+	waitRemeasured(t, c)
+	c.mu.RLock()
+	kept, retry := c.queries.len(), c.retry
+	c.mu.RUnlock()
+	if calls != 2 || kept != hnsw.MinRealQueries || retry.wait != measureBackoff || retry.at.Before(start.Add(measureBackoff)) {
+		t.Fatalf("after a failed measurement: %d measurements, %d queries kept, retry %+v; want 2, %d, and a back-off of %v",
+			calls, kept, retry, hnsw.MinRealQueries, measureBackoff)
+	}
+	ask(t, c, ds.Queries[hnsw.MinRealQueries:], nil)
+	waitRemeasured(t, c)
+	if calls != 2 {
+		t.Fatalf("measured again during the back-off")
+	}
+
+	// The back-off over, the next query starts a measurement, on the
+	// queries the failed one took.
+	chooseRouteFunc = measured
+	verdict = HNSW
+	c.mu.Lock()
+	c.retry.at = time.Now()
+	c.mu.Unlock()
+	ask(t, c, ds.Queries[:1], nil)
+	waitRemeasured(t, c)
+	info := mustInfo(t, c)
+	if calls != 3 || info.Index != HNSW || info.Route == nil || info.Route.Queries != hnsw.MinRealQueries+1 {
+		t.Fatalf("after the back-off: %d measurements, %+v, route %+v; want the graph measured on %d queries",
+			calls, info, info.Route, hnsw.MinRealQueries+1)
+	}
+	c.mu.RLock()
+	retry = c.retry
+	c.mu.RUnlock()
+	if retry != (measureRetry{}) {
+		t.Errorf("back-off %+v left after a measurement that came to a verdict", retry)
+	}
+}
+
+// TestMeasureRetry: each failure in a row doubles the back-off, from
+// measureBackoff up to maxMeasureBackoff.
+func TestMeasureRetry(t *testing.T) {
+	now := time.Unix(1e9, 0)
+	var r measureRetry
+	for want := measureBackoff; want <= 2*maxMeasureBackoff; want *= 2 {
+		r.fail(now)
+		if w := min(want, maxMeasureBackoff); r.wait != w || !r.at.Equal(now.Add(w)) {
+			t.Fatalf("back-off %+v, want %v after %v", r, w, now)
+		}
+	}
+}

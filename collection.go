@@ -146,11 +146,13 @@ type Collection struct {
 	dirty bool      // the graph changed since it was loaded or saved
 	// route is an Auto collection's latest measurement of the ways to
 	// its recall target (routing.go), nil before the first; queries
-	// samples the queries a scan answers for the next one, and
-	// remeasuring is set while one runs in the background.
+	// samples the queries a scan answers for the next one, remeasuring
+	// is set while one runs in the background, and retry holds back the
+	// next after one that failed.
 	route       *Route
 	queries     querySample
 	remeasuring atomic.Bool
+	retry       measureRetry
 	rg          regraphState // rebuilds of the graph (regraph.go)
 	cat         catalog      // the items apart from their vectors
 	next        vector.ID    // the id of the next version written

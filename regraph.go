@@ -187,6 +187,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 	}
 	if err != nil {
 		c.dropGraph(ctx)
+		c.restoreQueries(recorded)
 		return nil, err
 	}
 	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil

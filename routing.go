@@ -8,6 +8,7 @@ package cairn
 import (
 	"context"
 	"slices"
+	"time"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
@@ -18,7 +19,8 @@ import (
 // recall target, measures the ways to it for the first time (switchIndex),
 // on the path of the write that reached it. Later measurements run in the
 // background (measureLater). If the build fails or ctx ends, the collection
-// stays on its scan and the next write tries again.
+// stays on its scan, keeps the queries the measurement took, and the next
+// write tries again.
 func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.mu.RLock()
 	due := c.switchDue()
@@ -65,19 +67,21 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	var recorded [][]float32
 	if c.cfg.routed() {
 		recorded = c.queries.take()
-		if err := recordQueries(idx, recorded); err != nil {
-			return
-		}
+		err = recordQueries(idx, recorded)
 	}
-	if err := track(ctx, idx, ids); err != nil {
-		return
+	if err == nil {
+		err = track(ctx, idx, ids)
 	}
 	r := route{kind: HNSW, idx: idx}
+	if err == nil && c.cfg.routed() {
+		r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false)
+	}
+	if err != nil {
+		c.restoreQueries(recorded)
+		return
+	}
 	var rt *Route
 	if c.cfg.routed() {
-		if r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false); err != nil {
-			return
-		}
 		rt = routeOf(r, len(ids), len(recorded))
 	}
 	c.mu.Lock()
@@ -131,14 +135,15 @@ func (c *Collection) keepQuery(q []float32) {
 // measurement, is due to be measured against the graph again: the
 // collection has doubled since, or that measurement was on held-out vectors
 // (or too few queries) and enough queries have been kept since to measure
-// on them. mu is held.
+// on them; and no failed measurement's back-off is running. mu is held.
 func (c *Collection) measureDue() bool {
 	if c.err != nil || !c.keepsQueries() || c.route == nil {
 		return false
 	}
 	n := c.cat.len()
-	return n >= c.route.Next ||
+	due := n >= c.route.Next ||
 		!c.route.onQueries() && n >= c.cfg.AutoThreshold && c.queries.len() >= hnsw.MinRealQueries
+	return due && !time.Now().Before(c.retry.at)
 }
 
 // measureLater starts a measurement in the background (remeasure) if one
@@ -150,14 +155,19 @@ func (c *Collection) measureLater() {
 }
 
 // remeasure measures the ways to the recall target again while measureDue
-// says so (a measurement that fails ends it), in its own goroutine; it
-// ends early if the collection closes.
+// says so, in its own goroutine; it ends early if the collection closes. A
+// measurement that fails (a store error) ends it and starts a back-off.
 func (c *Collection) remeasure() {
 	for {
-		ok := c.measureBeside(c.bg)
-		c.mu.RLock()
+		ok, err := c.measureBeside(c.bg)
+		c.mu.Lock()
+		if err != nil {
+			c.retry.fail(time.Now())
+		} else if ok {
+			c.retry = measureRetry{}
+		}
 		again := ok && c.measureDue()
-		c.mu.RUnlock()
+		c.mu.Unlock()
 		if !again {
 			c.remeasuring.Store(false)
 			// A write or query may have made one due after the look
@@ -171,28 +181,33 @@ func (c *Collection) remeasure() {
 }
 
 // measureBeside runs one measurement of the ways to the target beside
-// queries and writes, and reports whether it came to a verdict. It builds
-// the graph as a rebuild does (regraph.go), by one worker that rests as
-// long as it works, so that queries and writes keep the rest of the
-// machine, measures on the queries kept, and holds wmu only to install the
-// way that won, if it is not the scan in use, with the writes made
+// queries and writes, and reports whether it came to a verdict, or the
+// error that stopped it (the queries it took are then kept for the next).
+// It builds the graph as a rebuild does (regraph.go), by one worker that
+// rests as long as it works, so that queries and writes keep the rest of
+// the machine, measures on the queries kept, and holds wmu only to install
+// the way that won, if it is not the scan in use, with the writes made
 // meanwhile, and to keep its verdict.
-func (c *Collection) measureBeside(ctx context.Context) bool {
+func (c *Collection) measureBeside(ctx context.Context) (bool, error) {
 	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue, queries: &c.queries})
 	if g == nil || err != nil {
-		return false
+		return false, err
 	}
 	recorded := g.recorded
 	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded, true)
 	if err != nil {
 		c.dropGraph(ctx)
-		return false
+		c.restoreQueries(recorded)
+		return false, err
 	}
 	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
 	if r.kind == g.kind0 {
 		c.dropGraph(ctx) // the scan in use won again: it stays
 	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
-		return false
+		if err != nil {
+			c.restoreQueries(recorded)
+		}
+		return false, err
 	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -206,5 +221,39 @@ func (c *Collection) measureBeside(ctx context.Context) bool {
 		// A hint: if it is lost, the next open measures again.
 		_ = c.be.saveRoute(ctx, g.route)
 	}
-	return current
+	return current, nil
+}
+
+// Back-off of background measurements that fail; variables for tests.
+var (
+	// measureBackoff is how long after a failed measurement the next may
+	// start; each failure in a row doubles it, up to maxMeasureBackoff.
+	measureBackoff    = 10 * time.Second
+	maxMeasureBackoff = 10 * time.Minute
+)
+
+// measureRetry is the back-off after background measurements that failed:
+// the next may start at at; wait is the back-off of the latest failure.
+// The zero value is no back-off.
+type measureRetry struct {
+	at   time.Time
+	wait time.Duration
+}
+
+// fail starts the back-off of a failure at now: measureBackoff after a
+// success, twice the last one after a failure, at most maxMeasureBackoff.
+func (r *measureRetry) fail(now time.Time) {
+	r.wait = min(max(2*r.wait, measureBackoff), maxMeasureBackoff)
+	r.at = now.Add(r.wait)
+}
+
+// restoreQueries gives qs, queries taken by a measurement that failed,
+// back to the sample of queries kept, for the next measurement.
+func (c *Collection) restoreQueries(qs [][]float32) {
+	c.mu.RLock()
+	size := hnsw.ReservoirSize(c.cat.len(), c.cfg.Dim)
+	c.mu.RUnlock()
+	for _, q := range qs {
+		c.queries.add(q, size)
+	}
 }
