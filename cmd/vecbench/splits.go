@@ -177,13 +177,21 @@ func wholeEf(target float64, k, n int, recallAt func(ef int) (float64, error)) (
 			lo = ef
 			continue
 		}
-		// ef reaches it and lo does not: the smallest between them.
-		for e := lo + 1; e < ef; e++ {
-			if r, err = recallAt(e); err != nil || r >= target {
-				return e, err
+		// ef reaches it and lo does not: bisect between them, as the
+		// calibration does (recall rises with ef, but for noise).
+		hi := ef
+		for hi-lo > 1 {
+			mid := lo + (hi-lo)/2
+			if r, err = recallAt(mid); err != nil {
+				return 0, err
+			}
+			if r >= target {
+				hi = mid
+			} else {
+				lo = mid
 			}
 		}
-		return ef, nil
+		return hi, nil
 	}
 	return 0, nil
 }

@@ -49,6 +49,13 @@ func TestWholeEf(t *testing.T) {
 			t.Errorf("wholeEf(%v, n %d) = %d, %v; want %d", c.target, c.n, got, err, c.want)
 		}
 	}
+	// A slow rise, reached at ef 1,000, between ladder steps hundreds
+	// apart: found by bisection, in a few dozen measurements at most.
+	calls := 0
+	slow := func(ef int) (float64, error) { calls++; return 0.5 + float64(ef)/10_000, nil }
+	if got, err := wholeEf(0.6, 10, 100_000, slow); err != nil || got != 1000 || calls > 40 {
+		t.Errorf("wholeEf on a slow rise = %d, %v after %d measurements; want 1000 in at most 40", got, err, calls)
+	}
 	bad := errors.New("search failed")
 	if _, err := wholeEf(0.9, 10, 10_000, func(int) (float64, error) { return 0, bad }); !errors.Is(err, bad) {
 		t.Errorf("a failed measurement: %v, want %v", err, bad)
