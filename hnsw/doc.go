@@ -120,35 +120,25 @@
 // what was measured, [Index.TargetSearches] which way the queries went.
 //
 // The estimate is a mean over the sample, and real queries see what it
-// says only as far as they resemble it. Calibrated on one half of a set's
-// real queries and measured on the other (vecbench --target-recall), the
-// recall of the unseen half came within −0.003 to +0.03 of the
-// calibration's on clustered-100000 and the shared embedding sets (Cohere,
-// MiniLM, bge-m3; the widest gaps on the 926-vector bge-m3, where ef 13
-// measured 0.902 and reached 0.932). Near 0.99 the recall rises so slowly
-// with ef that a gap of 0.003 is a beam a fifth wider or narrower. One
-// split is one draw (vecbench --splits): over 50 random halves, with 500
-// real queries (MiniLM) the estimate missed the unseen half's recall by at
-// most ±0.014 at 0.90–0.95 and ±0.005 at 0.99 in 95% of splits; with 50
-// (bge-m3, topped up with held-out vectors that read higher there) it
-// was 0.013–0.018 high at the median and ±0.045 at the 95th percentile at
-// 0.90, and the unseen half fell short of the target by more than 0.01 in
-// 29 of 50 splits. A few dozen queries are not enough for a promise to
-// within 0.01. Each estimate carries its standard error
-// ([Calibration.StdErr]), and the ef chosen must meet the target less
-// [RecallSlack] at a one-sided 95% bound as well as the target itself: on
-// hundreds of real queries the error is a few thousandths and this changes
-// nothing (MiniLM: ± 0.0015 at 0.99); on bge-m3's 50 it moved the ef of
-// some splits up a step (at 0.90, the 95th percentile from 12 to 14), but
-// not the count within 0.01 (26 of 50 at 0.90, 21 at 0.95, in the same
-// run before and after): the error it bounds is the real queries' own,
-// and what misleads there is held-out vectors that read easier than them.
-// Held-out vectors are a proxy, and on those sets a harder one: on Cohere
-// they measured 0.950 at ef 10 where real queries reached 0.970 and 0.991
-// at ef 25 where ef 18 was enough, so the ef chosen before real queries
-// come in is a step or two wider than needed until the calibration on them
-// replaces it. Queries unlike the sample (another distribution, or
-// filtered ones) can see less.
+// says only as far as they resemble it. Each estimate carries its standard
+// error ([Calibration.StdErr]), and the ef chosen must meet the target less
+// [RecallSlack] at a one-sided 95% bound as well as the target itself: with
+// hundreds of real queries the error is a few thousandths and the bound
+// changes nothing; with a few dozen it widens the beam a step. What it
+// cannot cover is the spread of the queries still to come and the bias of
+// held-out vectors as a proxy for them: on real embeddings they read
+// easier than real queries on one set (bge-m3) and harder on another
+// (Cohere: 0.950 at ef 10 where its queries reached 0.970), so the ef
+// chosen before real queries come in can be a step or two off until a
+// calibration on them replaces it. Calibrated on one random half of a
+// set's real queries and measured on the other (vecbench --target-recall
+// --splits 50), the other half reached the target less 0.01 in every split
+// with 500 real queries (MiniLM), and in 68–100% of splits with 50
+// (bge-m3, Cohere; 50 unseen queries have a standard error of about 0.014
+// at 0.9 themselves). Near 0.99, where recall rises by a few thousandths
+// over a beam a third wider, the ef chosen moves by that third from one
+// sample to another. Queries unlike the sample (another distribution, or
+// filtered ones) can see less. BENCHMARKS.md has the figures.
 //
 // # Quantized traversal
 //
