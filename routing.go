@@ -224,10 +224,9 @@ func (c *Collection) measureBeside(ctx context.Context) (bool, error) {
 	return current, nil
 }
 
-// Back-off of background measurements that fail; variables for tests.
-var (
-	// measureBackoff is how long after a failed measurement the next may
-	// start; each failure in a row doubles it, up to maxMeasureBackoff.
+// measureBackoff is how long after a failed measurement the next may
+// start; each failure in a row doubles it, up to maxMeasureBackoff.
+const (
 	measureBackoff    = 10 * time.Second
 	maxMeasureBackoff = 10 * time.Minute
 )

@@ -274,6 +274,39 @@ func TestReservoirKeepsOneCopy(t *testing.T) {
 	}
 }
 
+// TestReservoirKeepsQueriesAlike: queries that differ only past their
+// first components (images whose top rows are blank) are distinct queries,
+// each kept once, and a calibration measures on all of them.
+func TestReservoirKeepsQueriesAlike(t *testing.T) {
+	const n, dim, blank = 1500, 64, 32
+	ds := recall.Uniform(n, hnsw.MinRealQueries+100, dim, 12)
+	for _, q := range ds.Queries {
+		clear(q[:blank])
+	}
+	ix := newIndex(t, memStore(t, dim, vector.L2), &hnsw.Options{M: 8, EfConstruction: 32, TargetRecall: 0.9})
+	ids := make([]vector.ID, n)
+	for i := range ids {
+		ids[i] = vector.ID(i)
+	}
+	if err := ix.RecordQueries(append(slices.Clone(ds.Queries), ds.Queries...)); err != nil {
+		t.Fatal(err)
+	}
+	kept, counted := ix.ReservoirDistinct()
+	if want := len(ds.Queries); kept != want || counted != want || ix.ReservoirLen() != want {
+		t.Fatalf("%d distinct queries alike in their first %d components, each recorded twice: %d held, %d distinct (kept count %d), want %d",
+			want, blank, ix.ReservoirLen(), counted, kept, want)
+	}
+	// Recorded into the empty index, they are what the calibration its
+	// first batch starts measures on.
+	if err := ix.AddBatch(context.Background(), ids, ds.Base); err != nil {
+		t.Fatal(err)
+	}
+	c, ok, err := ix.WaitCalibration(context.Background())
+	if err != nil || !ok || c.Source != hnsw.SourceQueries || c.RealQueries != len(ds.Queries) {
+		t.Fatalf("calibration %+v (%v, %v), want one on the %d queries recorded", c, ok, err, len(ds.Queries))
+	}
+}
+
 // TestRecalibratesOn: the rule by which a reservoir of distinct queries
 // replaces each kind of calibration.
 func TestRecalibratesOn(t *testing.T) {
