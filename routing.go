@@ -188,25 +188,28 @@ func (c *Collection) remeasure() {
 // the machine, measures on the queries kept, and holds wmu only to install
 // the way that won, if it is not the scan in use, with the writes made
 // meanwhile, and to keep its verdict.
-func (c *Collection) measureBeside(ctx context.Context) (bool, error) {
+func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error) {
+	// buildGraph gives the queries back if it fails; from here on, this
+	// does.
 	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue, queries: &c.queries})
 	if g == nil || err != nil {
 		return false, err
 	}
 	recorded := g.recorded
+	defer func() {
+		if err != nil {
+			c.restoreQueries(recorded)
+		}
+	}()
 	r, err := chooseRouteFunc(ctx, g.idx.(*hnsw.Index), c.st, g.before, &c.cfg.QFlat, recorded, true)
 	if err != nil {
 		c.dropGraph(ctx)
-		c.restoreQueries(recorded)
 		return false, err
 	}
 	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
 	if r.kind == g.kind0 {
 		c.dropGraph(ctx) // the scan in use won again: it stays
 	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
-		if err != nil {
-			c.restoreQueries(recorded)
-		}
 		return false, err
 	}
 	c.wmu.Lock()
