@@ -257,7 +257,7 @@ func (c *Collection) SetSettings(ctx context.Context, settings []byte) error {
 	if err := checkJSON(settings); err != nil {
 		return fmt.Errorf("sqlitestore: set settings: %w: %w", vector.ErrInvalidOptions, err)
 	}
-	err := c.db.withConn(func(conn *sql.Conn) error {
+	err := c.db.withWriteConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}

@@ -40,6 +40,9 @@ func (c *Collection) submit(ctx context.Context, kind opKind, items []Item, ids 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	if err := c.db.writable(); err != nil {
+		return err
+	}
 	r := &request{ctx: ctx, c: c, kind: kind, items: items, ids: ids, done: make(chan error, 1)}
 	var err error
 	if kind == opDelete || kind == opReplace {

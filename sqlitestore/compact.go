@@ -13,7 +13,7 @@ import (
 // space about the size of the database. The file itself shrinks once
 // the write-ahead log is checkpointed, at the latest by [DB.Close].
 func (db *DB) Compact(ctx context.Context) error {
-	err := db.withConn(func(conn *sql.Conn) error {
+	err := db.withWriteConn(func(conn *sql.Conn) error {
 		_, err := conn.ExecContext(ctx, "VACUUM")
 		return mapErr(err)
 	})

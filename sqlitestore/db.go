@@ -8,7 +8,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/url"
 	"os"
@@ -143,7 +142,8 @@ type DB struct {
 	tx     txStmts      // the committer's prepared statements
 	groups atomic.Int64 // transactions committed by the committer
 
-	release func() // drops the path from the in-process registry
+	file *heldFile // the file's entry among those this process has open
+	dsn  string    // the SQLite URI of the file, as connect opened it
 }
 
 // CollectionConfig describes a new collection. It is a plain value; the
@@ -172,34 +172,6 @@ type CollectionInfo struct {
 	Changes uint64
 }
 
-// registry holds the files open in this process. SQLite's POSIX locks
-// belong to the process, and any close(2) of the file drops them, so a
-// second Open of an open file must be refused before it touches the file.
-var registry = struct {
-	sync.Mutex
-	paths map[string]os.FileInfo
-}{paths: map[string]os.FileInfo{}}
-
-func register(path string) (func(), error) {
-	fi, statErr := os.Stat(path)
-	registry.Lock()
-	defer registry.Unlock()
-	for p, other := range registry.paths {
-		if p == path || (statErr == nil && other != nil && os.SameFile(fi, other)) {
-			return nil, fmt.Errorf("sqlitestore: open %s: %w (in this process)", path, ErrLocked)
-		}
-	}
-	registry.paths[path] = nil
-	if statErr == nil {
-		registry.paths[path] = fi
-	}
-	return func() {
-		registry.Lock()
-		delete(registry.paths, path)
-		registry.Unlock()
-	}, nil
-}
-
 // Open opens the cairn database at path, creating it if it does not exist,
 // and loads every collection's vectors into memory. o may be nil for the
 // defaults.
@@ -222,76 +194,97 @@ func Open(ctx context.Context, path string, o *Options) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
 	}
-	release, err := register(abs)
-	if err != nil {
-		return nil, err
-	}
 	db, err := open(ctx, abs, opts)
 	if err != nil {
-		release()
-		return nil, err
+		return nil, fmt.Errorf("sqlitestore: open %s: %w", abs, err)
 	}
-	db.release = release
 	return db, nil
 }
 
 func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	start := time.Now()
-	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+	owner := !opts.ReadOnly
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && owner {
 		if err := create(ctx, path); err != nil {
-			return nil, fmt.Errorf("sqlitestore: create %s: %w", path, err)
+			return nil, fmt.Errorf("create: %w", err)
 		}
 	} else if err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+		return nil, err
 	}
-	if err := checkHeader(path); err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
-	}
-	sqldb, conn, err := connect(ctx, path)
+	file, first, err := acquire(path, owner)
 	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+		return nil, err
+	}
+	if owner {
+		if err := lockOwner(ctx, file.f, opts.LockTimeout); err != nil {
+			file.release(false)
+			return nil, err
+		}
+	}
+	db, err := openFile(ctx, path, file, first, opts)
+	if err != nil {
+		file.release(owner)
+		return nil, err
+	}
+	n := 0
+	for _, c := range db.colls {
+		n += c.Len()
+	}
+	db.log.Debug("sqlitestore: opened", "path", path, "read-only", opts.ReadOnly, "collections", len(db.colls), "items", n, "took", time.Since(start))
+	return db, nil
+}
+
+// openFile opens the file this process has entered as file: checks it
+// if no other DB of the process has it open, then connects and loads it.
+func openFile(ctx context.Context, path string, file *heldFile, first bool, opts Options) (*DB, error) {
+	if first {
+		if err := checkHeader(file.f, path, opts.ReadOnly); err != nil {
+			return nil, err
+		}
 	}
 	db := &DB{
 		path:  path,
 		opts:  opts,
 		log:   opts.Logger,
-		sqldb: sqldb,
-		conn:  conn,
 		colls: map[string]*Collection{},
 		reqs:  make(chan *request, opts.MaxGroup),
 		quit:  make(chan struct{}),
 		done:  make(chan struct{}),
+		file:  file,
 	}
-	if err := db.init(ctx); err != nil {
-		err = fileErr(err)
-		for _, c := range db.colls {
-			c.closeStmts()
-		}
-		db.tx.close()
-		conn.Close()
-		sqldb.Close()
-		return nil, fmt.Errorf("sqlitestore: open %s: %w", path, err)
+	connect := db.connectReader
+	if !opts.ReadOnly {
+		connect = func(ctx context.Context) error { return db.connectAndInit(ctx, url.Values{}) }
 	}
-	go db.run()
-	n := 0
-	for _, c := range db.colls {
-		n += c.Len()
+	if err := connect(ctx); err != nil {
+		return nil, err
 	}
-	db.log.Debug("sqlitestore: opened", "path", path, "collections", len(db.colls), "items", n, "took", time.Since(start))
+	if opts.ReadOnly {
+		close(db.done) // no committer
+	} else {
+		go db.run()
+	}
 	return db, nil
 }
 
-// connect opens the single connection of a DB. No PRAGMA that writes is
-// run here: the file is only read until init has validated it.
-func connect(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
+// fileURI is the SQLite URI of the file at path with the given query
+// parameters, and the VFS of the build's choice.
+func fileURI(path string, params url.Values) string {
 	u := url.URL{Scheme: "file", Path: filepath.ToSlash(path)}
 	if !strings.HasPrefix(u.Path, "/") {
 		u.Path = "/" + u.Path // Windows drive letters: file:///C:/...
 	}
 	if vfsname.Name != "" {
-		u.RawQuery = url.Values{"vfs": {vfsname.Name}}.Encode()
+		params.Set("vfs", vfsname.Name)
 	}
-	sqldb, err := sql.Open("sqlite", u.String())
+	u.RawQuery = params.Encode()
+	return u.String()
+}
+
+// connect opens a single connection to dsn. No PRAGMA that writes is run
+// here: the file is only read until init has validated it.
+func connect(ctx context.Context, dsn string) (*sql.DB, *sql.Conn, error) {
+	sqldb, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -307,24 +300,101 @@ func connect(ctx context.Context, path string) (*sql.DB, *sql.Conn, error) {
 	return sqldb, conn, nil
 }
 
-// init takes the lock, validates and migrates the schema, sets the
-// connection's PRAGMAs and loads the collections.
+// connectAndInit connects db to its file with the URI parameters params
+// and runs init; on failure it leaves db unconnected.
+func (db *DB) connectAndInit(ctx context.Context, params url.Values) error {
+	db.dsn = fileURI(db.path, params)
+	var err error
+	if db.sqldb, db.conn, err = connect(ctx, db.dsn); err != nil {
+		return err
+	}
+	if err := db.init(ctx); err != nil {
+		for _, c := range db.colls {
+			c.closeStmts()
+		}
+		clear(db.colls)
+		db.tx.close()
+		db.conn.Close()
+		db.sqldb.Close()
+		return fileErr(err)
+	}
+	return nil
+}
+
+// connectReader connects a read-only DB. SQLite reads a file in WAL mode
+// through its shared-memory index (-shm), which it creates beside the
+// file if need be; where it cannot (read-only media, a directory one may
+// not write) a file whose log holds no commit is read as immutable, which
+// needs no index. A file whose log holds commits cannot be read there
+// without them, and is refused.
+func (db *DB) connectReader(ctx context.Context) error {
+	err := db.connectAndInit(ctx, url.Values{"mode": {"ro"}})
+	if err == nil || !cannotIndex(err) {
+		return err
+	}
+	ps, perr := db.pageSize()
+	if perr != nil {
+		return err
+	}
+	w, werr := readWAL(db.path+"-wal", ps)
+	if werr != nil || w.pages != 0 {
+		return fmt.Errorf("%w (its write-ahead log holds commits, which a reader can only see where it may create the log's index)", err)
+	}
+	return db.connectAndInit(ctx, url.Values{"mode": {"ro"}, "immutable": {"1"}})
+}
+
+// cannotIndex reports whether err is SQLite's refusal to open or build a
+// WAL file's shared-memory index.
+func cannotIndex(err error) bool {
+	switch sqliteCode(err) & 0xff {
+	case sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR:
+		return true
+	}
+	return false
+}
+
+// pageSize reads the page size from the file's header.
+func (db *DB) pageSize() (int, error) {
+	var h [18]byte
+	if _, err := db.file.f.ReadAt(h[:], 0); err != nil {
+		return 0, err
+	}
+	ps := int(binary.BigEndian.Uint16(h[16:]))
+	if ps == 1 {
+		ps = 65536
+	}
+	return ps, nil
+}
+
+// init validates and migrates the schema, sets the connection's PRAGMAs
+// and loads the collections. A writer takes SQLite's write lock first; a
+// reader opens the read transaction it keeps until Close, its snapshot.
 func (db *DB) init(ctx context.Context) error {
 	sync := "FULL"
 	if db.opts.Sync == SyncNormal {
 		sync = "NORMAL"
 	}
-	// EXCLUSIVE locking before the first read: the lock, once taken, is
-	// held until Close, and the WAL index lives in heap memory (no -shm).
-	if err := execAll(ctx, db.conn,
-		"PRAGMA locking_mode=EXCLUSIVE",
+	pragmas := []string{
 		fmt.Sprintf("PRAGMA busy_timeout=%d", db.opts.LockTimeout.Milliseconds()),
-		"PRAGMA foreign_keys=ON",
-	); err != nil {
+		"PRAGMA cache_size=-16384", // 16 MiB of page cache
+	}
+	switch {
+	case db.opts.ReadOnly:
+		pragmas = append(pragmas, "PRAGMA query_only=ON", "BEGIN")
+	case !ownerLocks:
+		// EXCLUSIVE locking before the first read: the lock, once taken,
+		// is held until Close, and the WAL index lives in heap memory.
+		pragmas = append(pragmas, "PRAGMA locking_mode=EXCLUSIVE", "PRAGMA foreign_keys=ON")
+	default:
+		pragmas = append(pragmas, "PRAGMA foreign_keys=ON")
+	}
+	if err := execAll(ctx, db.conn, pragmas...); err != nil {
 		return mapErr(err)
 	}
-	if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		return lockErr(err)
+	if !db.opts.ReadOnly {
+		if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+			return lockErr(err)
+		}
 	}
 	committed := false
 	defer func() {
@@ -332,62 +402,34 @@ func (db *DB) init(ctx context.Context) error {
 			db.conn.ExecContext(context.Background(), "ROLLBACK")
 		}
 	}()
-	var id, version int64
-	if err := db.conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
-		return lockErr(err)
+	version, err := db.checkSchema(ctx)
+	if err != nil {
+		return err
 	}
-	if err := db.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
-		return lockErr(err)
-	}
-	if uint32(id) != appID {
-		return fmt.Errorf("%w (application id %#x)", ErrNotDatabase, uint32(id))
-	}
-	if version > int64(schemaVersion()) {
-		return fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, version, schemaVersion())
-	}
-	if version < 1 {
-		return fmt.Errorf("%w (schema version %d)", ErrNotDatabase, version)
-	}
-	// Parse the schema now, inside the read, so that a damaged schema or
-	// header is refused before any PRAGMA below can write.
-	var tables int64
-	if err := db.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
-		return fileErr(err)
-	}
-	// The catalogue's tables are checked by the loading below; those of
-	// the saved indexes are read only later, so compile their queries now:
-	// a damaged schema (a column renamed by a bad byte) fails here, as
-	// ErrCorrupt, rather than in LoadIndex as an SQL error.
-	for _, q := range []string{
-		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
-		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
-	} {
-		rows, err := db.conn.QueryContext(ctx, q)
-		if err != nil {
-			return fileErr(err)
+	if db.opts.ReadOnly {
+		if version < int64(schemaVersion()) {
+			return fmt.Errorf("%w: the file has schema version %d, which this build migrates to %d on a writable open", ErrReadOnly, version, schemaVersion())
 		}
-		rows.Close()
-	}
-	if version < int64(schemaVersion()) {
-		if err := migrate(ctx, db.conn, int(version)); err != nil {
-			return fmt.Errorf("migrate from version %d: %w", version, err)
+	} else {
+		if version < int64(schemaVersion()) {
+			if err := migrate(ctx, db.conn, int(version)); err != nil {
+				return fmt.Errorf("migrate from version %d: %w", version, err)
+			}
+			db.log.Info("sqlitestore: migrated schema", "path", db.path, "from", version, "to", schemaVersion())
 		}
-		db.log.Info("sqlitestore: migrated schema", "path", db.path, "from", version, "to", schemaVersion())
-	}
-	if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
-		return mapErr(err)
-	}
-	committed = true
-	if err := execAll(ctx, db.conn,
-		"PRAGMA journal_mode=WAL",
-		"PRAGMA synchronous="+sync,
-		"PRAGMA cache_size=-16384",           // 16 MiB of page cache
-		"PRAGMA journal_size_limit=67108864", // truncate the WAL to 64 MiB after checkpoints
-	); err != nil {
-		return mapErr(err)
-	}
-	if err := db.tx.prepare(ctx, db.conn); err != nil {
-		return mapErr(err)
+		if _, err := db.conn.ExecContext(ctx, "COMMIT"); err != nil {
+			return mapErr(err)
+		}
+		if err := execAll(ctx, db.conn,
+			"PRAGMA journal_mode=WAL",
+			"PRAGMA synchronous="+sync,
+			"PRAGMA journal_size_limit=67108864", // truncate the WAL to 64 MiB after checkpoints
+		); err != nil {
+			return mapErr(err)
+		}
+		if err := db.tx.prepare(ctx, db.conn); err != nil {
+			return mapErr(err)
+		}
 	}
 	if db.opts.CheckIntegrity {
 		if err := db.check(ctx, "quick_check"); err != nil {
@@ -403,8 +445,53 @@ func (db *DB) init(ctx context.Context) error {
 	if err := db.loadCollections(ctx); err != nil {
 		return err
 	}
-	_, err := db.conn.ExecContext(ctx, "PRAGMA mmap_size=0")
-	return mapErr(err)
+	if _, err := db.conn.ExecContext(ctx, "PRAGMA mmap_size=0"); err != nil {
+		return mapErr(err)
+	}
+	committed = true // a writer has committed; a reader keeps its snapshot
+	return nil
+}
+
+// checkSchema reads the file's application id and schema version and
+// compiles the queries of the saved indexes' tables, so that a file that
+// is not ours, or whose schema is damaged, is refused before any PRAGMA
+// can write to it. It returns the schema version.
+func (db *DB) checkSchema(ctx context.Context) (int64, error) {
+	var id, version int64
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA application_id").Scan(&id); err != nil {
+		return 0, lockErr(err)
+	}
+	if err := db.conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&version); err != nil {
+		return 0, lockErr(err)
+	}
+	if uint32(id) != appID {
+		return 0, fmt.Errorf("%w (application id %#x)", ErrNotDatabase, uint32(id))
+	}
+	if version > int64(schemaVersion()) {
+		return 0, fmt.Errorf("%w: schema version %d, this build reads up to %d", vector.ErrUnsupportedVersion, version, schemaVersion())
+	}
+	if version < 1 {
+		return 0, fmt.Errorf("%w (schema version %d)", ErrNotDatabase, version)
+	}
+	var tables int64
+	if err := db.conn.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master").Scan(&tables); err != nil {
+		return 0, fileErr(err)
+	}
+	// The catalogue's tables are checked by the loading; those of the
+	// saved indexes are read only later, so compile their queries now: a
+	// damaged schema (a column renamed by a bad byte) fails here, as
+	// ErrCorrupt, rather than in LoadIndex as an SQL error.
+	for _, q := range []string{
+		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
+		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
+	} {
+		rows, err := db.conn.QueryContext(ctx, q)
+		if err != nil {
+			return 0, fileErr(err)
+		}
+		rows.Close()
+	}
+	return version, nil
 }
 
 func migrate(ctx context.Context, conn *sql.Conn, from int) error {
@@ -426,7 +513,7 @@ func create(ctx context.Context, path string) error {
 	defer os.Remove(tmp)
 	defer os.Remove(tmp + "-journal")
 	defer os.Remove(tmp + "-wal")
-	sqldb, conn, err := connect(ctx, tmp)
+	sqldb, conn, err := connect(ctx, fileURI(tmp, url.Values{}))
 	if err != nil {
 		return err
 	}
@@ -492,24 +579,31 @@ func syncFile(path string) error {
 // before SQLite opens it, so that a file that is not a cairn database is
 // refused without being touched: SQLite would happily turn an empty file
 // into a database, or roll a stray journal into a foreign one.
-func checkHeader(path string) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
+//
+// It reads through f, the descriptor this process keeps of the file. A
+// reader may meet a writer of another process in the middle of a
+// checkpoint, between copying pages into the file and emptying the log,
+// and see a file that seems to lack pages: it looks again before it
+// believes that.
+func checkHeader(f *os.File, path string, readOnly bool) error {
+	err := checkHeaderOnce(f, path)
+	for try := 0; readOnly && try < 3 && errors.Is(err, vector.ErrCorrupt) && !errors.Is(err, ErrNotDatabase); try++ {
+		time.Sleep(50 * time.Millisecond)
+		err = checkHeaderOnce(f, path)
 	}
-	defer f.Close()
+	return err
+}
+
+func checkHeaderOnce(f *os.File, path string) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return err
-	}
-	if fi.IsDir() {
-		return fmt.Errorf("%w: %s is a directory", vector.ErrInvalidOptions, path)
 	}
 	if fi.Size() == 0 {
 		return fmt.Errorf("%w: empty file", ErrNotDatabase)
 	}
 	var h [100]byte
-	if _, err := io.ReadFull(f, h[:]); err != nil {
+	if _, err := f.ReadAt(h[:], 0); err != nil {
 		return fmt.Errorf("%w: %d bytes is too short for a SQLite header", ErrNotDatabase, fi.Size())
 	}
 	if string(h[:16]) != "SQLite format 3\x00" {
@@ -621,6 +715,23 @@ func (db *DB) loadCollections(ctx context.Context) error {
 	return nil
 }
 
+// writable returns [ErrReadOnly] for a DB opened read-only: every write
+// asks it first.
+func (db *DB) writable() error {
+	if db.opts.ReadOnly {
+		return ErrReadOnly
+	}
+	return nil
+}
+
+// withWriteConn is withConn for a write: refused by a read-only DB.
+func (db *DB) withWriteConn(fn func(conn *sql.Conn) error) error {
+	if err := db.writable(); err != nil {
+		return err
+	}
+	return db.withConn(fn)
+}
+
 // withConn runs fn with the connection, unless the DB is closed.
 func (db *DB) withConn(fn func(conn *sql.Conn) error) error {
 	db.mu.RLock()
@@ -642,7 +753,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		return nil, fmt.Errorf("sqlitestore: create collection %q: %w", name, err)
 	}
 	var c *Collection
-	err := db.withConn(func(conn *sql.Conn) error {
+	err := db.withWriteConn(func(conn *sql.Conn) error {
 		db.collMu.Lock()
 		_, exists := db.colls[name]
 		db.collMu.Unlock()
@@ -743,7 +854,7 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 // indexes, or returns an error wrapping [vector.ErrNotFound]. The
 // *Collection handle then returns [vector.ErrClosed] from every method.
 func (db *DB) DropCollection(ctx context.Context, name string) error {
-	err := db.withConn(func(conn *sql.Conn) error {
+	err := db.withWriteConn(func(conn *sql.Conn) error {
 		db.collMu.Lock()
 		c, ok := db.colls[name]
 		db.collMu.Unlock()
@@ -825,11 +936,24 @@ func (db *DB) check(ctx context.Context, pragma string) error {
 // its log) taken while it is written can mix pages of different moments.
 // Open refuses such a copy when it finds the damage (a key index that
 // disagrees with its table, a page that fails SQLite's checks), but cannot
-// see every mix. Writes wait while the copy is made.
+// see every mix. Writes wait while the copy is made. A read-only DB copies
+// the file's latest commit, which may be newer than its own snapshot,
+// and its writer, if any, goes on meanwhile.
 func (db *DB) Backup(ctx context.Context, path string) error {
 	err := db.withConn(func(conn *sql.Conn) error {
 		if _, err := os.Stat(path); err == nil {
 			return fmt.Errorf("%s: %w", path, os.ErrExist)
+		}
+		if db.opts.ReadOnly {
+			// VACUUM cannot run inside the snapshot's transaction: a
+			// connection of its own copies the latest commit.
+			sqldb, c, err := connect(ctx, db.dsn)
+			if err != nil {
+				return err
+			}
+			defer sqldb.Close()
+			defer c.Close()
+			conn = c
 		}
 		if _, err := conn.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
 			return mapErr(err)
@@ -862,7 +986,9 @@ func (db *DB) Close() error {
 
 	db.connMu.Lock()
 	defer db.connMu.Unlock()
-	db.vacuumLocked(context.Background(), 0)
+	if !db.opts.ReadOnly {
+		db.vacuumLocked(context.Background(), 0)
+	}
 	db.collMu.Lock()
 	for _, c := range db.colls {
 		c.closeStmts()
@@ -872,16 +998,18 @@ func (db *DB) Close() error {
 	}
 	db.collMu.Unlock()
 	db.tx.close()
-	_, err := db.conn.ExecContext(context.Background(), "PRAGMA wal_checkpoint(TRUNCATE)")
+	end := "PRAGMA wal_checkpoint(TRUNCATE)"
+	if db.opts.ReadOnly {
+		end = "ROLLBACK" // the snapshot's read transaction
+	}
+	_, err := db.conn.ExecContext(context.Background(), end)
 	if cerr := db.conn.Close(); err == nil {
 		err = cerr
 	}
 	if cerr := db.sqldb.Close(); err == nil {
 		err = cerr
 	}
-	if db.release != nil {
-		db.release()
-	}
+	db.file.release(!db.opts.ReadOnly)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: close: %w", mapErr(err))
 	}

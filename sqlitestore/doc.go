@@ -76,19 +76,32 @@
 //
 // Within a process, [DB] and [Collection] are safe for concurrent use: any
 // number of readers run alongside writers, and each write becomes visible
-// all at once. Across processes, a DB owns its file: it holds SQLite's
-// EXCLUSIVE lock (locking_mode=EXCLUSIVE, which also keeps the WAL index
-// in heap memory, so there is no -shm file) from Open to Close, and a
-// second Open of the same file, from this process or another, fails with
-// [ErrLocked] (after [Options.LockTimeout], if set). Two writers can
-// therefore never interleave, and the lock dies with the process.
+// all at once.
 //
-// One caveat is POSIX locking itself: closing any descriptor of a file drops
-// every POSIX lock the process holds on it, so code in the same process
-// should not open and close the database file (to hash or copy it, say)
-// while a DB has it open. On Linux, calling modernc.org/sqlite's
-// OFDLocking(true) before the first Open (or setting
-// MODERNC_SQLITE_OFD_LOCK=1) switches to open-file-description locks,
-// which such a close does not drop; this package leaves that process-wide
-// choice to the application.
+// Across processes, a file has one writer: the DB opened without
+// [Options.ReadOnly] holds an exclusive flock(2) on it from Open to Close,
+// and a second writer, from this process or another, fails with
+// [ErrLocked] (after [Options.LockTimeout], if set). The lock dies with
+// the process. Any number of read-only DBs, in this process and others,
+// may open the file beside the writer (SQLite's WAL mode, with its index
+// in the -shm file beside the log): each reads the file as of its Open.
+// Other SQLite programs (the sqlite3 shell, a backup tool) may read the
+// file too; none may write it while a DB has it open.
+//
+// The process knows its open files by identity (device and inode), not by
+// path: a symlink, a hard link, a relative path or a bind mount of an open
+// file leads to the same owner. That matters because SQLite's locks are
+// POSIX record locks, which any close(2) of a descriptor of the file drops
+// for the whole process: a refused Open opens no descriptor of the file,
+// and the descriptor Open reads the header through is kept until the last
+// DB of the file closes. Code in the same process should still not open and
+// close the database file itself (to hash or copy it, say) while a DB has it
+// open. On Linux, calling modernc.org/sqlite's OFDLocking(true) before the
+// first Open (or setting MODERNC_SQLITE_OFD_LOCK=1) switches to
+// open-file-description locks, which such a close does not drop; this
+// package leaves that process-wide choice to the application.
+//
+// Where flock(2) does not exist (Windows), the writer holds SQLite's own
+// EXCLUSIVE lock instead (locking_mode=EXCLUSIVE), and no reader can share
+// the file beside it.
 package sqlitestore

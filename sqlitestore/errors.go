@@ -24,6 +24,11 @@ var (
 	// of waiting for writes that could interleave with its own.
 	ErrLocked = errors.New("sqlitestore: database is locked by another owner")
 
+	// ErrReadOnly is returned by every write to a DB opened with
+	// [Options.ReadOnly], and by such an Open of a file whose schema only
+	// a writable Open can migrate.
+	ErrReadOnly = errors.New("sqlitestore: database opened read-only")
+
 	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
 	// index was written before the collection's items last changed: it
 	// lacks (or still holds) some items. The caller should rebuild the

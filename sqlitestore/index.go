@@ -35,7 +35,11 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 	if name == "" {
 		return fmt.Errorf("sqlitestore: save index: %w: empty name", vector.ErrInvalidOptions)
 	}
-	if err := c.closedErr(); err != nil {
+	err := c.db.writable()
+	if err == nil {
+		err = c.closedErr()
+	}
+	if err != nil {
 		return fmt.Errorf("sqlitestore: save index %q: %w", name, err)
 	}
 	changes := c.changes.Load()
@@ -45,7 +49,7 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 	}
 	data := buf.Bytes()
 	sum := crc32.Checksum(data, castagnoli)
-	err := c.db.withConn(func(conn *sql.Conn) error {
+	err = c.db.withConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
@@ -180,7 +184,7 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 // DeleteIndex removes the index saved under name, or returns an error
 // wrapping [vector.ErrNotFound].
 func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
-	err := c.db.withConn(func(conn *sql.Conn) error {
+	err := c.db.withWriteConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}

@@ -60,6 +60,18 @@ type Options struct {
 	// Default 1024.
 	MaxGroup int
 
+	// ReadOnly opens an existing file for reading only: Open never
+	// creates, writes, migrates or checkpoints it, and every write on the
+	// DB returns [ErrReadOnly]. Any number of read-only DBs, in this
+	// process and others, may have a file open beside its one writer.
+	// Each reads a snapshot: the file as of its Open, whatever the writer
+	// commits later (Open it again to see that). While a reader holds an
+	// old snapshot, the writer cannot restart its write-ahead log, which
+	// grows meanwhile. It works on read-only files and media: where SQLite
+	// may not create the log's index beside the file, a file whose log
+	// holds no commit is read as immutable. Default false.
+	ReadOnly bool
+
 	// Logger receives reports worth acting on: a saved index that is
 	// missing, stale or damaged (rebuild it), space reclaimed, slow opens.
 	// Default: nothing is logged.

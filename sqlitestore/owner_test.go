@@ -1,0 +1,292 @@
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+const openerEnv = "CAIRN_SQLITESTORE_OPENER" // "write" or "read", then the path
+
+// TestOpenerChild is the child side of the tests below: it opens the file
+// named in its environment once, as a writer ("write") that adds one item
+// or as a reader ("read") that counts them, and prints what happened. It
+// does nothing in a normal run.
+func TestOpenerChild(t *testing.T) {
+	mode, path, ok := strings.Cut(os.Getenv(openerEnv), " ")
+	if !ok {
+		t.Skip("only runs as the child of an open test")
+	}
+	ctx := context.Background()
+	db, err := Open(ctx, path, &Options{ReadOnly: mode == "read"})
+	switch {
+	case errors.Is(err, ErrLocked):
+		fmt.Println("locked")
+		return
+	case err != nil:
+		fmt.Println("error", err)
+		return
+	}
+	defer db.Close()
+	c, err := db.Collection(ctx, "c")
+	if err != nil {
+		fmt.Println("error", err)
+		return
+	}
+	if mode == "write" {
+		if err := c.PutItems(ctx, []Item{itemFor(1_000_000, 8)}); err != nil {
+			fmt.Println("error", err)
+			return
+		}
+	}
+	fmt.Println("items", c.Len())
+}
+
+// opener runs TestOpenerChild in a new process and returns its line.
+func opener(t *testing.T, mode, path string) string {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^TestOpenerChild$", "-test.count=1")
+	cmd.Env = append(os.Environ(), openerEnv+"="+mode+" "+path)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("child: %v\n%s", err, out)
+	}
+	return strings.SplitN(string(out), "\n", 2)[0]
+}
+
+func putRange(t *testing.T, c *Collection, from, to vector.ID) {
+	t.Helper()
+	for id := from; id < to; id++ {
+		if err := c.PutItems(context.Background(), []Item{itemFor(id, 8)}); err != nil {
+			t.Fatalf("PutItems(%d): %v", id, err)
+		}
+	}
+}
+
+// TestOpenByAnyNameKeepsLock opens a file its own Open created, then
+// opens it again under every other name it has: a symlink, a hard link,
+// a relative path, a path through "..". Each second Open is refused, and
+// the refusal must not cost the owner its lock: another process still
+// finds the file locked, and every write the owner made before and after
+// is in the file after Close. A refused Open that opened and closed a
+// descriptor of the file dropped the owner's POSIX locks; the other
+// process then wrote and the owner's writes were lost.
+func TestOpenByAnyNameKeepsLock(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "owned.cairn")
+	db, err := Open(ctx, path, nil) // creates it
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := mustCollection(t, db, "c", 8, vector.L2)
+	putRange(t, c, 1, 101)
+
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	symlink, hardlink := filepath.Join(dir, "symlink.cairn"), filepath.Join(dir, "hardlink.cairn")
+	if err := os.Symlink(path, symlink); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, hardlink); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(sub)
+	names := []string{path, symlink, hardlink, "../owned.cairn", filepath.Join(sub, "..", "owned.cairn")}
+	for i, name := range names {
+		if _, err := Open(ctx, name, nil); !errors.Is(err, ErrLocked) {
+			t.Fatalf("second Open as %s: %v, want ErrLocked", name, err)
+		}
+		if got := opener(t, "write", name); got != "locked" {
+			t.Fatalf("another process's Open as %s, after the refusal: %q, want locked", name, got)
+		}
+		putRange(t, c, vector.ID(101+100*i), vector.ID(201+100*i))
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("reopen: %v", err)
+	}
+	c, err = db.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := 100 + 100*len(names)
+	if c.Len() != want {
+		t.Fatalf("%d items after reopen, want %d", c.Len(), want)
+	}
+	for id := vector.ID(1); id <= vector.ID(want); id++ {
+		it, err := c.GetItem(ctx, id)
+		if err != nil {
+			t.Fatalf("item %d: %v", id, err)
+		}
+		if err := checkItem(it, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// TestReadersBesideWriter opens readers, in this process and another,
+// while a writer has the file: each sees the file as of its Open, a
+// second writer is refused, and the readers change nothing.
+func TestReadersBesideWriter(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	ctx := context.Background()
+	db, path := openTemp(t, nil)
+	c := mustCollection(t, db, "c", 8, vector.L2)
+	putRange(t, c, 1, 51)
+
+	r, err := Open(ctx, path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open beside the writer: %v", err)
+	}
+	defer r.Close()
+	rc, err := r.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := opener(t, "read", path); got != "items 50" {
+		t.Fatalf("a reader in another process: %q, want items 50", got)
+	}
+	putRange(t, c, 51, 101)
+	if err := c.DeleteItems(ctx, []vector.ID{1, 2}); err != nil {
+		t.Fatal(err)
+	}
+	// This reader's snapshot is the file at its Open; a new one sees the
+	// writes since.
+	if rc.Len() != 50 {
+		t.Fatalf("reader's snapshot has %d items, want 50", rc.Len())
+	}
+	for _, id := range []vector.ID{1, 2, 50} {
+		it, err := rc.GetItem(ctx, id)
+		if err != nil {
+			t.Fatalf("reader's item %d: %v", id, err)
+		}
+		if err := checkItem(it, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := rc.GetItem(ctx, 60); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("reader sees item 60, written after its Open: %v", err)
+	}
+	if got := opener(t, "read", path); got != "items 98" {
+		t.Fatalf("a new reader in another process: %q, want items 98", got)
+	}
+	if got := opener(t, "write", path); got != "locked" {
+		t.Fatalf("a second writer in another process beside readers: %q, want locked", got)
+	}
+	if _, err := Open(ctx, path, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second writer in this process: %v, want ErrLocked", err)
+	}
+
+	// Every write on a reader is refused, and changes nothing.
+	writes := map[string]error{
+		"PutItems":       rc.PutItems(ctx, []Item{itemFor(500, 8)}),
+		"DeleteItems":    rc.DeleteItems(ctx, []vector.ID{3}),
+		"SetSettings":    rc.SetSettings(ctx, []byte(`{}`)),
+		"SaveIndex":      rc.SaveIndex(ctx, "x", strings.NewReader("")),
+		"DeleteIndex":    rc.DeleteIndex(ctx, "x"),
+		"Compact":        r.Compact(ctx),
+		"DropCollection": r.DropCollection(ctx, "c"),
+		"CreateCollection": func() error {
+			_, err := r.CreateCollection(ctx, "d", CollectionConfig{Dim: 2, Metric: vector.L2})
+			return err
+		}(),
+	}
+	for name, err := range writes {
+		if !errors.Is(err, ErrReadOnly) {
+			t.Errorf("%s on a reader: %v, want ErrReadOnly", name, err)
+		}
+	}
+	if rc.Len() != 50 {
+		t.Fatalf("reader has %d items after refused writes", rc.Len())
+	}
+
+	// A reader's backup holds the latest commit.
+	backup := filepath.Join(t.TempDir(), "backup.cairn")
+	if err := r.Backup(ctx, backup); err != nil {
+		t.Fatalf("Backup from a reader: %v", err)
+	}
+	b, err := Open(ctx, backup, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bc, err := b.Collection(ctx, "c")
+	if err != nil || bc.Len() != 98 {
+		t.Fatalf("backup: %v, %d items, want 98", err, bc.Len())
+	}
+	b.Close()
+
+	// The writer goes on, and closes, while the reader is open.
+	putRange(t, c, 101, 111)
+	if err := r.Close(); err != nil {
+		t.Fatalf("reader's Close: %v", err)
+	}
+}
+
+// TestReadOnlyChangesNothing opens a closed file read-only, reads it and
+// closes it: every byte of the file is as it was, and no log is left.
+func TestReadOnlyChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "closed.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", 8, vector.Cosine)
+	putRange(t, c, 1, 201)
+	if err := c.SaveIndex(ctx, "g", strings.NewReader("graph")); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSum(t, path)
+	for range 3 {
+		r, err := Open(ctx, path, &Options{ReadOnly: true, CheckIntegrity: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rc, err := r.Collection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rc.ForEachItem(ctx, func(it Item) error { return checkItem(it, 8) }); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.IntegrityCheck(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if fileSum(t, path) != before {
+			t.Fatal("a read-only open changed the file")
+		}
+	}
+	// SQLite leaves the log and its index a reader needed (it may not
+	// delete them: a writer may have come since); the log is empty.
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() != 0 {
+		t.Fatalf("a reader left a write-ahead log of %d bytes", fi.Size())
+	}
+	if _, err := Open(ctx, filepath.Join(t.TempDir(), "none.cairn"), &Options{ReadOnly: true}); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("read-only Open of a missing file: %v, want ErrNotExist", err)
+	}
+}

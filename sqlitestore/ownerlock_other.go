@@ -1,0 +1,18 @@
+//go:build !unix
+
+package sqlitestore
+
+import (
+	"context"
+	"os"
+	"time"
+)
+
+// ownerLocks is false where there is no flock(2): the writer then holds
+// SQLite's own EXCLUSIVE lock from Open to Close, and no other process
+// can read the file beside it.
+const ownerLocks = false
+
+func lockOwner(context.Context, *os.File, time.Duration) error { return nil }
+
+func unlockOwner(*os.File) {}

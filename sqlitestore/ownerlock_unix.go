@@ -1,0 +1,62 @@
+//go:build unix
+
+package sqlitestore
+
+import (
+	"context"
+	"errors"
+	"os"
+	"syscall"
+	"time"
+)
+
+// ownerLocks reports that the writer's ownership of a file is a lock of
+// its own (flock(2) on the kept descriptor), apart from SQLite's: SQLite
+// then runs in its normal locking mode, so that readers in other
+// processes can share the file beside the writer.
+const ownerLocks = true
+
+// lockOwner takes the exclusive flock(2) that makes f's holder the
+// file's one writer, waiting up to timeout (0: not at all) for another
+// process to give it up; it returns [ErrLocked] if none did. flock locks
+// belong to the open file description, not the process, so neither
+// SQLite's record locks nor any close of another descriptor touch it.
+func lockOwner(ctx context.Context, f *os.File, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		err := flock(f, syscall.LOCK_EX|syscall.LOCK_NB)
+		if !errors.Is(err, syscall.EWOULDBLOCK) {
+			return err
+		}
+		if !time.Now().Before(deadline) {
+			return ErrLocked
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(min(25*time.Millisecond, time.Until(deadline))):
+		}
+	}
+}
+
+// unlockOwner gives up the lock lockOwner took.
+func unlockOwner(f *os.File) { flock(f, syscall.LOCK_UN) }
+
+func flock(f *os.File, how int) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.Flock(int(fd), how)
+			if ferr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
+}
