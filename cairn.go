@@ -25,6 +25,11 @@ type Options struct {
 	// SQLite configures the file of a store opened with [Open]
 	// (durability, lock timeout, logging); nil for the defaults.
 	SQLite *sqlitestore.Options
+	// ReadOnly opens an existing file for reading only, beside its writer
+	// if it has one (see [Open]). Every write returns an error wrapping
+	// [sqlitestore.ErrReadOnly]; expired items are hidden from every read
+	// but not removed; graphs built at open are not saved.
+	ReadOnly bool
 }
 
 // DB is a memory store: a set of named [Collection]s of items, held in
@@ -51,6 +56,7 @@ type DB struct {
 	// sweep of expired items with its outcome.
 	sweptHook func(coll string, removed int, err error)
 	noSweeper bool // set by tests: collections start no sweeper
+	readOnly  bool // opened with Options.ReadOnly: no write, no sweep, no save
 }
 
 // load is a collection being loaded from the file; done is closed when c
@@ -108,6 +114,9 @@ type CollectionInfo struct {
 // ErrCollectionExists is returned (wrapped) by [DB.CreateCollection] for
 // a name already taken.
 var ErrCollectionExists = errors.New("cairn: collection exists")
+
+// errReadOnly is the error of every write to a store opened read-only.
+var errReadOnly = fmt.Errorf("cairn: %w", sqlitestore.ErrReadOnly)
 
 // errClosed is the error of every call on a closed DB or collection.
 var errClosed = fmt.Errorf("cairn: %w", vector.ErrClosed)
@@ -368,7 +377,7 @@ func (db *DB) Close() error {
 	db.closed = true
 	var first error
 	for _, c := range db.colls {
-		if err := c.closeWith(errClosed, true); err != nil && first == nil {
+		if err := c.closeWith(errClosed, !db.readOnly); err != nil && first == nil {
 			first = err
 		}
 	}

@@ -23,11 +23,10 @@ type CheckReport struct {
 // maxProblems bounds the problems a check lists per collection.
 const maxProblems = 20
 
-// Check checks the cairn file at path without opening it as a [DB] and
-// without changing what it holds (no graph is saved and no item written;
-// closing the file, as every close does, checkpoints its log and returns
-// free pages to the file system once they exceed a quarter of it):
-// SQLite's integrity_check over every
+// Check checks the cairn file at path without opening it as a [DB]. It
+// opens the file read-only (see [Options.ReadOnly]), so it changes no byte
+// of it and works beside the file's writer (checking the file as of its
+// start) and on read-only media: SQLite's integrity_check over every
 // page; then, for each collection, its settings, every row against the
 // key index a collection builds (each item has a non-empty id, no id
 // twice, metadata of the stored form) and the count of rows against the
@@ -36,11 +35,11 @@ const maxProblems = 20
 // or stale is not a problem (the next load rebuilds it); one that fails
 // its checksum or does not match the rows is.
 //
-// The returned error is for a check that could not run (no such file,
-// [sqlitestore.ErrLocked], a file that is not a cairn database); what the
+// The returned error is for a check that could not run (no such file, a
+// file that is not a cairn database); what the
 // check finds is in the report. It reads the whole file.
 func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
-	sdb, err := openExisting(ctx, path, o)
+	sdb, err := openExisting(ctx, path, o, true)
 	if err != nil {
 		return nil, fmt.Errorf("cairn: check: %w", err)
 	}

@@ -321,6 +321,15 @@ func (c *Collection) closedErr() error {
 	return c.err
 }
 
+// writeErr is closedErr for a write: a store opened read-only refuses
+// every write, before it does anything.
+func (c *Collection) writeErr() error {
+	if c.db.readOnly {
+		return errReadOnly
+	}
+	return c.closedErr()
+}
+
 // Get returns the items with the given ids, in order, or an error wrapping
 // [vector.ErrNotFound] naming the first id not in the collection (an
 // expired item is not).

@@ -12,7 +12,7 @@ import (
 // itself: an error wraps [sqlitestore.ErrLocked] if another owner has it
 // open, [os.ErrNotExist] if there is no file. Only o.SQLite is used.
 func Compact(ctx context.Context, path string, o *Options) error {
-	sdb, err := openExisting(ctx, path, o)
+	sdb, err := openExisting(ctx, path, o, false)
 	if err != nil {
 		return fmt.Errorf("cairn: compact: %w", err)
 	}

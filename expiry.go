@@ -337,6 +337,9 @@ const markStep = 2048
 // deletes the expired items, which the new graph does not hold. It returns ctx's error, or the
 // collection's once closed, with the batches before it done.
 func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
+	if err := c.writeErr(); err != nil {
+		return 0, err
+	}
 	now := c.now()
 	for more := true; more; {
 		if err := ctx.Err(); err != nil {
@@ -499,7 +502,7 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 func (c *Collection) startSweeper() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.wake, c.stopSweep, c.bg = make(chan struct{}, 1), cancel, ctx
-	if !c.db.noSweeper {
+	if !c.db.noSweeper && !c.db.readOnly {
 		go c.sweeper(ctx, c.wake)
 	}
 }

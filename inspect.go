@@ -65,13 +65,12 @@ type FileInfo struct {
 
 // Inspect describes the cairn file at path without opening it as a [DB]:
 // each collection's configuration, size, the index it will use and the
-// state of its saved graph. It does not change what the file holds (see
-// [Check] on closing the file) and does not create it: a missing file is an error wrapping
-// [os.ErrNotExist]. Like [Open], it needs the file to itself (an error
-// wrapping [sqlitestore.ErrLocked] if another owner has it open) and
+// state of its saved graph. Like [Check], it opens the file read-only:
+// it changes no byte of it, works beside the file's writer and does not
+// create it (a missing file is an error wrapping [os.ErrNotExist]). It
 // reads every vector. Only o.SQLite is used.
 func Inspect(ctx context.Context, path string, o *Options) (*FileInfo, error) {
-	sdb, err := openExisting(ctx, path, o)
+	sdb, err := openExisting(ctx, path, o, true)
 	if err != nil {
 		return nil, fmt.Errorf("cairn: inspect: %w", err)
 	}
@@ -99,15 +98,17 @@ func Inspect(ctx context.Context, path string, o *Options) (*FileInfo, error) {
 	return out, nil
 }
 
-// openExisting opens the sqlitestore file at path, which must exist.
-func openExisting(ctx context.Context, path string, o *Options) (*sqlitestore.DB, error) {
+// openExisting opens the sqlitestore file at path, which must exist:
+// read-only, beside its writer if it has one, if readOnly is set.
+func openExisting(ctx context.Context, path string, o *Options, readOnly bool) (*sqlitestore.DB, error) {
 	if _, err := os.Stat(path); err != nil {
 		return nil, err
 	}
-	var so *sqlitestore.Options
-	if o != nil {
-		so = o.SQLite
+	so := sqliteOptions(o)
+	if so == nil {
+		so = &sqlitestore.Options{}
 	}
+	so.ReadOnly = so.ReadOnly || readOnly
 	return sqlitestore.Open(ctx, path, so)
 }
 

@@ -20,26 +20,43 @@ import (
 const graphName = "hnsw"
 
 // Open opens the store kept in the SQLite file at path, creating the file
-// if it does not exist. The file has one owner at a time: a second Open of
-// it, from this process or another, fails with an error wrapping
+// if it does not exist. The file has one writer at a time: a second Open
+// of it, from this process or another, fails with an error wrapping
 // [sqlitestore.ErrLocked] until the first is closed. A file that is not a
 // cairn database, or is damaged, gives an error wrapping
 // [vector.ErrCorrupt] and is left untouched.
 //
+// With [Options.ReadOnly], Open never creates, writes or saves anything:
+// any number of such stores, in this process and others, can read the
+// file beside its writer (or on read-only media). Each sees the file as
+// of its Open; open it again to see what the writer committed since.
+//
 // Open loads every collection's vectors into memory; each collection's
 // payload and index are loaded on its first use (see [DB.Collection]).
 func Open(ctx context.Context, path string, o *Options) (*DB, error) {
-	var so *sqlitestore.Options
 	db := OpenMemory(o)
-	if o != nil {
-		so = o.SQLite
-	}
+	so := sqliteOptions(o)
 	sdb, err := sqlitestore.Open(ctx, path, so)
 	if err != nil {
 		return nil, fmt.Errorf("cairn: open: %w", err)
 	}
 	db.persist = &sqlPersister{db: sdb}
+	db.readOnly = so != nil && so.ReadOnly
 	return db, nil
+}
+
+// sqliteOptions returns the options of o's file, read-only if o says so
+// in either place; nil for the defaults.
+func sqliteOptions(o *Options) *sqlitestore.Options {
+	if o == nil || (o.SQLite == nil && !o.ReadOnly) {
+		return nil
+	}
+	var so sqlitestore.Options
+	if o.SQLite != nil {
+		so = *o.SQLite
+	}
+	so.ReadOnly = so.ReadOnly || o.ReadOnly
+	return &so
 }
 
 // settings is the JSON form of a CollectionConfig's index choice, stored

@@ -144,6 +144,9 @@ func (c *Collection) Upsert(ctx context.Context, items ...Item) error {
 }
 
 func (c *Collection) write(ctx context.Context, op string, items []Item, replace bool) error {
+	if err := c.writeErr(); err != nil {
+		return err
+	}
 	now := c.now()
 	rows, err := c.prepare(ctx, op, items, now)
 	if err != nil || len(rows) == 0 {
@@ -236,7 +239,7 @@ func (c *Collection) DeleteIfExists(ctx context.Context, ids ...string) (int, er
 
 // delete is Delete, or DeleteIfExists if missingOK is set.
 func (c *Collection) delete(ctx context.Context, op string, ids []string, missingOK bool) (int, error) {
-	if err := c.closedErr(); err != nil {
+	if err := c.writeErr(); err != nil {
 		return 0, err
 	}
 	keys := make([]string, 0, len(ids))
@@ -294,7 +297,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	if err != nil {
 		return 0, fmt.Errorf("cairn: delete where: %w", err)
 	}
-	if err := c.closedErr(); err != nil {
+	if err := c.writeErr(); err != nil {
 		return 0, err
 	}
 	w := newWrite("delete where", nil)

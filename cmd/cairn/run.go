@@ -134,13 +134,20 @@ func (e *fileError) Error() string {
 
 func (e *fileError) Unwrap() error { return e.err }
 
-// openDB opens the cairn file at path, which must exist unless create is
-// set (so that a mistyped name is reported, not created).
-func openDB(ctx context.Context, path string, create bool, o *cairn.Options) (*cairn.DB, error) {
-	if !create {
+// openDB opens the cairn file at path: to write, creating it if need be,
+// if write is set; else read-only, beside its writer if it has one, and
+// it must exist (so that a mistyped name is reported, not created).
+func openDB(ctx context.Context, path string, write bool, o *cairn.Options) (*cairn.DB, error) {
+	if !write {
 		if _, err := os.Stat(path); err != nil {
 			return nil, &fileError{path, err}
 		}
+		ro := cairn.Options{}
+		if o != nil {
+			ro = *o
+		}
+		ro.ReadOnly = true
+		o = &ro
 	}
 	db, err := cairn.Open(ctx, path, o)
 	if err != nil {

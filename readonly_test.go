@@ -1,0 +1,193 @@
+package cairn_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
+	"github.com/cairndb/cairn/vector"
+)
+
+// readOnlyConfigs are a collection of each index, each with a TTL.
+var readOnlyConfigs = map[string]cairn.CollectionConfig{
+	"flat":  {Dim: 8, Index: cairn.Flat, TTL: time.Hour},
+	"graph": {Dim: 8, Index: cairn.HNSW, HNSW: hnsw.Options{M: 8, Seed: 3}, TTL: time.Hour},
+	"qflat": {Dim: 8, Index: cairn.QFlat, TTL: time.Hour},
+	"auto":  {Dim: 8, Index: cairn.Auto, AutoThreshold: 100, TTL: time.Hour},
+	"route": {Dim: 8, Index: cairn.Auto, AutoThreshold: 100, HNSW: hnsw.Options{TargetRecall: 0.9}},
+}
+
+func sumFile(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// readAll runs every kind of read on every collection of db and returns
+// each collection's count.
+func readAll(t *testing.T, db *cairn.DB) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	r := rand.New(rand.NewPCG(9, 9))
+	counts := map[string]int{}
+	infos, err := db.Collections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, in := range infos {
+		c, err := db.Collection(ctx, in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 50 {
+			q := randVec(r, 8)
+			for _, o := range []*cairn.QueryOptions{nil, {Mode: cairn.KeywordMode, Keywords: "text 7"},
+				{Mode: cairn.HybridMode, Keywords: "text"}, {Filter: cairn.Gte("i", 10)}} {
+				emb := q
+				if o != nil && o.Mode == cairn.KeywordMode {
+					emb = nil
+				}
+				if _, err := c.Query(ctx, emb, 5, o); err != nil {
+					t.Fatalf("%s: Query: %v", in.Name, err)
+				}
+			}
+		}
+		if _, err := c.Get(ctx, "id1"); err != nil {
+			t.Fatalf("%s: Get: %v", in.Name, err)
+		}
+		if _, err := c.Find(ctx, cairn.Eq("odd", true), 0); err != nil {
+			t.Fatalf("%s: Find: %v", in.Name, err)
+		}
+		for _, err := range c.Items(ctx, nil) {
+			if err != nil {
+				t.Fatalf("%s: Items: %v", in.Name, err)
+			}
+		}
+		n, err := c.Count()
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[in.Name] = n
+	}
+	return counts
+}
+
+func addItems(t *testing.T, c *cairn.Collection, from, to int) {
+	t.Helper()
+	r := rand.New(rand.NewPCG(uint64(from), 1))
+	items := make([]cairn.Item, 0, to-from)
+	for i := from; i < to; i++ {
+		items = append(items, cairn.Item{ID: fmt.Sprint("id", i), Embedding: randVec(r, 8), Text: fmt.Sprint("text ", i),
+			Metadata: map[string]any{"i": i, "odd": i%2 == 1}})
+	}
+	if err := c.Add(context.Background(), items...); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestReadOnlyBesideWriter opens a store read-only while its writer has
+// it open: the reader answers every read as of its Open, refuses every
+// write, and a second writer is still refused. Read-only opens of the
+// closed file, every read included, leave its bytes as they were.
+func TestReadOnlyBesideWriter(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "live.cairn")
+	w, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	for name, cfg := range readOnlyConfigs {
+		c := mustCollection(t, w, name, cfg)
+		addItems(t, c, 0, 150)
+		// An item that has expired: hidden from the reader, never removed
+		// by it.
+		if err := c.Add(ctx, cairn.Item{ID: "gone", Embedding: make([]float32, 8), ExpiresAt: time.Now().Add(-time.Second)}); err != nil && !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Fatal(err)
+		}
+	}
+
+	r, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open beside the writer: %v", err)
+	}
+	defer r.Close()
+	before := readAll(t, r)
+	for name, n := range before {
+		if n != 150 {
+			t.Fatalf("reader: %s has %d items, want 150", name, n)
+		}
+	}
+	if _, err := cairn.Open(ctx, path, nil); !errors.Is(err, sqlitestore.ErrLocked) {
+		t.Fatalf("a second writer: %v, want ErrLocked", err)
+	}
+	for name := range readOnlyConfigs {
+		wc, err := w.Collection(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		addItems(t, wc, 150, 200)
+		rc, err := r.Collection(ctx, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for op, err := range map[string]error{
+			"Add":           rc.Add(ctx, cairn.Item{ID: "x", Embedding: make([]float32, 8)}),
+			"Upsert":        rc.Upsert(ctx, cairn.Item{ID: "id1", Embedding: make([]float32, 8)}),
+			"Delete":        rc.Delete(ctx, "id1"),
+			"DeleteWhere":   func() error { _, err := rc.DeleteWhere(ctx, cairn.Eq("odd", true)); return err }(),
+			"RemoveExpired": func() error { _, err := rc.RemoveExpired(ctx); return err }(),
+		} {
+			if !errors.Is(err, sqlitestore.ErrReadOnly) {
+				t.Errorf("%s on %s of a reader: %v, want ErrReadOnly", op, name, err)
+			}
+		}
+	}
+	if _, err := r.CreateCollection(ctx, "new", cairn.CollectionConfig{Dim: 8}); !errors.Is(err, sqlitestore.ErrReadOnly) {
+		t.Errorf("CreateCollection on a reader: %v, want ErrReadOnly", err)
+	}
+	if err := r.DeleteCollection(ctx, "flat"); !errors.Is(err, sqlitestore.ErrReadOnly) {
+		t.Errorf("DeleteCollection on a reader: %v, want ErrReadOnly", err)
+	}
+	if after := readAll(t, r); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("the reader's snapshot moved: %v, was %v", after, before)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	sum := sumFile(t, path)
+	for range 2 {
+		r, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, n := range readAll(t, r) {
+			if n != 200 {
+				t.Fatalf("a new reader: %s has %d items, want 200", name, n)
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // a sweeper, if one ran, would act
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if sumFile(t, path) != sum {
+			t.Fatal("a read-only open changed the file")
+		}
+	}
+}
