@@ -1,23 +1,91 @@
 // import.go holds "cairn import", which adds the JSON lines of a stream
 // (see jsonl.go) to a file.
+//
+// An import is all or nothing unless -batch is given, in one of two ways:
+//
+//   - Into a file that does not exist, it writes a new database under a
+//     temporary name beside it (.NAME.import-RANDOM) as it reads, and
+//     links it into place once the whole stream is in; on a failure it
+//     removes it. A crash leaves at most that temporary file, never a
+//     partial NAME.
+//   - Into a file that exists, it first reads the whole stream, checking
+//     every line and item against the file's collections and embedding
+//     the items given only as text, into a spool file beside it (removed
+//     from the directory as soon as it is made, where the system allows),
+//     so that a bad line, an embedder error or an interrupt while reading
+//     writes nothing. Then it writes the spooled items in transactions of
+//     -batch's default size, noting for each what undoes it (the ids it
+//     added to a collection that was there before; with -upsert, the
+//     items it replaced). If a write fails (a duplicate id, times out of
+//     order, the disk, an interrupt), it undoes its transactions, the
+//     latest first, and deletes the collections it created; an item an
+//     -upsert replaced is put back as it was, though it then comes last in
+//     the collection's order (export's). A crash while writing leaves the
+//     transactions written so far: rerunning with -upsert finishes the
+//     import.
+//
+// With -batch N, each batch of N items is committed as it is read (into
+// the file itself, created when the first collection is), and a failure
+// keeps the batches before it; the error says how many items they hold
+// and from which line to rerun.
 package main
 
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
 )
 
+// importMode is how an import writes, and what a failure leaves.
+type importMode int
+
+const (
+	staged  importMode = iota // the file exists: read and check all, then write, undoing on failure
+	fresh                     // no file: write a temporary file as it reads, linked into place at the end
+	batched                   // -batch: commit batch by batch into the file, keeping them on failure
+)
+
+// defaultBatch is the number of items a transaction holds without -batch.
+const defaultBatch = 1000
+
+const importHelp = `
+Import adds the JSON lines on stdin (as cairn export writes them) to FILE,
+creating FILE if it does not exist. It is all or nothing: a failure (a bad
+line or item, a duplicate id, the embedder, the disk, an interrupt) stores
+nothing and creates no collection. A new FILE is written under a temporary
+name beside it (.FILE.import-*) and renamed into place once complete: a
+failure leaves no file, a crash at most the temporary one. An existing FILE
+is written only once the whole stream has been read and checked (texts
+embedded), and what the import wrote is taken out again if a write fails;
+a crash while writing leaves the part written so far (rerun with -upsert
+to finish).
+
+With -batch N, every N items are committed as they are read, and a failure
+keeps those before it: the error says how many items are stored and from
+which line to rerun.
+
+Flags:
+`
+
 func cmdImport(ctx context.Context, e *env, args []string) error {
 	const synopsis = "FILE [-collection NAME] [-batch N] [-upsert] [-metric M] [-index K]"
 	fs := newFlags(e, "import", synopsis)
+	fs.Usage = func() {
+		fmt.Fprintf(e.stderr, "usage: cairn import %s\n%s", synopsis, importHelp)
+		fs.PrintDefaults()
+	}
 	coll := fs.String("collection", "", "import into this collection: it names the items before any header line, and renames the stream's one collection")
-	batch := fs.Int("batch", 1000, "items per transaction: each batch is stored all or nothing")
+	batch := fs.Int("batch", defaultBatch, "commit every `N` items as they are read, keeping them if a later line fails (without -batch: all or nothing, written N a transaction)")
 	upsert := fs.Bool("upsert", false, "replace items whose ids are already stored (default: an existing id is an error)")
 	metric := fs.String("metric", "cosine", "metric of a collection created without a header line: cosine, dot or l2")
 	index := fs.String("index", "auto", "index of a collection created without a header line: auto, flat or hnsw")
@@ -43,26 +111,38 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	db, err := openDB(ctx, path, true, &cairn.Options{Embedder: emb})
-	if err != nil {
-		return err
-	}
 	im := &importer{
-		ctx: ctx, db: db, e: e, batchSize: *batch, upsert: *upsert, rename: *coll,
+		ctx: ctx, e: e, path: path, batchSize: *batch, upsert: *upsert, rename: *coll,
 		defaults: cairn.CollectionConfig{Metric: m, Index: kind}, quiet: *quiet, emb: emb,
+		planned: map[string]cairn.CollectionConfig{},
 	}
-	err = im.run()
-	if err != nil {
-		err = &fileError{path, err}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "batch" {
+			im.mode = batched
+		}
+	})
+	_, statErr := os.Stat(path)
+	switch {
+	case im.mode == batched:
+	case errors.Is(statErr, os.ErrNotExist):
+		im.mode = fresh
+	default:
+		im.mode = staged
 	}
-	return closeDB(path, db, err)
+	if statErr == nil || im.mode == staged { // open it now: a lock or a bad file is reported first
+		if err := im.open(path); err != nil {
+			return &fileError{path, err}
+		}
+	}
+	return im.run()
 }
 
-// importer reads a stream and stores it batch by batch.
+// importer reads a stream and stores it.
 type importer struct {
 	ctx       context.Context
-	db        *cairn.DB
 	e         *env
+	path      string // the file named on the command line
+	mode      importMode
 	batchSize int
 	upsert    bool
 	rename    string                 // -collection
@@ -70,79 +150,74 @@ type importer struct {
 	quiet     bool
 	emb       cairn.Embedder // nil if none
 
-	name    string // the collection of the items being read
-	header  *cairn.CollectionConfig
-	coll    *cairn.Collection // nil until the first batch of name
-	headers int               // header lines seen
+	db     *cairn.DB // nil until the file is opened
+	dbPath string    // the path db has open: path, or fresh's temporary file
 
-	pending   []cairn.Item
-	firstLine int // line of pending[0]
-	lastLine  int // line of the last pending item
-	stored    int
-	expired   int // items skipped because their expires_at had passed
-	lastShown time.Time
+	// Reading.
+	name       string                            // the collection of the items being read
+	header     *cairn.CollectionConfig           // its header's configuration, nil if none
+	headerLine int                               // the line of its header, 0 if none
+	cur        *target                           // nil until the collection is resolved
+	planned    map[string]cairn.CollectionConfig // collections this import creates
+	headers    int                               // header lines seen
+	pending    []cairn.Item
+	lines      []int // lines[i] is the line of pending[i]
+	read       int   // items read
+
+	// Writing.
+	coll          *cairn.Collection // the collection being written
+	created       []string          // collections this import created, in order
+	stored        int               // items written by this import
+	storedThrough int               // the line of the last item of the last batch written
+	storedHeader  int               // the header line of that batch's collection, 0 if none
+	expired       int               // items skipped because their expires_at had passed
+
+	// Staging (mode staged): the spooled stream, then the undo records.
+	spool     *os.File
+	spoolName string // non-empty while the spool still has a name to remove
+	spoolW    *bufio.Writer
+	spoolSize int64
+	spooled   int     // items spooled
+	events    []event // collection starts, by position in the spool
+	undoOffs  []int64 // offset of each undo record in the spool
+
+	lastShown  time.Time
+	shownCount int // the count in the last progress line, -1 if none
+}
+
+// target is a collection the stream's items go to.
+type target struct {
+	name       string
+	cfg        cairn.CollectionConfig
+	create     bool // it does not exist: the import creates it
+	ours       bool // the import created it (or will): no undo records needed
+	headerLine int
 }
 
 // maxLine bounds a line: a 16,384-dimensional embedding as JSON is about
 // 300 KB.
 const maxLine = 64 << 20
 
+// run imports the stream and reports the outcome.
 func (im *importer) run() error {
-	sc := bufio.NewScanner(im.e.stdin)
-	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
-	im.name = im.rename
-	n := 0
-	for sc.Scan() {
-		n++
-		b := sc.Bytes()
-		if len(trimSpace(b)) == 0 {
-			continue
-		}
-		l, err := decodeLine(b)
-		if err != nil {
-			return fmt.Errorf("import: line %d: %w", n, err)
-		}
-		if l.Collection != nil {
-			if err := im.flush(); err != nil {
-				return err
-			}
-			im.headers++
-			if im.rename != "" && im.headers > 1 {
-				return fmt.Errorf("import: line %d: -collection renames one collection, and the stream holds more", n)
-			}
-			cfg, _ := l.Collection.config()
-			im.name, im.header, im.coll = l.Collection.Name, &cfg, nil
-			if im.rename != "" {
-				im.name = im.rename
-			}
-			if err := im.collection(); err != nil { // an empty collection is imported too
-				return fmt.Errorf("import: line %d: %w", n, err)
-			}
-			continue
-		}
-		if im.name == "" {
-			return fmt.Errorf("import: line %d: an item before any collection header; name the collection with -collection", n)
-		}
-		if len(im.pending) == 0 {
-			im.firstLine = n
-		}
-		if !l.ExpiresAt.IsZero() && !l.ExpiresAt.After(time.Now()) {
-			im.expired++ // no read would return it
-			continue
-		}
-		im.lastLine = n
-		im.pending = append(im.pending, cairn.Item{ID: l.ID, Text: l.Text, Metadata: l.Metadata, Embedding: l.Embedding,
-			CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, ExpiresAt: l.ExpiresAt})
-		if len(im.pending) >= im.batchSize {
-			if err := im.flush(); err != nil {
-				return err
-			}
+	im.shownCount = -1
+	err := im.readAll()
+	if err == nil && im.mode == staged {
+		err = im.writeSpool()
+	}
+	if err == nil {
+		err = im.finish()
+	}
+	if err != nil {
+		err = im.fail(err)
+	}
+	if im.spool != nil {
+		im.spool.Close()
+		if im.spoolName != "" {
+			os.Remove(im.spoolName)
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return fmt.Errorf("import: line %d: %w", n+1, err)
-	}
-	if err := im.flush(); err != nil {
+	if err != nil {
 		return err
 	}
 	if !im.quiet {
@@ -154,80 +229,429 @@ func (im *importer) run() error {
 	return nil
 }
 
-// flush stores the pending batch, all or nothing.
+// readAll reads the stream, resolving each collection as it starts and
+// handing its items on batch by batch.
+func (im *importer) readAll() error {
+	sc := bufio.NewScanner(im.e.stdin)
+	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
+	im.name = im.rename
+	n := 0
+	for sc.Scan() {
+		n++
+		if err := im.ctx.Err(); err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		b := sc.Bytes()
+		if len(trimSpace(b)) == 0 {
+			continue
+		}
+		l, err := decodeLine(b)
+		if err != nil {
+			return fmt.Errorf("line %d: %w", n, err)
+		}
+		if l.Collection != nil {
+			if err := im.flush(); err != nil {
+				return err
+			}
+			im.headers++
+			if im.rename != "" && im.headers > 1 {
+				return fmt.Errorf("line %d: -collection renames one collection, and the stream holds more", n)
+			}
+			cfg, _ := l.Collection.config()
+			im.name, im.header, im.headerLine, im.cur = l.Collection.Name, &cfg, n, nil
+			if im.rename != "" {
+				im.name = im.rename
+			}
+			if err := im.resolve(); err != nil { // an empty collection is imported too
+				return fmt.Errorf("line %d: %w", n, err)
+			}
+			continue
+		}
+		if im.name == "" {
+			return fmt.Errorf("line %d: an item before any collection header; name the collection with -collection", n)
+		}
+		im.read++
+		im.pending = append(im.pending, cairn.Item{ID: l.ID, Text: l.Text, Metadata: l.Metadata, Embedding: l.Embedding,
+			CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt, ExpiresAt: l.ExpiresAt})
+		im.lines = append(im.lines, n)
+		if len(im.pending) >= im.batchSize {
+			if err := im.flush(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return fmt.Errorf("line %d: %w", n+1, err)
+	}
+	return im.flush()
+}
+
+// flush checks the pending items, embeds those given only as text, and
+// hands them on: written (modes fresh and batched) or spooled (staged).
 func (im *importer) flush() error {
 	if len(im.pending) == 0 {
 		return nil
 	}
-	last := im.lastLine
-	if err := im.collection(); err != nil {
-		return fmt.Errorf("import: line %d: %w", im.firstLine, err)
+	items, lines := im.pending, im.lines
+	im.pending, im.lines = im.pending[:0], im.lines[:0]
+	if err := im.resolveFirst(items, lines); err != nil {
+		return err
+	}
+	if err := im.embedTexts(items, lines); err != nil {
+		return err
+	}
+	cfg := im.cur.cfg
+	for i := range items {
+		it := &items[i]
+		if len(it.Embedding) == 0 {
+			return fmt.Errorf("line %d: item %q has no embedding (give -embed-url and -embed-model to embed its text)", lines[i], it.ID)
+		}
+		if err := vector.Check(it.Embedding, cfg.Dim, cfg.Metric); err != nil {
+			return fmt.Errorf("line %d: item %q: %w", lines[i], it.ID, err)
+		}
+		if _, err := cairn.NormalizeMetadata(it.Metadata); err != nil {
+			return fmt.Errorf("line %d: item %q: %w", lines[i], it.ID, err)
+		}
 	}
 	var err error
-	if im.upsert {
-		err = im.coll.Upsert(im.ctx, im.pending...)
+	if im.mode == staged {
+		err = im.spoolItems(items, lines)
 	} else {
-		err = im.coll.Add(im.ctx, im.pending...)
+		err = im.write(items, lines)
 	}
+	if err == nil && im.mode != batched {
+		im.progress("cairn: %d items read (line %d)\n", im.read, lines[len(lines)-1])
+	}
+	return err
+}
+
+// resolveFirst resolves the collection of a batch that has no header
+// before it; the first item names its dimension.
+func (im *importer) resolveFirst(items []cairn.Item, lines []int) error {
+	if im.cur != nil {
+		return nil
+	}
+	if _, exists, _, err := im.lookup(im.name); err != nil || exists {
+		if err == nil {
+			err = im.resolve()
+		}
+		return wrapLine(lines[0], err)
+	}
+	first := &items[0]
+	if len(first.Embedding) == 0 && first.Text != "" && im.emb != nil {
+		if err := im.embedTexts(items[:1], lines[:1]); err != nil {
+			return err
+		}
+	}
+	if len(first.Embedding) == 0 {
+		return fmt.Errorf("line %d: collection %q does not exist and the first item %q has no embedding to take its dimension from (give -embed-url and -embed-model to embed its text)", lines[0], im.name, first.ID)
+	}
+	return wrapLine(lines[0], im.resolve(len(first.Embedding)))
+}
+
+func wrapLine(line int, err error) error {
 	if err != nil {
-		return fmt.Errorf("import: lines %d-%d (not stored; %d items before them were): %w", im.firstLine, last, im.stored, err)
-	}
-	im.stored += len(im.pending)
-	im.pending = im.pending[:0]
-	if !im.quiet && time.Since(im.lastShown) > time.Second {
-		fmt.Fprintf(im.e.stderr, "cairn: %d items stored (line %d)\n", im.stored, last)
-		im.lastShown = time.Now()
+		return fmt.Errorf("line %d: %w", line, err)
 	}
 	return nil
 }
 
-// collection finds or creates the collection of the pending items. A
-// header's configuration must agree with an existing collection's
-// dimension and metric; without a header, a new collection takes the
-// dimension of the first embedding.
-func (im *importer) collection() error {
-	if im.coll != nil {
+// embedTexts embeds the items given only as text, in one call.
+func (im *importer) embedTexts(items []cairn.Item, lines []int) error {
+	var idx []int
+	var texts []string
+	for i, it := range items {
+		if len(it.Embedding) == 0 && it.Text != "" {
+			idx = append(idx, i)
+			texts = append(texts, it.Text)
+		}
+	}
+	if len(idx) == 0 || im.emb == nil {
 		return nil
 	}
-	c, err := im.db.Collection(im.ctx, im.name)
+	vs, err := im.emb.Embed(im.ctx, texts)
+	if err == nil && len(vs) != len(texts) {
+		err = fmt.Errorf("the embedder returned %d vectors for %d texts", len(vs), len(texts))
+	}
+	if err != nil {
+		return fmt.Errorf("line %d: item %q: embedding: %w", lines[idx[0]], items[idx[0]].ID, err)
+	}
+	for j, i := range idx {
+		items[i].Embedding = vs[j]
+	}
+	return nil
+}
+
+// lookup finds the collection name among those the import creates and
+// those in the file.
+func (im *importer) lookup(name string) (cfg cairn.CollectionConfig, exists, ours bool, err error) {
+	if cfg, ok := im.planned[name]; ok {
+		return cfg, true, true, nil
+	}
+	if im.db == nil {
+		return cfg, false, false, nil
+	}
+	c, err := im.db.Collection(im.ctx, name)
 	switch {
 	case err == nil:
-		if h := im.header; h != nil {
-			got := c.Config()
-			if got.Dim != h.Dim || got.Metric != h.Metric {
-				return fmt.Errorf("collection %q exists with dim %d, %v; the stream has dim %d, %v", im.name, got.Dim, got.Metric, h.Dim, h.Metric)
-			}
-		}
+		return c.Config(), true, false, nil
 	case errors.Is(err, vector.ErrNotFound):
-		var cfg cairn.CollectionConfig
-		if im.header != nil {
-			cfg = *im.header
-		} else {
-			cfg = im.defaults
-			first := &im.pending[0]
-			if len(first.Embedding) == 0 && first.Text != "" && im.emb != nil {
-				// The embedder's dimension: embed the first item now.
-				vs, err := im.emb.Embed(im.ctx, []string{first.Text})
-				if err != nil {
-					return fmt.Errorf("item %q: embedding: %w", first.ID, err)
-				}
-				if len(vs) == 1 {
-					first.Embedding = vs[0]
-				}
-			}
-			cfg.Dim = len(first.Embedding)
-			if cfg.Dim == 0 {
-				return fmt.Errorf("collection %q does not exist and the first item %q has no embedding to take its dimension from (give -embed-url and -embed-model to embed its text)", im.name, im.pending[0].ID)
-			}
-		}
-		if c, err = im.db.CreateCollection(im.ctx, im.name, cfg); err != nil {
-			return err
-		}
-	default:
+		return cfg, false, false, nil
+	}
+	return cfg, false, false, err
+}
+
+// resolve settles the collection of the items that follow: an existing one
+// (which a header must agree with in dimension and metric) or a new one
+// with the header's configuration, or the defaults and dim (the first
+// item's dimension) without one. It then starts it: created or opened now,
+// or noted in the spool.
+func (im *importer) resolve(dim ...int) error {
+	cfg, exists, ours, err := im.lookup(im.name)
+	if err != nil {
 		return err
 	}
-	im.coll = c
+	h := im.header
+	if h != nil && h.Metric == 0 {
+		h.Metric = vector.Cosine // the default, as CreateCollection fills it in
+	}
+	switch {
+	case exists && h != nil && (cfg.Dim != h.Dim || cfg.Metric != h.Metric):
+		return fmt.Errorf("collection %q exists with dim %d, %v; the stream has dim %d, %v", im.name, cfg.Dim, cfg.Metric, h.Dim, h.Metric)
+	case exists:
+	case h != nil:
+		cfg = *h
+	default:
+		cfg = im.defaults
+		cfg.Dim = dim[0]
+	}
+	t := &target{name: im.name, cfg: cfg, create: !exists, ours: ours || !exists, headerLine: im.headerLine}
+	if t.create {
+		im.planned[t.name] = cfg
+	}
+	im.cur = t
+	if im.mode == staged {
+		im.events = append(im.events, event{at: im.spooled, t: t, line: im.headerLine})
+		return nil
+	}
+	return im.start(t)
+}
+
+// start creates or opens the collection t in the file, opening the file
+// first if need be.
+func (im *importer) start(t *target) error {
+	if err := im.ensureOpen(); err != nil {
+		return err
+	}
+	var err error
+	if t.create {
+		im.coll, err = im.db.CreateCollection(im.ctx, t.name, t.cfg)
+		if err == nil {
+			im.created = append(im.created, t.name)
+		}
+	} else {
+		im.coll, err = im.db.Collection(im.ctx, t.name)
+	}
+	return err
+}
+
+// ensureOpen opens the file to write if it is not open yet: the file
+// itself, or in mode fresh a temporary file beside it.
+func (im *importer) ensureOpen() error {
+	if im.db != nil {
+		return nil
+	}
+	p := im.path
+	if im.mode == fresh {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		p = filepath.Join(filepath.Dir(im.path), "."+filepath.Base(im.path)+".import-"+hex.EncodeToString(rnd[:]))
+	}
+	return im.open(p)
+}
+
+// open opens the file p, creating it if need be. Items reach it embedded:
+// it needs no embedder.
+func (im *importer) open(p string) error {
+	db, err := cairn.Open(im.ctx, p, nil)
+	if err != nil {
+		return err
+	}
+	im.db, im.dbPath = db, p
 	return nil
+}
+
+// write stores items (read from lines) in the current collection in one
+// transaction, skipping those already expired. In mode staged, it first
+// notes in the spool how to undo the batch.
+func (im *importer) write(items []cairn.Item, lines []int) error {
+	now := time.Now()
+	live := items[:0]
+	for _, it := range items {
+		if !it.ExpiresAt.IsZero() && !it.ExpiresAt.After(now) {
+			im.expired++ // no read would return it
+			continue
+		}
+		live = append(live, it)
+	}
+	first, last := lines[0], lines[len(lines)-1]
+	var undo *undoRecord
+	if im.mode == staged && !im.cur.ours && len(live) > 0 {
+		var err error
+		if undo, err = im.undoOf(live); err != nil {
+			return fmt.Errorf("lines %d-%d: %w", first, last, err)
+		}
+	}
+	var err error
+	switch {
+	case len(live) == 0:
+	case im.upsert:
+		err = im.coll.Upsert(im.ctx, live...)
+	default:
+		err = im.coll.Add(im.ctx, live...)
+	}
+	if err != nil {
+		if first == last {
+			return fmt.Errorf("line %d: %w", first, err)
+		}
+		return fmt.Errorf("lines %d-%d: %w", first, last, err)
+	}
+	if undo != nil {
+		if err := im.appendUndo(undo); err != nil {
+			// The batch is in but could not be noted: take it out now.
+			for _, id := range undo.Delete {
+				im.coll.DeleteIfExists(context.WithoutCancel(im.ctx), id)
+			}
+			return fmt.Errorf("lines %d-%d: spool: %w", first, last, err)
+		}
+	}
+	im.stored += len(live)
+	im.storedThrough, im.storedHeader = last, im.cur.headerLine
+	switch im.mode {
+	case batched:
+		im.progress("cairn: %d items stored (through line %d)\n", im.stored, last)
+	case staged:
+		im.progress("cairn: %d of %d items written\n", im.stored, im.spooled)
+	}
+	return nil
+}
+
+// progress reports, at most once a second, the count that is the first
+// argument of a.
+func (im *importer) progress(format string, a ...any) {
+	if im.quiet || time.Since(im.lastShown) < time.Second {
+		return
+	}
+	fmt.Fprintf(im.e.stderr, format, a...)
+	im.lastShown, im.shownCount = time.Now(), a[0].(int)
+}
+
+// finish closes the file; in mode fresh it links the new file into place.
+func (im *importer) finish() error {
+	if err := im.ensureOpen(); err != nil { // an empty stream makes an empty file
+		return err
+	}
+	db := im.db
+	im.db = nil
+	if err := db.Close(); err != nil {
+		return &closedError{err}
+	}
+	if im.mode != fresh {
+		return nil
+	}
+	tmp := im.dbPath
+	err := os.Link(tmp, im.path)
+	if err != nil && !errors.Is(err, os.ErrExist) {
+		// No hard links on this file system: rename, unless the name has
+		// been taken since.
+		if _, serr := os.Lstat(im.path); errors.Is(serr, os.ErrNotExist) {
+			err = os.Rename(tmp, im.path)
+		}
+	}
+	if errors.Is(err, os.ErrExist) {
+		err = errors.New("the file was created by another program during the import")
+	}
+	if err != nil {
+		return err
+	}
+	removeDB(tmp)
+	if d, err := os.Open(filepath.Dir(im.path)); err == nil { // make the new name durable
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// closedError marks an error closing the file after a complete import.
+type closedError struct{ err error }
+
+func (e *closedError) Error() string { return e.err.Error() }
+func (e *closedError) Unwrap() error { return e.err }
+
+// removeDB removes the database file p and the files SQLite keeps beside
+// it.
+func removeDB(p string) error {
+	var first error
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		if err := os.Remove(p + suffix); err != nil && !errors.Is(err, os.ErrNotExist) && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// fail puts things back as far as the mode promises after err, closes
+// the file, and returns the error to report: err, with what it left.
+func (im *importer) fail(err error) error {
+	var what string
+	switch im.mode {
+	case batched:
+		if !im.quiet && im.shownCount >= 0 && im.shownCount != im.stored {
+			fmt.Fprintf(im.e.stderr, "cairn: %d items stored (through line %d)\n", im.stored, im.storedThrough)
+		}
+		switch {
+		case im.stored == 0:
+			what = "0 items stored before it; fix it and rerun"
+		case im.storedHeader > 0:
+			r := im.storedThrough + 1
+			what = fmt.Sprintf("%d items stored before it; fix it and rerun with line %d and the lines from line %d on, e.g. sed -n '%dp;%d,$p'",
+				im.stored, im.storedHeader, r, im.storedHeader, r)
+		default:
+			r := im.storedThrough + 1
+			what = fmt.Sprintf("%d items stored before it; fix it and rerun from line %d, e.g. tail -n +%d", im.stored, r, r)
+		}
+	case fresh:
+		what = "nothing stored"
+		if im.db != nil {
+			im.db.Close()
+			im.db = nil
+		}
+		if im.dbPath != "" {
+			if rerr := removeDB(im.dbPath); rerr != nil {
+				what = fmt.Sprintf("nothing stored, but the temporary file %s could not be removed: %v", im.dbPath, rerr)
+			}
+		}
+	case staged:
+		what = "nothing stored"
+		if im.db != nil {
+			if uerr := im.undo(); uerr != nil {
+				what = fmt.Sprintf("%d items stored before it, and taking them out failed: %v; rerun with -upsert to finish the import", im.stored, oneLine(uerr))
+			} else if im.stored > 0 {
+				what = fmt.Sprintf("nothing stored: the %d items written before it were taken out", im.stored)
+			}
+		}
+	}
+	if im.db != nil {
+		if cerr := im.db.Close(); cerr != nil && im.mode != fresh {
+			what += fmt.Sprintf("; closing the file: %v", cerr)
+		}
+		im.db = nil
+	}
+	var ce *closedError
+	if errors.As(err, &ce) && im.mode != fresh {
+		return &fileError{im.path, err} // a complete import that could not be closed
+	}
+	return &fileError{im.path, fmt.Errorf("import: %w (%s)", err, what)}
 }
 
 func trimSpace(b []byte) []byte {

@@ -1,0 +1,245 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/cairndb/cairn"
+)
+
+// itemLines returns n item lines of dimension 3 with the ids first, first+1, …
+// (as "i<number>"); the item on line bad (1-based, 0 for none) is
+// replaced by badLine.
+func itemLines(first, n, bad int, badLine string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		if i == bad {
+			b.WriteString(badLine + "\n")
+			continue
+		}
+		k := first + i - 1
+		fmt.Fprintf(&b, `{"id":"i%d","text":"item %d","embedding":[%d,1,0.5]}`+"\n", k, k, k%7+1)
+	}
+	return b.String()
+}
+
+// dirNames lists the names in dir.
+func dirNames(t *testing.T, dir string) []string {
+	t.Helper()
+	es, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, e := range es {
+		names = append(names, e.Name())
+	}
+	return names
+}
+
+// fileSum returns the SHA-256 of the file at path.
+func fileSum(t *testing.T, path string) [32]byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sha256.Sum256(b)
+}
+
+// collectionCounts returns the file's collections and their item counts.
+func collectionCounts(t *testing.T, path string) map[string]int {
+	t.Helper()
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	infos, err := db.Collections(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[string]int{}
+	for _, in := range infos {
+		c, err := db.Collection(ctx, in.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		counts[in.Name] = mustCount(t, c)
+	}
+	return counts
+}
+
+// exportLines returns the file's export, its lines sorted (an undone
+// -upsert puts back the items it replaced, and they move to the end of the
+// collection's order).
+func exportLines(t *testing.T, path string) []string {
+	t.Helper()
+	r := runCmd(t, "", "export", path)
+	if r.code != 0 {
+		t.Fatalf("export: %+v", r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// TestImportFailureLeavesNoNewFile checks that an import into a file that
+// did not exist leaves nothing behind when it fails, wherever it fails:
+// no file, no -wal, -shm or -journal, no temporary file.
+func TestImportFailureLeavesNoNewFile(t *testing.T) {
+	srv := newEmbedServer(t)
+	srv.down.Store(true)
+	emb := []string{"-embed-url", srv.url(), "-embed-model", "bow", "-embed-retries", "0"}
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name, stdin string
+		args        []string
+		ctx         context.Context
+		stderr      string
+	}{
+		{name: "garbage", stdin: "garbage\n", stderr: "line 1: bad line"},
+		{name: "bad json on line 500 of 1000", args: []string{"-collection", "bulk"},
+			stdin: itemLines(0, 1000, 500, `{"id":"i499","embedding":[1,2`), stderr: "line 500: bad line"},
+		{name: "bad json after a header", stdin: fixture + itemLines(0, 10, 5, "{"), stderr: "line 10: bad line"},
+		{name: "bad item", args: []string{"-collection", "bulk"},
+			stdin: itemLines(0, 1000, 700, `{"id":"x","embedding":[1,2]}`), stderr: "line 700:"},
+		{name: "duplicate id in a later batch", args: []string{"-collection", "bulk", "-upsert=false"},
+			stdin: itemLines(0, 2500, 2200, `{"id":"i5","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "embedder down", args: append([]string{"-collection", "bulk"}, emb...),
+			stdin: itemLines(0, 10, 0, "") + `{"id":"t","text":"only text"}` + "\n", stderr: "503"},
+		{name: "cancelled", args: []string{"-collection", "bulk"}, ctx: cancelled,
+			stdin: itemLines(0, 10, 0, ""), stderr: "canceled"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "new.db")
+			ctx := tt.ctx
+			if ctx == nil {
+				ctx = context.Background()
+			}
+			var out, errb strings.Builder
+			code := run(ctx, append(append([]string{"import", "-q"}, tt.args...), path), strings.NewReader(tt.stdin), &out, &errb)
+			if code != exitFail || !strings.Contains(errb.String(), tt.stderr) || !strings.Contains(errb.String(), "new.db:") {
+				t.Fatalf("exit %d, stderr %q; want 1 and %q", code, errb.String(), tt.stderr)
+			}
+			if !strings.Contains(errb.String(), "nothing stored") {
+				t.Errorf("the error does not say that nothing was stored: %q", errb.String())
+			}
+			if names := dirNames(t, dir); len(names) != 0 {
+				t.Errorf("a failed import left %q", names)
+			}
+		})
+	}
+}
+
+// TestImportFailureLeavesFileUnchanged checks that a failed import into a
+// file that holds other collections changes nothing: the same bytes when
+// it failed before writing, the same collections and items when it had
+// to undo what it wrote.
+func TestImportFailureLeavesFileUnchanged(t *testing.T) {
+	tests := []struct {
+		name, stdin string
+		args        []string
+		sameBytes   bool // the failure comes before anything is written
+		stderr      string
+	}{
+		{name: "bad json into a new collection", args: []string{"-collection", "bulk"}, sameBytes: true,
+			stdin: itemLines(0, 1000, 500, `{"id":"i499","embedding":[1,2`), stderr: "line 500: bad line"},
+		{name: "bad json into an existing collection", args: []string{"-collection", "notes"}, sameBytes: true,
+			stdin: itemLines(0, 1000, 500, "not json"), stderr: "line 500: bad line"},
+		{name: "headers then bad json", sameBytes: true,
+			stdin: `{"collection":{"name":"h1","dim":2}}` + "\n" + `{"collection":{"name":"notes","dim":3,"metric":"cosine"}}` + "\n" + itemLines(0, 5, 3, "["), stderr: "line 5: bad line"},
+		{name: "wrong dimension", args: []string{"-collection", "notes"}, sameBytes: true,
+			stdin: itemLines(0, 1000, 900, `{"id":"w","embedding":[1,2,3,4]}`), stderr: "line 900:"},
+		{name: "bad metadata", args: []string{"-collection", "notes"}, sameBytes: true,
+			stdin: itemLines(0, 1000, 700, `{"id":"m","embedding":[1,1,1],"metadata":{"x":[1]}}`), stderr: "line 700: item \"m\":"},
+		{name: "duplicate of a stored id in a later batch", args: []string{"-collection", "notes"},
+			stdin: itemLines(0, 2500, 2200, `{"id":"a","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "duplicate in a later batch of a new collection", args: []string{"-collection", "bulk"},
+			stdin: itemLines(0, 2500, 2200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert, repeated id in a later batch", args: []string{"-collection", "notes", "-upsert"},
+			stdin: `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := newFile(t)
+			colls, export := collectionCounts(t, path), exportLines(t, path)
+			sum := fileSum(t, path) // after the reads, which may save a graph
+
+			r := runCmd(t, tt.stdin, append(append([]string{"import", "-q"}, tt.args...), path)...)
+			if r.code != exitFail || !strings.Contains(r.stderr, tt.stderr) || !strings.Contains(r.stderr, "nothing stored") {
+				t.Fatalf("exit %d, stderr %q; want 1, %q and nothing stored", r.code, r.stderr, tt.stderr)
+			}
+			if tt.sameBytes && fileSum(t, path) != sum {
+				t.Errorf("the file changed")
+			}
+			if got := collectionCounts(t, path); !maps.Equal(got, colls) {
+				t.Errorf("collections %v, want %v", got, colls)
+			}
+			if got := exportLines(t, path); !slices.Equal(got, export) {
+				t.Errorf("export after the failed import:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(export, "\n"))
+			}
+			if names := dirNames(t, filepath.Dir(path)); !slices.Equal(names, []string{"t.db"}) {
+				t.Errorf("the directory holds %q", names)
+			}
+		})
+	}
+}
+
+// TestImportBatchesReportWhatWasStored checks that with -batch, the
+// batches before a failure stay stored and the error says how many items
+// that is and where to resume, and the last progress line tells the truth.
+func TestImportBatchesReportWhatWasStored(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "new.db")
+	stdin := itemLines(0, 1000, 500, `{"id":"i499","embedding":[1,2`)
+	r := runCmd(t, stdin, "import", "-batch", "100", "-collection", "bulk", path)
+	if r.code != exitFail {
+		t.Fatalf("exit %d, want 1: %+v", r.code, r)
+	}
+	lines := strings.Split(strings.TrimSpace(r.stderr), "\n")
+	last := lines[len(lines)-1]
+	for _, s := range []string{"new.db:", "line 500:", "400 items stored", "line 401"} {
+		if !strings.Contains(last, s) {
+			t.Errorf("the error %q lacks %q", last, s)
+		}
+	}
+	if len(lines) < 2 || !strings.Contains(lines[len(lines)-2], "400 items stored") {
+		t.Errorf("the last progress line does not say 400 items stored:\n%s", r.stderr)
+	}
+	if got := collectionCounts(t, path); !maps.Equal(got, map[string]int{"bulk": 400}) {
+		t.Errorf("the file holds %v, want bulk: 400", got)
+	}
+	// Resuming where the error says, with the line fixed, completes it.
+	rest := strings.Split(itemLines(0, 1000, 0, ""), "\n")[400:]
+	if r := runCmd(t, strings.Join(rest, "\n"), "import", "-q", "-batch", "100", "-collection", "bulk", path); r.code != 0 {
+		t.Fatalf("resume: %+v", r)
+	}
+	if got := collectionCounts(t, path); got["bulk"] != 1000 {
+		t.Errorf("after the resume the file holds %v, want bulk: 1000", got)
+	}
+}
+
+// TestImportHelp checks that import -h says what a failure leaves.
+func TestImportHelp(t *testing.T) {
+	r := runCmd(t, "", "import", "-h")
+	if r.code != 0 {
+		t.Fatalf("import -h: %+v", r)
+	}
+	for _, s := range []string{"all or nothing", "-batch", "crash"} {
+		if !strings.Contains(r.stderr, s) {
+			t.Errorf("import -h lacks %q:\n%s", s, r.stderr)
+		}
+	}
+}

@@ -1,0 +1,234 @@
+// importstage.go holds what an import into an existing file does to be
+// all or nothing (see import.go): the spool the checked stream waits in
+// before anything is written, and the undo records that take out what was
+// written if a later write fails.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
+)
+
+// event is a collection start in the spool: it applies before the
+// spooled item at.
+type event struct {
+	at   int
+	t    *target
+	line int
+}
+
+// spooled is an item in the spool.
+type spooled struct {
+	Line int `json:"line"`
+	jsonItem
+}
+
+// undoRecord undoes one written batch of a collection the import did not
+// create.
+type undoRecord struct {
+	Collection string     `json:"c"`
+	Delete     []string   `json:"del,omitempty"` // ids the batch added
+	Put        []jsonItem `json:"put,omitempty"` // items the batch replaced, as they were
+}
+
+// undoOf returns what undoes writing items to the current collection: the
+// ids it adds are deleted, and with -upsert the items it replaces are put
+// back.
+func (im *importer) undoOf(items []cairn.Item) (*undoRecord, error) {
+	u := &undoRecord{Collection: im.cur.name}
+	for _, it := range items {
+		if !im.upsert {
+			u.Delete = append(u.Delete, it.ID)
+			continue
+		}
+		old, err := im.coll.Get(im.ctx, it.ID)
+		switch {
+		case errors.Is(err, vector.ErrNotFound):
+			u.Delete = append(u.Delete, it.ID)
+		case err != nil:
+			return nil, err
+		default:
+			o := old[0]
+			u.Put = append(u.Put, jsonItem{ID: o.ID, Text: o.Text, Metadata: o.Metadata, Embedding: o.Embedding,
+				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, ExpiresAt: o.ExpiresAt})
+		}
+	}
+	return u, nil
+}
+
+// openSpool creates the spool beside the file and removes its name, so
+// that nothing is left behind even by a crash (where the system allows
+// removing an open file; elsewhere, run removes it at the end).
+func (im *importer) openSpool() error {
+	f, err := os.CreateTemp(filepath.Dir(im.path), "."+filepath.Base(im.path)+".import-*.spool")
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	im.spool, im.spoolW = f, bufio.NewWriterSize(f, 1<<20)
+	if os.Remove(f.Name()) != nil {
+		im.spoolName = f.Name()
+	}
+	return nil
+}
+
+// spoolLine appends v to the spool as one line.
+func (im *importer) spoolLine(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := im.spoolW.Write(b); err != nil {
+		return err
+	}
+	im.spoolSize += int64(len(b))
+	return nil
+}
+
+// spoolItems appends checked items to the spool.
+func (im *importer) spoolItems(items []cairn.Item, lines []int) error {
+	if im.spool == nil {
+		if err := im.openSpool(); err != nil {
+			return err
+		}
+	}
+	for i, it := range items {
+		s := spooled{Line: lines[i], jsonItem: jsonItem{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Embedding: it.Embedding,
+			CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ExpiresAt: it.ExpiresAt}}
+		if err := im.spoolLine(s); err != nil {
+			return fmt.Errorf("line %d: spool: %w", lines[i], err)
+		}
+	}
+	im.spooled += len(items)
+	return nil
+}
+
+func (im *importer) appendUndo(u *undoRecord) error {
+	off := im.spoolSize
+	if err := im.spoolLine(u); err != nil {
+		return err
+	}
+	im.undoOffs = append(im.undoOffs, off)
+	return nil
+}
+
+// writeSpool writes the spooled stream (mode staged), starting each
+// collection where the stream did.
+func (im *importer) writeSpool() error {
+	var r *bufio.Reader
+	end := im.spoolSize
+	if im.spool != nil {
+		if err := im.spoolW.Flush(); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		r = bufio.NewReaderSize(io.NewSectionReader(im.spool, 0, end), 1<<20)
+	}
+	ev := im.events
+	var items []cairn.Item
+	var lines []int
+	flush := func() error {
+		if len(items) == 0 {
+			return nil
+		}
+		err := im.write(items, lines)
+		items, lines = items[:0], lines[:0]
+		return err
+	}
+	for i := 0; i <= im.spooled; i++ {
+		for len(ev) > 0 && ev[0].at == i {
+			if err := flush(); err != nil {
+				return err
+			}
+			im.cur = ev[0].t
+			if err := im.start(im.cur); err != nil {
+				return wrapLine(ev[0].line, err)
+			}
+			ev = ev[1:]
+		}
+		if i == im.spooled {
+			break
+		}
+		if err := im.ctx.Err(); err != nil {
+			return err
+		}
+		b, err := r.ReadBytes('\n')
+		if err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		var s spooled
+		if err := json.Unmarshal(b, &s); err != nil {
+			return fmt.Errorf("spool: %w", err)
+		}
+		items = append(items, cairn.Item{ID: s.ID, Text: s.Text, Metadata: s.Metadata, Embedding: s.Embedding,
+			CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt, ExpiresAt: s.ExpiresAt})
+		lines = append(lines, s.Line)
+		if len(items) >= im.batchSize {
+			if err := flush(); err != nil {
+				return err
+			}
+		}
+	}
+	return flush()
+}
+
+// undo takes out what this import wrote (mode staged): its transactions
+// into collections that were there before, the latest first, then the
+// collections it created. It goes on after ctx ends: an interrupt is one
+// of the failures it undoes.
+func (im *importer) undo() error {
+	ctx := context.WithoutCancel(im.ctx)
+	if len(im.undoOffs) > 0 {
+		if err := im.spoolW.Flush(); err != nil {
+			return err
+		}
+	}
+	for i := len(im.undoOffs) - 1; i >= 0; i-- {
+		end := im.spoolSize
+		if i+1 < len(im.undoOffs) {
+			end = im.undoOffs[i+1]
+		}
+		b := make([]byte, end-im.undoOffs[i])
+		if _, err := im.spool.ReadAt(b, im.undoOffs[i]); err != nil {
+			return err
+		}
+		var u undoRecord
+		if err := json.Unmarshal(b, &u); err != nil {
+			return err
+		}
+		c, err := im.db.Collection(ctx, u.Collection)
+		if err != nil {
+			return err
+		}
+		if _, err := c.DeleteIfExists(ctx, u.Delete...); err != nil {
+			return err
+		}
+		now := time.Now()
+		var put []cairn.Item
+		for _, o := range u.Put {
+			if !o.ExpiresAt.IsZero() && !o.ExpiresAt.After(now) {
+				continue // it would have expired by now
+			}
+			put = append(put, cairn.Item{ID: o.ID, Text: o.Text, Metadata: o.Metadata, Embedding: o.Embedding,
+				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, ExpiresAt: o.ExpiresAt})
+		}
+		if err := c.Upsert(ctx, put...); err != nil {
+			return err
+		}
+	}
+	for i := len(im.created) - 1; i >= 0; i-- {
+		if err := im.db.DeleteCollection(ctx, im.created[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
