@@ -1009,11 +1009,47 @@ func (db *DB) Close() error {
 	if cerr := db.sqldb.Close(); err == nil {
 		err = cerr
 	}
+	if db.opts.ReadOnly {
+		db.tidy()
+	}
 	db.file.release(!db.opts.ReadOnly)
 	if err != nil {
 		return fmt.Errorf("sqlitestore: close: %w", mapErr(err))
 	}
 	return nil
+}
+
+// tidy removes the empty write-ahead log and its index that a reader
+// leaves beside the file: SQLite does not let a read-only connection
+// delete them, as it cannot tell whether it is the last. A plain
+// connection can: opened and closed when no other DB of this process has
+// the file and the log holds no commit, it deletes both if no connection
+// anywhere has the file open (it holds the file's EXCLUSIVE lock to do
+// so), and writes nothing to the file itself, as there is nothing to
+// checkpoint. Where it cannot, the files stay, harmless, until the next
+// writer closes.
+func (db *DB) tidy() {
+	if strings.Contains(db.dsn, "immutable=1") || !db.file.alone() {
+		return
+	}
+	if _, err := os.Stat(db.path + "-shm"); err != nil {
+		return
+	}
+	ps, err := db.pageSize()
+	if err != nil {
+		return
+	}
+	if w, err := readWAL(db.path+"-wal", ps); err != nil || w.pages != 0 {
+		return
+	}
+	sqldb, conn, err := connect(context.Background(), fileURI(db.path, url.Values{}))
+	if err != nil {
+		return
+	}
+	var n int64
+	conn.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n)
+	conn.Close()
+	sqldb.Close()
 }
 
 // vacuumLocked returns free pages to the file system once they are more

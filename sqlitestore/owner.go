@@ -91,6 +91,13 @@ func acquire(path string, owner bool) (o *heldFile, first bool, err error) {
 	return o, first, nil
 }
 
+// alone reports whether one DB of this process has the file open.
+func (o *heldFile) alone() bool {
+	files.Lock()
+	defer files.Unlock()
+	return o.dbs == 1
+}
+
 // release leaves the file, as its writer if owner is set. The last DB of
 // the file closes the kept descriptors, once SQLite has closed its own.
 func (o *heldFile) release(owner bool) {
