@@ -29,6 +29,10 @@ const (
 	// cairn file is recognised before SQLite is let near it: "crn1".
 	appID = 0x63726e31
 
+	// readerWait is the least a read-only Open waits for a writer that
+	// holds the whole file (see Options.ReadOnly).
+	readerWait = 5 * time.Second
+
 	// pageSize is the SQLite page size of new files. A 768-d vector is a
 	// 3,072-byte row; 16 KiB pages hold five of them with 5% slack where
 	// 4 KiB pages hold one with 25%, and keep rows with a few KiB of text
@@ -374,8 +378,14 @@ func (db *DB) init(ctx context.Context) error {
 	if db.opts.Sync == SyncNormal {
 		sync = "NORMAL"
 	}
+	wait := db.opts.LockTimeout
+	if db.opts.ReadOnly {
+		// A reader waits only while a writer holds the whole file, which
+		// it does for moments: recovering or deleting its log.
+		wait = max(wait, readerWait)
+	}
 	pragmas := []string{
-		fmt.Sprintf("PRAGMA busy_timeout=%d", db.opts.LockTimeout.Milliseconds()),
+		fmt.Sprintf("PRAGMA busy_timeout=%d", wait.Milliseconds()),
 		"PRAGMA cache_size=-16384", // 16 MiB of page cache
 	}
 	switch {

@@ -48,6 +48,9 @@ type Options struct {
 
 	// LockTimeout is how long Open waits for another owner of the file to
 	// close it before it gives up with [ErrLocked]. Default 0: fail at once.
+	// A read-only Open waits at least 5 s, for the moments when a writer
+	// holds the whole file (recovering its log after a crash, or deleting
+	// it at Close); a writer's ordinary work never holds up a reader.
 	LockTimeout time.Duration
 
 	// CheckIntegrity runs SQLite's PRAGMA quick_check during Open and

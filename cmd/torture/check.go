@@ -86,22 +86,28 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		return v
 	}
 	defer db.Close()
+	checkDB(ctx, v, db, want, pending, seed, hist)
+	return v
+}
+
+// checkDB is check's comparison of an open store with want.
+func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending []*op, seed uint64, hist history) {
 	infos, err := db.Collections(ctx)
 	if err != nil {
 		v.damage("list collections: %v", err)
-		return v
+		return
 	}
 	got := map[string]observed{}
 	for _, info := range infos {
 		c, err := db.Collection(ctx, info.Name)
 		if err != nil {
 			v.damage("collection %s: %v", info.Name, err)
-			return v
+			return
 		}
 		items, err := c.Find(ctx, nil, 0)
 		if err != nil {
 			v.damage("list %s: %v", info.Name, err)
-			return v
+			return
 		}
 		obs := observed{}
 		for _, it := range items {
@@ -215,7 +221,6 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 			}
 		}
 	}
-	return v
 }
 
 // earlier reports whether it is exactly a version of its id that an

@@ -14,6 +14,12 @@
 //   - nothing is there that no write left;
 //   - the HNSW indexes (saved graphs or rebuilt) answer like their items.
 //
+// In trials killed at a random moment, the parent also stops the child
+// once before the kill, opens the file read-only beside it (in the
+// parent, as another process would) and lets it go on: the reader's
+// snapshot must pass the same checks against the writes acknowledged
+// before the stop, while the child keeps writing and is then killed.
+//
 // A file serves a chain of trials (-chain), each child writing on what the
 // kills before it left. Usage:
 //
@@ -29,6 +35,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -36,11 +43,13 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/crashpoint"
 	"github.com/cairndb/cairn/internal/powerfail"
 	"github.com/cairndb/cairn/internal/vfsname"
@@ -150,6 +159,7 @@ func strategies() []string {
 
 type totals struct {
 	trials, acked, lost, refused, corrupt, childErrs int
+	readers, readSkips                               int
 	byKill                                           map[string]int
 }
 
@@ -187,7 +197,7 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			want = model{}
 		}
 		kill := strategies()[r.IntN(len(strategies()))]
-		res := runTrial(ctx, self, path, trial, r.Uint64(), kill, syncFlag, r)
+		res := runTrial(ctx, self, path, trial, r.Uint64(), kill, syncFlag, r, true)
 		t.trials++
 		t.byKill[kill]++
 		line := fmt.Sprintf("trial %d (%s, killed %s after %v): ", trial, filepath.Base(path), kill, res.after.Round(time.Millisecond))
@@ -200,6 +210,10 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 		if res.childErr != "" {
 			t.childErrs++
 			fmt.Printf("%schild failed: %s\n", line, res.childErr)
+		}
+		if !t.reader(ctx, line, want, res, r.Uint64()) {
+			want = nil
+			continue
 		}
 		acked := 0
 		next := want.clone()
@@ -257,9 +271,54 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			kills = append(kills, fmt.Sprintf("%s %d", k, t.byKill[k]))
 		}
 	}
-	fmt.Printf("kills: %s; child errors %d; %v\n", strings.Join(kills, ", "), t.childErrs, time.Since(start).Round(time.Second))
+	fmt.Printf("kills: %s; readers beside the writer %d (skipped %d); child errors %d; %v\n", strings.Join(kills, ", "), t.readers, t.readSkips, t.childErrs, time.Since(start).Round(time.Second))
 	fmt.Printf("trials %d, acknowledged %d, lost %d, refused %d, corrupt %d\n", t.trials, t.acked, t.lost, t.refused, t.corrupt)
 	return t.lost == 0 && t.refused == 0 && t.corrupt == 0 && t.childErrs == 0
+}
+
+// reader checks the snapshot of the reader opened beside the child
+// against want and the writes the child had acknowledged by then, tallies
+// it, and reports whether it passed.
+func (t *totals) reader(ctx context.Context, line string, want model, res trialResult, seed uint64) bool {
+	switch {
+	case res.readErr != nil:
+		t.refused++
+		fmt.Printf("%sREADER REFUSED beside the writer: %v\n", line, res.readErr)
+		return false
+	case res.readSkip != "":
+		t.readSkips++
+		return true
+	case res.reader == nil:
+		return true
+	}
+	defer res.reader.Close()
+	t.readers++
+	acked, pending, _, _, err := parseLog(res.readLines)
+	if err != nil {
+		t.childErrs++
+		fmt.Printf("%sharness: reader: %v\n", line, err)
+		return false
+	}
+	next := want.clone()
+	for _, o := range acked {
+		if err := next.apply(o); err != nil {
+			return true // reported by the trial's own check
+		}
+	}
+	v := &verdict{}
+	checkDB(ctx, v, res.reader, next, pending, seed, nil)
+	if len(v.lost) == 0 && len(v.corrupt) == 0 {
+		return true
+	}
+	t.lost += len(v.lost)
+	if len(v.corrupt) > 0 {
+		t.corrupt++
+	}
+	fmt.Printf("%sREADER beside the writer: LOST %d, CORRUPT %d\n", line, len(v.lost), len(v.corrupt))
+	for _, s := range append(v.lost, v.corrupt...)[:min(10, len(v.lost)+len(v.corrupt))] {
+		fmt.Printf("    %s\n", s)
+	}
+	return false
 }
 
 func removeDB(path string) {
@@ -273,10 +332,18 @@ type trialResult struct {
 	childErr       string
 	after          time.Duration
 	err            error
+	// reader, if set, was opened read-only while the child was stopped,
+	// after the child had printed readLines: its snapshot must hold what
+	// they acknowledge. readSkip says why no reader was opened, readErr
+	// why it could not be.
+	reader    *cairn.DB
+	readLines []string
+	readSkip  string
+	readErr   error
 }
 
 // runTrial runs one child on path and kills it as kill says.
-func runTrial(ctx context.Context, self, path string, trial int, seed uint64, kill, syncFlag string, r *rand.Rand, extra ...string) trialResult {
+func runTrial(ctx context.Context, self, path string, trial int, seed uint64, kill, syncFlag string, r *rand.Rand, readBeside bool, extra ...string) trialResult {
 	args := append([]string{"-child", "-path", path, "-trial", fmt.Sprint(trial), "-seed", fmt.Sprint(seed), "-sync", syncFlag}, extra...)
 	cmd := exec.Command(self, args...)
 	cmd.Env = os.Environ()
@@ -340,13 +407,30 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 	}()
 	// A random moment, and the limit of the targeted waits.
 	budget := 200*time.Millisecond + time.Duration(r.Int64N(int64(max(killWithin-200*time.Millisecond, 1))))
+	var res trialResult
 	switch kill {
 	case killRandom:
-		select {
-		case <-time.After(budget):
-			killNow()
-		case <-exited:
-			exited <- nil
+		readAt := time.After(time.Duration(float64(budget) * (0.2 + 0.6*r.Float64())))
+		if !readBeside {
+			readAt = nil
+		}
+		deadline := time.After(budget)
+	wait:
+		for {
+			select {
+			case <-readAt:
+				res.reader, res.readLines, res.readSkip, res.readErr = readBesideChild(ctx, cmd.Process, path, func() []string {
+					mu.Lock()
+					defer mu.Unlock()
+					return slices.Clone(lines)
+				})
+			case <-deadline:
+				killNow()
+				break wait
+			case <-exited:
+				exited <- nil
+				break wait
+			}
 		}
 	case killCheckpoint:
 		waitFileChange(path, budget+killWithin, exited)
@@ -376,6 +460,9 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 	defer mu.Unlock()
 	acked, pending, gotReady, childErr, err := parseLog(lines)
 	if err != nil {
+		if res.reader != nil {
+			res.reader.Close()
+		}
 		return trialResult{err: err}
 	}
 	if !gotReady && childErr == "" {
@@ -384,7 +471,32 @@ func runTrial(ctx context.Context, self, path string, trial int, seed uint64, ki
 	if childErr == "" && cmd.ProcessState != nil && !killed(cmd.ProcessState) {
 		childErr = fmt.Sprintf("exited (%v) instead of being killed; stderr: %s", cmd.ProcessState, tail(stderr.String()))
 	}
-	return trialResult{acked: acked, pending: pending, childErr: childErr, after: after}
+	res.acked, res.pending, res.childErr, res.after = acked, pending, childErr, after
+	return res
+}
+
+// readBesideChild stops the child, waits for the lines it printed to be
+// read, opens the file read-only and lets the child go on: the reader's
+// snapshot then holds every write the lines acknowledge, and of the
+// writes they show in flight each wholly or not at all.
+func readBesideChild(ctx context.Context, p *os.Process, path string, printed func() []string) (*cairn.DB, []string, string, error) {
+	if err := p.Signal(syscall.SIGSTOP); err != nil {
+		return nil, nil, "child gone", nil
+	}
+	defer p.Signal(syscall.SIGCONT)
+	// The lines already in the pipe are read within moments.
+	time.Sleep(50 * time.Millisecond)
+	lines := printed()
+	db, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+	if errors.Is(err, sqlitestore.ErrLocked) {
+		// Stopped while it held the whole file: recovering or deleting
+		// its log.
+		return nil, nil, "the writer held the whole file", nil
+	}
+	if err != nil {
+		return nil, nil, "", err
+	}
+	return db, lines, "", nil
 }
 
 func killed(ps *os.ProcessState) bool {

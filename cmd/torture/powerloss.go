@@ -41,7 +41,7 @@ func powerTrial(ctx context.Context, self, dir string, trial int, kill, syncFlag
 	if b, err := os.ReadFile(path + "-wal"); err == nil {
 		base[1] = b
 	}
-	res := runTrial(ctx, self, path, trial, r.Uint64(), kill, syncFlag, r, "-powerlog", logPath)
+	res := runTrial(ctx, self, path, trial, r.Uint64(), kill, syncFlag, r, false, "-powerlog", logPath)
 	if res.err != nil || res.childErr != "" {
 		return res, nil, nil
 	}
