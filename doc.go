@@ -130,5 +130,9 @@
 // nothing (concurrent writes may share one transaction, each in its own
 // savepoint) and durable when the call returns. The items are the source of
 // truth; HNSW graphs are saved by [DB.Close] and rebuilt from the items
-// when missing or stale. [OpenMemory] has the same API and keeps nothing.
+// when missing or stale. A file has one writer at a time; with
+// [Options.ReadOnly] any number of readers, in this process and others,
+// read it beside the writer (each as of its Open) or on read-only media,
+// and change no byte of it. [OpenMemory] has the same API and keeps
+// nothing.
 package cairn
