@@ -28,6 +28,17 @@ func TestReadOnlyMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 101)
+	// A bind mount is one more name of the same file: a second writer
+	// through it is refused.
+	rw := filepath.Join(t.TempDir(), "rw")
+	os.Mkdir(rw, 0o755)
+	if err := syscall.Mount(dir, rw, "", syscall.MS_BIND, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, filepath.Join(rw, "backup.cairn"), nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("a second writer through a bind mount: %v, want ErrLocked", err)
+	}
+	syscall.Unmount(rw, syscall.MNT_DETACH)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
