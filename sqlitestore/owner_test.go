@@ -234,10 +234,25 @@ func TestReadersBesideWriter(t *testing.T) {
 	}
 	b.Close()
 
-	// The writer goes on, and closes, while the reader is open.
+	// The writer goes on, and closes, while the reader is open; the
+	// reader still reads its snapshot, and the file holds every write.
 	putRange(t, c, 101, 111)
+	if err := db.Close(); err != nil {
+		t.Fatalf("writer's Close beside a reader: %v", err)
+	}
+	if it, err := rc.GetItem(ctx, 1); err != nil || checkItem(it, 8) != nil {
+		t.Fatalf("reader after the writer closed: %v", err)
+	}
 	if err := r.Close(); err != nil {
 		t.Fatalf("reader's Close: %v", err)
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != 108 {
+		t.Fatalf("reopened: %v, %d items, want 108", err, c.Len())
 	}
 }
 
