@@ -330,8 +330,11 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 }
 
 // DeleteCollection removes the collection name and all its items, or
-// returns an error wrapping [vector.ErrNotFound]. Handles to it return
-// [vector.ErrNotFound] from then on.
+// returns an error wrapping [vector.ErrNotFound]. It waits for the writes
+// in flight on the collection, which complete before it takes effect;
+// every call on a handle to it returns an error wrapping
+// [vector.ErrNotFound] from then on. If it fails (ctx ends, the file
+// refuses), the collection is left as it was.
 func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	db.mu.Lock()
 	for l := db.loading[name]; l != nil; l = db.loading[name] {
@@ -351,15 +354,24 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	if !ok && db.persist == nil {
 		return fmt.Errorf("cairn: delete collection %q: %w", name, vector.ErrNotFound)
 	}
-	if db.persist != nil {
-		if err := db.persist.drop(ctx, name); err != nil {
-			return fmt.Errorf("cairn: delete collection %q: %w", name, err)
+	drop := func() error {
+		if db.persist == nil {
+			return nil
 		}
+		return db.persist.drop(ctx, name)
 	}
+	var err error
 	if ok {
-		c.closeWith(errDropped, false)
-		delete(db.colls, name)
+		// Closed first, then dropped, under one hold of its locks: no
+		// write in flight meets a store deleted under it.
+		err = c.dropWith(drop)
+	} else {
+		err = drop()
 	}
+	if err != nil {
+		return fmt.Errorf("cairn: delete collection %q: %w", name, err)
+	}
+	delete(db.colls, name)
 	return nil
 }
 

@@ -534,7 +534,36 @@ func (c *Collection) closeWith(err error, save bool) error {
 			first = fmt.Errorf("cairn: saving index of %q: %w", c.name, serr)
 		}
 	}
-	if cerr := c.be.close(); cerr != nil && first == nil && !errors.Is(cerr, vector.ErrClosed) {
+	if cerr := c.shut(err); cerr != nil && first == nil {
+		first = cerr
+	}
+	return first
+}
+
+// dropWith deletes the collection: drop deletes it from the file, if it
+// has one. It first waits for the writes in flight and holds off every
+// other call (wmu and mu held exclusively), so that no write or read
+// meets a store deleted under it; once drop succeeds, the collection
+// closes with errDropped, the error of every later call. If drop fails,
+// the collection is left as it was, open, and its error is returned.
+func (c *Collection) dropWith(drop func() error) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := drop(); err != nil {
+		return err
+	}
+	c.stopSweep()
+	c.shut(errDropped) // even if the index refused a write: it is gone
+	return nil
+}
+
+// shut releases what the collection holds and sets err as the error of
+// every later call. wmu and mu are held.
+func (c *Collection) shut(err error) error {
+	var first error
+	if cerr := c.be.close(); cerr != nil && !errors.Is(cerr, vector.ErrClosed) {
 		first = fmt.Errorf("cairn: closing %q: %w", c.name, cerr)
 	}
 	c.err = err

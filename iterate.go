@@ -159,7 +159,12 @@ func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []v
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopped) {
-		yield(Item{}, fmt.Errorf("cairn: items: %w", err))
+		if cerr := c.closedErr(); cerr != nil {
+			err = cerr // the file's rows went with the collection
+		} else {
+			err = fmt.Errorf("cairn: items: %w", err)
+		}
+		yield(Item{}, err)
 	}
 }
 
