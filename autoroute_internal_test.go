@@ -71,8 +71,9 @@ func addRange(t *testing.T, c *Collection, base []vector.Vector, lo, hi int) {
 // does with chooseRoute's verdict (stubbed here; the timing itself is
 // measured by vecbench): it stays exact while a scan wins, measures again
 // in the background once it has doubled, switches when the graph wins, decides again on
-// reopen, and remembers across reopen that a scan won, measuring again
-// only once the collection has doubled.
+// reopen, and remembers across reopen that a scan won (once a write has
+// saved the verdict: a session that only reads writes nothing), measuring
+// again only once the collection has doubled.
 func TestAutoTargetRouting(t *testing.T) {
 	ctx := context.Background()
 	verdict, calls := Flat, 0
@@ -108,6 +109,19 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err != nil || len(hits) != 3 || hits[0].Similarity < 0.999 {
 		t.Fatalf("query after reopen: %v, %v", hits, err)
 	}
+	// A session that only read leaves the file as it was: the verdict of
+	// its open is not kept, and the next open measures again.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, c = routedCollection(t, path, "c")
+	if got := mustInfo(t, c); calls != 4 || got.Index != Flat {
+		t.Fatalf("reopened after a session that only read: %d measurements, %+v", calls, got)
+	}
+	// A write saves the verdict with it.
+	if err := c.Upsert(ctx, Item{ID: "k5", Embedding: base[5]}); err != nil {
+		t.Fatal(err)
+	}
 	// Reopened again, before doubling: the verdict is remembered, nothing
 	// is built or measured.
 	if err := db.Close(); err != nil {
@@ -116,16 +130,16 @@ func TestAutoTargetRouting(t *testing.T) {
 	verdict = HNSW
 	db, c = routedCollection(t, path, "c")
 	defer db.Close()
-	if got := mustInfo(t, c); calls != 3 || got.Index != Flat {
+	if got := mustInfo(t, c); calls != 4 || got.Index != Flat {
 		t.Fatalf("reopened after the exact scan won: %d measurements, %+v", calls, got)
 	}
 	addRange(t, c, base, 1500, 2900) // 2,900 < 2 × 1,500: still no measurement
-	if calls != 3 || mustInfo(t, c).Index != Flat {
+	if calls != 4 || mustInfo(t, c).Index != Flat {
 		t.Fatalf("after 2,900 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
 	addRange(t, c, base, 2900, 3100) // ≥ 3,000: measured again, and the graph wins
 	waitRemeasured(t, c)
-	if got := mustInfo(t, c); calls != 4 || got.Index != HNSW {
+	if got := mustInfo(t, c); calls != 5 || got.Index != HNSW {
 		t.Fatalf("after 3,100 items: %d measurements, %+v", calls, got)
 	}
 }

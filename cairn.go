@@ -376,7 +376,8 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 }
 
 // Close saves what needs saving (the search graphs of persistent HNSW
-// collections, so that the next Open need not rebuild them), releases
+// collections written to since they were loaded, so that the next Open
+// need not rebuild them; nothing for a collection only read), releases
 // memory and closes the file. Every later call on the DB or its
 // collections returns an error wrapping [vector.ErrClosed]. Close is
 // idempotent.

@@ -144,6 +144,17 @@ type Collection struct {
 	idx   vector.Index
 	kind  IndexKind // the index in use: Flat, HNSW or QFlat
 	dirty bool      // the graph changed since it was loaded or saved
+	// wrote is set once a write has changed the collection's items since
+	// it was loaded. Reads never write to the file: what they teach the
+	// collection (a graph rebuilt at load or by a measurement, a routing
+	// verdict) is saved only if wrote is set, at Close, so that a session
+	// that only read leaves every byte of the file as it found it (the
+	// next open rebuilds or measures again). A sweep that removes expired
+	// items is a write, and sets it; one that finds none is not.
+	wrote bool
+	// routeUnsaved is set while route is not the verdict the file keeps
+	// and, wrote being unset, may not be saved yet.
+	routeUnsaved bool
 	// route is an Auto collection's latest measurement of the ways to
 	// its recall target (routing.go), nil before the first; queries
 	// samples the queries a scan answers for the next one, remeasuring
@@ -227,8 +238,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if r.kind != HNSW {
 			kind, idx, c.dirty = r.kind, r.idx, false
 		}
-		// A hint: if it is lost, the next open measures again.
-		_ = be.saveRoute(ctx, c.route)
+		c.routeUnsaved = true // a load is a read: saved after a write
 	}
 	c.idx, c.kind = idx, kind
 	c.startSweeper()
@@ -529,10 +539,15 @@ func (c *Collection) closeWith(err error, save bool) error {
 	var first error
 	// A graph that a rebuild left expired items out of is not saved: the
 	// file still holds them, and the next open builds the graph anew.
-	if g, ok := c.idx.(graph); ok && save && c.dirty && !c.leftOut() {
+	// Only a collection written to since its load is saved (see wrote).
+	if g, ok := c.idx.(graph); ok && save && c.wrote && c.dirty && !c.leftOut() {
 		if serr := c.be.saveGraph(context.Background(), g); serr != nil {
 			first = fmt.Errorf("cairn: saving index of %q: %w", c.name, serr)
 		}
+	}
+	if save && c.wrote && c.routeUnsaved {
+		// A hint: if it is lost, the next open measures again.
+		_ = c.be.saveRoute(context.Background(), c.route)
 	}
 	if cerr := c.shut(err); cerr != nil && first == nil {
 		first = cerr

@@ -130,9 +130,12 @@
 // nothing (concurrent writes may share one transaction, each in its own
 // savepoint) and durable when the call returns. The items are the source of
 // truth; HNSW graphs are saved by [DB.Close] and rebuilt from the items
-// when missing or stale. A file has one writer at a time; with
-// [Options.ReadOnly] any number of readers, in this process and others,
-// read it beside the writer (each as of its Open) or on read-only media,
-// and change no byte of it. [OpenMemory] has the same API and keeps
-// nothing.
+// when missing or stale. Reads never write: a session that only reads
+// (queries, Get, Find, Items, an expiry sweep that finds nothing expired)
+// leaves every byte of the file as it found it, so a graph it rebuilt, or
+// an Auto collection's routing verdict it measured, is kept only in
+// memory, and the next Open rebuilds or measures again. A file has one
+// writer at a time; with [Options.ReadOnly] any number of readers, in this
+// process and others, read it beside the writer (each as of its Open) or
+// on read-only media. [OpenMemory] has the same API and keeps nothing.
 package cairn

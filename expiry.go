@@ -329,6 +329,7 @@ const markStep = 2048
 // read even before they are removed; a background sweeper calls
 // RemoveExpired when the next item expires and at open, so calling it
 // is needed only to reclaim their space at a moment of one's choosing.
+// A sweep that finds nothing expired writes nothing.
 // Readers and other writers go on between batches; writes in flight on
 // an expired item are waited for. When at least half of an HNSW graph
 // has expired, the sweep first builds a new graph of the rest beside it,

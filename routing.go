@@ -20,13 +20,16 @@ import (
 // on the path of the write that reached it. Later measurements run in the
 // background (measureLater). If the build fails or ctx ends, the collection
 // stays on its scan, keeps the queries the measurement took, and the next
-// write tries again.
+// write tries again. It also saves a verdict reached while the collection
+// was only read (at its load, or measured on queries), which waited for a
+// write (saveRoute).
 func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.mu.RLock()
 	due := c.switchDue()
+	unsaved := c.routeUnsaved && c.wrote // a verdict reads learned
 	c.measureLater()
 	c.mu.RUnlock()
-	if !due {
+	if !due && !unsaved {
 		return
 	}
 	c.wmu.Lock()
@@ -37,6 +40,7 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 	if due {
 		c.switchIndex(ctx)
 	}
+	c.saveRoute(ctx)
 }
 
 // switchDue reports whether an Auto collection is due to switch to HNSW,
@@ -88,11 +92,30 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	if c.err == nil {
 		c.idx, c.kind, c.route = r.idx, r.kind, rt
 		c.dirty = c.dirty || r.kind == HNSW
+		c.routeUnsaved = rt != nil
 	}
 	c.mu.Unlock()
-	if rt != nil {
-		// A hint: if it is lost, the next open measures again.
-		_ = c.be.saveRoute(ctx, rt)
+	c.saveRoute(ctx)
+}
+
+// saveRoute saves the routing verdict in use with the collection's
+// settings, if it is not saved yet and a write has changed the collection
+// since its load (wrote); else it stays in memory, for Close to save if a
+// write comes. A verdict is a hint: if it is lost, the next open measures
+// again. wmu is held exclusively, so that verdicts are saved in order.
+func (c *Collection) saveRoute(ctx context.Context) {
+	c.mu.RLock()
+	r, due := c.route, c.err == nil && c.wrote && c.routeUnsaved
+	c.mu.RUnlock()
+	if !due {
+		return
+	}
+	if c.be.saveRoute(ctx, r) == nil {
+		c.mu.Lock()
+		if c.route == r {
+			c.routeUnsaved = false
+		}
+		c.mu.Unlock()
 	}
 }
 
@@ -217,12 +240,11 @@ func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error
 	c.mu.Lock()
 	current := c.err == nil && (c.idx == g.old || c.idx == g.idx)
 	if current {
-		c.route = g.route
+		c.route, c.routeUnsaved = g.route, true
 	}
 	c.mu.Unlock()
 	if current {
-		// A hint: if it is lost, the next open measures again.
-		_ = c.be.saveRoute(ctx, g.route)
+		c.saveRoute(ctx) // only if written to: queries started this
 	}
 	return current, nil
 }

@@ -607,7 +607,9 @@ func (c *Collection) publish(w *write) {
 			c.unpublished++
 		}
 	}
-	c.dirty = true
+	if len(w.vers) > 0 || len(w.deletes) > 0 { // an empty write (a sweep that found nothing) changed nothing
+		c.dirty, c.wrote = true, true
+	}
 	if w.published != nil {
 		w.published()
 	}
