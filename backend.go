@@ -13,7 +13,8 @@ import (
 
 // row is one version of an item as a backend stores it: its id, the
 // caller's key, the vector (as given; the store prepares it), the text,
-// the normalised metadata and its times (Unix nanoseconds).
+// the normalised metadata and its times (Unix nanoseconds, noTime for
+// none).
 type row struct {
 	id   vector.ID
 	key  string

@@ -27,7 +27,7 @@ type record struct {
 	// commit; nil once published.
 	words *keyword.Doc
 	// created, updated and expires are the item's times, Unix
-	// nanoseconds (expires 0 for never).
+	// nanoseconds, noTime for none (expires noTime for never).
 	created, updated, expires int64
 }
 
@@ -128,7 +128,7 @@ func (cat *catalog) publish(r *record) {
 		cat.words.AddNew(r.id, *d) // ids are never reused
 	}
 	r.words = nil
-	if r.expires != 0 {
+	if r.expires != noTime {
 		cat.exp.add(r)
 	}
 	if len(cat.post) > 0 {
@@ -153,7 +153,7 @@ func (cat *catalog) retire(r *record) (hasText bool) {
 	r.pos = -1
 	cat.vis.clear(r.id)
 	cat.recs.del(r.id)
-	if r.expires != 0 {
+	if r.expires != noTime {
 		cat.exp.live--
 	}
 	if len(cat.post) == 0 {

@@ -39,9 +39,13 @@ type Item struct {
 	// was last, both set by the store: an Upsert keeps CreatedAt and moves
 	// UpdatedAt. Items read back carry them (in UTC). A write normally
 	// leaves them zero; a caller carrying items over from elsewhere (an
-	// import) may set them, and a non-zero value is then kept, except the
-	// CreatedAt of an Upsert that replaces an item, which stays the
-	// replaced item's. UpdatedAt must not be before CreatedAt.
+	// import) may set them, and a non-zero value is then kept to the
+	// nanosecond, except the CreatedAt of an Upsert that replaces an item,
+	// which stays the replaced item's. Only the zero time.Time means "not
+	// given": the Unix epoch and earlier times are kept like any other,
+	// from 1677-09-21 to 2262-04-11 (Unix nanoseconds in an int64; a time
+	// outside is refused with [vector.ErrInvalidOptions]). UpdatedAt must
+	// not be before CreatedAt.
 	CreatedAt, UpdatedAt time.Time
 	// ExpiresAt, if not zero, is when the item expires: from that instant
 	// no read returns it, and it is removed in the background (see

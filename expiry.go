@@ -15,25 +15,29 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// Times are kept as Unix nanoseconds, 0 for none: the range an int64
-// holds, years 1678 to 2262.
+// Times are kept as Unix nanoseconds: the range an int64 holds, years
+// 1678 to 2262, less its least value, noTime, which stands for none (the
+// zero time.Time, an ExpiresAt of never, a time a file written before
+// times were kept lacks). 0 is the Unix epoch, a time like any other.
+const noTime = math.MinInt64
+
 var (
-	minTime = time.Unix(0, math.MinInt64+1)
+	minTime = time.Unix(0, noTime+1)
 	maxTime = time.Unix(0, math.MaxInt64)
 )
 
-// nanos returns t as Unix nanoseconds, 0 for the zero time.
+// nanos returns t as Unix nanoseconds, noTime for the zero time.
 func nanos(t time.Time) int64 {
 	if t.IsZero() {
-		return 0
+		return noTime
 	}
 	return t.UnixNano()
 }
 
 // timeOf returns the time of Unix nanoseconds ns, in UTC; the zero time
-// for 0.
+// for noTime.
 func timeOf(ns int64) time.Time {
-	if ns == 0 {
+	if ns == noTime {
 		return time.Time{}
 	}
 	return time.Unix(0, ns).UTC()
@@ -62,19 +66,19 @@ func itemTimes(it *Item, now int64, ttl time.Duration) (created, updated, expire
 		}
 	}
 	created, updated, expires = nanos(it.CreatedAt), nanos(it.UpdatedAt), nanos(it.ExpiresAt)
-	if created == 0 {
+	if created == noTime {
 		created = now
 	}
-	if updated == 0 {
+	if updated == noTime {
 		updated = now
 	}
 	if updated < created {
 		return 0, 0, 0, fmt.Errorf("%w: UpdatedAt %v is before CreatedAt %v", vector.ErrInvalidOptions, timeOf(updated), timeOf(created))
 	}
 	switch {
-	case expires != 0 && expires <= now:
+	case expires != noTime && expires <= now:
 		return 0, 0, 0, fmt.Errorf("%w: ExpiresAt %v is not in the future (now %v)", vector.ErrInvalidOptions, timeOf(expires), timeOf(now))
-	case expires == 0 && ttl > 0:
+	case expires == noTime && ttl > 0:
 		expires = now + int64(ttl)
 		if expires < now { // overflow: never, in practice
 			expires = math.MaxInt64
@@ -84,7 +88,7 @@ func itemTimes(it *Item, now int64, ttl time.Duration) (created, updated, expire
 }
 
 // expiredAt reports whether r has expired at now: its ExpiresAt has come.
-func (r *record) expiredAt(now int64) bool { return r.expires != 0 && r.expires <= now }
+func (r *record) expiredAt(now int64) bool { return r.expires != noTime && r.expires <= now }
 
 // expiryEntry is one version with an ExpiresAt, in the expiry index.
 type expiryEntry struct {

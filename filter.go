@@ -349,7 +349,7 @@ func (f *Filter) compileTime() (matcher, error) {
 	if from > to {
 		return nil, fmt.Errorf("%w: filter %s: from is after to", vector.ErrInvalidOptions, f)
 	}
-	in := func(t int64) bool { return t != 0 && t >= from && t < to }
+	in := func(t int64) bool { return t != noTime && t >= from && t < to }
 	switch field {
 	case Created:
 		return func(r *record) bool { return in(r.created) }, nil

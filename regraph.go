@@ -153,7 +153,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 	if isDue {
 		before = make([]vector.ID, 0, len(c.cat.live))
 		for _, r := range c.cat.live {
-			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == 0 || r.expires > until) {
+			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == noTime || r.expires > until) {
 				before = append(before, r.id)
 			}
 		}

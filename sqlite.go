@@ -5,6 +5,7 @@ package cairn
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -233,7 +234,7 @@ func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
 			return nil, fmt.Errorf("%w: metadata of %q: %v", vector.ErrInvalidOptions, r.key, err)
 		}
 		items[i] = sqlitestore.Item{ID: r.id, Key: r.key, Vector: r.vec, Text: r.text, Metadata: md,
-			Created: r.created, Updated: r.updated, Expires: r.expires}
+			Created: nullNanos(r.created), Updated: nullNanos(r.updated), Expires: nullNanos(r.expires)}
 	}
 	return items, nil
 }
@@ -260,7 +261,7 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 		if err != nil {
 			return fmt.Errorf("item %q: %w", it.Key, err)
 		}
-		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md, created: it.Created, updated: it.Updated, expires: it.Expires})
+		return fn(row{id: it.ID, key: it.Key, text: it.Text, md: md, created: nanosOf(it.Created), updated: nanosOf(it.Updated), expires: nanosOf(it.Expires)})
 	})
 }
 
@@ -316,3 +317,16 @@ func (b *sqlBackend) loadGraph(ctx context.Context, g graph) error {
 
 // close does nothing: the sqlitestore.DB closes its collections.
 func (b *sqlBackend) close() error { return nil }
+
+// nullNanos is the file's form of a time: NULL (not Valid) for noTime.
+func nullNanos(ns int64) sql.NullInt64 { return sql.NullInt64{Int64: ns, Valid: ns != noTime} }
+
+// nanosOf is a time as the file holds it: noTime for NULL. A stored 0 is
+// the Unix epoch: earlier builds stored none as NULL, never as 0 (and
+// lost an explicit epoch, which they took for none).
+func nanosOf(n sql.NullInt64) int64 {
+	if !n.Valid {
+		return noTime
+	}
+	return n.Int64
+}

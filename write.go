@@ -470,7 +470,7 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		if old != nil {
 			old.w = w
 			w.replaces[i] = old
-			if replace && !old.expiredAt(w.now) && old.created != 0 { // an Upsert keeps CreatedAt, if known
+			if replace && !old.expiredAt(w.now) && old.created != noTime { // an Upsert keeps CreatedAt, if known
 				r := &w.rows[i] // not read by the store yet: no overlap with replace
 				v.created, r.created = old.created, old.created
 				v.updated, r.updated = max(v.updated, v.created), max(r.updated, r.created)
@@ -598,7 +598,7 @@ func (c *Collection) publish(w *write) {
 	}
 	wake := false
 	for i := range w.vers {
-		wake = wake || w.vers[i].expires != 0
+		wake = wake || w.vers[i].expires != noTime
 	}
 	c.unpublished -= len(w.vers)
 	c.unpublished += len(w.deletes)

@@ -30,9 +30,11 @@ type Item struct {
 	// Metadata is JSON, or nil.
 	Metadata []byte
 	// Created, Updated and Expires are times owned by the caller, in Unix
-	// nanoseconds; 0 (stored as NULL) for none. Items written before
-	// schema version 2 have none.
-	Created, Updated, Expires int64
+	// nanoseconds; not Valid (stored as NULL) for none, so that 0, the
+	// Unix epoch, is a time like any other. Items written before schema
+	// version 2 have none. Earlier builds stored none as NULL too, never
+	// as 0, so a stored 0 is the epoch.
+	Created, Updated, Expires sql.NullInt64
 }
 
 // Collection is a named set of items of one dimension and metric, stored in
@@ -427,9 +429,9 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			vec       []byte
 			key, text sql.NullString
 			meta      []byte
-			times     itemTimes
+			times     [3]sql.NullInt64
 		)
-		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta, &times.created, &times.updated, &times.expires))
+		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta, &times[0], &times[1], &times[2]))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vector.ErrNotFound
 		}
@@ -437,7 +439,7 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			return mapErr(err)
 		}
 		it, err = c.makeItem(int64(id), vec, key, text, meta)
-		times.set(&it)
+		it.Created, it.Updated, it.Expires = times[0], times[1], times[2]
 		return err
 	})
 	if err != nil {
@@ -505,9 +507,9 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 					id        int64
 					vec, meta []byte
 					key, text sql.NullString
-					times     itemTimes
+					times     [3]sql.NullInt64
 				)
-				if err := rows.Scan(&id, &vec, &key, &text, &meta, &times.created, &times.updated, &times.expires); err != nil {
+				if err := rows.Scan(&id, &vec, &key, &text, &meta, &times[0], &times[1], &times[2]); err != nil {
 					return scanErr(err)
 				}
 				var it Item
@@ -521,7 +523,7 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 						it.Metadata = meta
 					}
 				}
-				times.set(&it)
+				it.Created, it.Updated, it.Expires = times[0], times[1], times[2]
 				items = append(items, it)
 				after = id
 			}
@@ -542,21 +544,6 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 			return err
 		}
 	}
-}
-
-// itemTimes are an item's time columns as scanned.
-type itemTimes struct{ created, updated, expires sql.NullInt64 }
-
-func (t *itemTimes) set(it *Item) {
-	it.Created, it.Updated, it.Expires = t.created.Int64, t.updated.Int64, t.expires.Int64
-}
-
-// nullTime is the column value of a time: NULL for none.
-func nullTime(ns int64) any {
-	if ns == 0 {
-		return nil
-	}
-	return ns
 }
 
 func checkJSON(b []byte) error {

@@ -419,7 +419,7 @@ func (db *DB) apply(ctx context.Context, r *request) error {
 	for i := range r.items {
 		it := &r.items[i]
 		if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata),
-			nullTime(it.Created), nullTime(it.Updated), nullTime(it.Expires)); err != nil {
+			it.Created, it.Updated, it.Expires); err != nil {
 			return itemErr(it, err)
 		}
 	}

@@ -25,6 +25,8 @@ func copyFixture(t *testing.T, name string) string {
 	return path
 }
 
+func nanos(ns int64) sql.NullInt64 { return sql.NullInt64{Int64: ns, Valid: true} }
+
 // TestOpenSchemaV1 opens testdata/schema-v1.db, written by the build
 // before item times (a collection "notes" of three 4-d items, two with
 // text and metadata): it migrates to this build's version, its items keep
@@ -55,12 +57,12 @@ func TestOpenSchemaV1(t *testing.T) {
 		t.Fatalf("items after migration: %+v", got)
 	}
 	for _, it := range got {
-		if it.Created != 0 || it.Updated != 0 || it.Expires != 0 {
-			t.Fatalf("item %q of a version-1 file has times %d %d %d", it.Key, it.Created, it.Updated, it.Expires)
+		if it.Created.Valid || it.Updated.Valid || it.Expires.Valid {
+			t.Fatalf("item %q of a version-1 file has times %v %v %v", it.Key, it.Created, it.Updated, it.Expires)
 		}
 	}
 	it := itemFor(100, 4)
-	it.Key, it.Created, it.Updated, it.Expires = "new", 1, 2, 3
+	it.Key, it.Created, it.Updated, it.Expires = "new", nanos(1), nanos(2), nanos(3)
 	if err := c.PutItems(ctx, []Item{it}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +79,7 @@ func TestOpenSchemaV1(t *testing.T) {
 		t.Fatal(err)
 	}
 	back, err := c.GetItem(ctx, 100)
-	if err != nil || back.Created != 1 || back.Updated != 2 || back.Expires != 3 || c.Len() != 4 {
+	if err != nil || back.Created != nanos(1) || back.Updated != nanos(2) || back.Expires != nanos(3) || c.Len() != 4 {
 		t.Fatalf("after reopen: %+v, %v, %d items", back, err, c.Len())
 	}
 }
