@@ -137,6 +137,9 @@ func (c *Collection) encode(items []Item) ([][]byte, error) {
 // "BEGIN" and "COMMIT" on every group cost a quarter of its CPU time.
 type txStmts struct {
 	begin, commit, rollback, savepoint, release, rollbackTo, bump *sql.Stmt
+	// reclaim is set while the log needs the checkpoint that a group
+	// failing on a full disk could not run (see reclaimLocked).
+	reclaim bool
 }
 
 func (t *txStmts) prepare(ctx context.Context, conn *sql.Conn) error {
@@ -245,9 +248,11 @@ func (db *DB) commit(group []*request) {
 	if len(live) == 0 {
 		return
 	}
+	db.reclaimLocked(ctx, nil)
 	touched, err := db.commitGroup(ctx, live)
 	if err != nil {
 		db.rollbackLocked(ctx)
+		db.reclaimLocked(ctx, err)
 		for _, r := range live {
 			switch {
 			case r.err != nil && (isRequestErr(r.err) || r.err == err):

@@ -433,7 +433,7 @@ func (db *DB) init(ctx context.Context) error {
 		if err := execAll(ctx, db.conn,
 			"PRAGMA journal_mode=WAL",
 			"PRAGMA synchronous="+sync,
-			"PRAGMA journal_size_limit=67108864", // truncate the WAL to 64 MiB after checkpoints
+			walAutocheckpoint, walJournalLimit, // checkpoint and truncate the WAL at 4 MiB (reclaim.go)
 		); err != nil {
 			return mapErr(err)
 		}
