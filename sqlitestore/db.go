@@ -215,6 +215,11 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	// SQLite keeps the log and its index beside the file a symlink leads
+	// to, so the checks of them here look there too.
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
 	file, first, err := acquire(path, owner)
 	if err != nil {
 		return nil, err

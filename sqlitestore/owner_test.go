@@ -274,8 +274,12 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSum(t, path)
-	for range 3 {
-		r, err := Open(ctx, path, &Options{ReadOnly: true, CheckIntegrity: true})
+	link := filepath.Join(t.TempDir(), "link.cairn")
+	if err := os.Symlink(path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{path, link, path} {
+		r, err := Open(ctx, name, &Options{ReadOnly: true, CheckIntegrity: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -296,8 +300,8 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 			t.Fatal("a read-only open changed the file")
 		}
 	}
-	for _, f := range []string{"-wal", "-shm"} {
-		if _, err := os.Stat(path + f); !errors.Is(err, os.ErrNotExist) {
+	for _, f := range []string{path + "-wal", path + "-shm", link + "-wal", link + "-shm"} {
+		if _, err := os.Stat(f); !errors.Is(err, os.ErrNotExist) {
 			t.Fatalf("a reader left %s: %v", f, err)
 		}
 	}
