@@ -17,9 +17,11 @@ import (
 // [Ne], [In], [Lt], [Lte], [Gt], [Gte], [TimeRange], [And], [Or] and [Not].
 // A nil *Filter in [QueryOptions] means no condition.
 //
-// Values compare after the normalisation that metadata goes through: every
-// Go number type is a float64, so Eq("n", 3) matches an item stored with
-// int 3 or float64 3.0, while a string never equals a number. A condition
+// Values compare after the normalisation that metadata goes through
+// ([NormalizeMetadata]): numbers compare by their exact value whatever
+// their Go type, so Eq("n", 3) matches an item stored with int 3 or
+// float64 3.0, Eq("n", int64(1<<53+1)) does not match 1<<53, and a string
+// never equals a number. A condition
 // on a key that an item lacks is false, except through [Ne] and [Not].
 //
 // Constructors never fail; a malformed filter (an empty key, a value of an
@@ -258,22 +260,22 @@ func (f *Filter) compile() (matcher, error) {
 		if v.kind != kindNumber {
 			return nil, fmt.Errorf("%w: filter %s: range bound must be a number, got %T", vector.ErrInvalidOptions, f, f.vals[0])
 		}
-		key, op, bound := f.key, f.op, v.num
+		key, op, bound := f.key, f.op, v
 		return func(r *record) bool {
 			v, ok := r.md.get(key)
 			if !ok || v.kind != kindNumber {
 				return false
 			}
-			x := v.num
+			c := compareNumbers(v, bound)
 			switch op {
 			case opLt:
-				return x < bound
+				return c < 0
 			case opLte:
-				return x <= bound
+				return c <= 0
 			case opGt:
-				return x > bound
+				return c > 0
 			default:
-				return x >= bound
+				return c >= 0
 			}
 		}, nil
 	case opAnd, opOr:

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"slices"
 	"strings"
 	"time"
@@ -35,7 +34,8 @@ const maxFilterDepth = 64
 // The operators are $eq, $ne, $in, $nin, $lt, $lte, $gt and $gte; several
 // entries in one object are all required (an And, in key order). Values are
 // strings, numbers and booleans. A metadata key that starts with "$" cannot
-// be named in this form. Every error wraps [vector.ErrInvalidOptions].
+// be named in this form. Integers are read exactly, to int64. Every error
+// wraps [vector.ErrInvalidOptions].
 //
 // The item's times ([TimeRange]) are the reserved keys $created, $updated
 // and $expires, with an RFC 3339 time for $gte (from) and $lt (to), either
@@ -358,8 +358,9 @@ func parseCondition(key string, o entry) (*Filter, error) {
 	return &Filter{op: op, key: key, vals: []any{v}}, nil
 }
 
-// scalar decodes a string, number or boolean; numbers become float64, as
-// metadata numbers do.
+// scalar decodes a string, number or boolean; a number becomes what
+// metadata makes of it (a float64, or an int64 a float64 would round), so
+// an integer stays exact to int64.
 func scalar(raw json.RawMessage) (any, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -371,11 +372,11 @@ func scalar(raw json.RawMessage) (any, error) {
 	case string, bool:
 		return x, nil
 	case json.Number:
-		f, err := x.Float64()
-		if err != nil || math.IsInf(f, 0) {
-			return nil, fmt.Errorf("number %s out of range", x)
+		v, err := jsonNumberValue(x)
+		if err != nil {
+			return nil, fmt.Errorf("number %s out of range (not finite, or an integer beyond int64 that no float64 holds exactly)", x)
 		}
-		return f, nil
+		return v.any(), nil
 	}
 	return nil, fmt.Errorf("want a string, number or boolean, got %s", describe(raw))
 }

@@ -1,12 +1,16 @@
 package cairn
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -28,12 +32,19 @@ const (
 	kindBool
 )
 
-// value is a normalised metadata value: a string, a float64 or a bool. It
-// is comparable, so it serves as a map key; numbers compare as float64
-// (0 and −0 are equal), and a string never equals a number.
+// value is a normalised metadata value: a string, a number or a bool. It
+// is comparable, so it serves as a map key; numbers compare by their exact
+// value (0 and −0 are equal, int 3 and float64 3.0 are equal), and a
+// string never equals a number.
+//
+// A number is held as a float64 whenever a float64 holds it exactly, which
+// is every float and every integer up to 2^53 in magnitude; an integer
+// that a float64 would round (int64 2^53+1, say) is held as an int64, so
+// that it stays itself through storage, filters and JSON. That choice is
+// canonical, so equal numbers make equal values.
 //
 // box holds the value as the caller sees it (the string, the float64 or
-// the bool), boxed once when it is stored, so that a query returning the
+// int64, or the bool), boxed once when it is stored, so that a query returning the
 // item's metadata fills each map without boxing a value again: a boxed
 // scalar cannot be changed, so every result may share it. It costs no
 // more memory than the string it replaces, and usually no allocation: a
@@ -41,8 +52,8 @@ const (
 // the box it came in, and small whole numbers come from smallNumbers.
 type value struct {
 	kind valueKind
-	num  float64 // the number; 1 or 0 for a bool
-	box  any     // the string, float64 or bool; see any
+	num  float64 // the number, rounded if box is an int64; 1 or 0 for a bool
+	box  any     // the string, float64, int64 or bool; see any
 }
 
 // smallNumbers holds the boxes of the whole numbers from smallNumberMin to
@@ -74,11 +85,65 @@ func numberValue(f float64, given any) value {
 	return v
 }
 
+// exactFloat reports whether the integer of magnitude u is a float64
+// exactly: its significant bits fit the 53 of a float64's mantissa.
+func exactFloat(u uint64) bool {
+	return u == 0 || bits.Len64(u)-bits.TrailingZeros64(u) <= 53
+}
+
+// intValue returns the value of the integer i: a float64 if that holds i
+// exactly, else the int64 itself.
+func intValue(i int64) value {
+	u := uint64(i)
+	if i < 0 {
+		u = -u // MinInt64 stays 1<<63, its magnitude
+	}
+	if exactFloat(u) {
+		return numberValue(float64(i), nil)
+	}
+	return value{kind: kindNumber, num: float64(i), box: i}
+}
+
+// uintValue returns the value of the integer u, or false if it is beyond
+// int64 and no float64 holds it exactly.
+func uintValue(u uint64) (value, bool) {
+	if u <= math.MaxInt64 {
+		return intValue(int64(u)), true
+	}
+	if exactFloat(u) {
+		return numberValue(float64(u), nil), true
+	}
+	return value{}, false
+}
+
+// jsonNumberValue returns the value of a JSON number: exact if it is an
+// integer within int64, else the float64 nearest to it. An integer
+// literal beyond int64 that no float64 holds exactly is refused, rather
+// than silently rounded.
+func jsonNumberValue(x json.Number) (value, error) {
+	if i, err := x.Int64(); err == nil {
+		return intValue(i), nil
+	}
+	f, err := x.Float64()
+	if err != nil {
+		return value{}, fmt.Errorf("%w: number %q: %v", vector.ErrInvalidOptions, x, err)
+	}
+	if s := string(x); !strings.ContainsAny(s, ".eE") && strconv.FormatFloat(f, 'f', 0, 64) != strings.TrimPrefix(s, "+") {
+		return value{}, fmt.Errorf("%w: integer %s is beyond int64 and no float64 holds it exactly", vector.ErrInvalidOptions, x)
+	}
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return value{}, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
+	}
+	return numberValue(f, nil), nil
+}
+
 // toValue returns the stored form of a metadata value: strings and
-// booleans as they are, every Go number type as a float64. It returns an
-// error wrapping [vector.ErrInvalidOptions] for any other type, for
-// non-finite numbers and for strings that are not valid UTF-8, none of
-// which JSON can carry.
+// booleans as they are, every Go number type as a float64 if a float64
+// holds it exactly, else (an integer beyond 2^53 in magnitude) as an
+// int64. It returns an error wrapping [vector.ErrInvalidOptions] for any
+// other type, for non-finite numbers, for a uint64 beyond int64 that no
+// float64 holds exactly, and for strings that are not valid UTF-8, none
+// of which JSON can carry.
 func toValue(v any) (value, error) {
 	var f float64
 	var given any // v, if it is a float64
@@ -98,7 +163,7 @@ func toValue(v any) (value, error) {
 	case float32:
 		f = float64(x)
 	case int:
-		f = float64(x)
+		return intValue(int64(x)), nil
 	case int8:
 		f = float64(x)
 	case int16:
@@ -106,9 +171,9 @@ func toValue(v any) (value, error) {
 	case int32:
 		f = float64(x)
 	case int64:
-		f = float64(x)
+		return intValue(x), nil
 	case uint:
-		f = float64(x)
+		return uintOrError(uint64(x))
 	case uint8:
 		f = float64(x)
 	case uint16:
@@ -116,13 +181,9 @@ func toValue(v any) (value, error) {
 	case uint32:
 		f = float64(x)
 	case uint64:
-		f = float64(x)
+		return uintOrError(x)
 	case json.Number:
-		g, err := x.Float64()
-		if err != nil {
-			return value{}, fmt.Errorf("%w: number %q: %v", vector.ErrInvalidOptions, x, err)
-		}
-		f = g
+		return jsonNumberValue(x)
 	default:
 		return value{}, fmt.Errorf("%w: unsupported metadata type %T (want string, number or bool)", vector.ErrInvalidOptions, v)
 	}
@@ -132,7 +193,44 @@ func toValue(v any) (value, error) {
 	return numberValue(f, given), nil
 }
 
-// any returns v as the caller sees it: a string, a float64 or a bool.
+func uintOrError(u uint64) (value, error) {
+	if v, ok := uintValue(u); ok {
+		return v, nil
+	}
+	return value{}, fmt.Errorf("%w: metadata number %d is beyond int64 and no float64 holds it exactly", vector.ErrInvalidOptions, u)
+}
+
+// compareNumbers compares the numbers a and b exactly, returning −1, 0
+// or +1. Rounding to float64 keeps order, so differing nums decide; equal
+// nums differ only if one holds an int64 that rounded to the other.
+func compareNumbers(a, b value) int {
+	if c := cmp.Compare(a.num, b.num); c != 0 {
+		return c
+	}
+	ai, aInt := a.box.(int64)
+	bi, bInt := b.box.(int64)
+	switch {
+	case !aInt && !bInt:
+		return 0
+	case aInt && bInt:
+		return cmp.Compare(ai, bi)
+	case aInt:
+		return compareIntFloat(ai, b.num)
+	}
+	return -compareIntFloat(bi, a.num)
+}
+
+// compareIntFloat compares i with f, a whole float64 that i rounds to
+// (so at least 2^53 in magnitude, at most 2^63).
+func compareIntFloat(i int64, f float64) int {
+	if f >= 1<<63 {
+		return -1 // beyond every int64
+	}
+	return cmp.Compare(i, int64(f))
+}
+
+// any returns v as the caller sees it: a string, a float64, an int64
+// (a whole number a float64 would round) or a bool.
 func (v value) any() any { return v.box }
 
 // str returns the string v holds, "" if it holds none.
@@ -182,10 +280,13 @@ func appendMetadata(dst metadata, md map[string]any) (metadata, error) {
 
 // NormalizeMetadata returns md as a collection stores it and returns it:
 // strings and booleans as they are, every Go number type (and
-// json.Number) as a float64; nil for an empty map. It returns an error
-// wrapping [vector.ErrInvalidOptions], naming the key, for a value of any
-// other type, a number that is not finite, and a key or string that is not
-// valid UTF-8. Other implementations of [MemoryStore] use it to accept
+// json.Number) as a float64 when a float64 holds it exactly, and as an
+// int64 when it is an integer that a float64 would round (beyond 2^53 in
+// magnitude), so integers stay exact to int64; nil for an empty map. It
+// returns an error wrapping [vector.ErrInvalidOptions], naming the key,
+// for a value of any other type, a number that is not finite, an integer
+// beyond int64 that no float64 holds exactly, and a key or string that is
+// not valid UTF-8. Other implementations of [MemoryStore] use it to accept
 // exactly what a local collection accepts.
 func NormalizeMetadata(md map[string]any) (map[string]any, error) {
 	m, err := normalizeMetadata(md)
@@ -249,7 +350,11 @@ func encodeMetadata(md metadata) ([]byte, error) {
 			if math.IsNaN(v.num) || math.IsInf(v.num, 0) {
 				return nil, fmt.Errorf("%w: metadata %q: number %v is not finite", vector.ErrInvalidOptions, f.key, v.num)
 			}
-			b = strconv.AppendFloat(b, v.num, 'g', -1, 64)
+			if i, ok := v.box.(int64); ok {
+				b = strconv.AppendInt(b, i, 10)
+			} else {
+				b = strconv.AppendFloat(b, v.num, 'g', -1, 64)
+			}
 		default:
 			return nil, fmt.Errorf("%w: metadata %q has no value", vector.ErrInvalidOptions, f.key)
 		}
@@ -273,24 +378,30 @@ func appendJSONString(b []byte, s string) []byte {
 }
 
 // decodeMetadata parses the JSON form written by encodeMetadata and checks
-// that every value is a supported scalar.
+// that every value is a supported scalar. Numbers are read exactly (an
+// integer as an integer, not through a float64).
 func decodeMetadata(b []byte) (metadata, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	var raw map[string]any
-	if err := json.Unmarshal(b, &raw); err != nil {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("%w: metadata: %v", vector.ErrCorrupt, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: metadata: data after the object", vector.ErrCorrupt)
 	}
 	for k, v := range raw {
 		switch v.(type) {
-		case string, bool, float64:
+		case string, bool, json.Number:
 		default:
 			return nil, fmt.Errorf("%w: metadata %q has type %T", vector.ErrCorrupt, k, v)
 		}
 	}
 	md, err := normalizeMetadata(raw)
-	if err != nil { // unreachable: JSON numbers are finite
+	if err != nil { // a number out of range
 		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, err)
 	}
 	return md, nil
