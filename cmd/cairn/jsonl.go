@@ -31,13 +31,30 @@ import (
 
 // jsonItem is an item line.
 type jsonItem struct {
-	ID        string         `json:"id"`
-	Text      string         `json:"text,omitempty"`
-	Metadata  map[string]any `json:"metadata,omitempty"`
-	Embedding []float32      `json:"embedding,omitempty"`
-	CreatedAt time.Time      `json:"created_at,omitzero"`
-	UpdatedAt time.Time      `json:"updated_at,omitzero"`
-	ExpiresAt time.Time      `json:"expires_at,omitzero"`
+	ID        string    `json:"id"`
+	Text      string    `json:"text,omitempty"`
+	Metadata  jsonMap   `json:"metadata,omitempty"`
+	Embedding []float32 `json:"embedding,omitempty"`
+	CreatedAt time.Time `json:"created_at,omitzero"`
+	UpdatedAt time.Time `json:"updated_at,omitzero"`
+	ExpiresAt time.Time `json:"expires_at,omitzero"`
+}
+
+// jsonMap is a JSON object whose numbers are read as written
+// (json.Number) rather than as float64, so that an integer beyond 2^53
+// reaches cairn exactly.
+type jsonMap map[string]any
+
+// UnmarshalJSON reads an object, or null for none.
+func (m *jsonMap) UnmarshalJSON(b []byte) error {
+	d := json.NewDecoder(bytes.NewReader(b))
+	d.UseNumber()
+	var v map[string]any
+	if err := d.Decode(&v); err != nil {
+		return err
+	}
+	*m = v
+	return nil
 }
 
 // jsonCollection describes a collection in its header line.

@@ -137,6 +137,24 @@ memory_search (by meaning, not exact words). Metadata (strings, numbers, boolean
 filtered on, with filters like {"kind":"fact"} or {"year":{"$gte":2020}}.`
 
 // server returns the MCP server with the memory tools.
+// exactNumbers wraps a tool handler so that its input is read a second
+// time from the raw arguments, after the SDK has validated them: the SDK
+// validates through a map whose numbers are float64, which rounds
+// integers beyond 2^53, while the second reading keeps the metadata and
+// filter numbers as written (see jsonMap). It starts from the SDK's input
+// and overwrites only the members the arguments hold.
+func exactNumbers[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		if req != nil && req.Params != nil && len(req.Params.Arguments) > 0 {
+			again := in
+			if json.Unmarshal(req.Params.Arguments, &again) == nil {
+				in = again
+			}
+		}
+		return h(ctx, req, in)
+	}
+}
+
 func (m *memory) server() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
@@ -146,13 +164,13 @@ func (m *memory) server() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
 		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
 			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
-	}, m.store)
+	}, exactNumbers(m.store))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_search",
 		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
 			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
-	}, m.search)
+	}, exactNumbers(m.search))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
 		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
@@ -162,7 +180,7 @@ func (m *memory) server() *mcp.Server {
 		Name:        "memory_update",
 		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
-	}, m.update)
+	}, exactNumbers(m.update))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_delete",
 		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
@@ -172,7 +190,7 @@ func (m *memory) server() *mcp.Server {
 		Name:        "memory_list",
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
-	}, m.list)
+	}, exactNumbers(m.list))
 	return s
 }
 
@@ -181,18 +199,18 @@ func (m *memory) server() *mcp.Server {
 // reads.
 type (
 	storeIn struct {
-		Text     string         `json:"text" jsonschema:"the text to remember"`
-		Metadata map[string]any `json:"metadata,omitempty" jsonschema:"attributes to filter on later: string, number or boolean values"`
-		ID       string         `json:"id,omitempty" jsonschema:"an id for the memory; one is generated if omitted"`
+		Text     string  `json:"text" jsonschema:"the text to remember"`
+		Metadata jsonMap `json:"metadata,omitempty" jsonschema:"attributes to filter on later: string, number or boolean values"`
+		ID       string  `json:"id,omitempty" jsonschema:"an id for the memory; one is generated if omitted"`
 	}
 	storeOut struct {
 		ID string `json:"id" jsonschema:"the id of the stored memory"`
 	}
 	searchIn struct {
-		Query  string         `json:"query" jsonschema:"what to look for, in words"`
-		K      int            `json:"k,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 5)"`
-		Filter map[string]any `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter, e.g. {\"kind\":\"fact\"}"`
-		Mode   string         `json:"mode,omitempty" jsonschema:"vector (by meaning, the default), keyword (by words: names, codes, exact terms) or hybrid (both, fused)"`
+		Query  string  `json:"query" jsonschema:"what to look for, in words"`
+		K      int     `json:"k,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 5)"`
+		Filter jsonMap `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter, e.g. {\"kind\":\"fact\"}"`
+		Mode   string  `json:"mode,omitempty" jsonschema:"vector (by meaning, the default), keyword (by words: names, codes, exact terms) or hybrid (both, fused)"`
 	}
 	searchOut struct {
 		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
@@ -209,17 +227,17 @@ type (
 		Memories []memoryOut `json:"memories"`
 	}
 	updateIn struct {
-		ID       string         `json:"id" jsonschema:"the id of the memory to change"`
-		Text     string         `json:"text,omitempty" jsonschema:"the new text; omit to keep the text"`
-		Metadata map[string]any `json:"metadata,omitempty" jsonschema:"the new metadata, replacing the old; omit to keep it, {} to clear it"`
+		ID       string  `json:"id" jsonschema:"the id of the memory to change"`
+		Text     string  `json:"text,omitempty" jsonschema:"the new text; omit to keep the text"`
+		Metadata jsonMap `json:"metadata,omitempty" jsonschema:"the new metadata, replacing the old; omit to keep it, {} to clear it"`
 	}
 	deleteOut struct {
 		Deleted int `json:"deleted" jsonschema:"how many memories were deleted"`
 	}
 	listIn struct {
-		Filter   map[string]any `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter"`
-		Page     int            `json:"page,omitempty" jsonschema:"the page, from 1 (default 1)"`
-		PageSize int            `json:"page_size,omitempty" jsonschema:"memories per page, 1 to 100 (default 20)"`
+		Filter   jsonMap `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter"`
+		Page     int     `json:"page,omitempty" jsonschema:"the page, from 1 (default 1)"`
+		PageSize int     `json:"page_size,omitempty" jsonschema:"memories per page, 1 to 100 (default 20)"`
 	}
 	listOut struct {
 		Memories []memoryOut `json:"memories"`

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"context"
+	"strings"
+	"testing"
+)
+
+// 2^53 and 2^53+1, which one float64 stands for.
+const (
+	twoTo53     = "9007199254740992"
+	twoTo53And1 = "9007199254740993"
+)
+
+// Integers beyond 2^53 survive import and export exactly, in both import
+// modes, and -filter tells them apart.
+func TestExportImportExactIntegers(t *testing.T) {
+	in := `{"id":"a","metadata":{"n":` + twoTo53 + `},"embedding":[1,0,0]}
+{"id":"b","metadata":{"n":` + twoTo53And1 + `},"embedding":[1,0,0]}
+`
+	for _, mode := range [][]string{nil, {"-batch", "1"}} {
+		path := newFile(t)
+		args := append(append([]string{"import", "-q", "-collection", "n"}, mode...), path)
+		if r := runCmd(t, in, args...); r.code != 0 {
+			t.Fatalf("import %v: %+v", mode, r)
+		}
+		out := runCmd(t, "", "export", path)
+		if !strings.Contains(out.stdout, `"n":`+twoTo53And1) || !strings.Contains(out.stdout, `"n":`+twoTo53+`}`) {
+			t.Errorf("import %v then export lost an integer:\n%s", mode, out.stdout)
+		}
+		q := runCmd(t, "", "query", path, "-collection", "n", "-vector", "[1,0,0]", "-filter", `{"n":`+twoTo53And1+`}`, "-json")
+		if q.code != 0 || strings.Count(q.stdout, `"id":`) != 1 || !strings.Contains(q.stdout, `"id":"b"`) {
+			t.Errorf("query -filter n = 2^53+1 after import %v: %+v", mode, q)
+		}
+	}
+}
+
+// The MCP tools keep integers beyond 2^53 in metadata and filters.
+func TestMCPExactIntegers(t *testing.T) {
+	m := newTestMemory(t, bowEmbedder(nil))
+	cs := connect(t, m)
+	for id, n := range map[string]int64{"a": 1 << 53, "b": 1<<53 + 1} {
+		if e := call(t, cs, "memory_store", map[string]any{"id": id, "text": "a number", "metadata": map[string]any{"n": n}}, nil); e != "" {
+			t.Fatalf("store %s: %s", id, e)
+		}
+	}
+	for _, tool := range []string{"memory_search", "memory_list"} {
+		var out struct {
+			Hits     []hit       `json:"hits"`
+			Memories []memoryOut `json:"memories"`
+		}
+		args := map[string]any{"filter": map[string]any{"n": map[string]any{"$eq": int64(1<<53 + 1)}}}
+		if tool == "memory_search" {
+			args["query"] = "a number"
+		}
+		if e := call(t, cs, tool, args, &out); e != "" {
+			t.Fatalf("%s: %s", tool, e)
+		}
+		var ids []string
+		for _, h := range out.Hits {
+			ids = append(ids, h.ID)
+		}
+		for _, h := range out.Memories {
+			ids = append(ids, h.ID)
+		}
+		if len(ids) != 1 || ids[0] != "b" {
+			t.Errorf("%s with n = 2^53+1 found %v, want [b]", tool, ids)
+		}
+	}
+	c, err := m.db.Collection(context.Background(), "memories")
+	if err != nil {
+		t.Fatal(err)
+	}
+	its, err := c.Get(context.Background(), "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := its[0].Metadata["n"]; n != int64(1<<53+1) {
+		t.Errorf("stored n = %v (%T), want 2^53+1", n, n)
+	}
+}
