@@ -14,18 +14,25 @@
 // embedder for one call, WithDeduplicater skips documents on adding,
 // WithScoreThreshold drops results less similar than a value in [0, 1]
 // (the cosine similarity under cairn's default metric), and WithFilters
-// takes a map[string]any of metadata equalities or a *cairn.Filter.
+// takes a filter in the JSON language of cairn.ParseFilter, the one that
+// `cairn query -filter` and the MCP memory_search tool take and Chroma's
+// where clause resembles: a map[string]any as langchaingo's chroma and
+// pgvector stores take ({"lang": "en"} is an equality,
+// {"year": {"$gte": 2020}} a range, {"$or": [...]} a disjunction), the
+// same as a JSON string or []byte, or a *cairn.Filter.
 //
-// Metadata values must be strings, numbers or booleans, as in cairn.
+// Metadata values must be strings, numbers or booleans, as in cairn;
+// integers are kept exactly to int64, in metadata and in filters.
 package langchaingo
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"sync"
 
@@ -47,9 +54,11 @@ var (
 	// ErrInvalidScoreThreshold is returned when a score threshold is
 	// outside [0, 1].
 	ErrInvalidScoreThreshold = fmt.Errorf("langchaingo: score threshold must be between 0 and 1: %w", vector.ErrInvalidOptions)
-	// ErrInvalidFilters is returned for filters that are neither a
-	// map[string]any nor a *cairn.Filter.
-	ErrInvalidFilters = fmt.Errorf("langchaingo: filters must be a map[string]any or a *cairn.Filter: %w", vector.ErrInvalidOptions)
+	// ErrInvalidFilters is returned for filters that are not a
+	// map[string]any, a JSON string or []byte, or a *cairn.Filter. A
+	// filter of the right type but wrong content gives an error from
+	// cairn.ParseFilter, which also wraps vector.ErrInvalidOptions.
+	ErrInvalidFilters = fmt.Errorf("langchaingo: filters must be a map[string]any, a JSON string or []byte, or a *cairn.Filter: %w", vector.ErrInvalidOptions)
 	// ErrUnsupportedOptions is returned by AddDocuments given a score
 	// threshold or filters, which only searches use.
 	ErrUnsupportedOptions = fmt.Errorf("langchaingo: unsupported options: %w", vector.ErrInvalidOptions)
@@ -203,9 +212,12 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, opts .
 // SimilaritySearch returns up to numDocuments documents nearest to query,
 // most similar first, each with its Score (the cairn similarity). It
 // honours WithNameSpace, WithEmbedder, WithScoreThreshold (in [0, 1], else
-// [ErrInvalidScoreThreshold]) and WithFilters (a map[string]any of
-// equalities, all required, or a *cairn.Filter; else [ErrInvalidFilters]).
-// A collection that does not exist yet holds no documents.
+// [ErrInvalidScoreThreshold]) and WithFilters (see the package doc; else
+// [ErrInvalidFilters]; nil, an empty map and {} are no filter). A
+// collection that does not exist yet holds no documents. numDocuments 0
+// returns no documents, as langchaingo's pgvector store does (its LIMIT
+// 0), after checking the options; a negative numDocuments is an error
+// wrapping [vector.ErrInvalidK].
 func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments int, opts ...vectorstores.Option) ([]schema.Document, error) {
 	o := options(opts)
 	if o.ScoreThreshold < 0 || o.ScoreThreshold > 1 {
@@ -219,8 +231,11 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	if o.ScoreThreshold > 0 {
 		qo.MinSimilarity = new(float64(o.ScoreThreshold))
 	}
-	if numDocuments <= 0 {
+	if numDocuments < 0 {
 		return nil, fmt.Errorf("langchaingo: %w: numDocuments = %d", vector.ErrInvalidK, numDocuments)
+	}
+	if numDocuments == 0 {
+		return []schema.Document{}, nil
 	}
 	emb, err := s.embedderFor(o)
 	if err != nil {
@@ -267,8 +282,9 @@ func (s *Store) Delete(ctx context.Context, ids []string, opts ...vectorstores.O
 }
 
 // filterOf turns the value of vectorstores.WithFilters into a cairn
-// filter.
+// filter, reading maps and JSON with cairn.ParseFilter.
 func filterOf(f any) (*cairn.Filter, error) {
+	var doc []byte
 	switch f := f.(type) {
 	case nil:
 		return nil, nil
@@ -278,16 +294,39 @@ func filterOf(f any) (*cairn.Filter, error) {
 		if len(f) == 0 {
 			return nil, nil
 		}
-		conds := make([]*cairn.Filter, 0, len(f))
-		for _, k := range slices.Sorted(maps.Keys(f)) {
-			conds = append(conds, cairn.Eq(k, f[k]))
+		b, err := json.Marshal(f)
+		if err != nil {
+			return nil, fmt.Errorf("langchaingo: filters: %w: %v", vector.ErrInvalidOptions, err)
 		}
-		if len(conds) == 1 {
-			return conds[0], nil
-		}
-		return cairn.And(conds...), nil
+		doc = b
+	case string:
+		doc = []byte(f)
+	case []byte:
+		doc = f
+	case json.RawMessage:
+		doc = f
+	default:
+		return nil, fmt.Errorf("%w (got %T)", ErrInvalidFilters, f)
 	}
-	return nil, fmt.Errorf("%w (got %T)", ErrInvalidFilters, f)
+	if noFilter(doc) {
+		return nil, nil
+	}
+	cf, err := cairn.ParseFilter(doc)
+	if err != nil {
+		return nil, fmt.Errorf("langchaingo: filters: %w", err)
+	}
+	return cf, nil
+}
+
+// noFilter reports whether doc is empty, null or an empty object, each of
+// which means no filter.
+func noFilter(doc []byte) bool {
+	doc = bytes.TrimSpace(doc)
+	if len(doc) == 0 || string(doc) == "null" {
+		return true
+	}
+	var m map[string]json.RawMessage
+	return json.Unmarshal(doc, &m) == nil && len(m) == 0
 }
 
 // newID returns a random id of 32 hex digits.

@@ -209,7 +209,12 @@ func TestStoreErrors(t *testing.T) {
 		{"threshold above 1", search(s, vectorstores.WithScoreThreshold(1.5)), vector.ErrInvalidOptions},
 		{"filters of a wrong type", search(s, vectorstores.WithFilters([]string{"a"})), langchaingo.ErrInvalidFilters},
 		{"filter value of a wrong type", search(s, vectorstores.WithFilters(map[string]any{"a": []int{1}})), vector.ErrInvalidOptions},
-		{"k = 0", func() error { _, err := s.SimilaritySearch(ctx, "x", 0); return err }(), vector.ErrInvalidK},
+		{"k < 0", func() error { _, err := s.SimilaritySearch(ctx, "x", -1); return err }(), vector.ErrInvalidK},
+		{"bad JSON filter", search(s, vectorstores.WithFilters(`{"year": {"$near": 1}}`)), vector.ErrInvalidOptions},
+		{"k = 0 with a bad filter", func() error {
+			_, err := s.SimilaritySearch(ctx, "x", 0, vectorstores.WithFilters(`{"year":`))
+			return err
+		}(), vector.ErrInvalidOptions},
 		{"no embedder", search(noEmb), langchaingo.ErrNoEmbedder},
 		{"add with filters", func() error {
 			_, err := s.AddDocuments(ctx, docs, vectorstores.WithFilters(map[string]any{"a": 1}))
