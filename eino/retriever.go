@@ -86,7 +86,8 @@ func WithFilter(filter any) retriever.Option {
 // each with its similarity as its Score. It honours retriever.WithTopK,
 // WithScoreThreshold (in [0, 1]), WithIndex (the collection),
 // WithEmbedding and [WithFilter]; the sub-index and DSL options are
-// ignored. A collection that does not exist yet holds no documents.
+// ignored. A TopK below 1 is an error wrapping [vector.ErrInvalidK]. A
+// collection that does not exist yet holds no documents.
 func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retriever.Option) (docs []*schema.Document, err error) {
 	topK := r.cfg.TopK
 	if topK == 0 {
