@@ -10,7 +10,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"strings"
 	"sync"
 
@@ -68,7 +67,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	// stdout is the protocol's; clients show stderr in their logs.
 	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
-	t := &mcp.IOTransport{Reader: io.NopCloser(e.stdin), Writer: nopWriteCloser{e.stdout}}
+	t := &lineTransport{r: e.stdin, w: e.stdout, log: e.stderr}
 	err = m.server().Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
 		err = nil // interrupted: a normal way to stop
@@ -78,10 +77,6 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	return closeDB(*path, db, err)
 }
-
-type nopWriteCloser struct{ io.Writer }
-
-func (nopWriteCloser) Close() error { return nil }
 
 // memory is the state behind the MCP tools: one collection of a DB,
 // created on the first memory_store (its dimension is the embedder's).

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 
 	"github.com/cairndb/cairn"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -322,5 +325,127 @@ func TestMCPStdio(t *testing.T) {
 	}
 	if srv.calls.Load() < 3 {
 		t.Errorf("the embeddings server saw %d requests, want at least 3", srv.calls.Load())
+	}
+}
+
+// rpcReply is one JSON-RPC reply line as the server writes it.
+type rpcReply struct {
+	ID     json.RawMessage `json:"id"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// serveScript runs cairn mcp on the lines of script, fed to it one byte at
+// a time (so that every line arrives in pieces), and returns the exit
+// status, the replies and the log. The server answers every request
+// before it exits at the end of the script.
+func serveScript(t *testing.T, script string, args ...string) (int, []rpcReply, string) {
+	t.Helper()
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "agent.db")
+	var out, errb strings.Builder
+	argv := append([]string{"mcp", "-db", path, "-embed-url", srv.url(), "-embed-model", "bow"}, args...)
+	code := run(context.Background(), argv, iotest.OneByteReader(strings.NewReader(script)), &out, &errb)
+	var replies []rpcReply
+	for line := range strings.Lines(out.String()) {
+		var r rpcReply
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("reply %q: %v", line, err)
+		}
+		replies = append(replies, r)
+	}
+	return code, replies, errb.String()
+}
+
+const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
+{"jsonrpc":"2.0","method":"notifications/initialized"}
+`
+
+// TestMCPBadLines feeds cairn mcp lines that are not JSON-RPC messages:
+// each gets one error reply (a parse error, or an invalid request), and
+// the session goes on to answer the good lines after them.
+func TestMCPBadLines(t *testing.T) {
+	script := initLines + `garbage
+[]
+{"jsonrpc":"2.0","id":90,"method":"ping"} trailing
+{"jsonrpc":"2.0"
+{"jsonrpc":"1.0","id":91,"method":"ping"}
+"a string"
+
+{"jsonrpc":"2.0","id":1,"method":"ping"}
+[{"jsonrpc":"2.0","id":92,"method":"ping"}]
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"m1","text":"a line ending in CR LF"}}}` + "\r\n" +
+		`{"jsonrpc":"2.0","id":3,"method":"ping"}` // the last line has no newline
+	code, replies, log := serveScript(t, script)
+	if code != exitOK {
+		t.Fatalf("exit status %d; log:\n%s", code, log)
+	}
+	byID := map[string]rpcReply{}
+	var errs []int
+	for _, r := range replies {
+		if string(r.ID) == "null" {
+			if r.Error == nil {
+				t.Errorf("a reply with a null id and no error: %+v", r)
+				continue
+			}
+			errs = append(errs, r.Error.Code)
+			continue
+		}
+		byID[string(r.ID)] = r
+	}
+	if want := []int{-32700, -32600, -32700, -32700, -32600, -32600}; !slices.Equal(errs, want) {
+		t.Errorf("error codes of the lines without an id: %v, want %v", errs, want)
+	}
+	if r, ok := byID["91"]; !ok || r.Error == nil || r.Error.Code != -32600 {
+		t.Errorf(`the reply to a "jsonrpc":"1.0" line with id 91: %+v`, r)
+	}
+	for _, id := range []string{"90", "92"} {
+		if _, ok := byID[id]; ok {
+			t.Errorf("id %s, inside a bad line, was answered", id)
+		}
+	}
+	for _, id := range []string{`"init"`, "1", "2", "3"} {
+		if r, ok := byID[id]; !ok || r.Error != nil {
+			t.Errorf("request %s: reply %+v (present %v)", id, r, ok)
+		}
+	}
+	if r := byID["2"]; !strings.Contains(string(r.Result), `"structuredContent":{"id":"m1"}`) {
+		t.Errorf("memory_store after the bad lines: %s", r.Result)
+	}
+	if !strings.Contains(log, "input line 3: Parse error") {
+		t.Errorf("log: %s", log)
+	}
+}
+
+// TestMCPLongLine checks that a line longer than the limit is refused, in
+// one reply, and that the line after it is read.
+func TestMCPLongLine(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 300) + `"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}` + "\n"
+	var out strings.Builder
+	c, err := (&lineTransport{r: iotest.HalfReader(strings.NewReader(in)), w: &out, maxLine: 100}).Connect(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	msg, err := c.Read(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req, ok := msg.(*jsonrpc.Request); !ok || req.ID.Raw() != int64(2) {
+		t.Fatalf("first message read: %+v", msg)
+	}
+	// The end of the input waits for the reply to the call read.
+	if err := c.Write(context.Background(), &jsonrpc.Response{ID: msg.(*jsonrpc.Request).ID, Result: json.RawMessage("{}")}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(context.Background()); err != io.EOF {
+		t.Fatalf("read at the end: %v", err)
+	}
+	if want := `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: a message is at most 100 bytes"}}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"; out.String() != want {
+		t.Fatalf("replies %q, want %q", out.String(), want)
 	}
 }

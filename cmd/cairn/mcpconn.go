@@ -1,0 +1,275 @@
+// mcpconn.go holds the stdio transport of "cairn mcp": newline-delimited
+// JSON-RPC in which one bad line costs one error reply, not the session.
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxMessage bounds one message on stdin, as the SDK's own stdio transport
+// does (mcp.DefaultMaxLineLength).
+const maxMessage = mcp.DefaultMaxLineLength
+
+// lineTransport is an mcp.Transport over newline-delimited JSON-RPC:
+// each line of r is one message, each message written to w is one line.
+//
+// Unlike the SDK's stdio transport, which ends the session at the first
+// line it cannot decode, it answers a bad line as JSON-RPC 2.0 says and
+// reads on: a line that is not JSON (or holds more than one value, or is
+// cut short) gets a -32700 Parse error; JSON that is not one JSON-RPC
+// message (an array, a string, an object without "jsonrpc":"2.0" or a
+// method) gets a -32600 Invalid Request. Batches (arrays) are refused:
+// MCP dropped them in its 2025-06-18 revision. The error reply carries the
+// request's id when the line has a usable one, else null. A line still
+// without its newline is waited for; blank lines are skipped.
+//
+// At the end of r, the requests already read are answered before the
+// session ends, so that a script piped into the server gets every reply.
+type lineTransport struct {
+	r       io.Reader
+	w       io.Writer
+	log     io.Writer // bad lines are reported here as well
+	maxLine int       // longest line read; 0 means maxMessage
+}
+
+func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
+	limit := t.maxLine
+	if limit <= 0 {
+		limit = maxMessage
+	}
+	c := &lineConn{
+		w:        t.w,
+		log:      t.log,
+		incoming: make(chan jsonrpc.Message),
+		done:     make(chan struct{}),
+		pending:  make(map[jsonrpc.ID]struct{}),
+	}
+	go c.readLoop(t.r, limit)
+	return c, nil
+}
+
+// lineConn is the connection of a lineTransport.
+type lineConn struct {
+	wmu sync.Mutex // serialises writes to w
+	w   io.Writer
+	log io.Writer
+
+	incoming chan jsonrpc.Message // closed at the end of input, after readErr is set
+	readErr  error
+
+	mu      sync.Mutex
+	pending map[jsonrpc.ID]struct{} // calls read and not yet answered
+	drained chan struct{}           // closed when pending empties, if waited for
+
+	closeOnce sync.Once
+	done      chan struct{} // closed by Close
+}
+
+func (c *lineConn) SessionID() string { return "" }
+
+func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-c.done:
+		return nil, io.EOF
+	case msg, ok := <-c.incoming:
+		if ok {
+			if req, isReq := msg.(*jsonrpc.Request); isReq && req.IsCall() {
+				c.mu.Lock()
+				c.pending[req.ID] = struct{}{}
+				c.mu.Unlock()
+			}
+			return msg, nil
+		}
+	}
+	// The input ended: let the calls in flight answer first.
+	c.mu.Lock()
+	if len(c.pending) > 0 && c.drained == nil {
+		c.drained = make(chan struct{})
+	}
+	drained := c.drained
+	c.mu.Unlock()
+	if drained != nil {
+		select {
+		case <-drained:
+		case <-c.done:
+		case <-ctx.Done():
+		}
+	}
+	return nil, c.readErr
+}
+
+func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	data, err := jsonrpc.EncodeMessage(msg)
+	if err != nil {
+		return fmt.Errorf("encoding a message: %w", err)
+	}
+	if err := c.writeLine(data); err != nil {
+		return err
+	}
+	if resp, ok := msg.(*jsonrpc.Response); ok {
+		c.mu.Lock()
+		delete(c.pending, resp.ID)
+		if len(c.pending) == 0 && c.drained != nil {
+			close(c.drained)
+			c.drained = nil
+		}
+		c.mu.Unlock()
+	}
+	return nil
+}
+
+func (c *lineConn) writeLine(data []byte) error {
+	select {
+	case <-c.done:
+		return mcp.ErrConnectionClosed
+	default:
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_, err := c.w.Write(append(data, '\n'))
+	return err
+}
+
+// Close ends the connection. It does not close the reader (stdin): a read
+// blocked in it is left to end with the process, as in the SDK.
+func (c *lineConn) Close() error {
+	c.closeOnce.Do(func() { close(c.done) })
+	return nil
+}
+
+// readLoop reads lines until the end of r, passing on the messages and
+// answering the bad lines.
+func (c *lineConn) readLoop(r io.Reader, limit int) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	for n := 1; ; n++ {
+		line, long, err := readLine(br, limit)
+		if msg := c.decode(n, line, long, limit); msg != nil {
+			select {
+			case c.incoming <- msg:
+			case <-c.done:
+				return
+			}
+		}
+		if err != nil {
+			c.readErr = err
+			close(c.incoming)
+			return
+		}
+	}
+}
+
+// readLine returns the next line of br without its line end. If the line
+// is longer than limit, it is read to its end and dropped, and long is
+// set. At the end of the input, err is io.EOF and line is what followed
+// the last newline.
+func readLine(br *bufio.Reader, limit int) (line []byte, long bool, err error) {
+	for {
+		frag, err := br.ReadSlice('\n')
+		if !long {
+			if len(line)+len(frag) > limit+2 { // +2 for "\r\n"
+				long, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		line = bytes.TrimSuffix(bytes.TrimSuffix(line, []byte("\n")), []byte("\r"))
+		return line, long, err
+	}
+}
+
+// decode returns the message on line number n, or nil after answering a
+// bad line (and for a blank one).
+func (c *lineConn) decode(n int, line []byte, long bool, limit int) jsonrpc.Message {
+	line = bytes.TrimSpace(line)
+	switch {
+	case long:
+		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, fmt.Sprintf("Invalid Request: a message is at most %d bytes", limit))
+		return nil
+	case len(line) == 0:
+		return nil
+	}
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		reason := "not JSON"
+		if err != nil {
+			reason = err.Error()
+		}
+		c.refuse(n, nil, jsonrpc.CodeParseError, "Parse error: "+reason+" (one JSON-RPC message per line)")
+		return nil
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: batches (arrays) are not supported; send one message per line")
+		return nil
+	default:
+		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message is a JSON object")
+		return nil
+	}
+	msg, err := jsonrpc.DecodeMessage(line)
+	if err != nil {
+		var env struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(line, &env)
+		var id json.RawMessage
+		if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || env.ID[0] >= '0' && env.ID[0] <= '9') {
+			id = env.ID
+		}
+		c.refuse(n, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+describeDecode(err))
+		return nil
+	}
+	return msg
+}
+
+// describeDecode words the SDK's reason for refusing a message.
+func describeDecode(err error) string {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) && we.Code == jsonrpc.CodeInvalidRequest {
+		return `neither a request (with "method") nor a response (with "id")`
+	}
+	return err.Error()
+}
+
+// refuse answers line number n with a JSON-RPC error (id is null if nil)
+// and notes it in the log.
+func (c *lineConn) refuse(n int, id json.RawMessage, code int, message string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	if c.log != nil {
+		fmt.Fprintf(c.log, "cairn mcp: input line %d: %s\n", n, message)
+	}
+	type wireError struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	}
+	data, err := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{code, message}})
+	if err != nil {
+		return // cannot happen: the id is valid JSON
+	}
+	c.writeLine(data) // a failed write ends the session at the next Write
+}
