@@ -316,9 +316,10 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 	return nil, storeOut{ID: id}, nil
 }
 
-// parseFilter turns a tool's filter argument into a cairn filter.
+// parseFilter turns a tool's filter argument into a cairn filter. An
+// empty object, as agents send for an optional one, is no filter.
 func parseFilter(f map[string]any) (*cairn.Filter, error) {
-	if f == nil {
+	if len(f) == 0 {
 		return nil, nil
 	}
 	b, err := json.Marshal(f)

@@ -449,3 +449,22 @@ func TestMCPLongLine(t *testing.T) {
 		t.Fatalf("replies %q, want %q", out.String(), want)
 	}
 }
+
+// TestMCPEmptyFilter checks that {} and null, which agents send for an
+// optional object, are no filter.
+func TestMCPEmptyFilter(t *testing.T) {
+	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
+	call(t, cs, "memory_store", map[string]any{"id": "a", "text": "alpha", "metadata": map[string]any{"kind": "fact"}}, nil)
+	call(t, cs, "memory_store", map[string]any{"id": "b", "text": "beta"}, nil)
+	for _, f := range []any{map[string]any{}} {
+		var found searchOut
+		if e := call(t, cs, "memory_search", map[string]any{"query": "alpha", "filter": f}, &found); e != "" || len(found.Hits) != 2 {
+			t.Errorf("search with filter %v: %q %+v", f, e, found)
+		}
+		var list listOut
+		if e := call(t, cs, "memory_list", map[string]any{"filter": f}, &list); e != "" || len(list.Memories) != 2 {
+			t.Errorf("list with filter %v: %q %+v", f, e, list)
+		}
+	}
+}
+

@@ -34,7 +34,7 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 	text := fs.String("text", "", "query by this text, embedded with the -embed-* flags")
 	vec := fs.String("vector", "", "query by this vector, a JSON array of numbers")
 	k := fs.Int("k", 10, "number of results")
-	filter := fs.String("filter", "", `metadata filter in JSON, e.g. {"kind":"fact"} or {"year":{"$gte":2020}}`)
+	filter := fs.String("filter", "", `metadata filter in JSON, e.g. {"kind":"fact"} or {"year":{"$gte":2020}}; {} is no filter`)
 	ef := fs.Int("ef", 0, "HNSW beam width for this query (0 for the collection's)")
 	modeName := fs.String("mode", "vector", "rank by embeddings (vector), by the words of -text (keyword), or both (hybrid)")
 	asJSON := fs.Bool("json", false, "print JSON instead of a table")
@@ -67,7 +67,7 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 		return usageError("-mode %s needs -text, whose words it matches", *modeName)
 	}
 	opts := &cairn.QueryOptions{Ef: *ef, Mode: mode}
-	if *filter != "" {
+	if !noFilter(*filter) {
 		f, err := cairn.ParseFilter([]byte(*filter))
 		if err != nil {
 			return usageError("-filter: %v", err)
@@ -99,6 +99,20 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 		return closeDB(path, db, &fileError{path, err})
 	}
 	return closeDB(path, db, printHits(e, res, *asJSON))
+}
+
+// noFilter reports whether the -filter argument s asks for no filter:
+// it is empty, {} or null.
+func noFilter(s string) bool {
+	var v any
+	if strings.TrimSpace(s) == "" {
+		return true
+	}
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return false
+	}
+	m, isMap := v.(map[string]any)
+	return v == nil || isMap && len(m) == 0
 }
 
 func printHits(e *env, res []cairn.Result, asJSON bool) error {
