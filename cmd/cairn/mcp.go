@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 
@@ -439,7 +440,10 @@ func (m *memory) delete(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (
 	if err := c.Delete(ctx, in.IDs...); err != nil {
 		return nil, deleteOut{}, notFound(ctx, c, err, in.IDs)
 	}
-	return nil, deleteOut{Deleted: len(in.IDs)}, nil
+	// An id given twice is one memory deleted.
+	ids := slices.Clone(in.IDs)
+	slices.Sort(ids)
+	return nil, deleteOut{Deleted: len(slices.Compact(ids))}, nil
 }
 
 func (m *memory) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*mcp.CallToolResult, listOut, error) {

@@ -468,3 +468,17 @@ func TestMCPEmptyFilter(t *testing.T) {
 	}
 }
 
+// TestMCPDeleteTwice checks that an id given twice counts once.
+func TestMCPDeleteTwice(t *testing.T) {
+	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
+	call(t, cs, "memory_store", map[string]any{"id": "m14", "text": "fourteen"}, nil)
+	call(t, cs, "memory_store", map[string]any{"id": "m15", "text": "fifteen"}, nil)
+	var del deleteOut
+	if e := call(t, cs, "memory_delete", map[string]any{"ids": []string{"m14", "m14"}}, &del); e != "" || del.Deleted != 1 {
+		t.Fatalf("delete m14 twice: %q %+v", e, del)
+	}
+	var list listOut
+	if call(t, cs, "memory_list", nil, &list); len(list.Memories) != 1 || list.Memories[0].ID != "m15" {
+		t.Fatalf("left: %+v", list)
+	}
+}
