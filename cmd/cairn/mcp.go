@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -27,6 +28,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp", synopsis)
 	path := fs.String("db", "", "the cairn file to keep memories in (created if missing)")
 	coll := fs.String("collection", "memories", "the collection of memories")
+	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "bound on one tool call, embedding requests and retries included")
 	var emf embedFlags
 	emf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -44,6 +46,9 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if *coll == "" {
 		return usageError("-collection must not be empty")
 	}
+	if *callTimeout <= 0 {
+		return usageError("-call-timeout must be positive, got %v", *callTimeout)
+	}
 	if !emf.set() {
 		return usageError("an embedder is required: set -embed-url and -embed-model")
 	}
@@ -60,6 +65,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return closeDB(*path, db, &fileError{*path, err})
 	}
+	m.callTimeout = *callTimeout
 	n := 0
 	if c := m.collection(); c != nil {
 		if n, err = c.Count(); err != nil {
@@ -87,14 +93,22 @@ type memory struct {
 	name string
 	emb  cairn.Embedder
 
+	// callTimeout bounds each tool call (-call-timeout).
+	callTimeout time.Duration
+
 	mu   sync.Mutex
 	coll *cairn.Collection // nil until the collection exists
 }
 
+// defaultCallTimeout is -call-timeout's default: an agent waits for a
+// tool's answer, and an embeddings server that accepts and never answers
+// would otherwise hold it for -embed-timeout times the tries.
+const defaultCallTimeout = 30 * time.Second
+
 // newMemory returns the memory kept in the collection name of db. emb
 // must be the embedder db was opened with, wrapped by markEmbedder.
 func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
-	m := &memory{db: db, name: name, emb: emb}
+	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout}
 	c, err := db.Collection(ctx, name)
 	switch {
 	case err == nil:
@@ -160,33 +174,33 @@ func (m *memory) server() *mcp.Server {
 		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
 		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
 			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
-	}, exactNumbers(m.store))
+	}, bounded(m.callTimeout, exactNumbers(m.store)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_search",
 		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
 			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
-	}, exactNumbers(m.search))
+	}, bounded(m.callTimeout, exactNumbers(m.search)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
 		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Fetch memories by id. Fails if any id is unknown.",
-	}, m.get)
+	}, bounded(m.callTimeout, m.get))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_update",
 		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
-	}, exactNumbers(m.update))
+	}, bounded(m.callTimeout, exactNumbers(m.update)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_delete",
 		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Forget memories by id, all or none: fails, deleting nothing, if any id is unknown.",
-	}, m.delete)
+	}, bounded(m.callTimeout, m.delete))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_list",
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
-	}, exactNumbers(m.list))
+	}, bounded(m.callTimeout, exactNumbers(m.list)))
 	return s
 }
 
@@ -265,6 +279,29 @@ func markEmbedder(emb cairn.Embedder) cairn.Embedder {
 	})
 }
 
+// callTimeoutError is the cause of a tool call's end when it outlives
+// -call-timeout.
+type callTimeoutError struct{ d time.Duration }
+
+func (e *callTimeoutError) Error() string {
+	return fmt.Sprintf("the call did not finish within %v (-call-timeout)", e.d)
+}
+
+// bounded returns h with a deadline d on each call: a call still running
+// then is cancelled and fails with a message saying so.
+func bounded[In, Out any](d time.Duration, h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		te := &callTimeoutError{d}
+		ctx, cancel := context.WithTimeoutCause(ctx, d, te)
+		defer cancel()
+		res, out, err := h(ctx, req, in)
+		if err != nil && context.Cause(ctx) == te && !strings.Contains(err.Error(), "-call-timeout") {
+			err = toolError("%v; the call was cancelled", te)
+		}
+		return res, out, err
+	}
+}
+
 // toolError is an error an agent reads: a plain sentence, without the
 // package prefixes of the error it explains.
 func toolError(format string, a ...any) error { return fmt.Errorf(format, a...) }
@@ -272,7 +309,12 @@ func toolError(format string, a ...any) error { return fmt.Errorf(format, a...) 
 // explain turns a store error into a tool error.
 func explain(err error) error {
 	var ee *embedError
+	var te *callTimeoutError
 	switch {
+	case errors.As(err, &ee) && errors.As(err, &te):
+		return toolError("the embedding service did not answer within %v (-call-timeout), nothing was changed: is it running, and serving the model?", te.d)
+	case errors.As(err, &te):
+		return toolError("%v; the call was cancelled", te)
 	case errors.As(err, &ee):
 		return toolError("the embedding service failed, nothing was changed: %v", ee.err)
 	case errors.Is(err, vector.ErrDimensionMismatch):

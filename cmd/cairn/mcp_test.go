@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/iotest"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -480,5 +483,67 @@ func TestMCPDeleteTwice(t *testing.T) {
 	var list listOut
 	if call(t, cs, "memory_list", nil, &list); len(list.Memories) != 1 || list.Memories[0].ID != "m15" {
 		t.Fatalf("left: %+v", list)
+	}
+}
+
+// silentServer is a TCP listener on loopback that accepts connections and
+// never answers, like an embeddings server that hangs.
+func silentServer(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return "http://" + l.Addr().String() + "/v1"
+}
+
+// TestMCPCallTimeout checks that a tool call whose embeddings server
+// accepts and never answers fails within the call's deadline, with a
+// message saying so, although one request may take 30 s and is tried
+// three times.
+func TestMCPCallTimeout(t *testing.T) {
+	emb := &cairn.OpenAI{BaseURL: silentServer(t), Model: "m", Timeout: 30 * time.Second, MaxRetries: 2}
+	m := newTestMemory(t, emb)
+	m.callTimeout = 2 * time.Second
+	if _, err := m.create(context.Background(), testDim); err != nil { // for the search
+		t.Fatal(err)
+	}
+	cs := connect(t, m)
+	for _, tt := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"memory_store", map[string]any{"text": "hello"}},
+		{"memory_search", map[string]any{"query": "hello"}},
+	} {
+		start := time.Now()
+		e := call(t, cs, tt.tool, tt.args, nil)
+		if took := time.Since(start); took > 10*time.Second {
+			t.Errorf("%s took %v with a 2s deadline", tt.tool, took)
+		}
+		if !strings.Contains(e, "the embedding service did not answer within 2s (-call-timeout)") {
+			t.Errorf("%s: tool error %q", tt.tool, e)
+		}
 	}
 }
