@@ -17,6 +17,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -75,7 +76,11 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	// stdout is the protocol's; clients show stderr in their logs.
 	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
 	t := &lineTransport{r: e.stdin, w: e.stdout, log: e.stderr}
-	err = m.server().Run(ctx, t)
+	srv, err := m.server()
+	if err != nil {
+		return closeDB(*path, db, err)
+	}
+	err = srv.Run(ctx, t)
 	if err != nil && ctx.Err() != nil {
 		err = nil // interrupted: a normal way to stop
 	}
@@ -165,43 +170,118 @@ func exactNumbers[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor
 	}
 }
 
-func (m *memory) server() *mcp.Server {
+func (m *memory) server() (*mcp.Server, error) {
+	in, err := m.inputSchemas()
+	if err != nil {
+		return nil, err
+	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
 	closed, destructive := new(false), new(true)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_store",
+		InputSchema: in["memory_store"],
 		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
 		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
 			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
 	}, bounded(m.callTimeout, exactNumbers(m.store)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_search",
+		InputSchema: in["memory_search"],
 		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
 			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
 	}, bounded(m.callTimeout, exactNumbers(m.search)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
+		InputSchema: in["memory_get"],
 		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Fetch memories by id. Fails if any id is unknown.",
 	}, bounded(m.callTimeout, m.get))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_update",
+		InputSchema: in["memory_update"],
 		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
 	}, bounded(m.callTimeout, exactNumbers(m.update)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_delete",
+		InputSchema: in["memory_delete"],
 		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Forget memories by id, all or none: fails, deleting nothing, if any id is unknown.",
 	}, bounded(m.callTimeout, m.delete))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_list",
+		InputSchema: in["memory_list"],
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
 	}, bounded(m.callTimeout, exactNumbers(m.list)))
-	return s
+	return s, nil
+}
+
+// inputSchemas returns the tools' input schemas: inferred from their
+// types, with what the jsonschema tags cannot say (types, enums, bounds) set to what the tools enforce.
+func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
+	var errs []error
+	schema := func(s *jsonschema.Schema, err error) map[string]*jsonschema.Schema {
+		errs = append(errs, err)
+		if err != nil {
+			return map[string]*jsonschema.Schema{}
+		}
+		return s.Properties
+	}
+	num := func(f float64) *float64 { return &f }
+	one := new(1)
+	// No "default"s: the SDK (v1.8.0) panics applying one to a call
+	// without arguments. The descriptions give them.
+	bounds := func(p *jsonschema.Schema, lo, hi int) {
+		p.Minimum = num(float64(lo))
+		if hi > 0 {
+			p.Maximum = num(float64(hi))
+		}
+	}
+	nullable := func(p *jsonschema.Schema) { // an optional object: null is as good as absent
+		p.Types, p.Type = []string{p.Type, "null"}, ""
+	}
+	ids := func(p *jsonschema.Schema) {
+		p.Types, p.Type, p.MinItems = nil, "array", one
+		p.Items.MinLength = one
+	}
+	scalars := &jsonschema.Schema{Types: []string{"string", "number", "boolean"}}
+
+	in := map[string]*jsonschema.Schema{}
+	var p map[string]*jsonschema.Schema
+	in["memory_store"], p = schemaOf[storeIn](schema)
+	p["text"].MinLength = one
+	p["metadata"].AdditionalProperties = scalars
+
+	in["memory_search"], p = schemaOf[searchIn](schema)
+	p["query"].MinLength = one
+	bounds(p["k"], 1, maxK)
+	nullable(p["filter"])
+	p["mode"].Enum = []any{"vector", "keyword", "hybrid"}
+
+	in["memory_get"], p = schemaOf[idsIn](schema)
+	ids(p["ids"])
+	in["memory_delete"], p = schemaOf[idsIn](schema)
+	ids(p["ids"])
+
+	in["memory_update"], p = schemaOf[updateIn](schema)
+	p["id"].MinLength = one
+	p["metadata"].AdditionalProperties = scalars
+
+	in["memory_list"], p = schemaOf[listIn](schema)
+	nullable(p["filter"])
+	bounds(p["page"], 1, 0)
+	bounds(p["page_size"], 1, maxPageSize)
+	return in, errors.Join(errs...)
+}
+
+// schemaOf returns the schema inferred from T, and its properties passed
+// through props.
+func schemaOf[T any](props func(*jsonschema.Schema, error) map[string]*jsonschema.Schema) (*jsonschema.Schema, map[string]*jsonschema.Schema) {
+	s, err := jsonschema.For[T](nil)
+	return s, props(s, err)
 }
 
 // The tools' inputs and outputs; their JSON schemas are inferred from

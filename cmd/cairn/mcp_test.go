@@ -27,7 +27,11 @@ func connect(t testing.TB, m *memory) *mcp.ClientSession {
 	t.Helper()
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
-	ss, err := m.server().Connect(ctx, st, nil)
+	srv, err := m.server()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ss, err := srv.Connect(ctx, st, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,23 +217,26 @@ func TestMCPToolErrors(t *testing.T) {
 	}{
 		{"memory_store", map[string]any{"text": "  "}, "text is empty", false},
 		{"memory_store", map[string]any{"id": "m1", "text": "again"}, `a memory with id "m1" exists: use memory_update`, false},
-		{"memory_store", map[string]any{"text": "x", "metadata": map[string]any{"nested": map[string]any{"a": 1}}}, "invalid input", false},
+		{"memory_store", map[string]any{"text": "x", "metadata": map[string]any{"nested": map[string]any{"a": 1}}}, `/properties/metadata/additionalProperties: type: map[a:1] has type "object", want one of "string, number, boolean"`, false},
 		{"memory_store", map[string]any{"text": "x", "metadata": "not an object"}, "metadata", false},
 		{"memory_store", map[string]any{}, "text", false},
 		{"memory_store", map[string]any{"text": "while down"}, "the embedding service failed", true},
 		{"memory_search", map[string]any{"query": "q", "filter": map[string]any{"n": map[string]any{"$near": 1}}}, "bad filter", false},
-		{"memory_search", map[string]any{"query": "q", "k": 1000}, "k must be between 1 and 100", false},
-		{"memory_search", map[string]any{"query": "q", "mode": "fuzzy"}, `unknown mode "fuzzy": use vector, keyword or hybrid`, false},
-		{"memory_search", map[string]any{"query": ""}, "query is empty", false},
+		{"memory_search", map[string]any{"query": "q", "k": 1000}, "/properties/k: maximum: 1000/1 is greater than 100", false},
+		{"memory_search", map[string]any{"query": "q", "mode": "fuzzy"}, `/properties/mode: enum: fuzzy does not equal any of: [vector keyword hybrid]`, false},
+		{"memory_search", map[string]any{"query": ""}, "/properties/query: minLength", false},
+		{"memory_search", map[string]any{"query": "  "}, "query is empty", false},
 		{"memory_search", map[string]any{"query": "anything"}, "the embedding service failed", true},
 		{"memory_get", map[string]any{"ids": []string{"m1", "m2"}}, `no memory has the id "m2"`, false},
-		{"memory_get", map[string]any{"ids": []string{}}, "ids is empty", false},
+		{"memory_get", map[string]any{"ids": []string{}}, "/properties/ids: minItems: array length 0 is less than 1", false},
+		{"memory_get", map[string]any{"ids": nil}, `/properties/ids: type: <invalid reflect.Value> has type "null", want "array"`, false},
+		{"memory_delete", map[string]any{"ids": nil}, `/properties/ids: type: <invalid reflect.Value> has type "null", want "array"`, false},
 		{"memory_update", map[string]any{"id": "m9", "text": "x"}, `no memory has the id "m9"`, false},
 		{"memory_update", map[string]any{"id": "m1"}, "nothing to change", false},
 		{"memory_update", map[string]any{"id": "m1", "text": "new text"}, "the embedding service failed", true},
 		{"memory_delete", map[string]any{"ids": []string{"zz"}}, `no memory has the id "zz"`, false},
-		{"memory_list", map[string]any{"page": -1}, "page must be 1 or more", false},
-		{"memory_list", map[string]any{"page_size": 101}, "page_size must be between 1 and 100", false},
+		{"memory_list", map[string]any{"page": -1}, "/properties/page: minimum: -1/1 is less than 1", false},
+		{"memory_list", map[string]any{"page_size": 101}, "/properties/page_size: maximum: 101/1 is greater than 100", false},
 		{"memory_list", map[string]any{"filter": map[string]any{"$or": "x"}}, "bad filter", false},
 	}
 	for _, tt := range tests {
@@ -459,7 +466,7 @@ func TestMCPEmptyFilter(t *testing.T) {
 	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
 	call(t, cs, "memory_store", map[string]any{"id": "a", "text": "alpha", "metadata": map[string]any{"kind": "fact"}}, nil)
 	call(t, cs, "memory_store", map[string]any{"id": "b", "text": "beta"}, nil)
-	for _, f := range []any{map[string]any{}} {
+	for _, f := range []any{map[string]any{}, nil} {
 		var found searchOut
 		if e := call(t, cs, "memory_search", map[string]any{"query": "alpha", "filter": f}, &found); e != "" || len(found.Hits) != 2 {
 			t.Errorf("search with filter %v: %q %+v", f, e, found)
@@ -544,6 +551,62 @@ func TestMCPCallTimeout(t *testing.T) {
 		}
 		if !strings.Contains(e, "the embedding service did not answer within 2s (-call-timeout)") {
 			t.Errorf("%s: tool error %q", tt.tool, e)
+		}
+	}
+}
+
+// TestMCPSchemas checks that the tools' schemas say what the tools
+// enforce: types, enums and bounds, and what the scores of a hit mean.
+func TestMCPSchemas(t *testing.T) {
+	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
+	in, out := map[string]any{}, map[string]any{}
+	for tool, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := json.Marshal(tool.InputSchema)
+		var s, o any
+		json.Unmarshal(b, &s)
+		in[tool.Name] = s
+		b, _ = json.Marshal(tool.OutputSchema)
+		json.Unmarshal(b, &o)
+		out[tool.Name] = o
+	}
+	// at follows a path of keys into a decoded schema.
+	at := func(v any, path ...string) any {
+		for _, k := range path {
+			m, _ := v.(map[string]any)
+			v = m[k]
+		}
+		return v
+	}
+	tests := []struct {
+		schema any
+		path   []string
+		want   string // as JSON
+	}{
+		{in["memory_get"], []string{"properties", "ids", "type"}, `"array"`},
+		{in["memory_get"], []string{"properties", "ids", "minItems"}, `1`},
+		{in["memory_delete"], []string{"properties", "ids", "type"}, `"array"`},
+		{in["memory_search"], []string{"properties", "mode", "enum"}, `["vector","keyword","hybrid"]`},
+		{in["memory_search"], []string{"properties", "k", "minimum"}, `1`},
+		{in["memory_search"], []string{"properties", "k", "maximum"}, `100`},
+		{in["memory_search"], []string{"properties", "filter", "type"}, `["object","null"]`},
+		{in["memory_list"], []string{"properties", "page", "minimum"}, `1`},
+		{in["memory_list"], []string{"properties", "page_size", "minimum"}, `1`},
+		{in["memory_list"], []string{"properties", "page_size", "maximum"}, `100`},
+		{in["memory_store"], []string{"properties", "metadata", "additionalProperties", "type"}, `["string","number","boolean"]`},
+	}
+	for _, tt := range tests {
+		got, _ := json.Marshal(at(tt.schema, tt.path...))
+		if string(got) != tt.want {
+			t.Errorf("%v: %s, want %s", tt.path, got, tt.want)
+		}
+	}
+	hit := at(out["memory_search"], "properties", "hits", "items", "properties")
+	for _, f := range []string{"similarity", "score"} {
+		if d, _ := at(hit, f, "description").(string); !strings.Contains(d, "keyword mode") {
+			t.Errorf("search hit's %s: description %q", f, d)
 		}
 	}
 }
