@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -29,6 +30,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "mcp", synopsis)
 	path := fs.String("db", "", "the cairn file to keep memories in (created if missing)")
 	coll := fs.String("collection", "memories", "the collection of memories")
+	maxText := fs.Int("max-text", defaultMaxText, "the longest text of a memory, in characters; its metadata, as JSON, has the same bound")
 	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "bound on one tool call, embedding requests and retries included")
 	var emf embedFlags
 	emf.register(fs)
@@ -46,6 +48,9 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	if *coll == "" {
 		return usageError("-collection must not be empty")
+	}
+	if *maxText < 1 {
+		return usageError("-max-text must be positive, got %d", *maxText)
 	}
 	if *callTimeout <= 0 {
 		return usageError("-call-timeout must be positive, got %v", *callTimeout)
@@ -66,7 +71,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return closeDB(*path, db, &fileError{*path, err})
 	}
-	m.callTimeout = *callTimeout
+	m.callTimeout, m.maxText = *callTimeout, *maxText
 	n := 0
 	if c := m.collection(); c != nil {
 		if n, err = c.Count(); err != nil {
@@ -100,6 +105,9 @@ type memory struct {
 
 	// callTimeout bounds each tool call (-call-timeout).
 	callTimeout time.Duration
+	// maxText bounds a memory's text, in characters, and its metadata as
+	// JSON, in bytes (-max-text).
+	maxText int
 
 	mu   sync.Mutex
 	coll *cairn.Collection // nil until the collection exists
@@ -110,10 +118,15 @@ type memory struct {
 // would otherwise hold it for -embed-timeout times the tries.
 const defaultCallTimeout = 30 * time.Second
 
+// defaultMaxText is -max-text's default: 64 Ki characters, about 16k
+// tokens, more than most embedding models read (they cut the rest), so a
+// text worth remembering fits, and a page of memories stays readable.
+const defaultMaxText = 64 << 10
+
 // newMemory returns the memory kept in the collection name of db. emb
 // must be the embedder db was opened with, wrapped by markEmbedder.
 func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
-	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout}
+	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout, maxText: defaultMaxText}
 	c, err := db.Collection(ctx, name)
 	switch {
 	case err == nil:
@@ -252,7 +265,7 @@ func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
 	in := map[string]*jsonschema.Schema{}
 	var p map[string]*jsonschema.Schema
 	in["memory_store"], p = schemaOf[storeIn](schema)
-	p["text"].MinLength = one
+	p["text"].MinLength, p["text"].MaxLength = one, &m.maxText
 	p["metadata"].AdditionalProperties = scalars
 
 	in["memory_search"], p = schemaOf[searchIn](schema)
@@ -268,6 +281,7 @@ func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
 
 	in["memory_update"], p = schemaOf[updateIn](schema)
 	p["id"].MinLength = one
+	p["text"].MaxLength = &m.maxText
 	p["metadata"].AdditionalProperties = scalars
 
 	in["memory_list"], p = schemaOf[listIn](schema)
@@ -304,6 +318,8 @@ type (
 	}
 	searchOut struct {
 		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
+		// SizeLimited is set when the hits were cut short by pageBytes.
+		SizeLimited bool `json:"size_limited,omitempty" jsonschema:"true if fewer than k memories are given because they reached 256 KiB"`
 	}
 	idsIn struct {
 		IDs []string `json:"ids" jsonschema:"the ids of the memories"`
@@ -333,6 +349,8 @@ type (
 		Memories []memoryOut `json:"memories"`
 		Page     int         `json:"page"`
 		More     bool        `json:"more" jsonschema:"whether a later page has more memories"`
+		// SizeLimited is set on a page cut short by pageBytes.
+		SizeLimited bool `json:"size_limited,omitempty" jsonschema:"true if the page holds fewer than page_size memories because it reached 256 KiB; the next page goes on from there"`
 	}
 )
 
@@ -411,6 +429,9 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 	if strings.TrimSpace(in.Text) == "" {
 		return nil, storeOut{}, toolError("text is empty: give the text to remember")
 	}
+	if err := m.checkSize(in.Text, in.Metadata); err != nil {
+		return nil, storeOut{}, err
+	}
 	id := in.ID
 	if id == "" {
 		id = newID()
@@ -437,6 +458,17 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		return nil, storeOut{}, explain(err)
 	}
 	return nil, storeOut{ID: id}, nil
+}
+
+// checkSize refuses a memory's text or metadata larger than -max-text.
+func (m *memory) checkSize(text string, md map[string]any) error {
+	if n := utf8.RuneCountInString(text); n > m.maxText {
+		return toolError("text is %d characters, more than the %d a memory may hold (-max-text): store it in parts, or a summary", n, m.maxText)
+	}
+	if n := jsonSize(md); md != nil && n > m.maxText {
+		return toolError("metadata is %d bytes as JSON, more than the %d a memory may hold (-max-text)", n, m.maxText)
+	}
+	return nil
 }
 
 // parseFilter turns a tool's filter argument into a cairn filter. An
@@ -484,8 +516,16 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 	if err != nil {
 		return nil, out, explain(err)
 	}
+	used := 0
 	for _, r := range res {
-		out.Hits = append(out.Hits, hitOf(r))
+		h := hitOf(r)
+		b := jsonSize(h)
+		if len(out.Hits) > 0 && used+b > pageBytes {
+			out.SizeLimited = true
+			break
+		}
+		used += b
+		out.Hits = append(out.Hits, h)
 	}
 	return nil, out, nil
 }
@@ -529,6 +569,9 @@ func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn
 	}
 	if in.Text == "" && in.Metadata == nil {
 		return nil, memoryOut{}, toolError("nothing to change: give text and/or metadata")
+	}
+	if err := m.checkSize(in.Text, in.Metadata); err != nil {
+		return nil, memoryOut{}, err
 	}
 	c := m.collection()
 	if c == nil {
@@ -591,22 +634,44 @@ func (m *memory) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*
 	if c == nil {
 		return nil, out, nil
 	}
-	skip := (page - 1) * size
+	// Pages are runs of at most size memories and pageBytes bytes, from
+	// the first memory on: page n starts where page n-1 stopped.
+	n, used := 1, 0
+	var memories int // on page n
 	for it, err := range c.Items(ctx, &cairn.ItemsOptions{Filter: f}) {
 		if err != nil {
 			return nil, out, explain(err)
 		}
-		if skip > 0 {
-			skip--
-			continue
+		mo := memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata}
+		b := jsonSize(mo)
+		if memories > 0 && (memories == size || used+b > pageBytes) {
+			if n == page { // the page is full: another one follows
+				out.More, out.SizeLimited = true, memories < size
+				break
+			}
+			n, used, memories = n+1, 0, 0
 		}
-		if len(out.Memories) == size {
-			out.More = true
-			break
+		memories++
+		used += b
+		if n == page {
+			out.Memories = append(out.Memories, mo)
 		}
-		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
 	}
 	return nil, out, nil
+}
+
+// pageBytes bounds the memories of a memory_list page, and the hits of a
+// memory_search, as JSON: a page or a search stops short of it (but holds
+// at least one memory).
+const pageBytes = 256 << 10
+
+// jsonSize returns the length of v as JSON.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return len(b)
 }
 
 // parseMode reads a search mode as the tools and query -mode name it.

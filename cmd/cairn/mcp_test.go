@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -608,5 +609,70 @@ func TestMCPSchemas(t *testing.T) {
 		if d, _ := at(hit, f, "description").(string); !strings.Contains(d, "keyword mode") {
 			t.Errorf("search hit's %s: description %q", f, d)
 		}
+	}
+}
+
+// TestMCPSizes checks the bound on a memory's size (-max-text) and that
+// pages and searches are bounded in bytes, with the pages still covering
+// every memory once.
+func TestMCPSizes(t *testing.T) {
+	m := newTestMemory(t, bowEmbedder(nil))
+	m.maxText = 100
+	cs := connect(t, m)
+	if e := call(t, cs, "memory_store", map[string]any{"text": strings.Repeat("é", 100)}, nil); e != "" {
+		t.Errorf("100 characters (200 bytes): %q", e)
+	}
+	for _, args := range []map[string]any{
+		{"text": strings.Repeat("x", 101)},
+		{"text": "x", "metadata": map[string]any{"note": strings.Repeat("y", 100)}},
+		{"id": "nope", "text": strings.Repeat("x", 101)},
+	} {
+		tool := "memory_store"
+		if args["id"] != nil {
+			tool = "memory_update"
+		}
+		if e := call(t, cs, tool, args, nil); !strings.Contains(e, "maxLength") && !strings.Contains(e, "(-max-text)") {
+			t.Errorf("%s of %d bytes: %q", tool, len(fmt.Sprint(args)), e)
+		}
+	}
+
+	m = newTestMemory(t, bowEmbedder(nil))
+	m.maxText = 200_000
+	cs = connect(t, m)
+	for i := range 5 {
+		call(t, cs, "memory_store", map[string]any{"id": fmt.Sprint("big", i), "text": fmt.Sprint("word", i, " ", strings.Repeat("z", 100_000))}, nil)
+	}
+	var seen []string
+	for page := 1; page < 10; page++ {
+		var list listOut
+		raw := map[string]any{"page": page}
+		if e := call(t, cs, "memory_list", raw, &list); e != "" {
+			t.Fatalf("page %d: %s", page, e)
+		}
+		if b, _ := json.Marshal(list); len(b) > 256<<10+1024 {
+			t.Errorf("page %d is %d bytes", page, len(b))
+		}
+		for _, mo := range list.Memories {
+			seen = append(seen, mo.ID)
+		}
+		if list.More != list.SizeLimited || list.More != (page < 3) {
+			t.Errorf("page %d: %d memories, more %v, size_limited %v", page, len(list.Memories), list.More, list.SizeLimited)
+		}
+		if !list.More {
+			break
+		}
+	}
+	if want := []string{"big0", "big1", "big2", "big3", "big4"}; !slices.Equal(seen, want) {
+		t.Errorf("the pages held %v, want %v", seen, want)
+	}
+	var found searchOut
+	if e := call(t, cs, "memory_search", map[string]any{"query": "word3", "k": 5}, &found); e != "" || len(found.Hits) != 2 || !found.SizeLimited {
+		t.Errorf("search of 5 big memories: %q, %d hits, size_limited %v", e, len(found.Hits), found.SizeLimited)
+	}
+
+	// A page past the end is empty, however large its number.
+	var list listOut
+	if e := call(t, cs, "memory_list", map[string]any{"page": int64(1<<62 + 1<<61 + 1), "page_size": 2}, &list); e != "" || len(list.Memories) != 0 || list.More {
+		t.Errorf("page 2^62+2^61+1: %q, %d memories, more %v", e, len(list.Memories), list.More)
 	}
 }
