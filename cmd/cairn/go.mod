@@ -6,6 +6,7 @@ require (
 	github.com/cairndb/cairn v0.0.0
 	github.com/google/jsonschema-go v0.4.3
 	github.com/modelcontextprotocol/go-sdk v1.8.0
+	modernc.org/sqlite v1.62.0
 )
 
 require (
@@ -24,7 +25,6 @@ require (
 	modernc.org/libc v1.80.1 // indirect
 	modernc.org/mathutil v1.7.1 // indirect
 	modernc.org/memory v1.12.1 // indirect
-	modernc.org/sqlite v1.62.0 // indirect
 )
 
 replace github.com/cairndb/cairn => ../..

@@ -43,6 +43,7 @@ var commands = []command{
 	{"query", "FILE -collection NAME (-text T | -vector JSON) [-mode M] [-k 10] [-filter JSON] [-json]", "print the nearest items (by embeddings, words or both)", cmdQuery},
 	{"compact", "FILE", "return free space to the file system (VACUUM)", cmdCompact},
 	{"mcp", "-db FILE [-collection NAME] -embed-url URL -embed-model MODEL", "serve the file as agent memory over MCP (stdio)", cmdMCP},
+	{"version", "", "print the versions of cairn, Go and SQLite, and the distance kernels in use", cmdVersion},
 }
 
 // errUsage marks an error in the command line: the status is exitUsage.
@@ -66,6 +67,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return exitUsage
 	}
 	name := args[0]
+	if name == "-version" || name == "--version" {
+		name = "version"
+	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
 		usage(stdout)
 		return exitOK
