@@ -262,7 +262,7 @@ func TestImportErrors(t *testing.T) {
 		{name: "bad header", stdin: `{"collection":{"name":"x","dim":0}}`, stderr: "line 1: bad line: collection \"x\"", stored: -1},
 		{name: "duplicate in a batch rolls the batch back", args: []string{"-batch", "3"},
 			stdin:  fixture[:strings.Index(fixture, `{"collection":{"name":"empty"`)] + `{"id":"d","embedding":[1,1,0]}` + "\n" + `{"id":"a","embedding":[1,1,1]}` + "\n",
-			stderr: "lines 5-6: add \"a\": vector: duplicate id (3 items stored before it; fix it and rerun with line 1 and the lines from line 5 on", stored: 3},
+			stderr: "lines 5-6: add \"a\": duplicate id (3 items stored before it; fix it and rerun with line 1 and the lines from line 5 on", stored: 3},
 		{name: "wrong dimension", stdin: fixture + `{"collection":{"name":"notes","dim":4,"metric":"cosine"}}` + "\n", stderr: "exists with dim 3", stored: -1},
 		{name: "no embedding and no embedder", args: []string{"-collection", "fresh"}, stdin: `{"id":"x","text":"hello"}`, stderr: "has no embedding", stored: -1},
 		{name: "two collections renamed", args: []string{"-collection", "one"}, stdin: fixture, stderr: "line 5: -collection renames one collection", stored: -1},
@@ -316,5 +316,51 @@ func TestImportEmbeds(t *testing.T) {
 	r = runCmd(t, "", append([]string{"query", path, "-collection", "docs", "-text", "cats", "-embed-retries", "0"}, emb...)...)
 	if r.code != exitFail || !strings.Contains(r.stderr, "HTTP 503") || !strings.Contains(r.stderr, "t.db:") {
 		t.Fatalf("query with the embedder down: %+v", r)
+	}
+}
+
+// TestFileErrors checks the one line a command prints about a file it
+// cannot use: the file named once, the reason once, no package layers.
+func TestFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	good, err := os.ReadFile(newFile(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	locked := write("locked.db", good)
+	db, err := cairn.Open(context.Background(), locked, nil) // another writer
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tests := []struct {
+		path   string
+		cmds   [][]string
+		reason string
+	}{
+		{write("text.db", []byte("not a database, just text\n")), [][]string{{"info"}, {"check"}, {"export"}, {"compact"}}, "not a cairn database: 26 bytes is too short for a SQLite header"},
+		{write("empty.db", nil), [][]string{{"info"}, {"check"}, {"export"}, {"compact"}}, "not a cairn database: empty file"},
+		{write("trunc.db", good[:5000]), [][]string{{"info"}, {"check"}, {"export"}, {"compact"}}, "the file is damaged: file size 5000 is not a multiple of the page size"},
+		{locked, [][]string{{"compact"}, {"import"}}, "the file is locked by another process"},
+		{filepath.Join(dir, "missing.db"), [][]string{{"info"}, {"check"}, {"export"}, {"compact"}}, "no such file"},
+		{dir, [][]string{{"info"}, {"check"}, {"export"}, {"compact"}, {"import"}}, "is a directory, not a cairn file"},
+	}
+	for _, tt := range tests {
+		for _, cmd := range tt.cmds {
+			r := runCmd(t, "", append(cmd, tt.path)...)
+			line := strings.TrimSuffix(r.stderr, "\n")
+			want := "cairn: " + tt.path + ": " + tt.reason
+			if r.code != exitFail || strings.Contains(line, "\n") || !strings.HasPrefix(line, want) ||
+				strings.Count(line, filepath.Base(tt.path)) != 1 || strings.Contains(line, "sqlitestore") || strings.Count(line, "cairn: ") != 1 {
+				t.Errorf("%s %s: status %d, stderr %q; want one line starting %q", cmd[0], filepath.Base(tt.path), r.code, r.stderr, want)
+			}
+		}
 	}
 }

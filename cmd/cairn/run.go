@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/cairndb/cairn"
@@ -118,22 +119,60 @@ type fileError struct {
 	err  error
 }
 
-func (e *fileError) Error() string {
-	// The layers' prefixes say nothing here: the file is named.
-	reason := strings.TrimPrefix(strings.ReplaceAll(e.err.Error(), ": cairn: ", ": "), "cairn: ")
+func (e *fileError) Error() string { return "cairn: " + e.path + ": " + e.reason() }
+
+// errIsDir is the cause of a fileError about a directory.
+var errIsDir = errors.New("is a directory")
+
+// reason says why, once: the error's layers (the packages' prefixes, the
+// operation, the path again) say nothing here, as the file is named.
+func (e *fileError) reason() string {
+	if fi, err := os.Stat(e.path); err == nil && fi.IsDir() {
+		return errIsDir.Error() + ", not a cairn file"
+	}
 	switch {
 	case errors.Is(e.err, sqlitestore.ErrLocked):
-		reason = "the file is locked by another process (a cairn command, or a program that has it open); close it and retry"
-	case errors.Is(e.err, sqlitestore.ErrNotDatabase):
-		reason = "not a cairn database: " + reason
-	case errors.Is(e.err, vector.ErrCorrupt):
-		reason = "the file is damaged: " + reason
-	case errors.Is(e.err, vector.ErrUnsupportedVersion):
-		reason = "written by a newer cairn: " + reason
+		return "the file is locked by another process (a cairn command, or a program that has it open); close it and retry"
 	case errors.Is(e.err, os.ErrNotExist):
-		reason = "no such file"
+		return "no such file"
 	}
-	return "cairn: " + e.path + ": " + reason
+	msg := e.err.Error()
+	for _, k := range []struct {
+		sentinel error
+		label    string
+	}{
+		{sqlitestore.ErrNotDatabase, "not a cairn database"},
+		{vector.ErrUnsupportedVersion, "written by a newer cairn"},
+		{vector.ErrCorrupt, "the file is damaged"},
+	} {
+		if errors.Is(e.err, k.sentinel) {
+			// The most telling cause is what follows the sentinel.
+			if i := strings.LastIndex(msg, k.sentinel.Error()); i >= 0 {
+				return k.label + msg[i+len(k.sentinel.Error()):]
+			}
+			return k.label
+		}
+	}
+	if abs, err := filepath.Abs(e.path); err == nil {
+		msg = strings.ReplaceAll(msg, "open "+abs+": ", "")
+	}
+	msg = strings.ReplaceAll(msg, "open "+e.path+": ", "")
+	for _, prefix := range []string{"cairn: ", "sqlitestore: ", "vector: "} {
+		msg = strings.ReplaceAll(msg, prefix, "")
+	}
+	for _, op := range []string{"inspect: ", "check: ", "open: ", "close: "} {
+		msg = strings.TrimPrefix(msg, op)
+	}
+	// A layer may repeat what the one under it says (collection "x":
+	// collection "x": not found).
+	parts := strings.Split(msg, ": ")
+	kept := parts[:1]
+	for _, p := range parts[1:] {
+		if p != kept[len(kept)-1] {
+			kept = append(kept, p)
+		}
+	}
+	return strings.Join(kept, ": ")
 }
 
 func (e *fileError) Unwrap() error { return e.err }
@@ -142,10 +181,14 @@ func (e *fileError) Unwrap() error { return e.err }
 // if write is set; else read-only, beside its writer if it has one, and
 // it must exist (so that a mistyped name is reported, not created).
 func openDB(ctx context.Context, path string, write bool, o *cairn.Options) (*cairn.DB, error) {
+	fi, err := os.Stat(path)
+	switch {
+	case err == nil && fi.IsDir():
+		return nil, &fileError{path, errIsDir}
+	case err != nil && (!write || !errors.Is(err, os.ErrNotExist)):
+		return nil, &fileError{path, err}
+	}
 	if !write {
-		if _, err := os.Stat(path); err != nil {
-			return nil, &fileError{path, err}
-		}
 		ro := cairn.Options{}
 		if o != nil {
 			ro = *o
