@@ -87,7 +87,7 @@ func TestCommands(t *testing.T) {
 		{name: "compact missing", args: []string{"compact", missing}, code: exitFail, stderr: []string{"no such file"}},
 		{name: "mcp without db", args: []string{"mcp", "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m"}, code: exitUsage, stderr: []string{"-db is required"}},
 		{name: "mcp without embedder", args: []string{"mcp", "-db", path}, code: exitUsage, stderr: []string{"an embedder is required"}},
-		{name: "flag help", args: []string{"info", "-h"}, code: exitOK, stderr: []string{"usage: cairn info"}},
+		{name: "flag help", args: []string{"info", "-h"}, code: exitOK, stdout: []string{"usage: cairn info", "-json"}},
 		{name: "bad flag", args: []string{"info", "-frob", path}, code: exitUsage, stderr: []string{"-frob"}},
 	}
 	for _, tt := range tests {
@@ -362,5 +362,29 @@ func TestFileErrors(t *testing.T) {
 				t.Errorf("%s %s: status %d, stderr %q; want one line starting %q", cmd[0], filepath.Base(tt.path), r.code, r.stderr, want)
 			}
 		}
+	}
+}
+
+// TestFlagErrors checks how a bad command line is reported: once, with
+// the usage line, and status 2; -h prints the flags to stdout.
+func TestFlagErrors(t *testing.T) {
+	path := newFile(t)
+	for _, args := range [][]string{
+		{"info", "-x", path},
+		{"mcp", "-zz"},
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-ef", "-5"},
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-ef", "99999999"},
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-filter", `{"year":{"$gt":"x"}}`},
+	} {
+		r := runCmd(t, "", args...)
+		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")
+		if r.code != exitUsage || len(lines) != 2 || !strings.HasPrefix(lines[0], "cairn "+args[0]+": ") ||
+			!strings.HasPrefix(lines[1], "usage: cairn "+args[0]) || strings.Contains(r.stderr, path) {
+			t.Errorf("%v: status %d, stderr %q", args, r.code, r.stderr)
+		}
+	}
+	r := runCmd(t, "", "import", "-h")
+	if r.code != exitOK || r.stderr != "" || !strings.Contains(r.stdout, "usage: cairn import") || !strings.Contains(r.stdout, "qflat") {
+		t.Errorf("import -h: %+v", r)
 	}
 }

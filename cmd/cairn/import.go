@@ -81,14 +81,14 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	const synopsis = "FILE [-collection NAME] [-batch N] [-upsert] [-metric M] [-index K]"
 	fs := newFlags(e, "import", synopsis)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: cairn import %s\n%s", synopsis, importHelp)
+		fmt.Fprintf(fs.Output(), "usage: cairn import %s\n%s", synopsis, importHelp)
 		fs.PrintDefaults()
 	}
 	coll := fs.String("collection", "", "import into this collection: it names the items before any header line, and renames the stream's one collection")
 	batch := fs.Int("batch", defaultBatch, "commit every `N` items as they are read, keeping them if a later line fails (without -batch: all or nothing, written N a transaction)")
 	upsert := fs.Bool("upsert", false, "replace items whose ids are already stored (default: an existing id is an error)")
 	metric := fs.String("metric", "cosine", "metric of a collection created without a header line: cosine, dot or l2")
-	index := fs.String("index", "auto", "index of a collection created without a header line: auto, flat or hnsw")
+	index := fs.String("index", "auto", "index of a collection created without a header line: auto, flat, qflat (int8-quantised flat) or hnsw")
 	quiet := fs.Bool("q", false, "do not report progress")
 	var emf embedFlags
 	emf.register(fs)

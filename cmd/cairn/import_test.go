@@ -238,8 +238,8 @@ func TestImportHelp(t *testing.T) {
 		t.Fatalf("import -h: %+v", r)
 	}
 	for _, s := range []string{"all or nothing", "-batch", "crash"} {
-		if !strings.Contains(r.stderr, s) {
-			t.Errorf("import -h lacks %q:\n%s", s, r.stderr)
+		if !strings.Contains(r.stdout, s) {
+			t.Errorf("import -h lacks %q:\n%s", s, r.stdout)
 		}
 	}
 }

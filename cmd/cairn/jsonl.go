@@ -177,5 +177,5 @@ func parseIndex(s string) (cairn.IndexKind, error) {
 	if s == "" {
 		return cairn.Auto, nil
 	}
-	return 0, fmt.Errorf("unknown index %q (want auto, flat or hnsw)", s)
+	return 0, fmt.Errorf("unknown index %q (want auto, flat, qflat or hnsw)", s)
 }

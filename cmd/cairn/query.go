@@ -4,11 +4,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/vector"
 )
 
 // hit is one result as query -json and the MCP tools print it.
@@ -53,6 +55,9 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 	if *k <= 0 {
 		return usageError("-k must be positive, got %d", *k)
 	}
+	if *ef < 0 {
+		return usageError("-ef must be 0 or more, got %d", *ef)
+	}
 	var q []float32
 	if *vec != "" {
 		if err := json.Unmarshal([]byte(*vec), &q); err != nil {
@@ -94,6 +99,12 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 		res, err = c.QueryText(ctx, *text, *k, opts)
 	} else {
 		res, err = c.Query(ctx, q, *k, opts)
+	}
+	if errors.Is(err, vector.ErrInvalidOptions) {
+		// Only the command line sets the query's options (-k, -ef, and a
+		// -filter whose values do not fit its operators).
+		_, why, _ := strings.Cut(err.Error(), vector.ErrInvalidOptions.Error()+": ")
+		return closeDB(path, db, usageError("%s", why))
 	}
 	if err != nil {
 		return closeDB(path, db, &fileError{path, err})

@@ -34,6 +34,7 @@ type command struct {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	flags          *flag.FlagSet // the subcommand's, for its -h
 }
 
 var commands = []command{
@@ -84,6 +85,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		case err == nil:
 			return exitOK
 		case errors.Is(err, flag.ErrHelp):
+			if e.flags != nil { // help asked for: to stdout, to be paged or grepped
+				e.flags.SetOutput(stdout)
+				e.flags.Usage()
+			}
 			return exitOK
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "cairn %s: %s\n", name, strings.TrimPrefix(err.Error(), "usage: "))
@@ -214,11 +219,14 @@ func closeDB(path string, db *cairn.DB, err error) error {
 // newFlags returns a flag set for the subcommand name that reports to e.
 func newFlags(e *env, name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet("cairn "+name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
+	// The flag package prints an error and the usage itself; run reports
+	// the error once, in one place, and the usage is printed on -h only.
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: cairn %s %s\n", name, args)
+		fmt.Fprintf(fs.Output(), "usage: cairn %s %s\n", name, args)
 		fs.PrintDefaults()
 	}
+	e.flags = fs
 	return fs
 }
 
