@@ -10,7 +10,8 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// DefaultDim is the dimension of the benchmark data sets of DATASETS.md.
+// DefaultDim is the dimension of the synthetic benchmark data sets: that
+// of many text embedding models.
 const DefaultDim = 768
 
 // DefaultQueries is the number of queries of the benchmark data sets.
@@ -53,7 +54,7 @@ const (
 	genChunk = 256
 )
 
-// Uniform returns the "uniform" family of DATASETS.md: n base vectors and
+// Uniform returns the "uniform" family: n base vectors and
 // nq queries of dimension dim, each with every component drawn uniformly
 // from [-1, 1) and then L2-normalised, under the Cosine metric. Queries are
 // drawn independently of the base. The result is deterministic for (seed,
@@ -71,7 +72,7 @@ func Uniform(n, nq, dim int, seed int64) *Dataset {
 	}
 }
 
-// Clustered returns the "clustered" family of DATASETS.md: Centres centres,
+// Clustered returns the "clustered" family: Centres centres,
 // each drawn like a [Uniform] vector; every base vector and query picks a
 // centre uniformly at random, adds Gaussian noise of standard deviation
 // ClusterNoise to each component (a noise norm of about 0.55 at 768

@@ -1,12 +1,13 @@
-// Package recall is cairn's yardstick: the benchmark data sets of
-// DATASETS.md, exact ground truth, recall@k, the TEXMEX file formats
+// Package recall is cairn's yardstick: two synthetic benchmark data sets,
+// exact ground truth, recall@k, the TEXMEX file formats
 // (.fvecs, .ivecs, .bvecs), .npy matrices and ann-benchmarks' HDF5 files, and the measurement of any
 // [vector.Index] (build time, memory, recall, latency, throughput).
 //
 // # Data sets
 //
-// [Uniform] and [Clustered] generate the two synthetic families,
-// deterministically for a seed: a base to index and queries drawn
+// [Uniform] and [Clustered] generate the two synthetic families (uniform
+// on the unit sphere, and 500 tight Gaussian clusters on it: the worst
+// case and a shape like real embeddings'), deterministically for a seed: a base to index and queries drawn
 // independently from the same distribution. Every chunk of 256 vectors has
 // its own random stream, so generation uses every core, the first n vectors
 // of a larger set are the vectors of a smaller one, and the base does not
@@ -31,8 +32,9 @@
 // [Measure] runs its queries and reports recall@1, @k and @100, the
 // latency distribution of one query at a time on one goroutine after a
 // warm-up (median, p95, p99, mean), and queries per second on one goroutine
-// and on all cores. Latency percentiles are indexed as in the hnswlib
-// harness of ../shared/peers, so the two can be compared figure by figure.
+// and on all cores. Latency percentiles are indexed as the usual C++
+// harnesses index them (the element at ⌊n·p⌋ of the sorted times), so the
+// figures compare with hnswlib's, faiss's and usearch's.
 //
 // # Files
 //

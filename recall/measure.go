@@ -114,7 +114,7 @@ type MeasureOptions struct {
 	// K is the number of results asked of each query. Default 10.
 	K int
 	// Warmup is the number of queries run, untimed, before the timed pass.
-	// Default 50 (as the hnswlib harness in ../shared/peers); never more
+	// Default 50 (as the C++ harnesses cairn is compared with); never more
 	// than there are queries. Negative means none.
 	Warmup int
 	// Threads is the number of goroutines of the throughput pass. Default
@@ -315,9 +315,9 @@ func throughput(ctx context.Context, qs []vector.Vector, k, threads int, search 
 	return float64(len(qs)) / elapsed.Seconds(), nil
 }
 
-// summarise returns the percentiles of lat, indexed as the hnswlib harness
-// of ../shared/peers indexes them (the element at ⌊n·p⌋ of the sorted
-// times), so the two report the same statistic.
+// summarise returns the percentiles of lat, indexed as the C++ harnesses
+// cairn is compared with index them (the element at ⌊n·p⌋ of the sorted
+// times), so they report the same statistic.
 func summarise(lat []time.Duration) Latency {
 	s := slices.Clone(lat)
 	slices.Sort(s)

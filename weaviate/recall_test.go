@@ -1,5 +1,5 @@
 // This file holds the recall test of the cluster's HNSW against cairn's
-// exact flat index, on the clustered data set of DATASETS.md.
+// exact flat index, on the clustered synthetic data set (package recall).
 
 package weaviate
 

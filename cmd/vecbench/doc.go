@@ -1,7 +1,8 @@
 // Vecbench measures cairn's indexes the way people tune them: recall@k
 // against exact ground truth, latency of one query at a time, throughput,
-// build time and memory, on the synthetic data sets of DATASETS.md or on
-// your own vectors.
+// build time and memory, on synthetic data sets (500 Gaussian clusters on
+// the unit sphere, like real embeddings, or uniform on it) or on your own
+// vectors.
 //
 // Usage:
 //
@@ -31,8 +32,8 @@
 //	vecbench --data glove-100-angular.hdf5   an ann-benchmarks file
 //	vecbench --export DIR           write NAME.base.fvecs, NAME.query.fvecs,
 //	                                NAME.gt.ivecs and NAME.metric (of generated
-//	                                data or of --data), for ../shared/peers/run
-//	                                and bench/peers.sh
+//	                                data or of --data), for other systems'
+//	                                harnesses and bench/peers.sh
 //
 // Run vecbench --help for every flag. Tables go to stdout as Markdown; --json
 // FILE writes every figure with the machine (see "The JSON report"), and
@@ -190,7 +191,7 @@
 // "coder-hnsw"), params (M, ef_construction, ef, overfetch, rescore, quantize; empty
 // for flat), build_s, index_bytes, k, recall (at k), p50_us, p95_us, p99_us,
 // qps (one goroutine, or for "clients" all of them) — named as
-// ../shared/peers/run prints them, so the two join on dataset, n, M,
+// the C++ peers' harnesses print them (bench/peers.sh), so the two join on dataset, n, M,
 // ef_construction and ef — and report ("memory", "indexes", "peers",
 // "sweep", "filtered", "clients" or "target"), queries, mean_us, recall_at_1,
 // qps_all_cores (0 when not measured), threads. Some reports add:

@@ -79,7 +79,7 @@ func parsePeers(r io.Reader) ([]peerResult, error) {
 		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("%w: no results (want the JSON lines of ../shared/peers/run)", vector.ErrCorrupt)
+		return nil, fmt.Errorf("%w: no results (want JSON lines with the fields of --json's results, as bench/peers.sh writes them)", vector.ErrCorrupt)
 	}
 	return out, nil
 }

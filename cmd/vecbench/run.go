@@ -129,7 +129,8 @@ Reports (Markdown tables on stdout; several may be combined):
   --quick           every report at small sizes (a smoke run of under a minute)
 %s
 Data:
-  --clustered | --uniform   the synthetic family (see DATASETS.md)
+  --clustered | --uniform   the synthetic family: 500 Gaussian clusters on the
+                            unit sphere (like real embeddings), or uniform on it
   --sizes 10000,50000       base sizes          --dim 768      dimension
   --queries 1000            number of queries, or a query file with --data
   --k 10                    results per query   --seed 1       generator seed
@@ -155,7 +156,8 @@ Output and run:
   --plot FILE     .svg or .png: recall@k against QPS (for --sweep), or, for
                   --indexes alone, build time and memory against items; with
                   both, the second goes to FILE-build.svg (or .png)
-  --peers-json F  hnswlib's JSON lines (../shared/peers/run, bench/peers.sh)
+  --peers-json F  another system's JSON lines (fields as --json's results;
+                  bench/peers.sh makes hnswlib's, faiss's and usearch's)
                   drawn on the recall plot beside cairn
   --threads N     cores to use (GOMAXPROCS; default all)
   --cache DIR     where generated ground truth is kept (default: user cache dir)
