@@ -79,14 +79,14 @@ func (pg *page) save(path string) error {
 	ss := textStyle(10, color.Gray{Y: 0x55})
 	y := body.Max.Y - ts.Height(pg.title)
 	body.FillText(ts, vg.Point{X: body.Min.X, Y: y}, pg.title)
-	for _, line := range pg.subtitle {
+	for _, line := range wrap(ss, pg.subtitle, body.Size().X) {
 		y -= ss.Height(line) * 1.25
 		body.FillText(ss, vg.Point{X: body.Min.X, Y: y}, line)
 	}
 	body = draw.Crop(body, 0, 0, 0, -(body.Max.Y - y + vg.Points(8)))
 
 	if pg.legend != nil {
-		w := pg.legend.Rectangle(body).Size().X + vg.Points(16)
+		w := pg.legend.Rectangle(body).Size().X*fontSlack + vg.Points(16)
 		lc := draw.Crop(body, body.Size().X-w+vg.Points(16), 0, 0, -vg.Points(24))
 		pg.legend.Draw(lc)
 		body = draw.Crop(body, 0, -w, 0, 0)
@@ -110,6 +110,32 @@ func (pg *page) save(path string) error {
 		_, err := w.Write(out)
 		return err
 	})
+}
+
+// fontSlack is how much wider than Liberation Sans's metrics say text is
+// given room for: an SVG names its font without embedding it, and a viewer
+// without Liberation Sans or Arial draws a wider one (DejaVu Sans is about
+// a tenth wider), which must stay inside the frame too.
+const fontSlack = 1.15
+
+// wrap breaks each line wider than width (with fontSlack) at its " · "
+// separators, as few times as it can.
+func wrap(sty text.Style, lines []string, width vg.Length) []string {
+	var out []string
+	for _, line := range lines {
+		parts := strings.Split(line, " · ")
+		cur := parts[0]
+		for _, p := range parts[1:] {
+			if next := cur + " · " + p; sty.Width(next)*fontSlack <= width {
+				cur = next
+				continue
+			}
+			out = append(out, cur)
+			cur = p
+		}
+		out = append(out, cur)
+	}
+	return out
 }
 
 // newLegend is a legend for the column at the right of a page.

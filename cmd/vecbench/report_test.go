@@ -10,14 +10,20 @@ import (
 	"flag"
 	"fmt"
 	"go/parser"
+	"html"
+	"image/color"
 	"image/png"
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+
+	"gonum.org/v1/plot/vg"
 
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
@@ -420,6 +426,35 @@ func TestPeersOnPlot(t *testing.T) {
 	for _, want := range []string{"hnswlib M=16 efC=200 (2 build threads)", "hnsw M=4 efC=20", "clustered-2000-d64"} {
 		if !bytes.Contains(b, []byte(want)) {
 			t.Errorf("plot lacks %q", want)
+		}
+	}
+	checkTextInside(t, b)
+}
+
+var (
+	svgSize = regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"`)
+	svgText = regexp.MustCompile(`<text x="([0-9.]+)" y="[^"]*"[^>]*font-size:([0-9.]+)px[^>]*>([^<]*)</text>`)
+)
+
+// checkTextInside checks that every text of an SVG page ends inside its
+// frame, even in a font a tenth wider than the one it was laid out in.
+func checkTextInside(t *testing.T, svg []byte) {
+	t.Helper()
+	m := svgSize.FindSubmatch(svg)
+	if m == nil {
+		t.Fatal("no viewBox")
+	}
+	width, _ := strconv.ParseFloat(string(m[1]), 64)
+	texts := svgText.FindAllSubmatch(svg, -1)
+	if len(texts) < 10 {
+		t.Fatalf("%d texts in the plot", len(texts))
+	}
+	for _, m := range texts {
+		x, _ := strconv.ParseFloat(string(m[1]), 64)
+		size, _ := strconv.ParseFloat(string(m[2]), 64)
+		s := html.UnescapeString(string(m[3]))
+		if end := x + float64(textStyle(vg.Length(size), color.Black).Width(s))*1.1; end > width {
+			t.Errorf("%q ends at %.0f, past the frame's %.0f", s, end, width)
 		}
 	}
 }
