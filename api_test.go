@@ -44,7 +44,7 @@ func TestGetOrCreateCollection(t *testing.T) {
 				t.Fatal(err)
 			}
 			again, err := db.GetOrCreateCollection(ctx, "mem", cairn.CollectionConfig{Dim: 3, Index: cairn.HNSW})
-			if err != nil || again != got[0] || mustCount(t, again) != 1 {
+			if err != nil || again != got[0] || cairn.MustCount(t, again) != 1 {
 				t.Errorf("second GetOrCreateCollection: %v, %v", again, err)
 			}
 			for _, bad := range []cairn.CollectionConfig{{Dim: 4}, {Dim: 3, Metric: vector.L2}} {
@@ -78,7 +78,7 @@ func TestGetOrCreateCollection(t *testing.T) {
 		t.Errorf("CreateCollection of one in the file: %v, want ErrCollectionExists alone", err)
 	}
 	c, err = db.GetOrCreateCollection(ctx, "kept", cairn.CollectionConfig{Dim: 2})
-	if err != nil || mustCount(t, c) != 1 {
+	if err != nil || cairn.MustCount(t, c) != 1 {
 		t.Fatalf("GetOrCreateCollection of one in the file: %v", err)
 	}
 }
@@ -112,7 +112,7 @@ func TestDeleteIfExists(t *testing.T) {
 			t.Errorf("keyword list after DeleteIfExists: %v", ids(got))
 		}
 		// Delete stays strict.
-		if err := c.Delete(ctx, "b", "missing"); !errors.Is(err, vector.ErrNotFound) || mustCount(t, c) != 1 {
+		if err := c.Delete(ctx, "b", "missing"); !errors.Is(err, vector.ErrNotFound) || cairn.MustCount(t, c) != 1 {
 			t.Errorf("Delete with a missing id: %v", err)
 		}
 	})

@@ -155,7 +155,7 @@ func BenchmarkQuery(b *testing.B) {
 				// the public API: a result's rank in a full query is
 				// not needed, only which ids the filter keeps.
 				set := vector.NewIDSet()
-				res, err := f.c.Query(ctx, qs[0], mustCount(b, f.c), &cairn.QueryOptions{Filter: filter})
+				res, err := f.c.Query(ctx, qs[0], cairn.MustCount(b, f.c), &cairn.QueryOptions{Filter: filter})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -244,8 +244,8 @@ func TestCompact(t *testing.T) {
 	}
 	defer db.Close()
 	c, err = db.Collection(ctx, "c")
-	if err != nil || mustCount(t, c) != len(ids)-len(gone) {
-		t.Fatalf("after Compact: %v, count %d", err, mustCount(t, c))
+	if err != nil || cairn.MustCount(t, c) != len(ids)-len(gone) {
+		t.Fatalf("after Compact: %v, count %d", err, cairn.MustCount(t, c))
 	}
 	if rep, err := cairn.Check(ctx, filepath.Join(t.TempDir(), "none.db"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Check of a missing file: %+v, %v", rep, err)

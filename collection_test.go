@@ -91,7 +91,7 @@ func TestAddGetQuery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if n := mustCount(t, c); n != 3 {
+		if n := cairn.MustCount(t, c); n != 3 {
 			t.Fatalf("Count = %d, want 3", n)
 		}
 		items, err := c.Get(ctx, "east", "northeast")
@@ -268,8 +268,8 @@ func TestUpsert(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if mustCount(t, c) != 2 {
-			t.Fatalf("Count = %d, want 2", mustCount(t, c))
+		if cairn.MustCount(t, c) != 2 {
+			t.Fatalf("Count = %d, want 2", cairn.MustCount(t, c))
 		}
 		got, _ := c.Get(ctx, "a")
 		if got[0].Text != "new" || !slices.Equal(got[0].Embedding, []float32{10, 10}) || got[0].Metadata["v"] != nil || got[0].Metadata["w"] != "x" {
@@ -312,8 +312,8 @@ func TestDelete(t *testing.T) {
 		if err := c.Delete(ctx, "5", "nope"); !errors.Is(err, vector.ErrNotFound) {
 			t.Fatalf("delete of a missing id: %v", err)
 		}
-		if mustCount(t, c) != 8 {
-			t.Fatalf("Count = %d, want 8 (a failed delete removes nothing)", mustCount(t, c))
+		if cairn.MustCount(t, c) != 8 {
+			t.Fatalf("Count = %d, want 8 (a failed delete removes nothing)", cairn.MustCount(t, c))
 		}
 		if _, err := c.Get(ctx, "3"); !errors.Is(err, vector.ErrNotFound) {
 			t.Errorf("Get deleted: %v", err)
@@ -338,8 +338,8 @@ func TestDelete(t *testing.T) {
 		if err := c.Add(ctx, cairn.Item{ID: "3", Embedding: []float32{1, 3}}); err != nil {
 			t.Fatal(err)
 		}
-		if n, _ := c.DeleteWhere(ctx, cairn.And()); n != 5 || mustCount(t, c) != 0 {
-			t.Errorf("DeleteWhere(And()) = %d, Count %d", n, mustCount(t, c))
+		if n, _ := c.DeleteWhere(ctx, cairn.And()); n != 5 || cairn.MustCount(t, c) != 0 {
+			t.Errorf("DeleteWhere(And()) = %d, Count %d", n, cairn.MustCount(t, c))
 		}
 	})
 }
@@ -461,8 +461,8 @@ func TestCollections(t *testing.T) {
 		}
 		// The name can be used again, and starts empty.
 		a2 := mustCollection(t, db, "a", cairn.CollectionConfig{Dim: 2})
-		if mustCount(t, a2) != 0 {
-			t.Errorf("recreated collection has %d items", mustCount(t, a2))
+		if cairn.MustCount(t, a2) != 0 {
+			t.Errorf("recreated collection has %d items", cairn.MustCount(t, a2))
 		}
 	})
 }
@@ -590,8 +590,8 @@ func TestBadInput(t *testing.T) {
 				if !errors.Is(err, tc.want) {
 					t.Fatalf("error %v, want %v", err, tc.want)
 				}
-				if mustCount(t, c) != len(stored) {
-					t.Fatalf("Count = %d after a failed call, want %d", mustCount(t, c), len(stored))
+				if cairn.MustCount(t, c) != len(stored) {
+					t.Fatalf("Count = %d after a failed call, want %d", cairn.MustCount(t, c), len(stored))
 				}
 				got, err := c.Get(ctx, "a", "b")
 				if err != nil {
@@ -673,8 +673,8 @@ func TestEmbedder(t *testing.T) {
 	for _, tc := range bad {
 		db := cairn.OpenMemory(&cairn.Options{Embedder: tc.emb})
 		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3})
-		if err := c.Add(ctx, cairn.Item{ID: "1", Text: "a"}, cairn.Item{ID: "2", Text: "b"}); err == nil || mustCount(t, c) != 0 {
-			t.Errorf("%s: Add = %v, Count %d", tc.name, err, mustCount(t, c))
+		if err := c.Add(ctx, cairn.Item{ID: "1", Text: "a"}, cairn.Item{ID: "2", Text: "b"}); err == nil || cairn.MustCount(t, c) != 0 {
+			t.Errorf("%s: Add = %v, Count %d", tc.name, err, cairn.MustCount(t, c))
 		}
 		if _, err := c.QueryText(ctx, "a", 1, nil); err == nil && tc.name != "short" {
 			t.Errorf("%s: QueryText succeeded", tc.name)
@@ -736,7 +736,7 @@ func testConcurrent(t *testing.T, op opener, kind cairn.IndexKind) {
 								return
 							}
 						}
-						mustCount(t, c)
+						cairn.MustCount(t, c)
 						db.Collections(ctx)
 					}
 				})
@@ -746,8 +746,8 @@ func testConcurrent(t *testing.T, op opener, kind cairn.IndexKind) {
 			for err := range errs {
 				t.Error(err)
 			}
-			if want := 4 * (100 - 34); mustCount(t, c) != want {
-				t.Errorf("Count = %d, want %d", mustCount(t, c), want)
+			if want := 4 * (100 - 34); cairn.MustCount(t, c) != want {
+				t.Errorf("Count = %d, want %d", cairn.MustCount(t, c), want)
 			}
 		}
 	}

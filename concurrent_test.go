@@ -94,8 +94,8 @@ func TestConcurrentAddDistinct(t *testing.T) {
 				}
 				check := func(c *cairn.Collection) {
 					t.Helper()
-					if mustCount(t, c) != writers*each {
-						t.Fatalf("Count = %d, want %d", mustCount(t, c), writers*each)
+					if cairn.MustCount(t, c) != writers*each {
+						t.Fatalf("Count = %d, want %d", cairn.MustCount(t, c), writers*each)
 					}
 					for id, v := range vecs {
 						if _, err := c.Get(ctx, id); err != nil {
@@ -172,8 +172,8 @@ func TestConcurrentAddSameID(t *testing.T) {
 				t.Fatalf("round %d: Get = %v, %v; want the vector of Add %d", round, got, err, winner)
 			}
 		}
-		if mustCount(t, c) != rounds {
-			t.Fatalf("Count = %d, want %d", mustCount(t, c), rounds)
+		if cairn.MustCount(t, c) != rounds {
+			t.Fatalf("Count = %d, want %d", cairn.MustCount(t, c), rounds)
 		}
 	})
 }
@@ -278,8 +278,8 @@ func TestUpsertsSeenWhole(t *testing.T) {
 		for err := range errs {
 			t.Fatal(err)
 		}
-		if mustCount(t, c) != writers*each {
-			t.Fatalf("Count = %d, want %d", mustCount(t, c), writers*each)
+		if cairn.MustCount(t, c) != writers*each {
+			t.Fatalf("Count = %d, want %d", cairn.MustCount(t, c), writers*each)
 		}
 	})
 }

@@ -115,7 +115,7 @@ func TestEpochTimesKept(t *testing.T) {
 				t.Fatalf("CreatedAt %s: %v, want ErrInvalidOptions", name, err)
 			}
 		}
-		if n := mustCount(t, c); n != len(want) {
+		if n := cairn.MustCount(t, c); n != len(want) {
 			t.Fatalf("Count %d, want %d", n, len(want))
 		}
 
@@ -158,7 +158,7 @@ func TestEpochExpiresAt(t *testing.T) {
 		if _, err := c.Get(ctx, "a"); !errors.Is(err, vector.ErrNotFound) {
 			t.Fatalf("Get at the epoch of an item expiring then: %v, want ErrNotFound", err)
 		}
-		if n := mustCount(t, c); n != 0 {
+		if n := cairn.MustCount(t, c); n != 0 {
 			t.Fatalf("Count %d at the epoch, want 0", n)
 		}
 	})

@@ -204,12 +204,12 @@ func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 	if err := c.Add(ctx, items...); err != nil {
 		t.Fatal(err)
 	}
-	if n := mustCount(t, c); n != 40 {
+	if n := cairn.MustCount(t, c); n != 40 {
 		t.Fatalf("Count %d before expiry, want 40", n)
 	}
 	clk.Advance(time.Hour) // ExpiresAt has come: expired
 	live := func(id string) bool { var i int; fmt.Sscanf(id, "k%d", &i); return i >= 20 }
-	if n := mustCount(t, c); n != 20 {
+	if n := cairn.MustCount(t, c); n != 20 {
 		t.Fatalf("Count %d after expiry, want 20", n)
 	}
 	if info, err := c.Info(); err != nil || info.Count != 20 {
@@ -295,7 +295,7 @@ func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 	if n, err := c.RemoveExpired(ctx); err != nil || n != 0 {
 		t.Fatalf("second RemoveExpired: %d, %v; want 0", n, err)
 	}
-	if n := mustCount(t, c); n != 11 {
+	if n := cairn.MustCount(t, c); n != 11 {
 		t.Fatalf("Count after the sweep %d, want 11", n)
 	}
 	rs, err := c.Query(ctx, nil, 10, &cairn.QueryOptions{Mode: cairn.KeywordMode, Keywords: "doomed"})
@@ -311,7 +311,7 @@ func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := mustCount(t, c); n != 11 {
+	if n := cairn.MustCount(t, c); n != 11 {
 		t.Fatalf("Count after reopening %d, want 11", n)
 	}
 	if n, err := c.RemoveExpired(ctx); err != nil || n != 0 {
@@ -485,7 +485,7 @@ func TestTimeBadInput(t *testing.T) {
 			t.Fatalf("%s: an Upsert of a stored item: %v, want ErrInvalidOptions", name, err)
 		}
 	}
-	if n := mustCount(t, c); n != 1 {
+	if n := cairn.MustCount(t, c); n != 1 {
 		t.Fatalf("Count %d after refused writes, want 1", n)
 	}
 	if k := getOne(t, c, "keep"); k.Embedding[0] != 1 || !k.ExpiresAt.IsZero() {
@@ -585,7 +585,7 @@ func TestSweepDuringQueriesAndWrites(t *testing.T) {
 			t.Fatalf("%q, expiring at %v, survived the sweeps", it.ID, it.ExpiresAt)
 		}
 	}
-	if cnt := mustCount(t, c); cnt != len(found) {
+	if cnt := cairn.MustCount(t, c); cnt != len(found) {
 		t.Fatalf("Count %d, Find %d", cnt, len(found))
 	}
 }

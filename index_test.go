@@ -36,7 +36,7 @@ func TestAutoSwitches(t *testing.T) {
 		}
 	}
 	add(0, threshold-1)
-	if got := mustInfo(t, c).Index; got != cairn.Flat {
+	if got := cairn.MustInfo(t, c).Index; got != cairn.Flat {
 		t.Fatalf("below threshold: index %v, want flat", got)
 	}
 	q := randVec(r, dim)
@@ -45,7 +45,7 @@ func TestAutoSwitches(t *testing.T) {
 		t.Fatal(err)
 	}
 	add(threshold-1, threshold)
-	info := mustInfo(t, c)
+	info := cairn.MustInfo(t, c)
 	if info.Index != cairn.HNSW || info.Config.Index != cairn.Auto || info.Count != threshold {
 		t.Fatalf("at threshold: %+v", info)
 	}
@@ -67,7 +67,7 @@ func TestAutoSwitches(t *testing.T) {
 	if err := c.Delete(ctx, "0", "1", "2"); err != nil {
 		t.Fatal(err)
 	}
-	if got := mustInfo(t, c).Index; got != cairn.HNSW {
+	if got := cairn.MustInfo(t, c).Index; got != cairn.HNSW {
 		t.Errorf("after shrinking: index %v, want hnsw kept", got)
 	}
 }
@@ -85,7 +85,7 @@ func TestIndexKinds(t *testing.T) {
 		if kind == cairn.Auto {
 			want = cairn.Flat
 		}
-		if got := mustInfo(t, c).Index; got != want {
+		if got := cairn.MustInfo(t, c).Index; got != want {
 			t.Errorf("%v: index in use %v, want %v", kind, got, want)
 		}
 		res, err := c.Query(ctx, []float32{4, 3, 2, 0}, 1, &cairn.QueryOptions{Ef: 10})
@@ -153,7 +153,7 @@ func TestAutoSwitchDoesNotBlockQueries(t *testing.T) {
 	default:
 		t.Fatal("the graph was built without reporting progress")
 	}
-	if mustInfo(t, c).Index != cairn.HNSW {
-		t.Fatalf("index %v after the switch", mustInfo(t, c).Index)
+	if cairn.MustInfo(t, c).Index != cairn.HNSW {
+		t.Fatalf("index %v after the switch", cairn.MustInfo(t, c).Index)
 	}
 }

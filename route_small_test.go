@@ -58,7 +58,7 @@ func TestRoutedSmallCollections(t *testing.T) {
 				}
 			}
 			c.WaitRoutedForTest() // the measurement at 1,000 items runs in the background
-			info := mustInfo(t, c)
+			info := cairn.MustInfo(t, c)
 			if got := info.Index == cairn.HNSW; got != tc.graph {
 				t.Fatalf("%s, %d items: index %v (calibration %+v), want the graph: %v", tc.name, n, info.Index, info.Calibration, tc.graph)
 			}

@@ -1,7 +1,8 @@
 package cairn
 
 // This file holds helpers for the calls that fail once a collection is
-// closed, for tests that do not close it.
+// closed, for tests that do not close it; the external tests (package
+// cairn_test) call them as cairn.MustCount and cairn.MustInfo.
 
 import "testing"
 
@@ -23,4 +24,16 @@ func mustInfo(t testing.TB, c *Collection) CollectionInfo {
 		t.Fatal(err)
 	}
 	return info
+}
+
+// MustCount is mustCount, for the external tests.
+func MustCount(t testing.TB, c *Collection) int {
+	t.Helper()
+	return mustCount(t, c)
+}
+
+// MustInfo is mustInfo, for the external tests.
+func MustInfo(t testing.TB, c *Collection) CollectionInfo {
+	t.Helper()
+	return mustInfo(t, c)
 }
