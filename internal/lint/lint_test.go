@@ -46,6 +46,7 @@ var graph = map[string]rule{
 	"internal/rank":          {cairn: []string{"vector"}},
 	"internal/memorytest":    {cairn: []string{"", "vector"}},
 	"internal/lint":          {},
+	"internal/testprogress":  {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank"}},
 	"cmd/cairn": {
