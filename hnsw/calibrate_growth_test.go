@@ -398,30 +398,36 @@ func TestRecordQueries(t *testing.T) {
 		t.Errorf("TargetSearches = %+v after recording, want none", s)
 	}
 
-	// A batch of more than CalibrationQueries is kept whole, and the
-	// next calibration measures on all of it.
-	big, bds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
-	many := hnsw.CalibrationQueries + 100
-	if err := big.RecordQueries(bds.Queries[:many]); err != nil {
-		t.Fatal(err)
-	}
-	if c, err = big.Calibrate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if c.Source != hnsw.SourceQueries || c.Queries != many {
-		t.Fatalf("calibration after recording %d distinct queries at once = %+v, want one on all of them", many, c)
-	}
+	// Under -race the first calibration alone (the longest test there):
+	// the two below record and calibrate through the same code, one after
+	// the other, and only the source they pick differs, which the plain
+	// run checks (see race_test.go).
+	if !raceEnabled {
+		// A batch of more than CalibrationQueries is kept whole, and the
+		// next calibration measures on all of it.
+		big, bds := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+		many := hnsw.CalibrationQueries + 100
+		if err := big.RecordQueries(bds.Queries[:many]); err != nil {
+			t.Fatal(err)
+		}
+		if c, err = big.Calibrate(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if c.Source != hnsw.SourceQueries || c.Queries != many {
+			t.Fatalf("calibration after recording %d distinct queries at once = %+v, want one on all of them", many, c)
+		}
 
-	fresh, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
-	few := hnsw.MinMixedQueries
-	if err := fresh.RecordQueries(ds.Queries[:few]); err != nil {
-		t.Fatal(err)
-	}
-	if c, err = fresh.Calibrate(ctx, nil); err != nil {
-		t.Fatal(err)
-	}
-	if c.Source != hnsw.SourceMixed || c.RealQueries != few {
-		t.Fatalf("calibration after recording %d queries = %+v, want them topped up with held-out vectors", few, c)
+		fresh, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
+		few := hnsw.MinMixedQueries
+		if err := fresh.RecordQueries(ds.Queries[:few]); err != nil {
+			t.Fatal(err)
+		}
+		if c, err = fresh.Calibrate(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		if c.Source != hnsw.SourceMixed || c.RealQueries != few {
+			t.Fatalf("calibration after recording %d queries = %+v, want them topped up with held-out vectors", few, c)
+		}
 	}
 
 	bad := slices.Clone(ds.Queries[0])

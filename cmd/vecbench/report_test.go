@@ -483,13 +483,17 @@ func TestLogTicks(t *testing.T) {
 func TestTargetReport(t *testing.T) {
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "t.json")
+	splits := 3
+	if raceEnabled {
+		splits = 1 // see race_test.go
+	}
 	out, errOut, err := runArgs(t, context.Background(), "--dim", "32", "--queries", "400", "--quiet", "--cache", dir,
-		"--clustered", "--target-recall", "0.9,1", "--splits", "3", "--sizes", "1500", "--json", jsonPath)
+		"--clustered", "--target-recall", "0.9,1", "--splits", fmt.Sprint(splits), "--sizes", "1500", "--json", jsonPath)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, errOut)
 	}
 	for _, want := range []string{"## Recall targets: clustered-1500-d32", "| 0.9 | target hnsw |", "| 1 | best fixed ef |",
-		"## Calibration across 3 random splits: clustered-1500-d32, k=10, calibrated on 200 queries, measured on the other 200",
+		fmt.Sprintf("## Calibration across %d random splits: clustered-1500-d32, k=10, calibrated on 200 queries, measured on the other 200", splits),
 		"| 0.9 | exact scan |", "| 1 | Auto collection |", "| 0.9 | approximate scan |",
 		"## Queries during a background recalibration", "| recalibrating (real queries) |", "| Calibrate called directly |"} {
 		if !strings.Contains(out, want) {

@@ -1,0 +1,7 @@
+//go:build !race
+
+package hnsw_test
+
+// raceEnabled says the tests run without the race detector: every test
+// runs in full (see race_test.go).
+const raceEnabled = false
