@@ -143,8 +143,8 @@ func TestEveryCallAfterClose(t *testing.T) {
 			}
 			kw := &cairn.QueryOptions{Mode: cairn.KeywordMode}
 			checks := map[string]error{
-				"Count":          func() error { _, err := c.Count(); return err }(),
-				"Info":           func() error { _, err := c.Info(); return err }(),
+				"Count":          func() error { _, err := c.Count(ctx); return err }(),
+				"Info":           func() error { _, err := c.Info(ctx); return err }(),
 				"Add":            c.Add(ctx, cairn.Item{ID: "b", Embedding: []float32{1, 0}}),
 				"Upsert":         c.Upsert(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}}),
 				"Delete":         c.Delete(ctx, "a"),
@@ -181,7 +181,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 	if err := db.DeleteCollection(ctx, "gone"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Count(); !errors.Is(err, vector.ErrNotFound) {
+	if _, err := c.Count(ctx); !errors.Is(err, vector.ErrNotFound) {
 		t.Errorf("Count of a deleted collection: %v", err)
 	}
 }

@@ -219,7 +219,7 @@ loop:
 	}
 	after := quietFor(2000)
 	b.StopTimer()
-	if cnt, err := c.Count(); err != nil || cnt != total-out.n {
+	if cnt, err := c.Count(ctx); err != nil || cnt != total-out.n {
 		b.Fatalf("Count %d (%v) after removing %d of %d", cnt, err, out.n, total)
 	}
 	if len(during) < 20 {

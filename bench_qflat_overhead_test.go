@@ -79,7 +79,7 @@ func loadQFlatOverhead() (*qflatOverhead, error) {
 			return nil, err
 		}
 	}
-	if info, err := f.routed.Info(); err != nil || info.Index != cairn.QFlat {
+	if info, err := f.routed.Info(ctx); err != nil || info.Index != cairn.QFlat {
 		return nil, fmt.Errorf("routed collection on uniform data uses %v (%v), want qflat", info.Index, err)
 	}
 	return f, nil

@@ -51,7 +51,7 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 		}
 		load(0, 10000)
 		c.WaitRoutedForTest() // the load's own measurements, at its doublings
-		if info, _ := c.Info(); info.Route == nil || info.Route.Index == HNSW {
+		if info, _ := c.Info(ctx); info.Route == nil || info.Route.Index == HNSW {
 			b.Skipf("the graph won on held-out vectors (route %+v): nothing to measure again", info.Route)
 		}
 		query := func(i int) time.Duration {
@@ -88,19 +88,19 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 			b.ReportMetric(at(calm, 0.95), name+"-quiet-p95-µs")
 			b.ReportMetric(at(busy, 0.95)/at(calm, 0.95), name+"-p95-ratio")
 			b.ReportMetric(took.Seconds(), name+"-s")
-			info, _ := c.Info()
+			info, _ := c.Info(ctx)
 			b.Logf("%s: route after %+v, index %v", name, *info.Route, info.Index)
 		}
 		for i := range ds.Queries {
 			query(i) // the last one starts the measurement
 		}
 		phase("queries")
-		if info, _ := c.Info(); info.Route.Queries == 0 {
+		if info, _ := c.Info(ctx); info.Route.Queries == 0 {
 			b.Fatalf("no measurement on queries ran: route %+v", *info.Route)
 		}
 		load(10000, 20000) // the last write starts the measurement
 		phase("doubled")
-		if info, _ := c.Info(); info.Route.Len != 20000 {
+		if info, _ := c.Info(ctx); info.Route.Len != 20000 {
 			b.Fatalf("no measurement at 20,000 items ran: route %+v", *info.Route)
 		}
 		if err := db.Close(); err != nil {

@@ -277,7 +277,7 @@ func (db *DB) Collections(ctx context.Context) ([]CollectionInfo, error) {
 	// Info waits for a write in progress; db's lock is not held meanwhile.
 	out := make([]CollectionInfo, 0, len(colls))
 	for _, c := range colls {
-		info, err := c.Info()
+		info, err := c.Info(ctx)
 		if errors.Is(err, errDropped) {
 			continue // deleted since the listing
 		}

@@ -276,7 +276,10 @@ func (c *Collection) Config() CollectionConfig { return c.cfg }
 // Info describes the collection: its name, configuration, size and the
 // index in use (Flat or HNSW; an Auto collection reports which). Once the
 // collection is closed or deleted it returns the error every call does.
-func (c *Collection) Info() (CollectionInfo, error) {
+func (c *Collection) Info(ctx context.Context) (CollectionInfo, error) {
+	if err := ctx.Err(); err != nil {
+		return CollectionInfo{}, err
+	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
@@ -301,7 +304,10 @@ func (c *Collection) Info() (CollectionInfo, error) {
 // are any, Count looks at every item). Once the collection is closed it
 // returns an error wrapping [vector.ErrClosed], once deleted one wrapping
 // [vector.ErrNotFound], as every call does.
-func (c *Collection) Count() (int, error) {
+func (c *Collection) Count(ctx context.Context) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, err
+	}
 	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()

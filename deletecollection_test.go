@@ -84,7 +84,7 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 	if err != nil {
 		t.Fatalf("create: %v", err)
 	}
-	if n, err := c.Count(); n != 0 || err != nil {
+	if n, err := c.Count(ctx); n != 0 || err != nil {
 		t.Fatalf("created again: Count: got %d, %v; want an empty collection", n, err)
 	}
 	item := func(id string, i int) cairn.Item {
@@ -159,9 +159,9 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 				check("get", after, err)
 				_, err = c.Find(ctx, cairn.Lt("i", 3), 10)
 				check("find", after, err)
-				_, err = c.Count()
+				_, err = c.Count(ctx)
 				check("count", after, err)
-				_, err = c.Info()
+				_, err = c.Info(ctx)
 				check("info", after, err)
 				for _, err := range c.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
 					check("items", after, err)
@@ -204,9 +204,9 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 	notFound("hybrid query", err)
 	_, err = c.QueryText(ctx, "word", 3, &cairn.QueryOptions{Mode: cairn.KeywordMode})
 	notFound("keyword query", err)
-	_, err = c.Count()
+	_, err = c.Count(ctx)
 	notFound("count", err)
-	_, err = c.Info()
+	_, err = c.Info(ctx)
 	notFound("info", err)
 	_, err = c.RemoveExpired(ctx)
 	notFound("remove expired", err)
@@ -259,7 +259,7 @@ func TestDeleteCollectionFails(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := c.Count(); n != 2 || err != nil {
+	if n, err := c.Count(ctx); n != 2 || err != nil {
 		t.Errorf("reopened: Count: got %d, %v; want 2", n, err)
 	}
 }

@@ -81,7 +81,7 @@ func Example_filters() {
 	show(`lang in (rust, zig) or year < 2020`, cairn.Or(cairn.In("lang", "rust", "zig"), cairn.Lt("year", 2020)))
 
 	n, _ := docs.DeleteWhere(ctx, cairn.Eq("lang", "go"))
-	left, _ := docs.Count()
+	left, _ := docs.Count(ctx)
 	fmt.Println("deleted", n, "go docs; left", left)
 	// Output:
 	// no filter:                             rust-2023 go-2019 go-2023
@@ -134,7 +134,7 @@ func Example_persistence() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	count, _ := notes.Count()
+	count, _ := notes.Count(ctx)
 	fmt.Println(count, "notes; nearest:", hits[0].Text, hits[0].Metadata)
 	// Output:
 	// 2 notes; nearest: second note map[day:2]
@@ -163,7 +163,7 @@ func Example_chooseIndex() {
 				log.Fatal(err)
 			}
 		}
-		info, _ := auto.Info()
+		info, _ := auto.Info(ctx)
 		fmt.Printf("%d items: auto uses %v\n", i+1, info.Index)
 	}
 	// A wider beam for one query of an HNSW collection:

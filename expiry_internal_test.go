@@ -47,7 +47,7 @@ func TestMarkedHidden(t *testing.T) {
 				t.Fatal("after marking, readers should rely on the visible set")
 			}
 			c.mu.Unlock()
-			if n, _ := c.Count(); n != 50 {
+			if n, _ := c.Count(ctx); n != 50 {
 				t.Fatalf("Count %d, want 50", n)
 			}
 			for _, o := range []*QueryOptions{nil, {Filter: Eq("all", true)}, {Mode: KeywordMode, Keywords: "word"}, {Mode: HybridMode, Keywords: "word"}} {

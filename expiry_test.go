@@ -212,7 +212,7 @@ func testExpiredHidden(t *testing.T, path string, kind cairn.IndexKind) {
 	if n := cairn.MustCount(t, c); n != 20 {
 		t.Fatalf("Count %d after expiry, want 20", n)
 	}
-	if info, err := c.Info(); err != nil || info.Count != 20 {
+	if info, err := c.Info(ctx); err != nil || info.Count != 20 {
 		t.Fatalf("Info.Count %d, %v", info.Count, err)
 	}
 	if _, err := c.Get(ctx, "k3"); !errors.Is(err, vector.ErrNotFound) {

@@ -6,20 +6,20 @@ package cairn
 
 import "testing"
 
-// mustCount returns c.Count(), failing the test on an error.
+// mustCount returns c.Count, failing the test on an error.
 func mustCount(t testing.TB, c *Collection) int {
 	t.Helper()
-	n, err := c.Count()
+	n, err := c.Count(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}
 	return n
 }
 
-// mustInfo returns c.Info(), failing the test on an error.
+// mustInfo returns c.Info, failing the test on an error.
 func mustInfo(t testing.TB, c *Collection) CollectionInfo {
 	t.Helper()
-	info, err := c.Info()
+	info, err := c.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

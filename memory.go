@@ -39,8 +39,8 @@ type MemoryStore interface {
 }
 
 // MemoryCollection is the API of one collection of a [MemoryStore]: the
-// methods of [*Collection], with the same meaning, plus Count with a
-// context (a remote store has to ask for it).
+// methods of [*Collection], with the same meaning; *Collection satisfies
+// it.
 type MemoryCollection interface {
 	// Name returns the collection's name.
 	Name() string
@@ -81,7 +81,7 @@ func (s localStore) CreateCollection(ctx context.Context, name string, cfg Colle
 	if err != nil {
 		return nil, err
 	}
-	return localCollection{c}, nil
+	return c, nil
 }
 
 func (s localStore) Collection(ctx context.Context, name string) (MemoryCollection, error) {
@@ -89,7 +89,7 @@ func (s localStore) Collection(ctx context.Context, name string) (MemoryCollecti
 	if err != nil {
 		return nil, err
 	}
-	return localCollection{c}, nil
+	return c, nil
 }
 
 func (s localStore) Collections(ctx context.Context) ([]CollectionInfo, error) {
@@ -102,12 +102,5 @@ func (s localStore) DeleteCollection(ctx context.Context, name string) error {
 
 func (s localStore) Close() error { return s.db.Close() }
 
-// localCollection is a *Collection with Count taking a context.
-type localCollection struct{ *Collection }
-
-func (c localCollection) Count(ctx context.Context) (int, error) {
-	if err := ctx.Err(); err != nil {
-		return 0, err
-	}
-	return c.Collection.Count()
-}
+// *Collection is the local MemoryCollection.
+var _ MemoryCollection = (*Collection)(nil)

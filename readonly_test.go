@@ -75,7 +75,7 @@ func readAll(t *testing.T, db *cairn.DB) map[string]int {
 				t.Fatalf("%s: Items: %v", in.Name, err)
 			}
 		}
-		n, err := c.Count()
+		n, err := c.Count(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

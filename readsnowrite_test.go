@@ -121,7 +121,7 @@ func TestReadsLeaveFileUnchanged(t *testing.T) {
 					}
 				}
 				c.WaitRoutedForTest()
-				if info, err := c.Info(); err != nil || info.Route == nil || info.Route.Queries < hnsw.MinRealQueries {
+				if info, err := c.Info(ctx); err != nil || info.Route == nil || info.Route.Queries < hnsw.MinRealQueries {
 					t.Fatalf("round %d: %s: no measurement on the queries: %+v, %v", round, name, info.Route, err)
 				}
 			}
@@ -167,10 +167,10 @@ func readEverything(t *testing.T, c *cairn.Collection, r *rand.Rand, dim int) {
 	if _, err := c.Find(ctx, filter, 20); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Count(); err != nil {
+	if _, err := c.Count(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Info(); err != nil {
+	if _, err := c.Info(ctx); err != nil {
 		t.Fatal(err)
 	}
 	for _, o := range []*cairn.ItemsOptions{nil, {Embeddings: true, Filter: filter}} {

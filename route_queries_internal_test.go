@@ -105,7 +105,7 @@ func TestRouteOnQueries(t *testing.T) {
 		t.Errorf("the graph built in the background inserts with %d workers (progress set: %v), want %d and none, as the collection's",
 			opts.Workers, opts.Progress != nil, runtime.GOMAXPROCS(0))
 	}
-	if n, _ := c.Count(); n != 800 {
+	if n, _ := c.Count(ctx); n != 800 {
 		t.Fatalf("count %d after the writes beside the build, want 800", n)
 	}
 	for _, i := range []int{3, 750, 799} {

@@ -73,7 +73,7 @@ func TestIndexerRetriever(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := c.Count(); n != len(docs)+1 {
+	if n, _ := c.Count(ctx); n != len(docs)+1 {
 		t.Fatalf("%d stored, want %d", n, len(docs)+1)
 	}
 	stored, err := c.Get(ctx, generated, "dog-en")

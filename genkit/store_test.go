@@ -84,7 +84,7 @@ func TestRetriever(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := c.Count(); n != len(docs) || embedded.Load() != int64(len(docs)) {
+	if n, _ := c.Count(ctx); n != len(docs) || embedded.Load() != int64(len(docs)) {
 		t.Fatalf("%d stored, %d embedded; want %d of each", n, embedded.Load(), len(docs))
 	}
 
@@ -137,7 +137,7 @@ func TestRetriever(t *testing.T) {
 	if err := ds.Delete(ctx, id); err != nil {
 		t.Fatal(err)
 	}
-	if n, _ := c.Count(); n != len(docs)-1 {
+	if n, _ := c.Count(ctx); n != len(docs)-1 {
 		t.Fatalf("%d left after a delete", n)
 	}
 }

@@ -300,10 +300,10 @@ func TestRetrievalQA(t *testing.T) {
 	}
 }
 
-// mustCount returns c.Count(), failing the test on an error.
+// mustCount returns c.Count, failing the test on an error.
 func mustCount(t testing.TB, c *cairn.Collection) int {
 	t.Helper()
-	n, err := c.Count()
+	n, err := c.Count(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

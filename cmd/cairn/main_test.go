@@ -125,10 +125,10 @@ func runCmd(t testing.TB, stdin string, args ...string) result {
 	return result{code, out.String(), errb.String()}
 }
 
-// mustCount returns c.Count(), failing the test on an error.
+// mustCount returns c.Count, failing the test on an error.
 func mustCount(t testing.TB, c *cairn.Collection) int {
 	t.Helper()
-	n, err := c.Count()
+	n, err := c.Count(t.Context())
 	if err != nil {
 		t.Fatal(err)
 	}

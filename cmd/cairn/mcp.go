@@ -74,7 +74,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	m.callTimeout, m.maxText = *callTimeout, *maxText
 	n := 0
 	if c := m.collection(); c != nil {
-		if n, err = c.Count(); err != nil {
+		if n, err = c.Count(ctx); err != nil {
 			return closeDB(*path, db, &fileError{*path, err})
 		}
 	}

@@ -113,7 +113,7 @@ func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending 
 		for _, it := range items {
 			obs[it.ID] = it
 		}
-		if n, err := c.Count(); err != nil || n != len(obs) {
+		if n, err := c.Count(ctx); err != nil || n != len(obs) {
 			v.damage("%s: Find lists %d items, Count says %d (%v)", info.Name, len(obs), n, err)
 		}
 		got[info.Name] = obs

@@ -169,7 +169,7 @@ func runSoak(dir string, d, every, reopen time.Duration, csvPath, svgPath string
 		var ms runtime.MemStats
 		runtime.ReadMemStats(&ms)
 		gate.RLock()
-		n, _ := coll().Count() // 0 if closed: the sample says so
+		n, _ := coll().Count(ctx) // 0 if closed: the sample says so
 		gate.RUnlock()
 		s := sample{at: time.Since(start), rss: rssBytes(), heap: int64(ms.HeapAlloc), file: fileBytes(path), items: int64(n), writes: writes.Load(), reads: reads.Load()}
 		samples = append(samples, s)

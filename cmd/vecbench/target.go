@@ -251,7 +251,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	// The Auto collection answers the calibration half too, as a user's
 	// queries, and settles as the index did.
 	collCal := func() (hnsw.Calibration, bool) {
-		info, err := coll.Info()
+		info, err := coll.Info(ctx)
 		if err != nil || info.Calibration == nil {
 			return hnsw.Calibration{}, false
 		}
@@ -276,7 +276,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 			return hnsw.Calibration{}, err
 		}
 	}
-	info, err := coll.Info()
+	info, err := coll.Info(ctx)
 	if err != nil {
 		return hnsw.Calibration{}, err
 	}
@@ -309,7 +309,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	}
 	collWay := func() {
 		collEf = 0
-		if i, err := coll.Info(); err == nil && i.Index == cairn.HNSW && i.Calibration != nil && !i.Calibration.Exact {
+		if i, err := coll.Info(ctx); err == nil && i.Index == cairn.HNSW && i.Calibration != nil && !i.Calibration.Exact {
 			collEf = max(i.Calibration.Ef, k)
 		}
 	}
@@ -402,7 +402,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	// What the Auto collection's queries did: its calibration may have
 	// changed during the runs (a background one finishing, or one on the
 	// queries it answered), so the note reports the state after them.
-	after, err := coll.Info()
+	after, err := coll.Info(ctx)
 	if err != nil {
 		return hnsw.Calibration{}, err
 	}
@@ -666,7 +666,7 @@ func waitRouted(ctx context.Context, coll *cairn.Collection, distinct int) error
 		return nil
 	}
 	_, err := pollUntil(ctx, time.Now().Add(calibrationWait), func() bool {
-		info, err := coll.Info()
+		info, err := coll.Info(ctx)
 		r := info.Route
 		return err != nil || r == nil || r.Index == cairn.HNSW ||
 			r.Queries >= hnsw.MinRealQueries && info.Count < r.Next
