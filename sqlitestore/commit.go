@@ -79,6 +79,16 @@ func (c *Collection) closedErr() error {
 	return nil
 }
 
+// timeArg is t as a statement argument: NULL or the int64 itself, which
+// the driver takes without the sql.Valuer round trip (and its boxing) of
+// a sql.NullInt64.
+func timeArg(t sql.NullInt64) any {
+	if !t.Valid {
+		return nil
+	}
+	return t.Int64
+}
+
 func checkIDs(ids []vector.ID) error {
 	if len(ids) <= 1 {
 		return nil
@@ -424,7 +434,7 @@ func (db *DB) apply(ctx context.Context, r *request) error {
 	for i := range r.items {
 		it := &r.items[i]
 		if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata),
-			it.Created, it.Updated, it.Expires); err != nil {
+			timeArg(it.Created), timeArg(it.Updated), timeArg(it.Expires)); err != nil {
 			return itemErr(it, err)
 		}
 	}
