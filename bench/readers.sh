@@ -96,7 +96,7 @@ if [ "$(id -u)" = 0 ]; then
 	mkdir "$out/ro"
 	mount --bind "$out" "$out/ro" && mount -o remount,bind,ro "$out/ro"
 	before=$(sha256sum "$out/ro/memory.db" | cut -c1-16)
-	cairn info "$out/ro/memory.db" | head -3
+	cairn info "$out/ro/memory.db" | sed -n 1,3p
 	echo "cairn check: $(cairn check "$out/ro/memory.db" 2>&1 | tail -1)"
 	echo "cairn export: $(cairn export "$out/ro/memory.db" | wc -l) lines"
 	echo "sha256 $before -> $(sha256sum "$out/ro/memory.db" | cut -c1-16)"
