@@ -226,7 +226,7 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	}
 	if owner {
 		if err := lockOwner(ctx, file.f, opts.LockTimeout); err != nil {
-			file.release(false)
+			file.release(true) // no longer the writer it entered as
 			return nil, err
 		}
 	}

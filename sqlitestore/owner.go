@@ -98,8 +98,10 @@ func (o *heldFile) alone() bool {
 	return o.dbs == 1
 }
 
-// release leaves the file, as its writer if owner is set. The last DB of
-// the file closes the kept descriptors, once SQLite has closed its own.
+// release leaves the file, as its writer if owner is set (also one that
+// entered as the writer and could not take the lock, which unlocking then
+// leaves as it is). The last DB of the file closes the kept descriptors,
+// once SQLite has closed its own.
 func (o *heldFile) release(owner bool) {
 	files.Lock()
 	defer files.Unlock()

@@ -309,3 +309,32 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 		t.Fatalf("read-only Open of a missing file: %v, want ErrNotExist", err)
 	}
 }
+
+// TestWriterAfterRefusalBesideReader opens a reader in this process while
+// another process writes the file: this process's writer is refused, and
+// once the other writer is gone, it is let in.
+func TestWriterAfterRefusalBesideReader(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary")
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "held.cairn")
+	ch := startChild(t, "hold", path, 0)
+	ch.waitReady(t)
+	r, err := Open(ctx, path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("reader beside another process's writer: %v", err)
+	}
+	defer r.Close()
+	if _, err := Open(ctx, path, nil); !errors.Is(err, ErrLocked) {
+		t.Fatalf("writer while another process writes: %v, want ErrLocked", err)
+	}
+	ch.kill(t, 0)
+	w, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("writer once the other is gone, beside this process's reader: %v", err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
