@@ -21,6 +21,48 @@ import (
 // document cannot make compiling or evaluating it recurse without end.
 const maxFilterDepth = 64
 
+// ErrFilterType is returned (wrapped) by [FilterOf] for a value of a type
+// it does not read as a filter.
+var ErrFilterType = fmt.Errorf("cairn: a filter must be a map[string]any, a JSON string or []byte, or a *Filter: %w", vector.ErrInvalidOptions)
+
+// FilterOf reads a filter in any of the forms a framework hands one over:
+// a *Filter as it is; a map[string]any (a decoded JSON object), a string,
+// []byte or json.RawMessage of the JSON form, read by [ParseFilter]. nil,
+// an empty map, empty or blank JSON, null and {} are no filter (nil, nil).
+// Another type gives an error wrapping [ErrFilterType].
+func FilterOf(v any) (*Filter, error) {
+	var doc []byte
+	switch v := v.(type) {
+	case nil:
+		return nil, nil
+	case *Filter:
+		return v, nil
+	case map[string]any:
+		if len(v) == 0 {
+			return nil, nil
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: filter: %w: %v", vector.ErrInvalidOptions, err)
+		}
+		doc = b
+	case string:
+		doc = []byte(v)
+	case []byte:
+		doc = v
+	case json.RawMessage:
+		doc = v
+	default:
+		return nil, fmt.Errorf("%w (got %T)", ErrFilterType, v)
+	}
+	doc = bytes.TrimSpace(doc)
+	var obj map[string]json.RawMessage
+	if len(doc) == 0 || string(doc) == "null" || (json.Unmarshal(doc, &obj) == nil && obj != nil && len(obj) == 0) {
+		return nil, nil
+	}
+	return ParseFilter(doc)
+}
+
 // ParseFilter reads a filter from its JSON form, the query language of
 // MongoDB and Chroma's where clauses:
 //

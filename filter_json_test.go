@@ -116,3 +116,25 @@ func FuzzParseFilter(f *testing.F) {
 		}
 	})
 }
+
+// TestFilterOf reads a filter in each form a framework hands one over.
+func TestFilterOf(t *testing.T) {
+	f := cairn.Eq("kind", "fact")
+	for _, v := range []any{f, map[string]any{"kind": "fact"}, `{"kind":"fact"}`, []byte(`{"kind":"fact"}`), json.RawMessage(`{"kind":"fact"}`)} {
+		got, err := cairn.FilterOf(v)
+		if err != nil || got == nil || got.String() != f.String() {
+			t.Errorf("FilterOf(%#v) = %v, %v; want %v", v, got, err, f)
+		}
+	}
+	for _, v := range []any{nil, (*cairn.Filter)(nil), map[string]any{}, "", "  ", "null", "{}", []byte(" {} "), json.RawMessage(nil)} {
+		if got, err := cairn.FilterOf(v); got != nil || err != nil {
+			t.Errorf("FilterOf(%#v) = %v, %v; want no filter", v, got, err)
+		}
+	}
+	if _, err := cairn.FilterOf([]string{"a"}); !errors.Is(err, cairn.ErrFilterType) || !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("FilterOf of a []string: %v, want ErrFilterType", err)
+	}
+	if _, err := cairn.FilterOf(`{"n":{"$nope":1}}`); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("FilterOf of a bad filter: %v, want ErrInvalidOptions", err)
+	}
+}

@@ -61,7 +61,7 @@ var (
 	ErrSubIndexes = fmt.Errorf("eino: sub-indexes are not supported: %w", vector.ErrInvalidOptions)
 	// ErrInvalidFilter is returned for a filter that is not a
 	// map[string]any, a JSON string or []byte, or a *cairn.Filter.
-	ErrInvalidFilter = fmt.Errorf("eino: filter must be a map[string]any, a JSON string or []byte, or a *cairn.Filter: %w", vector.ErrInvalidOptions)
+	ErrInvalidFilter = cairn.ErrFilterType
 	// ErrWrongNumberOfVectors is returned when the embedder returns a
 	// number of vectors other than the number of texts.
 	ErrWrongNumberOfVectors = errors.New("eino: the embedder returned a wrong number of vectors")

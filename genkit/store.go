@@ -66,7 +66,7 @@ var (
 	ErrInvalidOptions = fmt.Errorf("cairngenkit: options must be a *RetrieverOptions: %w", vector.ErrInvalidOptions)
 	// ErrInvalidFilter is returned for a filter that is not a
 	// map[string]any, a JSON string or []byte, or a *cairn.Filter.
-	ErrInvalidFilter = fmt.Errorf("cairngenkit: filter must be a map[string]any, a JSON string or []byte, or a *cairn.Filter: %w", vector.ErrInvalidOptions)
+	ErrInvalidFilter = cairn.ErrFilterType
 	// ErrNotText is returned for a document with a part that is not text.
 	ErrNotText = fmt.Errorf("cairngenkit: only text documents can be indexed: %w", vector.ErrInvalidOptions)
 	// ErrWrongNumberOfVectors is returned when the embedder returns a

@@ -26,11 +26,9 @@
 package langchaingo
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -58,7 +56,7 @@ var (
 	// map[string]any, a JSON string or []byte, or a *cairn.Filter. A
 	// filter of the right type but wrong content gives an error from
 	// cairn.ParseFilter, which also wraps vector.ErrInvalidOptions.
-	ErrInvalidFilters = fmt.Errorf("langchaingo: filters must be a map[string]any, a JSON string or []byte, or a *cairn.Filter: %w", vector.ErrInvalidOptions)
+	ErrInvalidFilters = cairn.ErrFilterType
 	// ErrUnsupportedOptions is returned by AddDocuments given a score
 	// threshold or filters, which only searches use.
 	ErrUnsupportedOptions = fmt.Errorf("langchaingo: unsupported options: %w", vector.ErrInvalidOptions)
@@ -282,51 +280,13 @@ func (s *Store) Delete(ctx context.Context, ids []string, opts ...vectorstores.O
 }
 
 // filterOf turns the value of vectorstores.WithFilters into a cairn
-// filter, reading maps and JSON with cairn.ParseFilter.
+// filter with cairn.FilterOf, the reader of every door.
 func filterOf(f any) (*cairn.Filter, error) {
-	var doc []byte
-	switch f := f.(type) {
-	case nil:
-		return nil, nil
-	case *cairn.Filter:
-		return f, nil
-	case map[string]any:
-		if len(f) == 0 {
-			return nil, nil
-		}
-		b, err := json.Marshal(f)
-		if err != nil {
-			return nil, fmt.Errorf("langchaingo: filters: %w: %v", vector.ErrInvalidOptions, err)
-		}
-		doc = b
-	case string:
-		doc = []byte(f)
-	case []byte:
-		doc = f
-	case json.RawMessage:
-		doc = f
-	default:
-		return nil, fmt.Errorf("%w (got %T)", ErrInvalidFilters, f)
-	}
-	if noFilter(doc) {
-		return nil, nil
-	}
-	cf, err := cairn.ParseFilter(doc)
+	cf, err := cairn.FilterOf(f)
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: filters: %w", err)
 	}
 	return cf, nil
-}
-
-// noFilter reports whether doc is empty, null or an empty object, each of
-// which means no filter.
-func noFilter(doc []byte) bool {
-	doc = bytes.TrimSpace(doc)
-	if len(doc) == 0 || string(doc) == "null" {
-		return true
-	}
-	var m map[string]json.RawMessage
-	return json.Unmarshal(doc, &m) == nil && len(m) == 0
 }
 
 // newID returns a random id of 32 hex digits.
