@@ -2,11 +2,9 @@ package cairn_test
 
 import (
 	"context"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"testing"
 	"time"
@@ -24,15 +22,6 @@ var readOnlyConfigs = map[string]cairn.CollectionConfig{
 	"qflat": {Dim: 8, Index: cairn.QFlat, TTL: time.Hour},
 	"auto":  {Dim: 8, Index: cairn.Auto, AutoThreshold: 100, TTL: time.Hour},
 	"route": {Dim: 8, Index: cairn.Auto, AutoThreshold: 100, HNSW: hnsw.Options{TargetRecall: 0.9}},
-}
-
-func sumFile(t *testing.T, path string) [32]byte {
-	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sha256.Sum256(b)
 }
 
 // readAll runs every kind of read on every collection of db and returns
@@ -171,7 +160,7 @@ func TestReadOnlyBesideWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	sum := sumFile(t, path)
+	sum := fileSum(t, path)
 	for range 2 {
 		r, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
 		if err != nil {
@@ -186,7 +175,7 @@ func TestReadOnlyBesideWriter(t *testing.T) {
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if sumFile(t, path) != sum {
+		if fileSum(t, path) != sum {
 			t.Fatal("a read-only open changed the file")
 		}
 	}
