@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
@@ -674,5 +675,92 @@ func TestMCPSizes(t *testing.T) {
 	var list listOut
 	if e := call(t, cs, "memory_list", map[string]any{"page": int64(1<<62 + 1<<61 + 1), "page_size": 2}, &list); e != "" || len(list.Memories) != 0 || list.More {
 		t.Errorf("page 2^62+2^61+1: %q, %d memories, more %v", e, len(list.Memories), list.More)
+	}
+}
+
+// TestMCPBadLinesPipe runs cairn mcp as a child process and writes to its
+// stdin, an OS pipe, each kind of bad line between good ones, then stores
+// and, once the store is answered, searches: every bad line costs one
+// error reply, and the session stores, finds and exits 0.
+func TestMCPBadLinesPipe(t *testing.T) {
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "agent.db")
+	cmd := exec.Command(os.Args[0], "mcp", "-db", path, "-embed-url", srv.url(), "-embed-model", "bow")
+	cmd.Env = append(os.Environ(), "CAIRN_TEST_MAIN=1")
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var errb strings.Builder
+	cmd.Stderr = &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			cmd.Process.Kill() // by PID, if the test failed before the child exited
+			cmd.Wait()
+		}
+	})
+	replies := make(chan rpcReply, 16)
+	go func() {
+		defer close(replies)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			var r rpcReply
+			if json.Unmarshal(sc.Bytes(), &r) != nil {
+				r.ID = json.RawMessage(`"unreadable"`)
+			}
+			replies <- r
+		}
+	}()
+	parseErrs := 0
+	// await reads replies until the one with id, counting the error
+	// replies with a null id on the way.
+	await := func(id string) rpcReply {
+		t.Helper()
+		for r := range replies {
+			switch {
+			case string(r.ID) == id:
+				return r
+			case string(r.ID) == "null" && r.Error != nil:
+				parseErrs++
+			case string(r.ID) == `"unreadable"`:
+				t.Fatal("a reply that is not JSON")
+			}
+		}
+		t.Fatalf("no reply with id %s; stderr:\n%s", id, errb.String())
+		return rpcReply{}
+	}
+	send := func(lines ...string) {
+		t.Helper()
+		for _, l := range lines {
+			if _, err := io.WriteString(stdin, l+"\n"); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	send(strings.TrimSuffix(initLines, "\n"), "garbage", "[]",
+		`{"jsonrpc":"2.0","id":90,"method":"ping"} trailing`, `{"jsonrpc":"2.0"`,
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"m1","text":"the deploy key rotates every Monday"}}}`)
+	if r := await("1"); r.Error != nil || !strings.Contains(string(r.Result), `"m1"`) {
+		t.Errorf("store after the bad lines: %s %+v", r.Result, r.Error)
+	}
+	send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_search","arguments":{"query":"when does the deploy key rotate","k":1,"filter":{}}}}`)
+	if r := await("2"); r.Error != nil || !strings.Contains(string(r.Result), "the deploy key rotates every Monday") {
+		t.Errorf("search after the bad lines: %s %+v", r.Result, r.Error)
+	}
+	if parseErrs != 4 {
+		t.Errorf("%d error replies with a null id, want 4 (one a bad line)", parseErrs)
+	}
+	stdin.Close()
+	for range replies {
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("cairn mcp: %v; stderr:\n%s", err, errb.String())
 	}
 }
