@@ -148,6 +148,9 @@ type DB struct {
 
 	file *heldFile // the file's entry among those this process has open
 	dsn  string    // the SQLite URI of the file, as connect opened it
+	// immutable is set for a reader that SQLite reads as immutable (on
+	// read-only media): it has no log or index of its own.
+	immutable bool
 }
 
 // CollectionConfig describes a new collection. It is a plain value; the
@@ -341,14 +344,10 @@ func (db *DB) connectReader(ctx context.Context) error {
 	if err == nil || !cannotIndex(err) {
 		return err
 	}
-	ps, perr := db.pageSize()
-	if perr != nil {
-		return err
-	}
-	w, werr := readWAL(db.path+"-wal", ps)
-	if werr != nil || w.pages != 0 {
+	if !db.logEmpty() {
 		return fmt.Errorf("%w (its write-ahead log holds commits, which a reader can only see where it may create the log's index)", err)
 	}
+	db.immutable = true
 	return db.connectAndInit(ctx, url.Values{"mode": {"ro"}, "immutable": {"1"}})
 }
 
@@ -362,17 +361,20 @@ func cannotIndex(err error) bool {
 	return false
 }
 
-// pageSize reads the page size from the file's header.
-func (db *DB) pageSize() (int, error) {
+// logEmpty reports whether the file's write-ahead log holds no commit
+// (or is missing), as SQLite's recovery would find it; false if that
+// cannot be told.
+func (db *DB) logEmpty() bool {
 	var h [18]byte
 	if _, err := db.file.f.ReadAt(h[:], 0); err != nil {
-		return 0, err
+		return false
 	}
 	ps := int(binary.BigEndian.Uint16(h[16:]))
 	if ps == 1 {
 		ps = 65536
 	}
-	return ps, nil
+	w, err := readWAL(db.path+"-wal", ps)
+	return err == nil && w.pages == 0
 }
 
 // init validates and migrates the schema, sets the connection's PRAGMAs
@@ -1044,17 +1046,10 @@ func (db *DB) Close() error {
 // checkpoint. Where it cannot, the files stay, harmless, until the next
 // writer closes.
 func (db *DB) tidy() {
-	if strings.Contains(db.dsn, "immutable=1") || !db.file.alone() {
+	if db.immutable || !db.file.alone() {
 		return
 	}
-	if _, err := os.Stat(db.path + "-shm"); err != nil {
-		return
-	}
-	ps, err := db.pageSize()
-	if err != nil {
-		return
-	}
-	if w, err := readWAL(db.path+"-wal", ps); err != nil || w.pages != 0 {
+	if _, err := os.Stat(db.path + "-shm"); err != nil || !db.logEmpty() {
 		return
 	}
 	sqldb, conn, err := connect(context.Background(), fileURI(db.path, url.Values{}))
