@@ -121,7 +121,7 @@ func bareSearch(ctx context.Context, tb testing.TB, c *Collection, f *Filter) fu
 			// (or set) of them, whatever form the collection's plan
 			// takes.
 			explicit := matched{ids: ids.slice()}
-			so = &vector.SearchOptions{Filter: c.allowList(explicit, 10, 0, new(queryScratch))}
+			so = &vector.SearchOptions{Filter: c.allowList(explicit, 10, 0, p.view, new(queryScratch))}
 		}
 		c.mu.RUnlock()
 	}

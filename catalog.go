@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/cairndb/cairn/internal/keyword"
+	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -53,6 +54,12 @@ func (r *record) item(emb []float32) Item {
 // and removed at the very instant the version is published and retired,
 // so keyword and vector search always see the same items.
 //
+// What a reader sees of the versions the catalog holds, and of those the
+// store and the index hold besides, is decided in one place: ver, whose
+// view (Collection.view) every read asks. The catalog tells ver of each
+// version it publishes and retires; the write path, of each it numbers
+// and evicts.
+//
 // The collection's lock guards the catalog: writers hold it exclusively;
 // readers hold it shared and may call matchSet, which takes postMu to
 // build a key's lists.
@@ -61,15 +68,21 @@ type catalog struct {
 	recs  recTable
 	live  []*record
 	words *keyword.Index // the text of the published versions that have any
-	exp   expiry         // the published versions that have an ExpiresAt
-	vis   visibleSet     // the ids of the published versions, less those marked expired
+	ver   *versions.State
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
 }
 
-func newCatalog() catalog {
-	return catalog{keys: newKeyIndex(), post: make(map[string]postings), words: keyword.New()}
+func newCatalog() *catalog {
+	cat := &catalog{keys: newKeyIndex(), post: make(map[string]postings), words: keyword.New()}
+	cat.ver = versions.New(func(id vector.ID) (int64, bool) {
+		if r := cat.recs.get(id); r != nil && r.published() {
+			return r.expires, true
+		}
+		return noTime, false
+	})
+	return cat
 }
 
 // len returns the number of published records.
@@ -86,6 +99,7 @@ func (cat *catalog) add(r *record) bool {
 		cat.recs.del(r.id)
 		return false
 	}
+	cat.ver.Numbered(1)
 	cat.publish(r)
 	return true
 }
@@ -104,18 +118,11 @@ func (cat *catalog) lookup(key string) *record {
 	return cat.recs.get(id)
 }
 
-// published reports whether id is a published version. It is the one
-// question readers ask of what the index returns.
-func (cat *catalog) published(id vector.ID) bool {
-	r := cat.recs.get(id)
-	return r != nil && r.published()
-}
-
-// publish makes r, which is in recs, visible to readers.
+// publish makes r, which is in recs and numbered, visible to readers.
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
-	cat.vis.set(r.id, len(cat.live))
+	cat.ver.Publish(r.id, r.expires)
 	switch {
 	case r.words != nil && r.words.Staged():
 		cat.words.Commit(r.words)
@@ -128,9 +135,6 @@ func (cat *catalog) publish(r *record) {
 		cat.words.AddNew(r.id, *d) // ids are never reused
 	}
 	r.words = nil
-	if r.expires != noTime {
-		cat.exp.add(r)
-	}
 	if len(cat.post) > 0 {
 		for _, f := range r.md {
 			if ps := cat.post[f.key]; ps != nil {
@@ -141,7 +145,8 @@ func (cat *catalog) publish(r *record) {
 }
 
 // retire takes r, published, out of the catalog (but not its key, which
-// the caller moves or deletes). It returns whether r had text, which the
+// the caller moves or deletes); the store and the index hold it until it
+// is evicted. It returns whether r had text, which the
 // caller must then remove from the keyword index, in one call for the
 // write.
 func (cat *catalog) retire(r *record) (hasText bool) {
@@ -151,11 +156,8 @@ func (cat *catalog) retire(r *record) (hasText bool) {
 	cat.live[len(cat.live)-1] = nil
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
-	cat.vis.clear(r.id)
+	cat.ver.Retire(r.id, r.expires)
 	cat.recs.del(r.id)
-	if r.expires != noTime {
-		cat.exp.live--
-	}
 	if len(cat.post) == 0 {
 		return r.text != ""
 	}
@@ -221,4 +223,20 @@ func (t *recTable) del(id vector.ID) {
 			delete(t.pages, id>>recPageBits)
 		}
 	}
+}
+
+// visible returns the ids of the versions v sees that f matches (m is f
+// compiled), or of all of them if m is nil, in a new slice.
+func (cat *catalog) visible(f *Filter, m matcher, v versions.View) []vector.ID {
+	if m != nil {
+		return v.Keep(cat.match(f, m))
+	}
+	allow := v.OfPublished()
+	ids := make([]vector.ID, 0, len(cat.live))
+	for _, r := range cat.live {
+		if allow == nil || allow(r.id) {
+			ids = append(ids, r.id)
+		}
+	}
+	return ids
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -169,13 +170,9 @@ type Collection struct {
 	remeasuring atomic.Bool
 	retry       measureRetry
 	rg          regraphState // rebuilds of the graph (regraph.go)
-	cat         catalog      // the items apart from their vectors
+	cat         *catalog     // the items apart from their vectors, and what readers see
 	next        vector.ID    // the id of the next version written
-	// unpublished counts the versions that the store and the index may
-	// hold but readers must not see: being written, or replaced or
-	// deleted and not yet evicted (see write.go).
-	unpublished int
-	err         error // set once the collection is closed or deleted
+	err         error        // set once the collection is closed or deleted
 
 	wake      chan struct{}      // wakes the sweeper (expiry.go)
 	stopSweep context.CancelFunc // ends the sweeper, and bg
@@ -249,6 +246,9 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	return c, nil
 }
 
+// view returns what a reader at now sees (package versions). mu is held.
+func (c *Collection) view(now int64) versions.View { return c.cat.ver.View(now) }
+
 // track tells idx about ids already in its store; an index without
 // [vector.Tracker] (flat) searches the store directly and needs no telling.
 func track(ctx context.Context, idx vector.Index, ids []vector.ID) error {
@@ -285,7 +285,7 @@ func (c *Collection) Info(ctx context.Context) (CollectionInfo, error) {
 	if c.err != nil {
 		return CollectionInfo{}, c.err
 	}
-	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.cat.countAt(c.now()), Index: c.kind}
+	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.view(c.now()).Count(), Index: c.kind}
 	if c.route != nil {
 		r := *c.route
 		info.Route = &r
@@ -314,7 +314,7 @@ func (c *Collection) Count(ctx context.Context) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
-	return c.cat.countAt(now), nil
+	return c.view(now).Count(), nil
 }
 
 // embed calls the store's embedder and checks it returned one vector per
@@ -360,6 +360,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
+	view := c.view(now)
 	out := make([]Item, len(ids))
 	for i, key := range ids {
 		if i%1024 == 1023 {
@@ -368,7 +369,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 			}
 		}
 		r := c.cat.lookup(key)
-		if r == nil || !r.published() || r.expiredAt(now) { // no such key, one a write in flight creates, or expired
+		if r == nil || !view.Allow(r.id) { // no such key, one a write in flight creates, or expired
 			return nil, fmt.Errorf("cairn: get %q: %w", key, vector.ErrNotFound)
 		}
 		v, err := c.st.Get(r.id)
@@ -400,7 +401,7 @@ func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, er
 	if c.err != nil {
 		return nil, c.err
 	}
-	ids := c.cat.matchAt(f, m, now)
+	ids := c.cat.visible(f, m, c.view(now))
 	slices.Sort(ids)
 	if limit > 0 && len(ids) > limit {
 		ids = ids[:limit]
@@ -491,11 +492,11 @@ func (c *Collection) QueryText(ctx context.Context, text string, k int, o *Query
 // A single posting list is handed over as it is, without a copy: the
 // caller holds the collection's lock for the whole search, and posting
 // lists change only under its exclusive lock. The complement of posting
-// lists goes as a filter that looks ids up in them, with the visible set
-// if the index may hold versions not published. A bitmap, a complement's
-// filter and a complement made explicit are built in sc, whose memory the
-// caller keeps from query to query.
-func (c *Collection) allowList(ids matched, k, ef int, sc *queryScratch) vector.Filter {
+// lists goes as a filter that looks ids up in them, and asks view (which
+// ids already passed, published) of the versions the index holds besides.
+// A bitmap, a complement's filter and a complement made explicit are
+// built in sc, whose memory the caller keeps from query to query.
+func (c *Collection) allowList(ids matched, k, ef int, view versions.View, sc *queryScratch) vector.Filter {
 	// Both of cairn's indexes answer this with the rule they search by.
 	if ix, ok := c.idx.(interface{ ScoresSetExactly(s, k, ef int) bool }); !ok || ix.ScoresSetExactly(ids.len(), k, ef) {
 		if ids.except != nil {
@@ -505,10 +506,7 @@ func (c *Collection) allowList(ids matched, k, ef int, sc *queryScratch) vector.
 		return idSet(ids)
 	}
 	if ids.except != nil {
-		sc.allBut = allBut{except: ids.except}
-		if c.unpublished > 0 {
-			sc.allBut.vis = &c.cat.vis
-		}
+		sc.allBut = allBut{except: ids.except, vis: view.Filter()}
 		return &sc.allBut
 	}
 	if sc.bits.fill(c.next, ids) {

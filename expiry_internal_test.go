@@ -1,19 +1,17 @@
 package cairn
 
 // This file tests the state between a sweep's marking and its deletes:
-// marked versions are still published, and hidden by the visible set.
+// marked versions are still published, and hidden by the shown set of package versions.
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
-
-	"github.com/cairndb/cairn/vector"
 )
 
 // TestMarkedHidden marks expired items without deleting them and checks
-// that no read returns them, by the visible set alone (the heap holds no
+// that no read returns them, by the shown set alone (the heap holds no
 // expired entry any more, so readers do not look at ExpiresAt), in flat
 // and HNSW collections; then the sweep deletes them.
 func TestMarkedHidden(t *testing.T) {
@@ -40,11 +38,11 @@ func TestMarkedHidden(t *testing.T) {
 			}
 			now = now.Add(time.Minute)
 			c.mu.Lock()
-			if more := c.cat.markDue(c.now(), 1000); more || len(c.cat.exp.marked) != 50 {
-				t.Fatalf("markDue: more %v, %d marked", more, len(c.cat.exp.marked))
+			if more := c.cat.ver.MarkDue(c.now(), 1000); more || c.cat.ver.Marked() != 50 {
+				t.Fatalf("MarkDue: more %v, %d marked", more, c.cat.ver.Marked())
 			}
-			if c.cat.exp.due(c.now()) || !c.cat.exp.hiding() {
-				t.Fatal("after marking, readers should rely on the visible set")
+			if c.view(c.now()).Expiring() || c.view(c.now()).Filter() == nil {
+				t.Fatal("after marking, readers should rely on the shown set")
 			}
 			c.mu.Unlock()
 			if n, _ := c.Count(ctx); n != 50 {
@@ -73,39 +71,9 @@ func TestMarkedHidden(t *testing.T) {
 			if n, err := c.RemoveExpired(ctx); err != nil || n != 50 {
 				t.Fatalf("RemoveExpired: %d, %v", n, err)
 			}
-			if c.cat.exp.hiding() || len(c.cat.live) != 50 {
-				t.Fatalf("after the sweep: hiding %v, %d live", c.cat.exp.hiding(), len(c.cat.live))
+			if c.cat.ver.Marked() != 0 || c.view(c.now()).Filter() != nil || len(c.cat.live) != 50 {
+				t.Fatalf("after the sweep: %d marked, %d live", c.cat.ver.Marked(), len(c.cat.live))
 			}
 		})
-	}
-}
-
-// TestVisibleSet checks the visible set against a map, with ids dense
-// from 1, far off, and far off ones the bitmap grows to reach.
-func TestVisibleSet(t *testing.T) {
-	var v visibleSet
-	ref := map[vector.ID]bool{}
-	n := 0
-	add := func(id vector.ID) { v.set(id, n); ref[id] = true; n++ }
-	for id := vector.ID(1); id < 5000; id++ {
-		add(id)
-	}
-	add(1 << 50)
-	add(1<<20 + 3) // far while the bitmap is small
-	for id := vector.ID(5000); id < 80000; id++ {
-		add(id) // grows the bitmap past 1<<20 + 3? not yet: 80000 < 1<<20
-	}
-	add(1 << 21) // within 64 words per version: the bitmap grows, and takes in 1<<20 + 3
-	for _, id := range []vector.ID{7, 1 << 50, 1<<20 + 3} {
-		v.clear(id)
-		delete(ref, id)
-	}
-	for _, id := range []vector.ID{0, 1, 7, 8, 4999, 5000, 79999, 80000, 1<<20 + 2, 1<<20 + 3, 1 << 21, 1<<21 + 1, 1 << 50, 1<<50 + 1} {
-		if got := v.Allow(id); got != ref[id] {
-			t.Errorf("Allow(%d) = %v, want %v", id, got, ref[id])
-		}
-	}
-	if len(v.words)*64 > 64*64*(n+1) {
-		t.Errorf("bitmap of %d words for %d ids", len(v.words), n)
 	}
 }

@@ -44,7 +44,7 @@ func (db *DB) NoSweeperForTest() { db.noSweeper = true }
 // they are most of it and the time is near (regraph.go).
 func (c *Collection) BuildAheadForTest(ctx context.Context) {
 	c.mu.RLock()
-	at, ok := c.cat.exp.next()
+	at, ok := c.cat.ver.NextExpiry()
 	c.mu.RUnlock()
 	if ok {
 		c.buildAhead(ctx, at)

@@ -98,7 +98,7 @@ func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
-	ids := c.cat.matchAt(f, m, now)
+	ids := c.cat.visible(f, m, c.view(now))
 	slices.Sort(ids)
 	return ids, nil
 }
@@ -111,12 +111,13 @@ func (c *Collection) itemsOf(ids []vector.ID, embeddings bool) ([]Item, error) {
 	if c.err != nil {
 		return nil, c.err
 	}
+	view := c.view(now)
 	out := make([]Item, 0, len(ids))
 	for _, id := range ids {
-		r := c.cat.recs.get(id)
-		if r == nil || !r.published() || r.expiredAt(now) {
+		if !view.Allow(id) {
 			continue // replaced, deleted or expired since the iteration started
 		}
+		r := c.cat.recs.get(id)
 		it := r.item(nil)
 		if embeddings {
 			v, err := c.st.Get(id)
@@ -177,9 +178,8 @@ func (c *Collection) itemWith(row sqlitestore.Item) (Item, bool, error) {
 	if c.err != nil {
 		return Item{}, false, c.err
 	}
-	r := c.cat.recs.get(row.ID)
-	if r == nil || !r.published() || r.expiredAt(now) {
+	if !c.view(now).Allow(row.ID) {
 		return Item{}, false, nil
 	}
-	return r.item(row.Vector), true, nil
+	return c.cat.recs.get(row.ID).item(row.Vector), true, nil
 }

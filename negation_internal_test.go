@@ -213,8 +213,8 @@ func TestNegationMatchesScan(t *testing.T) {
 				clk.Advance(2 * time.Hour)
 				checkNegation(t, c, r, "expired, unmarked")
 				c.mu.Lock()
-				c.cat.markDue(c.now(), 10)
-				hiding := c.cat.exp.hiding() && c.cat.exp.due(c.now())
+				c.cat.ver.MarkDue(c.now(), 10)
+				hiding := c.cat.ver.Marked() > 0 && c.view(c.now()).Expiring()
 				c.mu.Unlock()
 				if !hiding {
 					t.Fatal("marking some expired items left none marked, or none unmarked")
@@ -279,7 +279,7 @@ func TestNegationDuringWrite(t *testing.T) {
 				}
 			})
 			c.mu.RLock()
-			unpublished := c.unpublished
+			unpublished := c.cat.ver.Hidden()
 			c.mu.RUnlock()
 			if unpublished == 0 {
 				t.Fatal("no version unpublished during the upsert")

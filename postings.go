@@ -84,11 +84,11 @@ func excluded(lists []map[vector.ID]struct{}, id vector.ID) bool {
 
 // allBut is the filter of a negated equality's matches: it allows the ids
 // of no list in except, and, if vis is set, only those vis allows (the
-// index may hold versions not published). It is read under the
+// index may hold versions readers do not see). It is read under the
 // collection's lock.
 type allBut struct {
 	except []map[vector.ID]struct{}
-	vis    *visibleSet
+	vis    vector.Filter
 }
 
 // Allow reports whether id is in none of the lists (and visible).

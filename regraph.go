@@ -49,16 +49,16 @@ var regraphHook func()
 // while inserting the live remainder into a new graph costs a tenth of
 // that a live item. mu is held.
 func (c *Collection) regraphDue(idx *hnsw.Index) bool {
-	m := len(c.cat.exp.marked)
+	m := c.cat.ver.Marked()
 	return m >= regraphMin && 2*m >= idx.Len()
 }
 
-// visibleIDs returns the ids of the published versions readers see (not
-// marked expired), sorted. mu is held.
+// visibleIDs returns the ids of the published versions not marked
+// expired, sorted: those a graph rebuilt now holds. mu is held.
 func (c *Collection) visibleIDs() []vector.ID {
 	ids := make([]vector.ID, 0, len(c.cat.live))
 	for _, r := range c.cat.live {
-		if c.cat.vis.Allow(r.id) {
+		if c.cat.ver.Shown(r.id) {
 			ids = append(ids, r.id)
 		}
 	}
@@ -153,7 +153,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 	if isDue {
 		before = make([]vector.ID, 0, len(c.cat.live))
 		for _, r := range c.cat.live {
-			if c.cat.vis.Allow(r.id) && (until == 0 || r.expires == noTime || r.expires > until) {
+			if c.cat.ver.Shown(r.id) && (until == 0 || r.expires == noTime || r.expires > until) {
 				before = append(before, r.id)
 			}
 		}
@@ -214,7 +214,7 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	now := c.visibleIDs()
 	left := make(map[vector.ID]struct{})
 	for _, r := range c.cat.live {
-		if !c.cat.vis.Allow(r.id) {
+		if !c.cat.ver.Shown(r.id) {
 			left[r.id] = struct{}{}
 		}
 	}
@@ -254,7 +254,7 @@ func (c *Collection) dropGraph(ctx context.Context) {
 		return
 	}
 	c.mu.Lock()
-	c.unpublished -= len(ids)
+	c.cat.ver.Evicted(len(ids))
 	c.mu.Unlock()
 }
 
@@ -374,7 +374,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	}
 	until, size := at+int64(aheadGroup), old.Len()
 	due := time.Duration(at-now) <= aheadLead(size/2, c.cfg.Dim) &&
-		c.cat.expiringBy(until, max(regraphMin, (size+1)/2))
+		c.cat.ver.ExpiringBy(until, max(regraphMin, (size+1)/2))
 	c.mu.RUnlock()
 	if !due {
 		return

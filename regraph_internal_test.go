@@ -78,7 +78,7 @@ func checkGraph(t *testing.T, c *Collection, want int) {
 	c.mu.RLock()
 	h, ok := c.idx.(*hnsw.Index)
 	vis := c.visibleIDs()
-	unpub := c.unpublished
+	unpub := c.cat.ver.Hidden()
 	c.mu.RUnlock()
 	c.rg.mu.Lock()
 	regraphing, deferred := c.rg.running, len(c.rg.deferred)
@@ -206,7 +206,7 @@ func TestRegraphThenWrites(t *testing.T) {
 			defer db.Close()
 			clk.Advance(time.Minute)
 			c.mu.Lock()
-			c.cat.markDue(c.now(), 1<<20)
+			c.cat.ver.MarkDue(c.now(), 1<<20)
 			c.mu.Unlock()
 			if ok, err := c.regraph(ctx); !ok || err != nil {
 				t.Fatalf("regraph: %v, %v", ok, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/internal/rank"
+	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -137,12 +138,9 @@ type plan struct {
 	// matched is what the filter matches, once computed (matchedSet).
 	matched    matched
 	matchedSet bool
-	// now is the store's clock when the search began (Unix ns);
-	// expiring is whether some version may have expired by then without
-	// being marked, hiding whether marked versions are still published
-	// (see expiry).
-	now              int64
-	expiring, hiding bool
+	// view is what the query sees: the collection as of the store's
+	// clock when the search began.
+	view versions.View
 	// scratch is the memory the filter's matches and allow-list are
 	// built in, taken from scratchPool by the first that needs it and
 	// put back when the query is done (release).
@@ -355,14 +353,14 @@ func (c *Collection) search(ctx context.Context, p *plan, q []float32, words str
 // than k only for the reranker), each result the caller's own: its
 // metadata a new map, its embedding a copy.
 func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, error) {
-	p.now = c.now()
+	now := c.now()
 	defer p.release() // after the lock: the index and the lists are done with it
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return nil, c.err
 	}
-	p.expiring, p.hiding = c.cat.exp.due(p.now), c.cat.exp.hiding()
+	p.view = c.view(now)
 	var prepared vector.Vector // the query as the index sees it, for hybrid mode
 	switch {
 	case p.opts.Mode == HybridMode:
@@ -600,41 +598,35 @@ func (c *Collection) distance(a, b vector.Vector) float32 {
 	return vector.SquaredL2(a, b)
 }
 
-// keywordHits returns the n best published versions holding any of p's
-// words, matching its filter and not expired. mu is held.
+// keywordHits returns the n best versions the query sees that hold any of
+// p's words and match its filter. mu is held.
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
-	var allow func(vector.ID) bool
-	switch {
-	case p.match != nil:
-	case p.expiring: // the keyword index holds only published versions
-		now := p.now
-		allow = func(id vector.ID) bool { return !c.cat.recs.get(id).expiredAt(now) }
-	case p.hiding:
-		allow = c.cat.vis.Allow
+	if p.match == nil {
+		// The keyword index holds only published versions.
+		return c.cat.words.Search(p.terms, n, p.view.OfPublished())
 	}
-	if p.match != nil {
-		ids := c.matches(p)
-		if ids.len() == 0 {
-			return nil
+	ids := c.matches(p)
+	if ids.len() == 0 {
+		return nil
+	}
+	var allow func(vector.ID) bool
+	if ids.len() < c.cat.len() {
+		var f vector.Filter
+		if ids.except != nil {
+			// The keyword index holds only published versions.
+			f = &allBut{except: ids.except}
+		} else if b, ok := newBitFilter(c.next, ids); ok {
+			f = b
+		} else {
+			f = idSet(ids)
 		}
-		if ids.len() < c.cat.len() {
-			var f vector.Filter
-			if ids.except != nil {
-				// The keyword index holds only published versions.
-				f = &allBut{except: ids.except}
-			} else if b, ok := newBitFilter(c.next, ids); ok {
-				f = b
-			} else {
-				f = idSet(ids)
-			}
-			allow = f.Allow
-		}
+		allow = f.Allow
 	}
 	return c.cat.words.Search(p.terms, n, allow)
 }
 
-// matches returns the published versions p's filter matches, computed
-// once per query (hybrid mode asks twice). mu is held.
+// matches returns the versions the query sees that p's filter matches,
+// computed once per query (hybrid mode asks twice). mu is held.
 func (c *Collection) matches(p *plan) matched {
 	if !p.matchedSet {
 		sc := p.scratchSpace()
@@ -645,28 +637,28 @@ func (c *Collection) matches(p *plan) matched {
 		case p.matched.set == nil:
 			sc.ids = p.matched.ids[:0] // keep what it grew to
 		}
-		switch {
-		case !p.expiring && !p.hiding:
+		switch allow := p.view.OfPublished(); {
+		case allow == nil:
 		case p.matched.except != nil:
 			// One pass over the published records, skipping the
-			// excluded and the expired.
+			// excluded and those the query does not see.
 			ids := sc.ids[:0]
 			for _, r := range c.cat.live {
-				if !excluded(p.matched.except, r.id) && c.cat.vis.Allow(r.id) && !r.expiredAt(p.now) {
+				if !excluded(p.matched.except, r.id) && allow(r.id) {
 					ids = append(ids, r.id)
 				}
 			}
 			sc.ids = ids[:0]
 			p.matched = matched{ids: ids}
 		default:
-			p.matched = matched{ids: c.cat.dropExpired(p.matched.slice(), p.now)}
+			p.matched = matched{ids: p.view.Keep(p.matched.slice())}
 		}
 	}
 	return p.matched
 }
 
-// vectorHits returns the n nearest published versions to q that match
-// p's filter. mu is held.
+// vectorHits returns the n nearest versions to q that the query sees and
+// p's filter matches. mu is held.
 func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int) ([]vector.Result, error) {
 	var filter vector.Filter
 	if p.match != nil {
@@ -677,19 +669,14 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 		case ids.len() == c.cat.len():
 			// Everything matches: search unfiltered.
 		default:
-			// Only published versions match.
-			filter = c.allowList(ids, n, p.opts.Ef, p.scratchSpace())
+			// Only versions the query sees match.
+			filter = c.allowList(ids, n, p.opts.Ef, p.view, p.scratchSpace())
 		}
 	}
-	switch {
-	case filter != nil:
-	case p.expiring:
-		// Some versions have expired, and may not have been removed yet.
-		filter = visibleAt{&c.cat, p.now}
-	case p.hiding || c.unpublished > 0:
-		// The index may hold versions readers must not see (write.go),
-		// or marked expired ones: the visible set leaves them out.
-		filter = &c.cat.vis
+	if filter == nil {
+		// The index may hold versions the query does not see: being
+		// written, retired, expired.
+		filter = p.view.Filter()
 	}
 	// The graph is called directly, its options on the stack: through
 	// the interface they would be allocated for every query.
@@ -701,14 +688,3 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 	}
 	return c.idx.Search(ctx, q, n, &vector.SearchOptions{Filter: filter})
 }
-
-// visibleAt is the filter of a search while some versions may have expired
-// unmarked: it allows the versions visible at now. mu is held while it is
-// used.
-type visibleAt struct {
-	cat *catalog
-	now int64
-}
-
-// Allow reports whether id is visible at the filter's instant.
-func (v visibleAt) Allow(id vector.ID) bool { return v.cat.visibleAt(id, v.now) }

@@ -21,8 +21,8 @@ import (
 // through five steps, and holds the collection's lock (mu) only in the
 // first, second and fourth, never while the store commits:
 //
-//  1. Number, under mu: give the new versions their ids, and count them
-//     as unpublished.
+//  1. Number, under mu: give the new versions their ids, and tell the
+//     catalog's versions of them (hidden until published).
 //  2. Reserve, under mu: wait until no other write has any of the
 //     write's keys in flight, check the keys against the published
 //     versions (ErrDuplicateID, ErrNotFound), claim the published
@@ -41,11 +41,11 @@ import (
 // never published, leave the catalog (and the store and index, if they
 // got there), and its claims end, so nothing has changed.
 //
-// Readers therefore ask one question of whatever the index returns: is
-// this id published? The index and the store hold every published version
-// with its vector, and perhaps versions not published yet or any more;
-// while any are (unpublished > 0), queries hand the index that question
-// as its filter.
+// Readers therefore ask one question of whatever the index returns: does
+// the view (package versions) allow this id? The index and the store hold
+// every published version with its vector, and perhaps versions not
+// published yet or any more; while any are, the view's filter asks that
+// question of the index.
 //
 // A write never waits while it holds a claim (step 2 claims all its keys
 // at once or none), so writes waiting for each other cannot deadlock.
@@ -257,9 +257,10 @@ func (c *Collection) delete(ctx context.Context, op string, ids []string, missin
 	w.now = c.now()
 	found := make([]*record, len(keys))
 	find := func() []*record {
+		view := c.view(w.now)
 		for i, k := range keys {
 			found[i] = c.cat.lookup(k)
-			if r := found[i]; r != nil && r.expiredAt(w.now) {
+			if r := found[i]; r != nil && r.w == nil && !view.Allow(r.id) {
 				found[i] = nil // expired: gone for every caller, left to the sweeper
 			}
 		}
@@ -303,7 +304,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	w := newWrite("delete where", nil)
 	w.now = c.now()
 	find := func() []*record {
-		ids := c.cat.matchAt(f, m, w.now)
+		ids := c.cat.visible(f, m, c.view(w.now))
 		found := make([]*record, len(ids))
 		for i, id := range ids {
 			found[i] = c.cat.recs.get(id)
@@ -367,7 +368,7 @@ func (c *Collection) numberVersions(w *write) error {
 		w.rows[i].id = c.next
 		c.next++
 	}
-	c.unpublished += len(w.rows)
+	c.cat.ver.Numbered(len(w.rows))
 	return nil
 }
 
@@ -448,13 +449,14 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 }
 
 // claimRows stages the new versions of w and claims the published ones
-// they replace (found, by row), all or none. A version expired at w.now
-// is replaced by an Add as by an Upsert, and lends its replacement no
-// CreatedAt. mu is held.
+// they replace (found, by row), all or none. A version readers no longer
+// see at w.now (expired) is replaced by an Add as by an Upsert, and lends
+// its replacement no CreatedAt. mu is held.
 func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
+	view := c.view(w.now)
 	if !replace {
 		for i, r := range found {
-			if r != nil && !r.expiredAt(w.now) {
+			if r != nil && view.Allow(r.id) {
 				return fmt.Errorf("cairn: %s %q: %w", w.op, w.vers[i].key, vector.ErrDuplicateID)
 			}
 		}
@@ -470,12 +472,12 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		if old != nil {
 			old.w = w
 			w.replaces[i] = old
-			if replace && !old.expiredAt(w.now) && old.created != noTime { // an Upsert keeps CreatedAt, if known
+			if replace && view.Allow(old.id) && old.created != noTime { // an Upsert keeps CreatedAt, if known
 				r := &w.rows[i] // not read by the store yet: no overlap with replace
 				v.created, r.created = old.created, old.created
 				v.updated, r.updated = max(v.updated, v.created), max(r.updated, r.created)
 			}
-		} else if _, dup := c.cat.keys.add(v.key, v.id, &c.cat); dup { // entered by an earlier row
+		} else if _, dup := c.cat.keys.add(v.key, v.id, c.cat); dup { // entered by an earlier row
 			c.cat.recs.del(v.id)
 			c.unclaim(w)
 			return fmt.Errorf("cairn: %s %q: %w (repeated in the batch)", w.op, v.key, vector.ErrDuplicateID)
@@ -600,13 +602,6 @@ func (c *Collection) publish(w *write) {
 	for i := range w.vers {
 		wake = wake || w.vers[i].expires != noTime
 	}
-	c.unpublished -= len(w.vers)
-	c.unpublished += len(w.deletes)
-	for _, old := range w.replaces {
-		if old != nil {
-			c.unpublished++
-		}
-	}
 	if len(w.vers) > 0 || len(w.deletes) > 0 { // an empty write (a sweep that found nothing) changed nothing
 		c.dirty, c.wrote = true, true
 	}
@@ -628,8 +623,8 @@ func (c *Collection) publish(w *write) {
 const untrackStep = 16
 
 // evictRetired is step 5: the versions w replaced or deleted leave the
-// index, then the store. Should either refuse (a bug), they stay counted
-// as unpublished, so readers go on skipping them.
+// index, then the store. Should either refuse (a bug), they stay hidden
+// in the catalog's versions, so readers go on skipping them.
 func (c *Collection) evictRetired(ctx context.Context, w *write) {
 	ids := w.oldIDs()
 	if len(ids) == 0 {
@@ -649,7 +644,7 @@ func (c *Collection) evictRetired(ctx context.Context, w *write) {
 		return
 	}
 	c.mu.Lock()
-	c.unpublished -= len(ids)
+	c.cat.ver.Evicted(len(ids))
 	c.mu.Unlock()
 }
 
@@ -664,7 +659,7 @@ func (c *Collection) abandon(ctx context.Context, w *write, stored bool) {
 	c.mu.Lock()
 	c.unclaim(w)
 	if unstored { // else a bug left them in: readers go on skipping them
-		c.unpublished -= len(w.rows)
+		c.cat.ver.Evicted(len(w.rows))
 	}
 	c.mu.Unlock()
 	close(w.done)

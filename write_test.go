@@ -128,9 +128,9 @@ func settled(t *testing.T, c *Collection, n int) {
 			}
 		}
 	}
-	if c.cat.len() != n || recs != n || c.cat.keys.len() != n || c.st.Len() != n || c.idx.Len() != n || c.unpublished != 0 {
+	if c.cat.len() != n || recs != n || c.cat.keys.len() != n || c.st.Len() != n || c.idx.Len() != n || c.cat.ver.Hidden() != 0 {
 		t.Fatalf("items %d, records %d, keys %d, store %d, index %d, unpublished %d; want %d and 0",
-			c.cat.len(), recs, c.cat.keys.len(), c.st.Len(), c.idx.Len(), c.unpublished, n)
+			c.cat.len(), recs, c.cat.keys.len(), c.st.Len(), c.idx.Len(), c.cat.ver.Hidden(), n)
 	}
 }
 

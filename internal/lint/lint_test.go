@@ -44,11 +44,12 @@ var graph = map[string]rule{
 	"internal/vectortest":    {cairn: []string{"vector"}},
 	"internal/keyword":       {cairn: []string{"vector"}},
 	"internal/rank":          {cairn: []string{"vector"}},
+	"internal/versions":      {cairn: []string{"vector"}},
 	"internal/memorytest":    {cairn: []string{"", "vector"}},
 	"internal/lint":          {},
 	"internal/testprogress":  {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank"}},
+	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions"}},
 	"cmd/cairn": {
 		cairn: []string{"", "vector", "hnsw", "sqlitestore"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "modernc.org/sqlite"},
