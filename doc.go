@@ -35,8 +35,8 @@
 // filter matches, without a query vector.
 //
 // An [Embedder] turns text into vectors, so items can be added and queried
-// by text; [OpenAI] is one for any OpenAI-compatible /embeddings endpoint
-// (OpenAI, Ollama, llama.cpp, vLLM).
+// by text; package github.com/cairndb/cairn/openai has one for any
+// OpenAI-compatible /embeddings endpoint (OpenAI, Ollama, llama.cpp, vLLM).
 //
 // # Keyword and hybrid search
 //

@@ -184,7 +184,8 @@ func Example_chooseIndex() {
 }
 
 // With an Embedder, items are added and queried by text. This toy embedder
-// counts a few words; a real program uses a model, such as OpenAI below.
+// counts a few words; a real program uses a model, through
+// github.com/cairndb/cairn/openai for instance.
 func ExampleEmbedderFunc() {
 	words := []string{"cat", "dog", "tea"}
 	toy := cairn.EmbedderFunc(func(_ context.Context, texts []string) ([][]float32, error) {
@@ -211,23 +212,6 @@ func ExampleEmbedderFunc() {
 	fmt.Println(hits[0].Text)
 	// Output:
 	// the cat sleeps; the cat purrs
-}
-
-// An OpenAI-compatible embeddings endpoint: OpenAI itself, or a local
-// server such as Ollama, llama.cpp or vLLM.
-func ExampleOpenAI() {
-	emb := &cairn.OpenAI{
-		BaseURL: "http://localhost:11434/v1", // Ollama; default https://api.openai.com/v1
-		Model:   "nomic-embed-text",
-		// APIKey: os.Getenv("OPENAI_API_KEY"),
-	}
-	db := cairn.OpenMemory(&cairn.Options{Embedder: emb})
-	defer db.Close()
-	notes, err := db.CreateCollection(context.Background(), "notes", cairn.CollectionConfig{Dim: 768})
-	if err != nil {
-		log.Fatal(err)
-	}
-	_ = notes // notes.Add(ctx, cairn.Item{ID: "n1", Text: "..."}) embeds through the server
 }
 
 // MinSimilarity keeps only results that are similar enough, so a query may

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/openai"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,7 +65,7 @@ func fillBench(b *testing.B, db *cairn.DB) *cairn.Collection {
 //   - bare: Collection.QueryText with an in-process embedder;
 //   - mcp: the memory_search tool through the SDK's client over an
 //     in-memory transport, same embedder: the MCP layer's cost;
-//   - bare-http: QueryText with cairn.OpenAI against a loopback server;
+//   - bare-http: QueryText with openai.Embedder against a loopback server;
 //   - mcp-stdio: memory_search on a cairn mcp child process over stdio,
 //     embedding over loopback HTTP as bare-http does.
 func BenchmarkSearch(b *testing.B) {
@@ -97,7 +98,7 @@ func BenchmarkSearch(b *testing.B) {
 	})
 	srv := newEmbedServer(b, hashEmbed)
 	b.Run("bare-http", func(b *testing.B) {
-		db := cairn.OpenMemory(&cairn.Options{Embedder: &cairn.OpenAI{BaseURL: srv.url(), Model: "hash"}})
+		db := cairn.OpenMemory(&cairn.Options{Embedder: &openai.Embedder{BaseURL: srv.url(), Model: "hash"}})
 		defer db.Close()
 		c := fillBench(b, db)
 		b.ReportAllocs()

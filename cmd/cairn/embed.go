@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/openai"
 )
 
 // embedFlags are the embedder's flags.
@@ -39,9 +40,9 @@ func (f *embedFlags) embedder() (cairn.Embedder, error) {
 	}
 	retries := f.retries
 	if retries == 0 {
-		retries = -1 // OpenAI reads 0 as its default
+		retries = -1 // the Embedder reads 0 as its default
 	}
-	return &cairn.OpenAI{
+	return &openai.Embedder{
 		BaseURL:    f.url,
 		Model:      f.model,
 		APIKey:     os.Getenv(f.keyEnv),

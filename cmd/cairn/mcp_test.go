@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/openai"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -532,7 +533,7 @@ func silentServer(t *testing.T) string {
 // message saying so, although one request may take 30 s and is tried
 // three times.
 func TestMCPCallTimeout(t *testing.T) {
-	emb := &cairn.OpenAI{BaseURL: silentServer(t), Model: "m", Timeout: 30 * time.Second, MaxRetries: 2}
+	emb := &openai.Embedder{BaseURL: silentServer(t), Model: "m", Timeout: 30 * time.Second, MaxRetries: 2}
 	m := newTestMemory(t, emb)
 	m.callTimeout = 2 * time.Second
 	if _, err := m.create(context.Background(), testDim); err != nil { // for the search

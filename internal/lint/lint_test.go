@@ -50,8 +50,11 @@ var graph = map[string]rule{
 	"internal/testprogress":  {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
 	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions"}},
+	// openai is an embeddings client beside the root, not under it: the
+	// root never imports it (nor net/http), a program that wants it does.
+	"openai": {},
 	"cmd/cairn": {
-		cairn: []string{"", "vector", "hnsw", "sqlitestore"},
+		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "modernc.org/sqlite"},
 	},
 	"langchaingo": {

@@ -1,4 +1,4 @@
-package cairn
+package openai
 
 import (
 	"errors"

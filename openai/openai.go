@@ -1,4 +1,8 @@
-package cairn
+// Package openai is a client for OpenAI-compatible /embeddings endpoints:
+// OpenAI itself, Ollama (http://localhost:11434/v1), the llama.cpp server,
+// vLLM and others. Its [Embedder] turns texts into vectors for a cairn
+// store (it satisfies cairn.Embedder), or for any other use.
+package openai
 
 import (
 	"bytes"
@@ -14,33 +18,29 @@ import (
 	"time"
 )
 
-// Defaults of [OpenAI]; a zero field takes these.
+// DefaultBaseURL is OpenAI's API root, the default of [Embedder.BaseURL].
+const DefaultBaseURL = "https://api.openai.com/v1"
+
+// The defaults of [Embedder]'s other fields, documented there.
 const (
-	// DefaultOpenAIBaseURL is OpenAI's API root.
-	DefaultOpenAIBaseURL = "https://api.openai.com/v1"
-	// DefaultOpenAIBatchSize is the most texts sent in one request.
-	DefaultOpenAIBatchSize = 128
-	// DefaultOpenAITimeout bounds one HTTP attempt.
-	DefaultOpenAITimeout = 60 * time.Second
-	// DefaultOpenAIRetries is the number of retries after a failed attempt.
-	DefaultOpenAIRetries = 4
-	// DefaultOpenAIBackoff is the wait before the first retry.
-	DefaultOpenAIBackoff = 500 * time.Millisecond
-	// DefaultOpenAIMaxWait caps the exponential back-off.
-	DefaultOpenAIMaxWait = 30 * time.Second
+	defaultBatchSize = 128
+	defaultTimeout   = 60 * time.Second
+	defaultRetries   = 4
+	defaultBackoff   = 500 * time.Millisecond
+	defaultMaxWait   = 30 * time.Second
 )
 
 // maxResponse bounds the body read from the server: 128 embeddings of
 // 3,072 dimensions as JSON are about 8 MB.
 const maxResponse = 256 << 20
 
-// ErrBadResponse is returned by [OpenAI.Embed] when the server answers 200
-// with a body that is not a valid embeddings response: unparsable JSON, a
-// count of embeddings different from the count of inputs, missing or
-// repeated indexes, empty or ragged vectors, or the wrong dimension.
-var ErrBadResponse = errors.New("cairn: bad embeddings response")
+// ErrBadResponse is returned by [Embedder.Embed] when the server answers
+// 200 with a body that is not a valid embeddings response: unparsable
+// JSON, a count of embeddings different from the count of inputs, missing
+// or repeated indexes, empty or ragged vectors, or the wrong dimension.
+var ErrBadResponse = errors.New("openai: bad embeddings response")
 
-// APIError is returned by [OpenAI.Embed] when the server answers with an
+// APIError is returned by [Embedder.Embed] when the server answers with an
 // HTTP error status and no retries are left (or the status is not worth
 // retrying, such as 400 or 401).
 type APIError struct {
@@ -50,22 +50,21 @@ type APIError struct {
 
 // Error returns the status and the server's message.
 func (e *APIError) Error() string {
-	return fmt.Sprintf("cairn: embeddings: HTTP %d: %s", e.StatusCode, e.Message)
+	return fmt.Sprintf("openai: embeddings: HTTP %d: %s", e.StatusCode, e.Message)
 }
 
-// OpenAI is an [Embedder] for OpenAI-compatible /embeddings endpoints:
-// OpenAI itself, Ollama (http://localhost:11434/v1), the llama.cpp server,
-// vLLM and others. Texts are sent in batches of BatchSize; a request that
-// fails with 429, a 5xx status, a network error or a per-attempt timeout is
-// retried up to MaxRetries times with exponential back-off and jitter,
-// waiting at least as long as the server's Retry-After header asks. The
-// context bounds the whole call, waits included.
+// Embedder turns texts into embeddings through an OpenAI-compatible
+// /embeddings endpoint. Texts are sent in batches of BatchSize; a request
+// that fails with 429, a 5xx status, a network error or a per-attempt
+// timeout is retried up to MaxRetries times with exponential back-off and
+// jitter, waiting at least as long as the server's Retry-After header
+// asks. The context bounds the whole call, waits included.
 //
-// Zero fields take the documented defaults. An OpenAI is safe for
+// Zero fields take the documented defaults. An Embedder is safe for
 // concurrent use once its fields are no longer being changed.
-type OpenAI struct {
+type Embedder struct {
 	// BaseURL is the API root; requests go to BaseURL + "/embeddings".
-	// Default DefaultOpenAIBaseURL.
+	// Default DefaultBaseURL.
 	BaseURL string
 	// Model is the embedding model name, such as "text-embedding-3-small"
 	// or "nomic-embed-text". Required.
@@ -108,16 +107,16 @@ type embeddingsResponse struct {
 
 // Embed returns one embedding per text, in order. It makes one request per
 // batch of BatchSize texts, one batch after another.
-func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error) {
+func (o *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, error) {
 	if o.Model == "" {
-		return nil, errors.New("cairn: embeddings: OpenAI.Model is not set")
+		return nil, errors.New("openai: embeddings: Embedder.Model is not set")
 	}
 	if len(texts) == 0 {
 		return nil, nil
 	}
 	bs := o.BatchSize
 	if bs <= 0 {
-		bs = DefaultOpenAIBatchSize
+		bs = defaultBatchSize
 	}
 	out := make([][]float32, 0, len(texts))
 	dim := o.Dimensions
@@ -141,14 +140,14 @@ func (o *OpenAI) Embed(ctx context.Context, texts []string) ([][]float32, error)
 }
 
 // embedBatch sends one batch, retrying transient failures.
-func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
+func (o *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
 	body, err := json.Marshal(embeddingsRequest{Model: o.Model, Input: texts, Dimensions: o.Dimensions})
 	if err != nil {
-		return nil, fmt.Errorf("cairn: embeddings: %w", err)
+		return nil, fmt.Errorf("openai: embeddings: %w", err)
 	}
 	retries := o.MaxRetries
 	if retries == 0 {
-		retries = DefaultOpenAIRetries
+		retries = defaultRetries
 	}
 	for attempt := 0; ; attempt++ {
 		vs, retryAfter, err := o.attempt(ctx, body, len(texts))
@@ -156,7 +155,7 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 			return vs, nil
 		}
 		if ctx.Err() != nil {
-			return nil, fmt.Errorf("cairn: embeddings: %w", context.Cause(ctx))
+			return nil, fmt.Errorf("openai: embeddings: %w", context.Cause(ctx))
 		}
 		if retryAfter < 0 || attempt >= retries {
 			return nil, err
@@ -166,20 +165,20 @@ func (o *OpenAI) embedBatch(ctx context.Context, texts []string) ([][]float32, e
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, fmt.Errorf("cairn: embeddings: %w (after %v)", context.Cause(ctx), err)
+			return nil, fmt.Errorf("openai: embeddings: %w (after %v)", context.Cause(ctx), err)
 		case <-t.C:
 		}
 	}
 }
 
 // backoff returns the jittered wait before retry number attempt+1.
-func (o *OpenAI) backoff(attempt int) time.Duration {
+func (o *Embedder) backoff(attempt int) time.Duration {
 	base, maxWait := o.Backoff, o.MaxWait
 	if base <= 0 {
-		base = DefaultOpenAIBackoff
+		base = defaultBackoff
 	}
 	if maxWait <= 0 {
-		maxWait = DefaultOpenAIMaxWait
+		maxWait = defaultMaxWait
 	}
 	d := base
 	for range attempt {
@@ -196,20 +195,20 @@ func (o *OpenAI) backoff(attempt int) time.Duration {
 
 // attempt makes one request. retryAfter is negative when the error is not
 // worth retrying, and otherwise the least wait the server asked for.
-func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float32, retryAfter time.Duration, err error) {
+func (o *Embedder) attempt(ctx context.Context, body []byte, n int) (vs [][]float32, retryAfter time.Duration, err error) {
 	timeout := o.Timeout
 	if timeout <= 0 {
-		timeout = DefaultOpenAITimeout
+		timeout = defaultTimeout
 	}
 	actx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	base := o.BaseURL
 	if base == "" {
-		base = DefaultOpenAIBaseURL
+		base = DefaultBaseURL
 	}
 	req, err := http.NewRequestWithContext(actx, http.MethodPost, strings.TrimRight(base, "/")+"/embeddings", bytes.NewReader(body))
 	if err != nil {
-		return nil, -1, fmt.Errorf("cairn: embeddings: %w", err)
+		return nil, -1, fmt.Errorf("openai: embeddings: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -223,12 +222,12 @@ func (o *OpenAI) attempt(ctx context.Context, body []byte, n int) (vs [][]float3
 	resp, err := client.Do(req)
 	if err != nil {
 		// Network errors and per-attempt timeouts are transient.
-		return nil, 0, fmt.Errorf("cairn: embeddings: %w", err)
+		return nil, 0, fmt.Errorf("openai: embeddings: %w", err)
 	}
 	defer resp.Body.Close()
 	data, err := io.ReadAll(io.LimitReader(resp.Body, maxResponse+1))
 	if err != nil {
-		return nil, 0, fmt.Errorf("cairn: embeddings: reading response: %w", err)
+		return nil, 0, fmt.Errorf("openai: embeddings: reading response: %w", err)
 	}
 	if len(data) > maxResponse {
 		return nil, -1, fmt.Errorf("%w: body larger than %d bytes", ErrBadResponse, maxResponse)

@@ -1,4 +1,4 @@
-package cairn_test
+package openai_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/openai"
+	"github.com/cairndb/cairn/vector"
 )
 
 // fakeEmbeddings answers like an OpenAI-compatible /embeddings endpoint:
@@ -48,11 +50,11 @@ func fakeEmbeddings(t *testing.T, w http.ResponseWriter, r *http.Request) {
 	json.NewEncoder(w).Encode(resp)
 }
 
-func fastClient(url string) *cairn.OpenAI {
-	return &cairn.OpenAI{BaseURL: url + "/v1", Model: "m", Backoff: time.Millisecond, MaxWait: 5 * time.Millisecond}
+func fastClient(url string) *openai.Embedder {
+	return &openai.Embedder{BaseURL: url + "/v1", Model: "m", Backoff: time.Millisecond, MaxWait: 5 * time.Millisecond}
 }
 
-func TestOpenAIEmbed(t *testing.T) {
+func TestEmbed(t *testing.T) {
 	var requests atomic.Int32
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		requests.Add(1)
@@ -85,14 +87,20 @@ func TestOpenAIEmbed(t *testing.T) {
 	}
 }
 
-// TestOpenAIWithStore adds and queries by text through a DB.
-func TestOpenAIWithStore(t *testing.T) {
+// An Embedder is a cairn.Embedder.
+var _ cairn.Embedder = (*openai.Embedder)(nil)
+
+// TestWithStore adds and queries by text through a cairn store.
+func TestWithStore(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fakeEmbeddings(t, w, r) }))
 	defer srv.Close()
 	ctx := context.Background()
 	db := cairn.OpenMemory(&cairn.Options{Embedder: fastClient(srv.URL)})
 	defer db.Close()
-	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3, Metric: 3}) // L2
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 3, Metric: vector.L2})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := c.Add(ctx, cairn.Item{ID: "short", Text: "hi"}, cairn.Item{ID: "long", Text: "a much longer text"}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +110,7 @@ func TestOpenAIWithStore(t *testing.T) {
 	}
 }
 
-func TestOpenAIRetries(t *testing.T) {
+func TestRetries(t *testing.T) {
 	ctx := context.Background()
 	t.Run("429 then OK, honouring Retry-After", func(t *testing.T) {
 		var n atomic.Int32
@@ -156,7 +164,7 @@ func TestOpenAIRetries(t *testing.T) {
 		e := fastClient(srv.URL)
 		e.MaxRetries = 2
 		_, err := e.Embed(ctx, []string{"x"})
-		var apiErr *cairn.APIError
+		var apiErr *openai.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 500 || apiErr.Message != "boom" {
 			t.Fatalf("error %v, want an APIError 500 boom", err)
 		}
@@ -178,7 +186,7 @@ func TestOpenAIRetries(t *testing.T) {
 		}))
 		defer srv.Close()
 		_, err := fastClient(srv.URL).Embed(ctx, []string{"x"})
-		var apiErr *cairn.APIError
+		var apiErr *openai.APIError
 		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(err.Error(), "unknown model m") {
 			t.Fatalf("error %v", err)
 		}
@@ -211,7 +219,7 @@ func TestOpenAIRetries(t *testing.T) {
 	})
 }
 
-func TestOpenAIBadResponses(t *testing.T) {
+func TestBadResponses(t *testing.T) {
 	cases := map[string]string{
 		"bad JSON":       `{"data": [`,
 		"wrong count":    `{"data": [{"index": 0, "embedding": [1, 2]}]}`,
@@ -230,7 +238,7 @@ func TestOpenAIBadResponses(t *testing.T) {
 			}))
 			defer srv.Close()
 			_, err := fastClient(srv.URL).Embed(context.Background(), []string{"x", "y"})
-			if !errors.Is(err, cairn.ErrBadResponse) {
+			if !errors.Is(err, openai.ErrBadResponse) {
 				t.Fatalf("error %v, want ErrBadResponse", err)
 			}
 			if n.Load() != 1 {
@@ -243,18 +251,18 @@ func TestOpenAIBadResponses(t *testing.T) {
 		defer srv.Close()
 		e := fastClient(srv.URL)
 		e.Dimensions = 8
-		if _, err := e.Embed(context.Background(), []string{"x"}); !errors.Is(err, cairn.ErrBadResponse) {
+		if _, err := e.Embed(context.Background(), []string{"x"}); !errors.Is(err, openai.ErrBadResponse) {
 			t.Fatalf("error %v, want ErrBadResponse", err)
 		}
 	})
 	t.Run("no model", func(t *testing.T) {
-		if _, err := (&cairn.OpenAI{}).Embed(context.Background(), []string{"x"}); err == nil {
+		if _, err := (&openai.Embedder{}).Embed(context.Background(), []string{"x"}); err == nil {
 			t.Fatal("no error without a model")
 		}
 	})
 }
 
-func TestOpenAIContext(t *testing.T) {
+func TestContext(t *testing.T) {
 	t.Run("cancelled during a request", func(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			io.Copy(io.Discard, r.Body) // so the server notices the client leave
