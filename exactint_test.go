@@ -127,17 +127,33 @@ func TestExactIntegersThroughFile(t *testing.T) {
 
 // What no int64 or float64 holds exactly is refused, not rounded.
 func TestInexactIntegersRefused(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	item := func(id string, md map[string]any) cairn.Item {
+		return cairn.Item{ID: id, Embedding: []float32{1, 0}, Metadata: md}
+	}
 	for _, v := range []any{uint64(math.MaxUint64), uint64(1)<<63 + 1, json.Number("9223372036854775809")} {
-		if _, err := cairn.NormalizeMetadata(map[string]any{"n": v}); !errors.Is(err, vector.ErrInvalidOptions) {
-			t.Errorf("NormalizeMetadata(%v) error = %v, want ErrInvalidOptions", v, err)
+		if err := c.Add(ctx, item("x", map[string]any{"n": v})); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Add with n = %v: error = %v, want ErrInvalidOptions", v, err)
 		}
 	}
 	if _, err := cairn.ParseFilter([]byte(`{"n": 18446744073709551615}`)); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("ParseFilter(2^64-1) error = %v, want ErrInvalidOptions", err)
 	}
 	// Beyond int64 but exactly a float64: kept, as that float64.
-	md, err := cairn.NormalizeMetadata(map[string]any{"n": uint64(1) << 63, "j": json.Number("9223372036854775808")})
-	if err != nil || md["n"] != math.Exp2(63) || md["j"] != math.Exp2(63) {
-		t.Errorf("NormalizeMetadata(2^63) = %v, %v", md, err)
+	if err := c.Add(ctx, item("big", map[string]any{"n": uint64(1) << 63, "j": json.Number("9223372036854775808")})); err != nil {
+		t.Fatal(err)
+	}
+	got, err := c.Get(ctx, "big")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md := got[0].Metadata; md["n"] != math.Exp2(63) || md["j"] != math.Exp2(63) {
+		t.Errorf("metadata 2^63 read back as %v", md)
 	}
 }

@@ -18,7 +18,7 @@ import (
 // A nil *Filter in [QueryOptions] means no condition.
 //
 // Values compare after the normalisation that metadata goes through
-// ([NormalizeMetadata]): numbers compare by their exact value whatever
+// (see [Item]): numbers compare by their exact value whatever
 // their Go type, so Eq("n", 3) matches an item stored with int 3 or
 // float64 3.0, Eq("n", int64(1<<53+1)) does not match 1<<53, and a string
 // never equals a number. A condition

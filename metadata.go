@@ -7,13 +7,10 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
-	"strings"
-	"sync"
-	"unicode/utf8"
 
+	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -49,155 +46,52 @@ const (
 // scalar cannot be changed, so every result may share it. It costs no
 // more memory than the string it replaces, and usually no allocation: a
 // string, float64 or bool the caller gave (or JSON decoded) is kept in
-// the box it came in, and small whole numbers come from smallNumbers.
+// the box it came in, and small whole numbers share boxes (package
+// metavalue, which owns the rules for what metadata may hold).
 type value struct {
 	kind valueKind
 	num  float64 // the number, rounded if box is an int64; 1 or 0 for a bool
 	box  any     // the string, float64, int64 or bool; see any
 }
 
-// smallNumbers holds the boxes of the whole numbers from smallNumberMin to
-// smallNumberMax as float64s, shared by every value that holds one (a
-// bucket, a count, a year), which then costs no allocation. It is built by
-// the first write of such a number, not by every program that imports
-// the package.
-var smallNumbers = sync.OnceValue(func() *[smallNumberMax - smallNumberMin + 1]any {
-	t := new([smallNumberMax - smallNumberMin + 1]any)
-	for i := range t {
-		t[i] = float64(i + smallNumberMin)
-	}
-	return t
-})
-
-const smallNumberMin, smallNumberMax = -128, 2100
-
-// numberValue returns the value of the finite number f; given, if it is
-// not nil, is f already boxed as a float64.
-func numberValue(f float64, given any) value {
-	v := value{kind: kindNumber, num: f, box: given}
-	switch {
-	case given != nil:
-	case f >= smallNumberMin && f <= smallNumberMax && f == math.Trunc(f):
-		v.box = smallNumbers()[int(f)-smallNumberMin] // −0 is 0, equal to it
-	default:
-		v.box = f
-	}
-	return v
-}
-
-// exactFloat reports whether the integer of magnitude u is a float64
-// exactly: its significant bits fit the 53 of a float64's mantissa.
-func exactFloat(u uint64) bool {
-	return u == 0 || bits.Len64(u)-bits.TrailingZeros64(u) <= 53
-}
-
-// intValue returns the value of the integer i: a float64 if that holds i
-// exactly, else the int64 itself.
-func intValue(i int64) value {
-	u := uint64(i)
-	if i < 0 {
-		u = -u // MinInt64 stays 1<<63, its magnitude
-	}
-	if exactFloat(u) {
-		return numberValue(float64(i), nil)
-	}
-	return value{kind: kindNumber, num: float64(i), box: i}
-}
-
-// uintValue returns the value of the integer u, or false if it is beyond
-// int64 and no float64 holds it exactly.
-func uintValue(u uint64) (value, bool) {
-	if u <= math.MaxInt64 {
-		return intValue(int64(u)), true
-	}
-	if exactFloat(u) {
-		return numberValue(float64(u), nil), true
-	}
-	return value{}, false
-}
-
-// jsonNumberValue returns the value of a JSON number: exact if it is an
-// integer within int64, else the float64 nearest to it. An integer
-// literal beyond int64 that no float64 holds exactly is refused, rather
-// than silently rounded.
-func jsonNumberValue(x json.Number) (value, error) {
-	if i, err := x.Int64(); err == nil {
-		return intValue(i), nil
-	}
-	f, err := x.Float64()
-	if err != nil {
-		return value{}, fmt.Errorf("%w: number %q: %v", vector.ErrInvalidOptions, x, err)
-	}
-	if s := string(x); !strings.ContainsAny(s, ".eE") && strconv.FormatFloat(f, 'f', 0, 64) != strings.TrimPrefix(s, "+") {
-		return value{}, fmt.Errorf("%w: integer %s is beyond int64 and no float64 holds it exactly", vector.ErrInvalidOptions, x)
-	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return value{}, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
-	}
-	return numberValue(f, nil), nil
-}
-
-// toValue returns the stored form of a metadata value: strings and
-// booleans as they are, every Go number type as a float64 if a float64
-// holds it exactly, else (an integer beyond 2^53 in magnitude) as an
-// int64. It returns an error wrapping [vector.ErrInvalidOptions] for any
-// other type, for non-finite numbers, for a uint64 beyond int64 that no
-// float64 holds exactly, and for strings that are not valid UTF-8, none
-// of which JSON can carry.
+// toValue returns the stored form of a metadata value (see
+// [metavalue.Of]), or an error wrapping [vector.ErrInvalidOptions] for
+// one that metadata cannot hold.
 func toValue(v any) (value, error) {
-	var f float64
-	var given any // v, if it is a float64
-	switch x := v.(type) {
+	box, err := metavalue.Of(v)
+	if err != nil {
+		return value{}, err
+	}
+	return boxValue(box), nil
+}
+
+// jsonNumberValue returns the value of a JSON number (see
+// [metavalue.JSONNumber]).
+func jsonNumberValue(x json.Number) (value, error) {
+	box, err := metavalue.JSONNumber(x)
+	if err != nil {
+		return value{}, err
+	}
+	return boxValue(box), nil
+}
+
+// boxValue returns the value of box, a stored form from package
+// metavalue: a string, a float64, an int64 or a bool.
+func boxValue(box any) value {
+	switch x := box.(type) {
 	case string:
-		if !utf8.ValidString(x) {
-			return value{}, fmt.Errorf("%w: metadata string %q is not valid UTF-8", vector.ErrInvalidOptions, x)
-		}
-		return value{kind: kindString, box: v}, nil
+		return value{kind: kindString, box: box}
+	case float64:
+		return value{kind: kindNumber, num: x, box: box}
+	case int64:
+		return value{kind: kindNumber, num: float64(x), box: box}
 	case bool:
 		if x {
-			return value{kind: kindBool, num: 1, box: true}, nil
+			return value{kind: kindBool, num: 1, box: box}
 		}
-		return value{kind: kindBool, box: false}, nil
-	case float64:
-		f, given = x, v
-	case float32:
-		f = float64(x)
-	case int:
-		return intValue(int64(x)), nil
-	case int8:
-		f = float64(x)
-	case int16:
-		f = float64(x)
-	case int32:
-		f = float64(x)
-	case int64:
-		return intValue(x), nil
-	case uint:
-		return uintOrError(uint64(x))
-	case uint8:
-		f = float64(x)
-	case uint16:
-		f = float64(x)
-	case uint32:
-		f = float64(x)
-	case uint64:
-		return uintOrError(x)
-	case json.Number:
-		return jsonNumberValue(x)
-	default:
-		return value{}, fmt.Errorf("%w: unsupported metadata type %T (want string, number or bool)", vector.ErrInvalidOptions, v)
+		return value{kind: kindBool, box: box}
 	}
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return value{}, fmt.Errorf("%w: metadata number %v is not finite", vector.ErrInvalidOptions, f)
-	}
-	return numberValue(f, given), nil
-}
-
-func uintOrError(u uint64) (value, error) {
-	if v, ok := uintValue(u); ok {
-		return v, nil
-	}
-	return value{}, fmt.Errorf("%w: metadata number %d is beyond int64 and no float64 holds it exactly", vector.ErrInvalidOptions, u)
+	panic(fmt.Sprintf("cairn: metadata value of type %T", box))
 }
 
 // compareNumbers compares the numbers a and b exactly, returning −1, 0
@@ -265,35 +159,14 @@ func normalizeMetadata(md map[string]any) (metadata, error) {
 func appendMetadata(dst metadata, md map[string]any) (metadata, error) {
 	n := len(dst)
 	for k, v := range md {
-		if !utf8.ValidString(k) {
-			return dst[:n], fmt.Errorf("%w: metadata key %q is not valid UTF-8", vector.ErrInvalidOptions, k)
-		}
-		nv, err := toValue(v)
+		box, err := metavalue.Field(k, v)
 		if err != nil {
-			return dst[:n], fmt.Errorf("metadata %q: %w", k, err)
+			return dst[:n], err
 		}
-		dst = append(dst, field{k, nv})
+		dst = append(dst, field{k, boxValue(box)})
 	}
 	slices.SortFunc(dst[n:], func(a, b field) int { return cmp.Compare(a.key, b.key) })
 	return dst, nil
-}
-
-// NormalizeMetadata returns md as a collection stores it and returns it:
-// strings and booleans as they are, every Go number type (and
-// json.Number) as a float64 when a float64 holds it exactly, and as an
-// int64 when it is an integer that a float64 would round (beyond 2^53 in
-// magnitude), so integers stay exact to int64; nil for an empty map. It
-// returns an error wrapping [vector.ErrInvalidOptions], naming the key,
-// for a value of any other type, a number that is not finite, an integer
-// beyond int64 that no float64 holds exactly, and a key or string that is
-// not valid UTF-8. Other implementations of [MemoryStore] use it to accept
-// exactly what a local collection accepts.
-func NormalizeMetadata(md map[string]any) (map[string]any, error) {
-	m, err := normalizeMetadata(md)
-	if err != nil {
-		return nil, err
-	}
-	return m.toMap(), nil
 }
 
 // get returns the value of key.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -188,7 +189,7 @@ func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item)
 		if !it.CreatedAt.IsZero() || !it.UpdatedAt.IsZero() || !it.ExpiresAt.IsZero() {
 			return nil, fmt.Errorf("weaviate: %s %q: %w: item times (CreatedAt, UpdatedAt, ExpiresAt) are not supported by the cluster store", op, it.ID, vector.ErrInvalidOptions)
 		}
-		md, err := cairn.NormalizeMetadata(it.Metadata)
+		md, err := metavalue.Map(it.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: %s %q: %w", op, it.ID, err)
 		}

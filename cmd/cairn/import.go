@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -309,7 +310,7 @@ func (im *importer) flush() error {
 		if err := vector.Check(it.Embedding, cfg.Dim, cfg.Metric); err != nil {
 			return fmt.Errorf("line %d: item %q: %w", lines[i], it.ID, err)
 		}
-		if _, err := cairn.NormalizeMetadata(it.Metadata); err != nil {
+		if _, err := metavalue.Map(it.Metadata); err != nil {
 			return fmt.Errorf("line %d: item %q: %w", lines[i], it.ID, err)
 		}
 	}

@@ -49,12 +49,16 @@ var graph = map[string]rule{
 	"internal/lint":          {},
 	"internal/testprogress":  {},
 	"internal/baseline":      {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions"}},
+	"":                       {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions", "internal/metavalue"}},
 	// openai is an embeddings client beside the root, not under it: the
 	// root never imports it (nor net/http), a program that wants it does.
 	"openai": {},
+	// metavalue holds what metadata may hold, for the root and for the
+	// modules that must accept exactly what it accepts (weaviate,
+	// cmd/cairn), without an exported normaliser in the root's API.
+	"internal/metavalue": {cairn: []string{"vector"}},
 	"cmd/cairn": {
-		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai"},
+		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai", "internal/metavalue"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "modernc.org/sqlite"},
 	},
 	"langchaingo": {
@@ -70,7 +74,7 @@ var graph = map[string]rule{
 		third: []string{"github.com/cloudwego/eino"},
 	},
 	"cmd/torture": {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint", "internal/powerfail", "internal/vfsname"}},
-	"weaviate":    {cairn: []string{"", "vector", "hnsw"}},
+	"weaviate":    {cairn: []string{"", "vector", "hnsw", "internal/metavalue"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
