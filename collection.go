@@ -22,9 +22,12 @@ import (
 // optional text and metadata.
 //
 // Metadata values must be strings, booleans or numbers (any Go integer or
-// float type; they are stored, compared and returned as float64, so
-// integers beyond 2⁵³ lose precision). Other types, and NaN or infinite
-// numbers, are rejected with an error wrapping [vector.ErrInvalidOptions].
+// float type). A number is returned as a float64 when a float64 holds it
+// exactly, else (an integer beyond 2⁵³) as an int64, and compared by its
+// exact value; an integer beyond int64 that no float64 holds exactly is
+// refused. Other
+// types, and NaN or infinite numbers, are rejected with an error wrapping
+// [vector.ErrInvalidOptions].
 type Item struct {
 	// ID is the caller's identifier, unique in the collection. Required.
 	ID string
