@@ -11,6 +11,7 @@ import (
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/hnswseam"
 	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/vector"
 )
@@ -80,7 +81,7 @@ var chooseRouteFunc = chooseRoute
 // stored vector's own id left out) reaches the target. It returns the
 // fastest. ids are the collection's ids, which g and st hold while it
 // runs. A paced measurement, for one that runs beside queries, calibrates
-// resting as long as it works (hnsw.Index.CalibratePaced) if g has not.
+// resting as long as it works (hnswseam.CalibratePaced) if g has not.
 func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, paced bool) (route, error) {
 	cal, err := buildCalibration(ctx, g, len(ids), len(recorded), paced)
 	if err != nil {
@@ -166,7 +167,11 @@ func buildCalibration(ctx context.Context, g *hnsw.Index, n, recorded int, paced
 		return cal, nil
 	}
 	if paced {
-		return g.CalibratePaced(ctx, nil)
+		if err := hnswseam.CalibratePaced(ctx, g); err != nil {
+			return hnsw.Calibration{}, err
+		}
+		cal, _ := g.Calibration()
+		return cal, nil
 	}
 	return g.Calibrate(ctx, nil)
 }

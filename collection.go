@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
@@ -169,7 +170,7 @@ type Collection struct {
 	// is set while one runs in the background, and retry holds back the
 	// next after one that failed.
 	route       *Route
-	queries     querySample
+	queries     reservoir.Reservoir
 	remeasuring atomic.Bool
 	retry       measureRetry
 	rg          regraphState // rebuilds of the graph (regraph.go)

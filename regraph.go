@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/hnswseam"
+	"github.com/cairndb/cairn/internal/pace"
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -129,7 +132,7 @@ type graphBuild struct {
 	// taken once the build is due and recorded into the new graph before
 	// it is built, so that the calibration its build ends with measures
 	// on them.
-	queries *querySample
+	queries *reservoir.Reservoir
 }
 
 // buildGraph builds a new HNSW graph of the visible versions as b says,
@@ -172,11 +175,11 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 		cfg.HNSW.Workers = b.workers
 	}
 	if b.paced {
-		cfg.HNSW.Progress = restingProgress(cfg.HNSW.Progress)
+		cfg.HNSW.Progress = pace.Progress(cfg.HNSW.Progress)
 	}
 	var recorded [][]float32
 	if b.queries != nil {
-		recorded = b.queries.take()
+		recorded = b.queries.Take()
 	}
 	idx, err := newIndex(HNSW, cfg, c.st)
 	if err == nil {
@@ -222,7 +225,7 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	added, dropped := sortedDiff(now, g.before)
 	if h, ok := g.idx.(*hnsw.Index); ok && g.paced {
 		// Built by one resting worker; from now on the collection's.
-		h.SetBuild(c.cfg.HNSW.Workers, c.cfg.HNSW.Progress)
+		hnswseam.SetBuild(h, c.cfg.HNSW.Workers, c.cfg.HNSW.Progress)
 	}
 	if err := track(ctx, g.idx, added); err != nil {
 		return false, err
@@ -256,20 +259,6 @@ func (c *Collection) dropGraph(ctx context.Context) {
 	c.mu.Lock()
 	c.cat.ver.Evicted(len(ids))
 	c.mu.Unlock()
-}
-
-// restingProgress returns an hnsw.Options.Progress that reports to next
-// (if not nil) and then sleeps as long as the build worked since its last
-// report: a build by one worker then takes about half of one core.
-func restingProgress(next func(done, total int)) func(done, total int) {
-	since := time.Now()
-	return func(done, total int) {
-		if next != nil {
-			next(done, total)
-		}
-		time.Sleep(time.Since(since))
-		since = time.Now()
-	}
 }
 
 // sortedDiff returns the ids of a not in b and those of b not in a, both

@@ -230,7 +230,7 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
 	c.mu.RLock()
-	kept, retry := c.queries.len(), c.retry
+	kept, retry := c.queries.Len(), c.retry
 	c.mu.RUnlock()
 	if calls != 2 || kept != hnsw.MinRealQueries || retry.wait != measureBackoff || retry.at.Before(start.Add(measureBackoff)) {
 		t.Fatalf("after a failed measurement: %d measurements, %d queries kept, retry %+v; want 2, %d, and a back-off of %v",

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -70,7 +71,7 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	}
 	var recorded [][]float32
 	if c.cfg.routed() {
-		recorded = c.queries.take()
+		recorded = c.queries.Take()
 		err = recordQueries(idx, recorded)
 	}
 	if err == nil {
@@ -150,7 +151,8 @@ func (c *Collection) keepsQueries() bool {
 // the queries kept, and starts a measurement on them if one is due. mu is
 // held.
 func (c *Collection) keepQuery(q []float32) {
-	c.queries.add(q, hnsw.ReservoirSize(c.cat.len(), c.cfg.Dim))
+	c.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
+	c.queries.Add(q)
 	c.measureLater()
 }
 
@@ -165,7 +167,7 @@ func (c *Collection) measureDue() bool {
 	}
 	n := c.cat.len()
 	due := n >= c.route.Next ||
-		!c.route.onQueries() && n >= c.cfg.AutoThreshold && c.queries.len() >= hnsw.MinRealQueries
+		!c.route.onQueries() && n >= c.cfg.AutoThreshold && c.queries.Len() >= hnsw.MinRealQueries
 	return due && !time.Now().Before(c.retry.at)
 }
 
@@ -275,9 +277,9 @@ func (r *measureRetry) fail(now time.Time) {
 // back to the sample of queries kept, for the next measurement.
 func (c *Collection) restoreQueries(qs [][]float32) {
 	c.mu.RLock()
-	size := hnsw.ReservoirSize(c.cat.len(), c.cfg.Dim)
+	c.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
 	c.mu.RUnlock()
 	for _, q := range qs {
-		c.queries.add(q, size)
+		c.queries.Add(q)
 	}
 }

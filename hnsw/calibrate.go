@@ -14,6 +14,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/internal/pace"
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -32,19 +34,15 @@ const (
 	// at each CalibrationQueries queries answered whether the reservoir's
 	// distinct queries measure better ([Calibration.RecalibratesOn]), and
 	// if so recalibrates on them.
-	CalibrationQueries = 400
+	CalibrationQueries = reservoir.Min
 	// MaxCalibrationQueries is the largest sample: smaller indexes, whose
 	// exact neighbours cost less, keep a reservoir of up to this many
 	// recent queries, as many as cost what CalibrationQueries do at
-	// 100,000 × 768 (see [ReservoirSize]). Near 0.99 the recall rises so
+	// 100,000 × 768 (at 768-d, up to 20,000 vectors). Near 0.99 the recall rises so
 	// slowly with ef that the error of 400 queries moves the ef chosen by a
 	// tenth (MiniLM, 1,580 vectors: ef 37.9 ± 3.5 over ten samples of
 	// 400, 37.7 ± 1.7 over samples of 500).
-	MaxCalibrationQueries = 2000
-	// sampleBudget is the work of the exact neighbours of a sample, in
-	// scored components: CalibrationQueries queries at 100,000 × 768,
-	// about 3 s on one core.
-	sampleBudget = CalibrationQueries * 100_000 * 768
+	MaxCalibrationQueries = reservoir.Max
 	// MinRealQueries is how many distinct recent queries the index must
 	// have kept before it calibrates on them alone rather than on held-out
 	// vectors (with fewer, it measures on them topped up with held-out
@@ -141,32 +139,13 @@ type Calibration struct {
 	Took time.Duration
 }
 
-// ReservoirSize is the size of the sample of recent queries an index of n
-// vectors of dimension dim keeps for its calibrations: as many as have
-// exact neighbours that cost what [CalibrationQueries] do at
-// 100,000 × 768, from CalibrationQueries to [MaxCalibrationQueries]. At
-// 768-d it is 400 from 100,000 vectors up and 2,000 up to 20,000; its
-// memory is that many vectors (6 MiB at 768-d).
-func ReservoirSize(n, dim int) int {
-	m := int64(sampleBudget) / max(1, int64(n)*int64(dim))
-	return int(min(max(m, CalibrationQueries), MaxCalibrationQueries))
-}
-
 // calibrator is the recall-target state of an Index.
 type calibrator struct {
-	cur    atomic.Pointer[Calibration]
-	seen   atomic.Int64 // unfiltered queries recorded since the last calibration
-	size   atomic.Int64 // the reservoir's size: 0 for CalibrationQueries
-	mu     sync.Mutex   // guards sample, hashes, kept, running, deletes, done
-	sample [][]float32  // reservoir of recent query vectors, in arena
-	arena  []float32
-	// hashes[i] is vectorHash(sample[i]), and kept maps the hash of each
-	// query of the sample to its slot: a query equal to the one kept
-	// under its hash is not kept again, so len(kept) is the number of
-	// distinct queries the reservoir holds (but for distinct queries
-	// whose full hashes collide, which are kept, and counted once).
-	hashes  []uint64
-	kept    map[uint64]int32
+	cur atomic.Pointer[Calibration]
+	// queries is the reservoir of recent unfiltered queries, restarted
+	// by each calibration and sized by it for the index.
+	queries reservoir.Reservoir
+	mu      sync.Mutex // guards running, deletes, done
 	running bool
 	deletes int           // nodes deleted since the last calibration
 	done    chan struct{} // closed when the running calibration ends
@@ -192,73 +171,13 @@ func (ix *Index) TargetSearches() TargetSearches {
 	return TargetSearches{Graph: ix.cal.graph.Load(), Exact: ix.cal.exact.Load()}
 }
 
-// recordQuery keeps q in the reservoir of recent queries (keepQuery), and
+// recordQuery keeps q in the reservoir of recent queries, and
 // each time another CalibrationQueries queries have come in, recalibrates
 // on the reservoir if its distinct queries measure better than the
 // current calibration's sample.
 func (ix *Index) recordQuery(q []float32) {
-	if c := ix.keepQuery(q); c > CalibrationQueries && c%CalibrationQueries == 1 {
+	if c := ix.cal.queries.Add(q); c > CalibrationQueries && c%CalibrationQueries == 1 {
 		ix.recalibrateOnQueries()
-	}
-}
-
-// keepQuery keeps q in the reservoir of recent queries with the
-// probability that makes the reservoir a uniform sample of the queries
-// since the last calibration, unless a copy of q is kept already, and
-// returns how many have been recorded since. Most calls cost one atomic
-// add.
-func (ix *Index) keepQuery(q []float32) int64 {
-	c := ix.cal.seen.Add(1)
-	size := ix.reservoirSize()
-	slot := c - 1
-	if c > size {
-		slot = int64(rand.Uint64N(uint64(c)))
-		if slot >= size {
-			return c
-		}
-	}
-	h := vectorHash(q)
-	ix.cal.mu.Lock()
-	defer ix.cal.mu.Unlock()
-	if i, ok := ix.cal.kept[h]; ok && slices.Equal(ix.cal.sample[i], q) {
-		// Kept already: a calibration counts it once, and a copy would
-		// take the place of another query.
-		return c
-	}
-	if int(slot) < len(ix.cal.sample) {
-		if ix.cal.kept[ix.cal.hashes[slot]] == int32(slot) {
-			delete(ix.cal.kept, ix.cal.hashes[slot])
-		}
-		copy(ix.cal.sample[slot], q)
-		ix.cal.hashes[slot] = h
-		ix.keptAt(h, int32(slot))
-		return c
-	}
-	if size = ix.reservoirSize(); len(ix.cal.sample) >= int(size) {
-		return c // resized meanwhile by calibrationSample
-	}
-	// The reservoir's vectors share one allocation, made by the first
-	// query recorded, so that recording costs a copy, not an allocation
-	// a query.
-	if ix.cal.arena == nil {
-		ix.cal.arena = make([]float32, int(size)*len(q))
-		ix.cal.kept = make(map[uint64]int32, size)
-	}
-	i := len(ix.cal.sample) * len(q)
-	v := ix.cal.arena[i : i+len(q) : i+len(q)]
-	copy(v, q)
-	ix.keptAt(h, int32(len(ix.cal.sample)))
-	ix.cal.sample = append(ix.cal.sample, v)
-	ix.cal.hashes = append(ix.cal.hashes, h)
-	return c
-}
-
-// keptAt notes that the query of hash h is kept in slot i, unless another
-// query the reservoir holds has that hash: then that one stays under it.
-// cal.mu is held.
-func (ix *Index) keptAt(h uint64, i int32) {
-	if _, taken := ix.cal.kept[h]; !taken {
-		ix.cal.kept[h] = i
 	}
 }
 
@@ -281,18 +200,13 @@ func (ix *Index) RecordQueries(qs []vector.Vector) error {
 	// then takes the size a calibration would give it now, so that the
 	// next one, finding it sized, keeps these queries.
 	_, _, _ = ix.WaitCalibration(context.Background()) // no error: the context never ends
-	ix.cal.mu.Lock()
-	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
-		ix.cal.size.Store(size)
-		ix.cal.sample, ix.cal.arena, ix.cal.hashes, ix.cal.kept = nil, nil, nil, nil
-	}
-	ix.cal.mu.Unlock()
+	ix.cal.queries.Resize(reservoir.Size(ix.liveCount(), ix.dim))
 	// The batch is kept whole before the reservoir is looked at: a
 	// recalibration started partway (as one query in CalibrationQueries
 	// starts one) could take part of it, and the queries after would then
 	// replace some of those it took.
 	defer func() {
-		if ix.cal.seen.Load() > CalibrationQueries {
+		if ix.cal.queries.Seen() > CalibrationQueries {
 			ix.recalibrateOnQueries()
 		}
 	}()
@@ -301,18 +215,9 @@ func (ix *Index) RecordQueries(qs []vector.Vector) error {
 		if err != nil {
 			return fmt.Errorf("hnsw: record queries: query %d: %w", i, err)
 		}
-		ix.keepQuery(p)
+		ix.cal.queries.Add(p)
 	}
 	return nil
-}
-
-// reservoirSize is the size of the reservoir of recent queries, set by
-// each calibration from the index's size.
-func (ix *Index) reservoirSize() int64 {
-	if s := ix.cal.size.Load(); s > 0 {
-		return s
-	}
-	return CalibrationQueries
 }
 
 // Calibration returns the index's latest calibration, and false if it has
@@ -406,47 +311,14 @@ func (c Calibration) RecalibratesOn(distinct int) bool {
 // ([Calibration.RecalibratesOn]).
 func (ix *Index) recalibrateOnQueries() {
 	c := ix.cal.cur.Load()
-	if c == nil || !c.RecalibratesOn(int(ix.reservoirSize())) {
+	if c == nil || !c.RecalibratesOn(int(ix.cal.queries.Size())) {
 		return // nothing could measure better: no need to count
 	}
 	ix.cal.mu.Lock()
 	defer ix.cal.mu.Unlock()
-	if !ix.cal.running && c.RecalibratesOn(len(ix.cal.kept)) {
+	if !ix.cal.running && c.RecalibratesOn(ix.cal.queries.Distinct()) {
 		ix.startCalibrationLocked()
 	}
-}
-
-// distinct returns the vectors of qs without repeats, in their first
-// order. Vectors are told apart by their hashes, and compared in full when
-// the hashes agree.
-func distinct(qs [][]float32) [][]float32 {
-	seen := make(map[uint64][]int, len(qs))
-	out := make([][]float32, 0, len(qs))
-next:
-	for _, q := range qs {
-		h := vectorHash(q)
-		for _, j := range seen[h] {
-			if slices.Equal(out[j], q) {
-				continue next
-			}
-		}
-		seen[h] = append(seen[h], len(out))
-		out = append(out, q)
-	}
-	return out
-}
-
-// vectorHash is FNV-1a over the bits of v's components, all of them: a
-// prefix does not tell real queries apart (the first row of an image is
-// mostly blank: of fashion-mnist's 1,000 test images, 665 differ in their
-// first 16 pixels, and a calibration on 500 of them kept 337).
-func vectorHash(v []float32) uint64 {
-	h := uint64(14695981039346656037)
-	for _, x := range v {
-		h ^= uint64(math.Float32bits(x))
-		h *= 1099511628211
-	}
-	return h
 }
 
 // startCalibrationLocked starts a background calibration; cal.mu is held
@@ -495,14 +367,6 @@ func (ix *Index) Calibrate(ctx context.Context, queries []vector.Vector) (Calibr
 	return ix.calibrateNow(ctx, queries, false)
 }
 
-// CalibratePaced is [Index.Calibrate] at the pace of the index's own
-// background calibrations: it rests as long as it works, so that it takes
-// at most about half of one core from the queries and writes beside it,
-// and about twice as long.
-func (ix *Index) CalibratePaced(ctx context.Context, queries []vector.Vector) (Calibration, error) {
-	return ix.calibrateNow(ctx, queries, true)
-}
-
 // calibrateNow is Calibrate, paced or not.
 func (ix *Index) calibrateNow(ctx context.Context, queries []vector.Vector, paced bool) (Calibration, error) {
 	if ix.opts.TargetRecall == 0 {
@@ -549,7 +413,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		// A reservoir of real queries may have come in during this
 		// calibration, when recordQuery could not start another: start it
 		// now if it measures better.
-		if ix.cal.seen.Load() > CalibrationQueries {
+		if ix.cal.queries.Seen() > CalibrationQueries {
 			ix.recalibrateOnQueries()
 		}
 	}()
@@ -584,8 +448,8 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		c.Reason = fmt.Sprintf("%d vectors, fewer than %d", c.Len, MinCalibrationLen)
 		return finish()
 	}
-	pace := &pacer{on: paced, since: time.Now()}
-	truth, univ, err := ix.exactNeighbours(ctx, queries, self, k, pace)
+	pacer := pace.New(paced)
+	truth, univ, err := ix.exactNeighbours(ctx, queries, self, k, pacer)
 	if err != nil {
 		return Calibration{}, err
 	}
@@ -621,7 +485,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 				got, n = ix.searchPrepared(q, k, max(ef, k), 0, false, only)
 			}
 			nodes += n
-			pace.rest()
+			pacer.Rest()
 			if len(truth[i]) == 0 {
 				continue
 			}
@@ -720,21 +584,10 @@ type heldOut struct {
 // CalibrationQueries with indexed vectors drawn at random, each marked
 // held out so that it is left out of its own results.
 func (ix *Index) calibrationSample() ([][]float32, []heldOut, CalibrationSource) {
-	ix.cal.mu.Lock()
-	kept := distinct(ix.cal.sample)
-	qs := make([][]float32, len(kept))
-	for i, q := range kept {
-		qs[i] = slices.Clone(q)
-	}
 	// Queries from now on refill the reservoir, and a full one
 	// recalibrates if this calibration is not on real queries alone
 	// (recordQuery). The reservoir is sized for the index as it is now.
-	ix.cal.seen.Store(0)
-	if size := int64(ReservoirSize(ix.liveCount(), ix.dim)); size != ix.reservoirSize() {
-		ix.cal.size.Store(size)
-		ix.cal.sample, ix.cal.arena, ix.cal.hashes, ix.cal.kept = nil, nil, nil, nil
-	}
-	ix.cal.mu.Unlock()
+	qs := ix.cal.queries.Restart(reservoir.Size(ix.liveCount(), ix.dim))
 	if len(qs) >= MinRealQueries {
 		return qs, nil, SourceQueries
 	}
@@ -812,7 +665,7 @@ func (u *universe) changed(ix *Index) bool {
 // every node, and the universe of the vectors it scored. It holds the
 // index's read lock one page of slots at a time, so deletes wait at most
 // for one page.
-func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []heldOut, k int, pace *pacer) ([][]vector.ID, *universe, error) {
+func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []heldOut, k int, pacer *pace.Pacer) ([][]vector.ID, *universe, error) {
 	tops := make([]*vector.TopK, len(queries))
 	for i := range tops {
 		tops[i] = vector.NewTopK(k)
@@ -857,7 +710,7 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 			}
 		}
 		ix.mu.RUnlock()
-		pace.rest()
+		pacer.Rest()
 	}
 	out := make([][]vector.ID, len(queries))
 	for i, t := range tops {
@@ -867,26 +720,6 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 	}
 	slices.Sort(univ.ids)
 	return out, univ, nil
-}
-
-// pacer makes a background calibration rest as long as it has worked, in
-// slices of a few milliseconds (a sleep much shorter than that oversleeps),
-// so that it takes about half of one core.
-type pacer struct {
-	on    bool
-	since time.Time
-}
-
-// rest sleeps for the time worked since the last rest, once that is at
-// least 2 ms.
-func (p *pacer) rest() {
-	if !p.on {
-		return
-	}
-	if worked := time.Since(p.since); worked >= 2*time.Millisecond {
-		time.Sleep(worked)
-		p.since = time.Now()
-	}
 }
 
 // validateTarget adds the problems of the recall-target fields of o to bad.

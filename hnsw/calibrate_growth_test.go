@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/hnswseam"
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
@@ -262,7 +264,7 @@ func TestReservoirDistinctCount(t *testing.T) {
 // 2,000 with 2,000 distinct ones.
 func TestReservoirKeepsOneCopy(t *testing.T) {
 	ix, _ := hardIndex(t, 1500, hnsw.Options{TargetRecall: 0.9})
-	size := hnsw.ReservoirSize(1500, 16)
+	size := reservoir.Size(1500, 16)
 	qs := recall.Uniform(1, size+size/4, 16, 9).Queries
 	if err := ix.RecordQueries(append(slices.Clone(qs), qs...)); err != nil {
 		t.Fatal(err)
@@ -326,23 +328,6 @@ func TestRecalibratesOn(t *testing.T) {
 		if got := tc.c.RecalibratesOn(tc.distinct); got != tc.want {
 			t.Errorf("%s calibration (%d real of %d) on %d distinct queries: %v, want %v",
 				tc.c.Source, tc.c.RealQueries, tc.c.Queries, tc.distinct, got, tc.want)
-		}
-	}
-}
-
-// TestReservoirSize: the sample grows as the exact neighbours get cheaper,
-// between CalibrationQueries and MaxCalibrationQueries.
-func TestReservoirSize(t *testing.T) {
-	for _, tc := range []struct{ n, dim, want int }{
-		{100_000, 768, hnsw.CalibrationQueries},
-		{1_000_000, 768, hnsw.CalibrationQueries},
-		{40_000, 768, 1000},
-		{20_000, 768, hnsw.MaxCalibrationQueries},
-		{1_580, 384, hnsw.MaxCalibrationQueries},
-		{0, 0, hnsw.MaxCalibrationQueries},
-	} {
-		if got := hnsw.ReservoirSize(tc.n, tc.dim); got != tc.want {
-			t.Errorf("ReservoirSize(%d, %d) = %d, want %d", tc.n, tc.dim, got, tc.want)
 		}
 	}
 }
@@ -510,14 +495,14 @@ func TestCalibratePaced(t *testing.T) {
 	}
 }
 
-// TestSetBuild: SetBuild changes the workers and the progress report of
+// TestSetBuild: hnswseam.SetBuild changes the workers and the progress report of
 // the inserts that follow, 0 workers meaning every core.
 func TestSetBuild(t *testing.T) {
 	ctx := context.Background()
 	ds := recall.Uniform(600, 0, 16, 12)
 	ix := newIndex(t, memStore(t, 16, vector.Cosine), &hnsw.Options{Workers: 1})
 	reports := 0
-	ix.SetBuild(3, func(done, total int) { reports++ })
+	hnswseam.SetBuild(ix, 3, func(done, total int) { reports++ })
 	if o := ix.Options(); o.Workers != 3 || o.Progress == nil {
 		t.Fatalf("after SetBuild(3, f): Workers %d, progress set %v", o.Workers, o.Progress != nil)
 	}
@@ -531,7 +516,7 @@ func TestSetBuild(t *testing.T) {
 	if reports == 0 {
 		t.Error("no progress reported by AddBatch after SetBuild")
 	}
-	ix.SetBuild(0, nil)
+	hnswseam.SetBuild(ix, 0, nil)
 	if o := ix.Options(); o.Workers != runtime.GOMAXPROCS(0) || o.Progress != nil {
 		t.Errorf("after SetBuild(0, nil): Workers %d, progress set %v", o.Workers, o.Progress != nil)
 	}

@@ -91,15 +91,15 @@
 // target on the sample. The sample is, by preference, the unfiltered
 // queries the index answered since its last calibration (a reservoir of
 // 400 on large indexes and up to 2,000 on small ones, whose exact
-// neighbours cost less: see [ReservoirSize]; a query asked again counts
+// neighbours cost less: as many as cost what 400 do at 100,000 × 768; a
+// query asked again counts
 // once; used alone from 200 distinct queries on, and again once half as
 // many more have come in), else those there are topped up to 400 with
 // indexed vectors, each searched for as if it were not in the graph (the
 // walk never steps on its node), or one the caller passes. Queries answered
 // another way (by the exact scan an index replaces) can join the sample
 // through [Index.RecordQueries] (recorded into an empty index, they are
-// what the calibration its first batch starts measures on);
-// [Index.CalibratePaced] calibrates at the background's pace, and
+// what the calibration its first batch starts measures on), and
 // [Index.WaitCalibration] waits for the one running. A calibration
 // on indexed vectors alone is redone with the real queries once 50
 // distinct ones have come in ([Calibration.RecalibratesOn]). If the index

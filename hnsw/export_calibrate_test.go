@@ -3,6 +3,7 @@ package hnsw
 import (
 	"context"
 
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -25,15 +26,17 @@ func (ix *Index) SearchAll(ctx context.Context, q []float32, k int, filter vecto
 // ReservoirDistinct returns the number of distinct queries the reservoir
 // holds as the index keeps count of them, and as distinct counts them.
 func (ix *Index) ReservoirDistinct() (kept, counted int) {
-	ix.cal.mu.Lock()
-	defer ix.cal.mu.Unlock()
-	return len(ix.cal.kept), len(distinct(ix.cal.sample))
+	return ix.cal.queries.Distinct(), len(reservoir.Distinct(ix.cal.queries.Sample()))
 }
 
 // ReservoirLen returns how many queries the reservoir holds, copies
 // included.
 func (ix *Index) ReservoirLen() int {
-	ix.cal.mu.Lock()
-	defer ix.cal.mu.Unlock()
-	return len(ix.cal.sample)
+	return ix.cal.queries.Len()
+}
+
+// CalibratePaced is Calibrate at the pace of the background calibrations
+// (what hnswseam.CalibratePaced runs), on a caller's sample.
+func (ix *Index) CalibratePaced(ctx context.Context, queries []vector.Vector) (Calibration, error) {
+	return ix.calibrateNow(ctx, queries, true)
 }

@@ -210,12 +210,8 @@ func (ix *Index) setLayout() {
 // included).
 func (ix *Index) Options() Options { return ix.opts }
 
-// SetBuild sets the Workers and Progress of the AddBatch and Track calls
-// that follow (see [Options]; workers 0 means runtime.GOMAXPROCS(0)): for
-// an index built one way and used another, such as one built in the
-// background by one worker that rests in Progress and then put to use. It
-// must not be called beside writes; searches and calibrations may go on.
-func (ix *Index) SetBuild(workers int, progress func(done, total int)) {
+// setBuild is hnswseam.SetBuild.
+func (ix *Index) setBuild(workers int, progress func(done, total int)) {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
