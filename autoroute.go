@@ -16,7 +16,7 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// routeProbes is the number of queries each way is timed on.
+// routeProbes is the number of queries each contender is timed on.
 const routeProbes = 64
 
 // route is the verdict of chooseRoute: the kind of index that meets the
@@ -29,12 +29,12 @@ type route struct {
 
 // Route is an Auto collection's latest measurement of the ways to its
 // recall target (the exact scan, the approximate scan and its graph), as
-// [CollectionInfo] reports it. A snapshot value.
+// [IndexInfo] reports it. A snapshot value.
 //
 // The collection measures when it first reaches its AutoThreshold (on the
 // path of the write that reached it) and on reopen; while a scan wins, it
 // measures again in the background, beside queries and writes, when it has
-// doubled, and once a scan that won on held-out vectors has answered
+// doubled (2 × Len), and once a scan that won on held-out vectors has answered
 // [hnsw.MinRealQueries] distinct queries. It measures on the queries it
 // answered, if it has kept that many (queries with a filter, or in keyword
 // or hybrid mode, are not kept), else on its own vectors held out, which on
@@ -56,14 +56,19 @@ type Route struct {
 	// vectors below hnsw.MinRealQueries), and the ways were timed on them.
 	// 0 when it measured on the collection's own vectors alone.
 	Queries int
-	// Next is the size at which a scan that won is measured against the
-	// graph again; 0 once the graph has won.
-	Next int
+}
+
+// measuredRoute is a Route as the collection keeps it: with next, the size
+// at which a scan that won is measured against the graph again (0 once
+// the graph has won).
+type measuredRoute struct {
+	Route
+	next int
 }
 
 // onQueries reports whether r was measured on enough real queries that
 // more of them would not measure better.
-func (r *Route) onQueries() bool { return r != nil && r.Queries >= hnsw.MinRealQueries }
+func (r *measuredRoute) onQueries() bool { return r != nil && r.Queries >= hnsw.MinRealQueries }
 
 // chooseRouteFunc is chooseRoute, replaced by tests of the routing around
 // it.
@@ -101,11 +106,11 @@ func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vect
 		probes, self = append(probes, v), append(self, ids[i])
 	}
 	ex := flat.New(st)
-	ways := []*way{{kind: Flat, idx: ex, search: func(q vector.Vector) ([]vector.Result, error) { return ex.Search(ctx, q, k+1, nil) }}}
+	contenders := []*contender{{kind: Flat, idx: ex, search: func(q vector.Vector) ([]vector.Result, error) { return ex.Search(ctx, q, k+1, nil) }}}
 	if !cal.Exact {
 		// An explicit ef keeps the probes out of the graph's sample of
 		// real queries.
-		ways = append(ways, &way{kind: HNSW, idx: g, search: func(q vector.Vector) ([]vector.Result, error) {
+		contenders = append(contenders, &contender{kind: HNSW, idx: g, search: func(q vector.Vector) ([]vector.Result, error) {
 			return g.SearchWith(ctx, q, k+1, &hnsw.SearchOptions{Ef: max(cal.Ef, k+1)})
 		}})
 	}
@@ -116,39 +121,39 @@ func chooseRoute(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vect
 	if err := qf.Track(ctx, ids); err != nil {
 		return route{}, err
 	}
-	ways = append(ways, &way{kind: QFlat, idx: qf, search: func(q vector.Vector) ([]vector.Result, error) { return qf.Search(ctx, q, k+1, nil) }})
+	contenders = append(contenders, &contender{kind: QFlat, idx: qf, search: func(q vector.Vector) ([]vector.Result, error) { return qf.Search(ctx, q, k+1, nil) }})
 
 	total := 0
 	for i, q := range probes {
 		var truth []vector.ID
-		for _, w := range ways {
+		for _, ct := range contenders {
 			t0 := time.Now()
-			res, err := w.search(q)
-			w.times = append(w.times, time.Since(t0))
+			res, err := ct.search(q)
+			ct.times = append(ct.times, time.Since(t0))
 			if err != nil {
 				return route{}, err
 			}
-			got := others(res, self[i], k)
-			if w.kind == Flat {
+			got := neighboursExcept(res, self[i], k)
+			if ct.kind == Flat {
 				truth = got
 				total += len(truth)
 			}
 			for _, id := range got {
 				if slices.Contains(truth, id) {
-					w.hits++
+					ct.hits++
 				}
 			}
 		}
 	}
-	best := ways[0] // the exact scan always meets the target
-	for _, w := range ways[1:] {
+	best := contenders[0] // the exact scan always meets the target
+	for _, ct := range contenders[1:] {
 		// The graph's recall was measured by its calibration; the scan's
 		// is measured here.
-		if w.kind == QFlat && total > 0 && float64(w.hits)/float64(total) < g.Options().TargetRecall {
+		if ct.kind == QFlat && total > 0 && float64(ct.hits)/float64(total) < g.Options().TargetRecall {
 			continue
 		}
-		if median(w.times) < median(best.times) {
-			best = w
+		if median(ct.times) < median(best.times) {
+			best = ct
 		}
 	}
 	return route{kind: best.kind, idx: best.idx}, nil
@@ -176,9 +181,9 @@ func buildCalibration(ctx context.Context, g *hnsw.Index, n, recorded int, paced
 	return g.Calibrate(ctx, nil)
 }
 
-// way is one index chooseRoute measures: how it searches, its latency on
-// each probe, and how many of the exact neighbours it found.
-type way struct {
+// contender is one index chooseRoute measures: how it searches, its
+// latency on each probe, and how many of the exact neighbours it found.
+type contender struct {
 	kind   IndexKind
 	idx    vector.Index
 	search func(q vector.Vector) ([]vector.Result, error)
@@ -186,8 +191,9 @@ type way struct {
 	hits   int
 }
 
-// others returns the ids of res other than self, at most k of them.
-func others(res []vector.Result, self vector.ID, k int) []vector.ID {
+// neighboursExcept returns the ids of res other than self, at most k of
+// them.
+func neighboursExcept(res []vector.Result, self vector.ID, k int) []vector.ID {
 	out := make([]vector.ID, 0, k)
 	for _, r := range res {
 		if r.ID != self && len(out) < k {

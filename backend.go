@@ -57,8 +57,8 @@ type backend interface {
 	// route and saveRoute keep an Auto collection's last routing verdict
 	// across reopen, when a scan (Flat or QFlat) won it: route returns nil
 	// if none is kept or the graph won. The in-memory backend keeps none.
-	route() *Route
-	saveRoute(ctx context.Context, r *Route) error
+	route() *measuredRoute
+	saveRoute(ctx context.Context, r *measuredRoute) error
 	close() error
 }
 
@@ -138,8 +138,8 @@ func (b *memBackend) saveGraph(context.Context, graph) error { return nil }
 
 func (b *memBackend) loadGraph(context.Context, graph) error { return vector.ErrNotFound }
 
-func (b *memBackend) route() *Route { return nil }
+func (b *memBackend) route() *measuredRoute { return nil }
 
-func (b *memBackend) saveRoute(context.Context, *Route) error { return nil }
+func (b *memBackend) saveRoute(context.Context, *measuredRoute) error { return nil }
 
 func (b *memBackend) close() error { return b.s.Close() }

@@ -45,7 +45,7 @@ var (
 //
 // The default (an exact index) fits in minutes at a million items. An
 // HNSW graph of which at least half expires is built anew from the rest
-// beside the old one (regraph.go), and until the swap every query walks
+// beside the old one (rebuild.go), and until the swap every query walks
 // the old graph through the expired items, hidden by the versions' shown set:
 // that walk, not the sweep's own work, is what the expired- percentiles
 // (queries after the expiry and before the sweep) show. The background

@@ -51,8 +51,8 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 		}
 		load(0, 10000)
 		c.WaitRoutedForTest() // the load's own measurements, at its doublings
-		if info, _ := c.Info(ctx); info.Route == nil || info.Route.Index == HNSW {
-			b.Skipf("the graph won on held-out vectors (route %+v): nothing to measure again", info.Route)
+		if info, _ := c.Info(ctx); info.Recall.Route == nil || info.Recall.Route.Index == HNSW {
+			b.Skipf("the graph won on held-out vectors (route %+v): nothing to measure again", info.Recall.Route)
 		}
 		query := func(i int) time.Duration {
 			t0 := time.Now()
@@ -66,7 +66,7 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 		phase := func(name string) {
 			start := time.Now()
 			var busy []time.Duration
-			for i := 0; c.remeasuring.Load(); i++ {
+			for i := 0; c.life.remeasuring.Load(); i++ {
 				busy = append(busy, query(i))
 			}
 			took := time.Since(start)
@@ -89,19 +89,19 @@ func BenchmarkQueriesDuringRemeasure(b *testing.B) {
 			b.ReportMetric(at(busy, 0.95)/at(calm, 0.95), name+"-p95-ratio")
 			b.ReportMetric(took.Seconds(), name+"-s")
 			info, _ := c.Info(ctx)
-			b.Logf("%s: route after %+v, index %v", name, *info.Route, info.Index)
+			b.Logf("%s: route after %+v, index %v", name, *info.Recall.Route, info.Index)
 		}
 		for i := range ds.Queries {
 			query(i) // the last one starts the measurement
 		}
 		phase("queries")
-		if info, _ := c.Info(ctx); info.Route.Queries == 0 {
-			b.Fatalf("no measurement on queries ran: route %+v", *info.Route)
+		if info, _ := c.Info(ctx); info.Recall.Route.Queries == 0 {
+			b.Fatalf("no measurement on queries ran: route %+v", *info.Recall.Route)
 		}
 		load(10000, 20000) // the last write starts the measurement
 		phase("doubled")
-		if info, _ := c.Info(ctx); info.Route.Len != 20000 {
-			b.Fatalf("no measurement at 20,000 items ran: route %+v", *info.Route)
+		if info, _ := c.Info(ctx); info.Recall.Route.Len != 20000 {
+			b.Fatalf("no measurement at 20,000 items ran: route %+v", *info.Recall.Route)
 		}
 		if err := db.Close(); err != nil {
 			b.Fatal(err)

@@ -94,21 +94,28 @@ type CollectionInfo struct {
 	Config CollectionConfig
 	Count  int       // number of items
 	Index  IndexKind // the index in use: Flat, HNSW or QFlat
-	// Calibration is the latest measurement of an HNSW index with a
-	// recall target (CollectionConfig.HNSW.TargetRecall): the ef it chose
-	// and the recall it measured. Nil without a target, or before the
-	// first one finishes.
+	// Recall says how the index meets the collection's recall target
+	// (CollectionConfig.HNSW.TargetRecall); nil without one.
+	Recall *IndexInfo
+}
+
+// IndexInfo is what a collection with a recall target has measured of the
+// ways to it, as [CollectionInfo] reports it. A snapshot value.
+type IndexInfo struct {
+	// Route is an Auto collection's latest measurement of the ways to its
+	// recall target: which won, at what size, on what sample. Nil for
+	// other kinds, before the first, and after a reopen that kept a graph
+	// until it measures again.
+	Route *Route
+	// Calibration is the latest measurement of the HNSW graph in use: the
+	// ef it chose and the recall it measured. Nil while a scan is in use,
+	// or before the first calibration finishes.
 	Calibration *hnsw.Calibration
-	// Searches counts, for the same index, the searches under the target
+	// Searches counts, for the same graph, the searches under the target
 	// by the way they went (graph or exact): what the queries did, beside
 	// what the latest calibration says they should do. Nil when
 	// Calibration is nil.
 	Searches *hnsw.TargetSearches
-	// Route is an Auto collection's latest measurement of the ways to its
-	// recall target: which won, at what size, on what sample. Nil without
-	// a target, before the first, and after a reopen that kept a graph
-	// until it measures again.
-	Route *Route
 }
 
 // ErrCollectionExists is returned (wrapped) by [DB.CreateCollection] for

@@ -10,11 +10,9 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
-	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
@@ -161,22 +159,10 @@ type Collection struct {
 	// next open rebuilds or measures again). A sweep that removes expired
 	// items is a write, and sets it; one that finds none is not.
 	wrote bool
-	// routeUnsaved is set while route is not the verdict the file keeps
-	// and, wrote being unset, may not be saved yet.
-	routeUnsaved bool
-	// route is an Auto collection's latest measurement of the ways to
-	// its recall target (routing.go), nil before the first; queries
-	// samples the queries a scan answers for the next one, remeasuring
-	// is set while one runs in the background, and retry holds back the
-	// next after one that failed.
-	route       *Route
-	queries     reservoir.Reservoir
-	remeasuring atomic.Bool
-	retry       measureRetry
-	rg          regraphState // rebuilds of the graph (regraph.go)
-	cat         *catalog     // the items apart from their vectors, and what readers see
-	next        vector.ID    // the id of the next version written
-	err         error        // set once the collection is closed or deleted
+	life  indexLife // routing, measuring, rebuilds (indexlife.go)
+	cat   *catalog  // the items apart from their vectors, and what readers see
+	next  vector.ID // the id of the next version written
+	err   error     // set once the collection is closed or deleted
 
 	wake      chan struct{}      // wakes the sweeper (expiry.go)
 	stopSweep context.CancelFunc // ends the sweeper, and bg
@@ -210,10 +196,10 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
-	if r := be.route(); kind == HNSW && cfg.routed() && r != nil && len(ids) < r.Next {
+	if r := be.route(); kind == HNSW && cfg.routed() && r != nil && len(ids) < r.next {
 		// A scan won the last measurement and the collection has not
 		// doubled since: no graph to build and measure again.
-		kind, c.route = r.Index, r
+		kind, c.life.route = r.Index, r
 	}
 	idx, err := newIndex(kind, cfg, c.st)
 	if err != nil {
@@ -239,11 +225,11 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if err != nil {
 			return nil, err
 		}
-		c.route = routeOf(r, len(ids), 0)
+		c.life.route = routeOf(r, len(ids), 0)
 		if r.kind != HNSW {
 			kind, idx, c.dirty = r.kind, r.idx, false
 		}
-		c.routeUnsaved = true // a load is a read: saved after a write
+		c.life.routeUnsaved = true // a load is a read: saved after a write
 	}
 	c.idx, c.kind = idx, kind
 	c.startSweeper()
@@ -290,14 +276,18 @@ func (c *Collection) Info(ctx context.Context) (CollectionInfo, error) {
 		return CollectionInfo{}, c.err
 	}
 	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.view(c.now()).Count(), Index: c.kind}
-	if c.route != nil {
-		r := *c.route
-		info.Route = &r
+	if c.cfg.HNSW.TargetRecall == 0 {
+		return info, nil
+	}
+	info.Recall = &IndexInfo{}
+	if c.life.route != nil {
+		r := c.life.route.Route
+		info.Recall.Route = &r
 	}
 	if h, ok := c.idx.(*hnsw.Index); ok {
 		if cal, ok := h.Calibration(); ok {
 			st := h.TargetSearches()
-			info.Calibration, info.Searches = &cal, &st
+			info.Recall.Calibration, info.Recall.Searches = &cal, &st
 		}
 	}
 	return info, nil
@@ -557,9 +547,9 @@ func (c *Collection) closeWith(err error, save bool) error {
 			first = fmt.Errorf("cairn: saving index of %q: %w", c.name, serr)
 		}
 	}
-	if save && c.wrote && c.routeUnsaved {
+	if save && c.wrote && c.life.routeUnsaved {
 		// A hint: if it is lost, the next open measures again.
-		_ = c.be.saveRoute(context.Background(), c.route)
+		_ = c.be.saveRoute(context.Background(), c.life.route)
 	}
 	if cerr := c.shut(err); cerr != nil && first == nil {
 		first = cerr

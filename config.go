@@ -27,7 +27,7 @@ const (
 	//
 	// With a recall target (HNSW.TargetRecall), the threshold is only where
 	// Auto starts measuring, and left at zero it is
-	// [DefaultRoutedAutoThreshold] (500), not 20,000: the graph built there
+	// 500 ([hnsw.MinCalibrationLen], the smallest graph that calibrates), not 20,000: the graph built there
 	// calibrates itself for the target, the approximate flat scan (QFlat) is built beside it, and each
 	// that meets the target is timed against the exact scan, on the
 	// queries the collection answered if it kept enough of them, else on
@@ -82,12 +82,11 @@ const (
 // [CollectionConfig.AutoThreshold] for very small or very large vectors.
 const DefaultAutoThreshold = 20000
 
-// DefaultRoutedAutoThreshold is the AutoThreshold of an [Auto] collection
-// with a recall target (HNSW.TargetRecall) created with AutoThreshold 0:
+// routedAutoThreshold is the AutoThreshold of an [Auto] collection with a
+// recall target (HNSW.TargetRecall) created with AutoThreshold 0:
 // the size at which it first measures the ways to its target (and then
 // again, in the background, at each doubling while a scan wins). It is
-// [hnsw.MinCalibrationLen],
-// the smallest graph that calibrates: on real embeddings a graph pays far
+// hnsw.MinCalibrationLen, the smallest graph that calibrates: on real embeddings a graph pays far
 // below 20,000 items (the shared 768-d sets of about 1,000 vectors: 15 µs a
 // query through the graph at recall@10 0.97, 55 µs for the exact scan), and
 // where it does not (uniform data) the scan stays. The first measurement
@@ -97,7 +96,7 @@ const DefaultAutoThreshold = 20000
 // items; the later ones run in the background ([Route]). A collection
 // stores the threshold it was created with, so one created with the old
 // default keeps 20,000.
-const DefaultRoutedAutoThreshold = hnsw.MinCalibrationLen
+const routedAutoThreshold = hnsw.MinCalibrationLen
 
 // String returns "auto", "flat", "hnsw" or "qflat".
 func (k IndexKind) String() string {
@@ -125,14 +124,14 @@ type CollectionConfig struct {
 	Index IndexKind
 	// AutoThreshold is the size at which an Auto index switches to HNSW,
 	// or, with a recall target, first measures which index meets it
-	// fastest. Default DefaultAutoThreshold, or DefaultRoutedAutoThreshold
-	// with HNSW.TargetRecall set. It is stored with the collection.
+	// fastest. Default DefaultAutoThreshold, or 500
+	// ([hnsw.MinCalibrationLen]) with HNSW.TargetRecall set. It is stored with the collection.
 	AutoThreshold int
 	// HNSW tunes the graph of an HNSW index, and of an Auto index once it
 	// has switched; zero fields take package hnsw's defaults. Its Workers
 	// and Progress fields apply to this process only and are not stored.
 	// HNSW.TargetRecall asks for a recall instead of an ef (see package
-	// hnsw): the graph calibrates itself, [CollectionInfo].Calibration
+	// hnsw): the graph calibrates itself, [IndexInfo].Calibration
 	// reports what it chose, and an Auto collection routes by it.
 	// HNSW.Quantize = hnsw.QuantizeInt8 makes the graph walk int8 codes
 	// of the embeddings (a quarter of the bytes) and rescore its
@@ -158,7 +157,7 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 	if c.AutoThreshold == 0 {
 		c.AutoThreshold = DefaultAutoThreshold
 		if c.routed() {
-			c.AutoThreshold = DefaultRoutedAutoThreshold
+			c.AutoThreshold = routedAutoThreshold
 		}
 	}
 	return c

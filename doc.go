@@ -17,7 +17,7 @@
 // [QFlat] (a scan of int8 codes with exact rescoring, for data where
 // graphs cannot pay) or [Auto] (exact while small, HNSW from
 // [DefaultAutoThreshold] items on; with a recall target, whichever of the
-// three meets it fastest, measured from [DefaultRoutedAutoThreshold] items
+// three meets it fastest, measured from 500 items ([hnsw.MinCalibrationLen])
 // on, and again in the background at each doubling while a scan wins and
 // once more on the queries a scan answered: see [Route]).
 // Items are identified by the caller's string ids; the numeric ids of the

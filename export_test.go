@@ -12,7 +12,7 @@ import (
 // WaitRoutedForTest waits until no background measurement of the ways to
 // the recall target runs on c.
 func (c *Collection) WaitRoutedForTest() {
-	for c.remeasuring.Load() {
+	for c.life.remeasuring.Load() {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
@@ -41,7 +41,7 @@ func (db *DB) NoSweeperForTest() { db.noSweeper = true }
 
 // BuildAheadForTest does what the sweeper does before it sleeps until the
 // soonest ExpiresAt: build the graph without the items expiring then, if
-// they are most of it and the time is near (regraph.go).
+// they are most of it and the time is near (rebuild.go).
 func (c *Collection) BuildAheadForTest(ctx context.Context) {
 	c.mu.RLock()
 	at, ok := c.cat.ver.NextExpiry()

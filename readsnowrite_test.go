@@ -121,8 +121,8 @@ func TestReadsLeaveFileUnchanged(t *testing.T) {
 					}
 				}
 				c.WaitRoutedForTest()
-				if info, err := c.Info(ctx); err != nil || info.Route == nil || info.Route.Queries < hnsw.MinRealQueries {
-					t.Fatalf("round %d: %s: no measurement on the queries: %+v, %v", round, name, info.Route, err)
+				if info, err := c.Info(ctx); err != nil || info.Recall.Route == nil || info.Recall.Route.Queries < hnsw.MinRealQueries {
+					t.Fatalf("round %d: %s: no measurement on the queries: %+v, %v", round, name, info.Recall.Route, err)
 				}
 			}
 		}

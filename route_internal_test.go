@@ -82,7 +82,7 @@ func TestAutoTargetRouting(t *testing.T) {
 	db, c := routedCollection(t, path, "c")
 	base := recall.Clustered(3100, 0, 16, 3).Base
 	addRange(t, c, base, 0, 700)
-	if got := mustInfo(t, c); calls != 1 || got.Index != Flat || got.Calibration != nil {
+	if got := mustInfo(t, c); calls != 1 || got.Index != Flat || got.Recall.Calibration != nil {
 		t.Fatalf("after 700 items, the exact scan winning: %d measurements, %+v", calls, got)
 	}
 	addRange(t, c, base, 700, 1300) // 1,300 < 2 × 700: no new measurement
@@ -93,7 +93,7 @@ func TestAutoTargetRouting(t *testing.T) {
 	addRange(t, c, base, 1300, 1500) // ≥ 1,400: measured again, in the background, and now the graph wins
 	waitRemeasured(t, c)
 	info := mustInfo(t, c)
-	if calls != 2 || info.Index != HNSW || info.Calibration == nil || info.Calibration.Target != 0.9 {
+	if calls != 2 || info.Index != HNSW || info.Recall.Calibration == nil || info.Recall.Calibration.Target != 0.9 {
 		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, info)
 	}
 	if err := db.Close(); err != nil {
@@ -240,10 +240,10 @@ func TestChooseRoute(t *testing.T) {
 // TestOthers: a probe's own id is left out of its results, and k kept.
 func TestOthers(t *testing.T) {
 	res := []vector.Result{{ID: 4}, {ID: 9}, {ID: 2}, {ID: 7}}
-	if got := others(res, 9, 2); !slices.Equal(got, []vector.ID{4, 2}) {
+	if got := neighboursExcept(res, 9, 2); !slices.Equal(got, []vector.ID{4, 2}) {
 		t.Errorf("others = %v, want [4 2]", got)
 	}
-	if got := others(res, 1, 3); !slices.Equal(got, []vector.ID{4, 9, 2}) {
+	if got := neighboursExcept(res, 1, 3); !slices.Equal(got, []vector.ID{4, 9, 2}) {
 		t.Errorf("others = %v, want [4 9 2]", got)
 	}
 }
@@ -272,7 +272,7 @@ func TestAutoTargetSearches(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := mustInfo(t, c)
-	if before.Index != HNSW || before.Calibration == nil || before.Calibration.Exact || before.Searches == nil {
+	if before.Index != HNSW || before.Recall.Calibration == nil || before.Recall.Calibration.Exact || before.Recall.Searches == nil {
 		t.Fatalf("info after growing to 5,000: %+v", before)
 	}
 	for i := range 40 {
@@ -281,7 +281,7 @@ func TestAutoTargetSearches(t *testing.T) {
 		}
 	}
 	after := mustInfo(t, c)
-	if got := *after.Searches; got.Graph-before.Searches.Graph != 40 || got.Exact != before.Searches.Exact {
-		t.Errorf("after 40 queries, searches %+v (before %+v), want 40 more through the graph", got, *before.Searches)
+	if got := *after.Recall.Searches; got.Graph-before.Recall.Searches.Graph != 40 || got.Exact != before.Recall.Searches.Exact {
+		t.Errorf("after 40 queries, searches %+v (before %+v), want 40 more through the graph", got, *before.Recall.Searches)
 	}
 }

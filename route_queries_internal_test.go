@@ -27,7 +27,7 @@ const remeasureWait = 5 * time.Minute
 // waitRemeasured waits until no background measurement runs on c.
 func waitRemeasured(t *testing.T, c *Collection) {
 	t.Helper()
-	for deadline := time.Now().Add(remeasureWait); c.remeasuring.Load(); {
+	for deadline := time.Now().Add(remeasureWait); c.life.remeasuring.Load(); {
 		if time.Now().After(deadline) {
 			t.Fatalf("the background measurement did not end within %v", remeasureWait)
 		}
@@ -67,8 +67,8 @@ func TestRouteOnQueries(t *testing.T) {
 		t.Fatal(err)
 	}
 	info := mustInfo(t, c)
-	if want := (Route{Index: Flat, Len: 700, Next: 1400}); calls != 1 || info.Route == nil || *info.Route != want {
-		t.Fatalf("after 700 items, the scan winning: %d measurements, route %+v, want %+v", calls, info.Route, want)
+	if want := (Route{Index: Flat, Len: 700}); calls != 1 || info.Recall.Route == nil || *info.Recall.Route != want || nextMeasure(c) != 1400 {
+		t.Fatalf("after 700 items, the scan winning: %d measurements, route %+v, want %+v", calls, info.Recall.Route, want)
 	}
 	few := ds.Queries[:hnsw.MinRealQueries-1]
 	ask(t, c, few, nil)
@@ -90,12 +90,12 @@ func TestRouteOnQueries(t *testing.T) {
 	ask(t, c, ds.Queries[hnsw.MinRealQueries-1:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
 	info = mustInfo(t, c)
-	if calls != 2 || info.Index != HNSW || info.Route == nil || info.Route.Index != HNSW ||
-		info.Route.Queries != hnsw.MinRealQueries || info.Route.Len != 700 || info.Route.Next != 0 {
+	if calls != 2 || info.Index != HNSW || info.Recall.Route == nil || info.Recall.Route.Index != HNSW ||
+		info.Recall.Route.Queries != hnsw.MinRealQueries || info.Recall.Route.Len != 700 || nextMeasure(c) != 0 {
 		t.Fatalf("after %d distinct queries, the graph winning: %d measurements, %+v, route %+v",
-			hnsw.MinRealQueries, calls, info, info.Route)
+			hnsw.MinRealQueries, calls, info, info.Recall.Route)
 	}
-	if cal := info.Calibration; cal == nil || cal.Source != hnsw.SourceQueries || cal.RealQueries != hnsw.MinRealQueries {
+	if cal := info.Recall.Calibration; cal == nil || cal.Source != hnsw.SourceQueries || cal.RealQueries != hnsw.MinRealQueries {
 		t.Fatalf("calibration of the graph measured on queries: %+v", cal)
 	}
 	c.mu.RLock()
@@ -130,9 +130,9 @@ func TestRouteOnQueriesKept(t *testing.T) {
 	addRange(t, c, ds.Base, 0, 700)
 	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
-	want := Route{Index: QFlat, Len: 700, Queries: hnsw.MinRealQueries, Next: 1400}
-	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Route == nil || *info.Route != want {
-		t.Fatalf("the scan winning on queries: %d measurements, %+v, route %+v, want %+v", calls, info, info.Route, want)
+	want := Route{Index: QFlat, Len: 700, Queries: hnsw.MinRealQueries}
+	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Recall.Route == nil || *info.Recall.Route != want || nextMeasure(c) != 1400 {
+		t.Fatalf("the scan winning on queries: %d measurements, %+v, route %+v, want %+v", calls, info, info.Recall.Route, want)
 	}
 	ask(t, c, ds.Queries[hnsw.MinRealQueries:], nil)
 	waitRemeasured(t, c)
@@ -143,8 +143,8 @@ func TestRouteOnQueriesKept(t *testing.T) {
 		t.Fatal(err)
 	}
 	db, c = routedCollection(t, path, "q")
-	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Route == nil || *info.Route != want {
-		t.Fatalf("reopened: %d measurements, %+v, route %+v, want %+v", calls, info, info.Route, want)
+	if info := mustInfo(t, c); calls != 2 || info.Index != QFlat || info.Recall.Route == nil || *info.Recall.Route != want || nextMeasure(c) != 1400 {
+		t.Fatalf("reopened: %d measurements, %+v, route %+v, want %+v", calls, info, info.Recall.Route, want)
 	}
 	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
@@ -170,8 +170,8 @@ func TestRouteOnQueriesKept(t *testing.T) {
 	}
 	db, c = routedCollection(t, path, "g")
 	defer db.Close()
-	if info := mustInfo(t, c); calls != 5 || info.Index != HNSW || info.Route == nil || info.Route.Index != HNSW {
-		t.Fatalf("reopened after the graph won: %d measurements, %+v, route %+v", calls, info, info.Route)
+	if info := mustInfo(t, c); calls != 5 || info.Index != HNSW || info.Recall.Route == nil || info.Recall.Route.Index != HNSW {
+		t.Fatalf("reopened after the graph won: %d measurements, %+v, route %+v", calls, info, info.Recall.Route)
 	}
 }
 
@@ -202,8 +202,8 @@ func TestRouteOnQueriesClose(t *testing.T) {
 	}
 	db, c = routedCollection(t, path, "c")
 	defer db.Close()
-	if info := mustInfo(t, c); info.Index != Flat || info.Route == nil || info.Route.Queries != 0 {
-		t.Fatalf("reopened after a measurement cut short: %+v, route %+v", info, info.Route)
+	if info := mustInfo(t, c); info.Index != Flat || info.Recall.Route == nil || info.Recall.Route.Queries != 0 {
+		t.Fatalf("reopened after a measurement cut short: %+v, route %+v", info, info.Recall.Route)
 	}
 }
 
@@ -230,7 +230,7 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	ask(t, c, ds.Queries[:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
 	c.mu.RLock()
-	kept, retry := c.queries.Len(), c.retry
+	kept, retry := c.life.queries.Len(), c.life.retry
 	c.mu.RUnlock()
 	if calls != 2 || kept != hnsw.MinRealQueries || retry.wait != measureBackoff || retry.at.Before(start.Add(measureBackoff)) {
 		t.Fatalf("after a failed measurement: %d measurements, %d queries kept, retry %+v; want 2, %d, and a back-off of %v",
@@ -247,17 +247,17 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	chooseRouteFunc = measured
 	verdict = HNSW
 	c.mu.Lock()
-	c.retry.at = time.Now()
+	c.life.retry.at = time.Now()
 	c.mu.Unlock()
 	ask(t, c, ds.Queries[:1], nil)
 	waitRemeasured(t, c)
 	info := mustInfo(t, c)
-	if calls != 3 || info.Index != HNSW || info.Route == nil || info.Route.Queries != hnsw.MinRealQueries+1 {
+	if calls != 3 || info.Index != HNSW || info.Recall.Route == nil || info.Recall.Route.Queries != hnsw.MinRealQueries+1 {
 		t.Fatalf("after the back-off: %d measurements, %+v, route %+v; want the graph measured on %d queries",
-			calls, info, info.Route, hnsw.MinRealQueries+1)
+			calls, info, info.Recall.Route, hnsw.MinRealQueries+1)
 	}
 	c.mu.RLock()
-	retry = c.retry
+	retry = c.life.retry
 	c.mu.RUnlock()
 	if retry != (measureRetry{}) {
 		t.Errorf("back-off %+v left after a measurement that came to a verdict", retry)
@@ -275,4 +275,15 @@ func TestMeasureRetry(t *testing.T) {
 			t.Fatalf("back-off %+v, want %v after %v", r, w, now)
 		}
 	}
+}
+
+// nextMeasure is the size at which c's scan is measured against the graph
+// again, 0 once the graph has won or before the first measurement.
+func nextMeasure(c *Collection) int {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if c.life.route == nil {
+		return 0
+	}
+	return c.life.route.next
 }

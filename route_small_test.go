@@ -60,7 +60,7 @@ func TestRoutedSmallCollections(t *testing.T) {
 			c.WaitRoutedForTest() // the measurement at 1,000 items runs in the background
 			info := cairn.MustInfo(t, c)
 			if got := info.Index == cairn.HNSW; got != tc.graph {
-				t.Fatalf("%s, %d items: index %v (calibration %+v), want the graph: %v", tc.name, n, info.Index, info.Calibration, tc.graph)
+				t.Fatalf("%s, %d items: index %v (calibration %+v), want the graph: %v", tc.name, n, info.Index, info.Recall.Calibration, tc.graph)
 			}
 			res, err := c.Query(ctx, tc.ds.Base[11], 1, nil)
 			if err != nil || len(res) != 1 || res[0].ID != "k11" {

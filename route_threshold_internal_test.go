@@ -1,6 +1,6 @@
 // This file holds the tests of where a routed Auto collection (a recall
 // target, AutoThreshold left at zero) starts measuring: from
-// DefaultRoutedAutoThreshold items, not DefaultAutoThreshold.
+// routedAutoThreshold items, not DefaultAutoThreshold.
 
 package cairn
 
@@ -14,7 +14,7 @@ import (
 )
 
 // TestRoutedDefaultThreshold: an Auto collection with a recall target and
-// no AutoThreshold first measures at DefaultRoutedAutoThreshold items (it
+// no AutoThreshold first measures at routedAutoThreshold items (it
 // stayed exact until 20,000 before), keeps that threshold across reopen,
 // and one whose file holds another threshold (the old default) keeps it.
 func TestRoutedDefaultThreshold(t *testing.T) {
@@ -43,10 +43,10 @@ func TestRoutedDefaultThreshold(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Config().AutoThreshold; got != DefaultRoutedAutoThreshold {
-		t.Fatalf("AutoThreshold of a routed collection = %d, want %d", got, DefaultRoutedAutoThreshold)
+	if got := c.Config().AutoThreshold; got != routedAutoThreshold {
+		t.Fatalf("AutoThreshold of a routed collection = %d, want %d", got, routedAutoThreshold)
 	}
-	base := recall.Clustered(DefaultRoutedAutoThreshold, 0, 16, 3).Base
+	base := recall.Clustered(routedAutoThreshold, 0, 16, 3).Base
 	addRange(t, c, base, 0, len(base)-1)
 	addRange(t, old, base, 0, len(base))
 	if calls != 0 || mustInfo(t, c).Index != Flat {
@@ -67,7 +67,7 @@ func TestRoutedDefaultThreshold(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	for name, want := range map[string]int{"r": DefaultRoutedAutoThreshold, "old": DefaultAutoThreshold} {
+	for name, want := range map[string]int{"r": routedAutoThreshold, "old": DefaultAutoThreshold} {
 		c, err := db.Collection(ctx, name)
 		if err != nil {
 			t.Fatal(err)

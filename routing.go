@@ -27,7 +27,7 @@ import (
 func (c *Collection) maybeSwitch(ctx context.Context) {
 	c.mu.RLock()
 	due := c.switchDue()
-	unsaved := c.routeUnsaved && c.wrote // a verdict reads learned
+	unsaved := c.life.routeUnsaved && c.wrote // a verdict reads learned
 	c.measureLater()
 	c.mu.RUnlock()
 	if !due && !unsaved {
@@ -49,7 +49,7 @@ func (c *Collection) maybeSwitch(ctx context.Context) {
 // mu is held.
 func (c *Collection) switchDue() bool {
 	return c.err == nil && c.cfg.Index == Auto && (c.kind == Flat || c.kind == QFlat) &&
-		c.route == nil && c.cat.len() >= c.cfg.AutoThreshold
+		c.life.route == nil && c.cat.len() >= c.cfg.AutoThreshold
 }
 
 // switchIndex builds an HNSW graph of the collection's items and makes it
@@ -71,7 +71,7 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	}
 	var recorded [][]float32
 	if c.cfg.routed() {
-		recorded = c.queries.Take()
+		recorded = c.life.queries.Take()
 		err = recordQueries(idx, recorded)
 	}
 	if err == nil {
@@ -85,15 +85,15 @@ func (c *Collection) switchIndex(ctx context.Context) {
 		c.restoreQueries(recorded)
 		return
 	}
-	var rt *Route
+	var rt *measuredRoute
 	if c.cfg.routed() {
 		rt = routeOf(r, len(ids), len(recorded))
 	}
 	c.mu.Lock()
 	if c.err == nil {
-		c.idx, c.kind, c.route = r.idx, r.kind, rt
+		c.idx, c.kind, c.life.route = r.idx, r.kind, rt
 		c.dirty = c.dirty || r.kind == HNSW
-		c.routeUnsaved = rt != nil
+		c.life.routeUnsaved = rt != nil
 	}
 	c.mu.Unlock()
 	c.saveRoute(ctx)
@@ -106,15 +106,15 @@ func (c *Collection) switchIndex(ctx context.Context) {
 // again. wmu is held exclusively, so that verdicts are saved in order.
 func (c *Collection) saveRoute(ctx context.Context) {
 	c.mu.RLock()
-	r, due := c.route, c.err == nil && c.wrote && c.routeUnsaved
+	r, due := c.life.route, c.err == nil && c.wrote && c.life.routeUnsaved
 	c.mu.RUnlock()
 	if !due {
 		return
 	}
 	if c.be.saveRoute(ctx, r) == nil {
 		c.mu.Lock()
-		if c.route == r {
-			c.routeUnsaved = false
+		if c.life.route == r {
+			c.life.routeUnsaved = false
 		}
 		c.mu.Unlock()
 	}
@@ -132,10 +132,10 @@ func recordQueries(idx vector.Index, qs [][]float32) error {
 
 // routeOf is the Route of verdict r, measured at n items on recorded
 // queries: a scan is measured again once the collection has doubled.
-func routeOf(r route, n, recorded int) *Route {
-	rt := &Route{Index: r.kind, Len: n, Queries: recorded}
+func routeOf(r route, n, recorded int) *measuredRoute {
+	rt := &measuredRoute{Route: Route{Index: r.kind, Len: n, Queries: recorded}}
 	if r.kind != HNSW {
-		rt.Next = 2 * n
+		rt.next = 2 * n
 	}
 	return rt
 }
@@ -151,8 +151,8 @@ func (c *Collection) keepsQueries() bool {
 // the queries kept, and starts a measurement on them if one is due. mu is
 // held.
 func (c *Collection) keepQuery(q []float32) {
-	c.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
-	c.queries.Add(q)
+	c.life.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
+	c.life.queries.Add(q)
 	c.measureLater()
 }
 
@@ -162,19 +162,19 @@ func (c *Collection) keepQuery(q []float32) {
 // (or too few queries) and enough queries have been kept since to measure
 // on them; and no failed measurement's back-off is running. mu is held.
 func (c *Collection) measureDue() bool {
-	if c.err != nil || !c.keepsQueries() || c.route == nil {
+	if c.err != nil || !c.keepsQueries() || c.life.route == nil {
 		return false
 	}
 	n := c.cat.len()
-	due := n >= c.route.Next ||
-		!c.route.onQueries() && n >= c.cfg.AutoThreshold && c.queries.Len() >= hnsw.MinRealQueries
-	return due && !time.Now().Before(c.retry.at)
+	due := n >= c.life.route.next ||
+		!c.life.route.onQueries() && n >= c.cfg.AutoThreshold && c.life.queries.Len() >= hnsw.MinRealQueries
+	return due && !time.Now().Before(c.life.retry.at)
 }
 
 // measureLater starts a measurement in the background (remeasure) if one
 // is due and none is running. mu is held.
 func (c *Collection) measureLater() {
-	if c.measureDue() && c.remeasuring.CompareAndSwap(false, true) {
+	if c.measureDue() && c.life.remeasuring.CompareAndSwap(false, true) {
 		go c.remeasure()
 	}
 }
@@ -187,14 +187,14 @@ func (c *Collection) remeasure() {
 		ok, err := c.measureBeside(c.bg)
 		c.mu.Lock()
 		if err != nil {
-			c.retry.fail(time.Now())
+			c.life.retry.fail(time.Now())
 		} else if ok {
-			c.retry = measureRetry{}
+			c.life.retry = measureRetry{}
 		}
 		again := ok && c.measureDue()
 		c.mu.Unlock()
 		if !again {
-			c.remeasuring.Store(false)
+			c.life.remeasuring.Store(false)
 			// A write or query may have made one due after the look
 			// above and before the flag fell, and found it still set.
 			c.mu.RLock()
@@ -208,7 +208,7 @@ func (c *Collection) remeasure() {
 // measureBeside runs one measurement of the ways to the target beside
 // queries and writes, and reports whether it came to a verdict, or the
 // error that stopped it (the queries it took are then kept for the next).
-// It builds the graph as a rebuild does (regraph.go), by one worker that
+// It builds the graph as a rebuild does (rebuild.go), by one worker that
 // rests as long as it works, so that queries and writes keep the rest of
 // the machine, measures on the queries kept, and holds wmu only to install
 // the way that won, if it is not the scan in use, with the writes made
@@ -216,7 +216,7 @@ func (c *Collection) remeasure() {
 func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error) {
 	// buildGraph gives the queries back if it fails; from here on, this
 	// does.
-	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue, queries: &c.queries})
+	g, err := c.buildGraph(ctx, graphBuild{workers: 1, paced: true, due: c.measureDue, queries: &c.life.queries})
 	if g == nil || err != nil {
 		return false, err
 	}
@@ -232,7 +232,7 @@ func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error
 		return false, err
 	}
 	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
-	if r.kind == g.kind0 {
+	if r.kind == g.oldKind {
 		c.dropGraph(ctx) // the scan in use won again: it stays
 	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
 		return false, err
@@ -242,7 +242,7 @@ func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error
 	c.mu.Lock()
 	current := c.err == nil && (c.idx == g.old || c.idx == g.idx)
 	if current {
-		c.route, c.routeUnsaved = g.route, true
+		c.life.route, c.life.routeUnsaved = g.route, true
 	}
 	c.mu.Unlock()
 	if current {
@@ -277,9 +277,9 @@ func (r *measureRetry) fail(now time.Time) {
 // back to the sample of queries kept, for the next measurement.
 func (c *Collection) restoreQueries(qs [][]float32) {
 	c.mu.RLock()
-	c.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
+	c.life.queries.Limit(reservoir.Size(c.cat.len(), c.cfg.Dim))
 	c.mu.RUnlock()
 	for _, q := range qs {
-		c.queries.Add(q)
+		c.life.queries.Add(q)
 	}
 }

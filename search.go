@@ -368,7 +368,7 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 		if prepared, err = vector.Prepare(q, c.cfg.Dim, c.cfg.Metric); err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
-	case q != nil && !c.graphChecks(p):
+	case q != nil && !c.graphValidatesQuery(p):
 		if err := vector.Check(q, c.cfg.Dim, c.cfg.Metric); err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
@@ -522,13 +522,13 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 	return out, nil
 }
 
-// graphChecks reports whether a vector query planned by p goes to the
+// graphValidatesQuery reports whether a vector query planned by p goes to the
 // HNSW graph whatever happens, which checks the query embedding as it
 // prepares it (with the errors of [vector.Check]): a check here would be a
 // second pass over it, some 5% of a query at 768 dimensions. A filter may
 // match nothing, and an empty collection searches nothing: those are
 // checked here. mu is held.
-func (c *Collection) graphChecks(p *plan) bool {
+func (c *Collection) graphValidatesQuery(p *plan) bool {
 	_, graph := c.idx.(*hnsw.Index)
 	return graph && p.opts.Mode == VectorMode && p.match == nil && c.cat.len() > 0
 }

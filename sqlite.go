@@ -266,13 +266,13 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 }
 
 // route returns the scan saveRoute stored, or nil for none.
-func (b *sqlBackend) route() *Route {
+func (b *sqlBackend) route() *measuredRoute {
 	var s settings
 	if json.Unmarshal(b.c.Settings(), &s) != nil || s.AutoRoute == nil {
 		return nil
 	}
 	sr := s.AutoRoute
-	r := &Route{Len: sr.Len, Queries: sr.Queries, Next: sr.Below}
+	r := &measuredRoute{Route: Route{Len: sr.Len, Queries: sr.Queries}, next: sr.Below}
 	switch sr.Index {
 	case "flat":
 		r.Index = Flat
@@ -287,7 +287,7 @@ func (b *sqlBackend) route() *Route {
 // saveRoute stores r with the collection's settings when a scan won it,
 // and clears a stored scan when the graph won: the settings are written
 // only if the verdict kept changes.
-func (b *sqlBackend) saveRoute(ctx context.Context, r *Route) error {
+func (b *sqlBackend) saveRoute(ctx context.Context, r *measuredRoute) error {
 	if r.Index == HNSW && b.route() == nil {
 		return nil
 	}
@@ -295,7 +295,7 @@ func (b *sqlBackend) saveRoute(ctx context.Context, r *Route) error {
 	if err := json.Unmarshal(b.c.Settings(), &s); err != nil || s == nil {
 		s = map[string]json.RawMessage{}
 	}
-	v, err := json.Marshal(savedRoute{Index: r.Index.String(), Below: r.Next, Len: r.Len, Queries: r.Queries})
+	v, err := json.Marshal(savedRoute{Index: r.Index.String(), Below: r.next, Len: r.Len, Queries: r.Queries})
 	if err != nil {
 		return err
 	}

@@ -252,10 +252,10 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	// queries, and settles as the index did.
 	collCal := func() (hnsw.Calibration, bool) {
 		info, err := coll.Info(ctx)
-		if err != nil || info.Calibration == nil {
+		if err != nil || info.Recall.Calibration == nil {
 			return hnsw.Calibration{}, false
 		}
-		return *info.Calibration, true
+		return *info.Recall.Calibration, true
 	}
 	collSearch := func(ctx context.Context, q vector.Vector, k int, _ *vector.SearchOptions) ([]vector.Result, error) {
 		return collectionSearch(coll, nil)(ctx, q, k)
@@ -309,8 +309,8 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 	}
 	collWay := func() {
 		collEf = 0
-		if i, err := coll.Info(ctx); err == nil && i.Index == cairn.HNSW && i.Calibration != nil && !i.Calibration.Exact {
-			collEf = max(i.Calibration.Ef, k)
+		if i, err := coll.Info(ctx); err == nil && i.Index == cairn.HNSW && i.Recall.Calibration != nil && !i.Recall.Calibration.Exact {
+			collEf = max(i.Recall.Calibration.Ef, k)
 		}
 	}
 	collWay()
@@ -407,7 +407,7 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		return hnsw.Calibration{}, err
 	}
 	autoIndex, autoEf, autoNote := "exact", 0, fmt.Sprintf("Auto collection: %s", after.Index)
-	if r := after.Route; r != nil {
+	if r := after.Recall.Route; r != nil {
 		sample := "held-out vectors"
 		if r.Queries > 0 {
 			sample = fmt.Sprintf("%s queries", fmtInt(r.Queries))
@@ -419,17 +419,17 @@ func (b *bench) targetRows(ctx context.Context, t *table, ds, eval *recall.Datas
 		autoIndex = "qflat"
 	case cairn.HNSW:
 		autoIndex = "hnsw"
-		if c := after.Calibration; c != nil {
+		if c := after.Recall.Calibration; c != nil {
 			autoEf = c.Ef
 			if c.Exact {
 				autoIndex, autoEf = "exact", 0
 			}
 			autoNote += fmt.Sprintf(", %s", calibrationNote(*c))
-			if c0 := info.Calibration; c0 != nil && (c0.Ef != c.Ef || c0.Exact != c.Exact) {
+			if c0 := info.Recall.Calibration; c0 != nil && (c0.Ef != c.Ef || c0.Exact != c.Exact) {
 				autoNote += fmt.Sprintf(" (before the runs: %s)", calibrationNote(*c0))
 			}
 		}
-		if s := after.Searches; s != nil {
+		if s := after.Recall.Searches; s != nil {
 			autoNote += fmt.Sprintf("; %s searches through the graph, %s exact", fmtInt(int(s.Graph)), fmtInt(int(s.Exact)))
 		}
 	}
@@ -667,9 +667,14 @@ func waitRouted(ctx context.Context, coll *cairn.Collection, distinct int) error
 	}
 	_, err := pollUntil(ctx, time.Now().Add(calibrationWait), func() bool {
 		info, err := coll.Info(ctx)
-		r := info.Route
-		return err != nil || r == nil || r.Index == cairn.HNSW ||
-			r.Queries >= hnsw.MinRealQueries && info.Count < r.Next
+		if err != nil || info.Recall == nil {
+			return true
+		}
+		// A scan that won is measured again once the collection has
+		// doubled (cairn.Route).
+		r := info.Recall.Route
+		return r == nil || r.Index == cairn.HNSW ||
+			r.Queries >= hnsw.MinRealQueries && info.Count < 2*r.Len
 	})
 	return err
 }

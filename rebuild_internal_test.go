@@ -1,7 +1,7 @@
 package cairn
 
 // This file tests the rebuilding of a graph without its expired items
-// (regraph.go), with writes landing while it runs.
+// (rebuild.go), with writes landing while it runs.
 
 import (
 	"context"
@@ -80,9 +80,9 @@ func checkGraph(t *testing.T, c *Collection, want int) {
 	vis := c.visibleIDs()
 	unpub := c.cat.ver.Hidden()
 	c.mu.RUnlock()
-	c.rg.mu.Lock()
-	regraphing, deferred := c.rg.running, len(c.rg.deferred)
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	regraphing, deferred := c.life.rebuild.running, len(c.life.rebuild.deferred)
+	c.life.rebuild.mu.Unlock()
 	if !ok {
 		t.Fatalf("index %T, want HNSW", c.idx)
 	}
@@ -211,9 +211,9 @@ func TestRegraphThenWrites(t *testing.T) {
 			if ok, err := c.regraph(ctx); !ok || err != nil {
 				t.Fatalf("regraph: %v, %v", ok, err)
 			}
-			c.rg.mu.Lock()
-			left := len(c.rg.unindexed)
-			c.rg.mu.Unlock()
+			c.life.rebuild.mu.Lock()
+			left := len(c.life.rebuild.unindexed)
+			c.life.rebuild.mu.Unlock()
 			if left != 400 {
 				t.Fatalf("%d versions left out of the graph, want 400", left)
 			}
@@ -245,9 +245,9 @@ func TestRegraphThenWrites(t *testing.T) {
 				t.Fatalf("RemoveExpired: %d, %v", n, err)
 			}
 			checkGraph(t, c, 110)
-			c.rg.mu.Lock()
-			left = len(c.rg.unindexed)
-			c.rg.mu.Unlock()
+			c.life.rebuild.mu.Lock()
+			left = len(c.life.rebuild.unindexed)
+			c.life.rebuild.mu.Unlock()
 			if left != 0 {
 				t.Fatalf("%d versions still left out after the sweep", left)
 			}
@@ -329,17 +329,17 @@ func TestBuildAhead(t *testing.T) {
 	defer db.Close()
 	at := clk.Now().Add(time.Minute).UnixNano()
 	c.buildAhead(ctx, at) // too early: a minute ahead
-	c.rg.mu.Lock()
-	g := c.rg.ahead
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	g := c.life.rebuild.ahead
+	c.life.rebuild.mu.Unlock()
 	if g != nil {
 		t.Fatal("graph built a minute ahead of the expiry")
 	}
 	clk.Advance(55 * time.Second)
 	c.buildAhead(ctx, at)
-	c.rg.mu.Lock()
-	g = c.rg.ahead
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	g = c.life.rebuild.ahead
+	c.life.rebuild.mu.Unlock()
 	if g == nil {
 		t.Fatal("no graph built ahead of the expiry")
 	}
@@ -388,9 +388,9 @@ func TestBuildAheadDropped(t *testing.T) {
 	at := clk.Now().Add(time.Minute).UnixNano()
 	clk.Advance(55 * time.Second)
 	c.buildAhead(ctx, at)
-	c.rg.mu.Lock()
-	built := c.rg.ahead != nil
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	built := c.life.rebuild.ahead != nil
+	c.life.rebuild.mu.Unlock()
 	if !built {
 		t.Fatal("no graph built ahead of the expiry")
 	}
@@ -405,9 +405,9 @@ func TestBuildAheadDropped(t *testing.T) {
 		t.Fatalf("RemoveExpired: %d, %v", n, err)
 	}
 	c.buildAhead(ctx, clk.Now().UnixNano())
-	c.rg.mu.Lock()
-	ahead, running := c.rg.ahead, c.rg.running
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	ahead, running := c.life.rebuild.ahead, c.life.rebuild.running
+	c.life.rebuild.mu.Unlock()
 	if ahead != nil || running {
 		t.Fatalf("graph built ahead kept: %v, running %v", ahead != nil, running)
 	}

@@ -1,7 +1,10 @@
 package cairn
 
-// This file holds the rebuilding of a collection's graph without the
-// expired items a sweep is about to remove, when they are most of it.
+// This file holds the building of a new graph beside the index in use and
+// its installing in place of it, with the writes made meanwhile: to
+// rebuild the graph without the expired items a sweep is about to remove
+// when they are most of it (now, or ahead of the expiry), and for a
+// routing measurement (routing.go).
 
 import (
 	"context"
@@ -17,9 +20,9 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// regraphState is a collection's bookkeeping of graph rebuilds, under a
+// rebuildState is a collection's bookkeeping of graph rebuilds, under a
 // lock of its own so that writers never wait for readers to update it.
-type regraphState struct {
+type rebuildState struct {
 	mu sync.Mutex
 	// unindexed are published versions that a rebuild left out of the
 	// graph, as expired, until they are evicted.
@@ -31,7 +34,7 @@ type regraphState struct {
 	deferred []vector.ID
 	// ahead is a graph the sweeper built before an expiry, waiting for
 	// the sweep to install it.
-	ahead *newGraph
+	ahead *builtIndex
 }
 
 // regraphMin is the fewest marked versions for which a sweep rebuilds the
@@ -69,17 +72,18 @@ func (c *Collection) visibleIDs() []vector.ID {
 	return ids
 }
 
-// newGraph is a graph built from a list of versions (before), to replace
-// old (of kind kind0) once it has taken the writes since: or, after a
-// routing measurement, the index of kind that won it (its route).
-type newGraph struct {
-	idx         vector.Index
-	kind, kind0 IndexKind
-	route       *Route
-	old         vector.Index
-	before      []vector.ID
-	recorded    [][]float32 // the queries recorded into it before its build
-	paced       bool        // built by buildGraph's paced way
+// builtIndex is a graph built from a list of versions (before), to replace
+// old (of kind oldKind) once it has taken the writes since: or, after a
+// routing measurement, the index of kind that won it (its route), which
+// may be a scan.
+type builtIndex struct {
+	idx           vector.Index
+	kind, oldKind IndexKind
+	route         *measuredRoute
+	old           vector.Index
+	before        []vector.ID
+	recorded      [][]float32 // the queries recorded into it before its build
+	paced         bool        // built by buildGraph's paced way
 	// until is the ExpiresAt up to which its versions were left out, for
 	// a graph built ahead of an expiry; 0 for one built after it.
 	until int64
@@ -99,10 +103,10 @@ func (c *Collection) regraph(ctx context.Context) (bool, error) {
 	if !due {
 		return false, nil
 	}
-	c.rg.mu.Lock()
-	g := c.rg.ahead
-	c.rg.ahead = nil
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	g := c.life.rebuild.ahead
+	c.life.rebuild.ahead = nil
+	c.life.rebuild.mu.Unlock()
 	if g == nil {
 		var err error
 		if g, err = c.buildGraph(ctx, graphBuild{due: c.onGraph}); g == nil || err != nil {
@@ -140,17 +144,17 @@ type graphBuild struct {
 // false. From its list of versions on, until installGraph or dropGraph,
 // the versions that writes retire stay in the store (deferEvict), so that
 // the build finds every one it lists.
-func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, error) {
+func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex, error) {
 	until := b.until
-	c.rg.mu.Lock()
-	if c.rg.running {
-		c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	if c.life.rebuild.running {
+		c.life.rebuild.mu.Unlock()
 		return nil, nil
 	}
-	c.rg.running = true
-	c.rg.mu.Unlock()
+	c.life.rebuild.running = true
+	c.life.rebuild.mu.Unlock()
 	c.mu.RLock()
-	old, kind0 := c.idx, c.kind
+	old, oldKind := c.idx, c.kind
 	isDue := c.err == nil && b.due()
 	var before []vector.ID
 	if isDue {
@@ -193,7 +197,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 		c.restoreQueries(recorded)
 		return nil, err
 	}
-	return &newGraph{idx: idx, kind: HNSW, kind0: kind0, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil
+	return &builtIndex{idx: idx, kind: HNSW, oldKind: oldKind, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil
 }
 
 // installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes
@@ -205,7 +209,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*newGraph, e
 // their eviction does not ask the graph to drop them. It ends the
 // rebuild (dropGraph) whatever happens; if the index changed since g's
 // list (a switch), g is dropped.
-func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error) {
+func (c *Collection) installGraph(ctx context.Context, g *builtIndex) (bool, error) {
 	defer c.dropGraph(ctx)
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
@@ -240,19 +244,19 @@ func (c *Collection) installGraph(ctx context.Context, g *newGraph) (bool, error
 	}
 	c.idx, c.kind = g.idx, g.kind
 	c.dirty = c.dirty || g.kind == HNSW
-	c.rg.mu.Lock()
-	c.rg.unindexed = left
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	c.life.rebuild.unindexed = left
+	c.life.rebuild.mu.Unlock()
 	return true, nil
 }
 
 // dropGraph ends a rebuild: the versions retired while it ran leave the
 // store, as evictRetired would have done.
 func (c *Collection) dropGraph(ctx context.Context) {
-	c.rg.mu.Lock()
-	ids := c.rg.deferred
-	c.rg.running, c.rg.deferred = false, nil
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	ids := c.life.rebuild.deferred
+	c.life.rebuild.running, c.life.rebuild.deferred = false, nil
+	c.life.rebuild.mu.Unlock()
 	if len(ids) == 0 || c.be.evict(context.WithoutCancel(ctx), ids) != nil {
 		return
 	}
@@ -283,15 +287,15 @@ func sortedDiff(a, b []vector.ID) (aOnly, bOnly []vector.ID) {
 // indexedOf returns the ids of ids that the index holds: all of them,
 // unless a rebuild left some out, which it forgets as they go.
 func (c *Collection) indexedOf(ids []vector.ID) []vector.ID {
-	c.rg.mu.Lock()
-	defer c.rg.mu.Unlock()
-	if len(c.rg.unindexed) == 0 {
+	c.life.rebuild.mu.Lock()
+	defer c.life.rebuild.mu.Unlock()
+	if len(c.life.rebuild.unindexed) == 0 {
 		return ids
 	}
 	kept := make([]vector.ID, 0, len(ids))
 	for _, id := range ids {
-		if _, ok := c.rg.unindexed[id]; ok {
-			delete(c.rg.unindexed, id)
+		if _, ok := c.life.rebuild.unindexed[id]; ok {
+			delete(c.life.rebuild.unindexed, id)
 		} else {
 			kept = append(kept, id)
 		}
@@ -302,20 +306,20 @@ func (c *Collection) indexedOf(ids []vector.ID) []vector.ID {
 // deferEvict reports whether a rebuild is reading the store, and if so
 // keeps ids for it to evict when it ends.
 func (c *Collection) deferEvict(ids []vector.ID) bool {
-	c.rg.mu.Lock()
-	defer c.rg.mu.Unlock()
-	if c.rg.running {
-		c.rg.deferred = append(c.rg.deferred, ids...)
+	c.life.rebuild.mu.Lock()
+	defer c.life.rebuild.mu.Unlock()
+	if c.life.rebuild.running {
+		c.life.rebuild.deferred = append(c.life.rebuild.deferred, ids...)
 	}
-	return c.rg.running
+	return c.life.rebuild.running
 }
 
 // leftOut reports whether a rebuild left versions out of the graph that
 // are not evicted yet.
 func (c *Collection) leftOut() bool {
-	c.rg.mu.Lock()
-	defer c.rg.mu.Unlock()
-	return len(c.rg.unindexed) > 0
+	c.life.rebuild.mu.Lock()
+	defer c.life.rebuild.mu.Unlock()
+	return len(c.life.rebuild.unindexed) > 0
 }
 
 // aheadGroup is how far past the soonest ExpiresAt the sweeper looks for
@@ -343,12 +347,12 @@ func aheadLead(n, dim int) time.Duration {
 // at (its versions were replaced, say) is dropped at the next look.
 func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	now := c.now()
-	c.rg.mu.Lock()
-	g := c.rg.ahead
+	c.life.rebuild.mu.Lock()
+	g := c.life.rebuild.ahead
 	if g != nil && now > g.until {
-		c.rg.ahead = nil
+		c.life.rebuild.ahead = nil
 	}
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Unlock()
 	if g != nil {
 		if now > g.until {
 			c.dropGraph(ctx)
@@ -372,7 +376,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	if g == nil || err != nil {
 		return
 	}
-	c.rg.mu.Lock()
-	c.rg.ahead = g
-	c.rg.mu.Unlock()
+	c.life.rebuild.mu.Lock()
+	c.life.rebuild.ahead = g
+	c.life.rebuild.mu.Unlock()
 }
