@@ -30,6 +30,16 @@ type Options struct {
 	// [sqlitestore.ErrReadOnly]; expired items are hidden from every read
 	// but not removed; graphs built at open are not saved.
 	ReadOnly bool
+	// IndexWorkers is the number of goroutines that insert into an HNSW
+	// graph (a write's batch, a build at open or at an Auto switch); 0
+	// means runtime.GOMAXPROCS(0). Background rebuilds use fewer. Like
+	// IndexProgress, it applies to this process only: it is not stored
+	// with any collection.
+	IndexWorkers int
+	// IndexProgress, if set, is called while a graph is built, with the
+	// collection's name and how many of total vectors are in, as
+	// [hnsw.Options].Progress is. It must not call the collection.
+	IndexProgress func(collection string, done, total int)
 }
 
 // DB is a memory store: a set of named [Collection]s of items, held in
@@ -57,6 +67,9 @@ type DB struct {
 	sweptHook func(coll string, removed int, err error)
 	noSweeper bool // set by tests: collections start no sweeper
 	readOnly  bool // opened with Options.ReadOnly: no write, no sweep, no save
+	// workers and progress are Options.IndexWorkers and IndexProgress.
+	workers  int
+	progress func(collection string, done, total int)
 }
 
 // load is a collection being loaded from the file; done is closed when c
@@ -83,7 +96,7 @@ type persister interface {
 func OpenMemory(o *Options) *DB {
 	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load), clock: time.Now}
 	if o != nil {
-		db.emb = o.Embedder
+		db.emb, db.workers, db.progress = o.Embedder, o.IndexWorkers, o.IndexProgress
 	}
 	return db
 }

@@ -201,7 +201,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		// doubled since: no graph to build and measure again.
 		kind, c.life.route = r.Index, r
 	}
-	idx, err := newIndex(kind, cfg, c.st)
+	idx, err := newIndex(kind, c.indexConfig(), c.st)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		if err := be.loadGraph(ctx, g); err != nil {
 			// No saved graph, or a stale or damaged one: rebuild from
 			// the items, which are the source of truth.
-			if idx, err = newIndex(kind, cfg, c.st); err != nil {
+			if idx, err = newIndex(kind, c.indexConfig(), c.st); err != nil {
 				return nil, err
 			}
 			if err := track(ctx, idx, ids); err != nil {

@@ -129,7 +129,8 @@ type CollectionConfig struct {
 	AutoThreshold int
 	// HNSW tunes the graph of an HNSW index, and of an Auto index once it
 	// has switched; zero fields take package hnsw's defaults. Its Workers
-	// and Progress fields apply to this process only and are not stored.
+	// and Progress fields must be left zero: they belong to a process,
+	// not to a stored collection (see [Options].IndexWorkers).
 	// HNSW.TargetRecall asks for a recall instead of an ef (see package
 	// hnsw): the graph calibrates itself, [IndexInfo].Calibration
 	// reports what it chose, and an Auto collection routes by it.
@@ -183,6 +184,9 @@ func (c CollectionConfig) Validate() error {
 	if c.TTL < 0 {
 		errs = append(errs, fmt.Errorf("TTL %v must not be negative", c.TTL))
 	}
+	if c.HNSW.Workers != 0 || c.HNSW.Progress != nil {
+		errs = append(errs, errors.New("HNSW.Workers and HNSW.Progress belong to a process, not to a stored collection: set Options.IndexWorkers and Options.IndexProgress"))
+	}
 	if err := c.HNSW.Validate(); err != nil {
 		errs = append(errs, err)
 	}
@@ -207,6 +211,19 @@ func newIndex(kind IndexKind, cfg CollectionConfig, s vector.Store) (vector.Inde
 		return qflat.New(s, &cfg.QFlat)
 	}
 	return nil, fmt.Errorf("%w: index kind %v not available", vector.ErrInvalidOptions, kind)
+}
+
+// indexConfig returns the collection's configuration with this process's
+// build options (Options.IndexWorkers and IndexProgress) in its HNSW
+// fields: the configuration of the indexes it makes.
+func (c *Collection) indexConfig() CollectionConfig {
+	cfg := c.cfg
+	cfg.HNSW.Workers = c.db.workers
+	if p := c.db.progress; p != nil {
+		name := c.name
+		cfg.HNSW.Progress = func(done, total int) { p(name, done, total) }
+	}
+	return cfg
 }
 
 // routed reports whether the collection chooses its index by measuring

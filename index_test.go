@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -112,31 +113,30 @@ func TestIndexKinds(t *testing.T) {
 // builds its graph, queries still run (with exact search).
 func TestAutoSwitchDoesNotBlockQueries(t *testing.T) {
 	ctx := context.Background()
-	db := cairn.OpenMemory(nil)
-	defer db.Close()
 	var c *cairn.Collection
 	var once sync.Once
 	queried := make(chan error, 1)
-	cfg := cairn.CollectionConfig{Dim: 4, AutoThreshold: 100, HNSW: hnsw.Options{
-		Progress: func(done, total int) {
-			once.Do(func() {
-				go func() {
-					res, err := c.Query(ctx, []float32{1, 0, 0, 0}, 3, nil)
-					if err == nil && len(res) != 3 {
-						err = fmt.Errorf("%d results", len(res))
-					}
-					queried <- err
-				}()
-				select {
-				case err := <-queried:
-					queried <- err
-				case <-time.After(10 * time.Second):
-					queried <- errors.New("query blocked by the graph build")
+	var named atomic.Value // the collection name progress was reported for
+	db := cairn.OpenMemory(&cairn.Options{IndexProgress: func(coll string, done, total int) {
+		named.Store(coll)
+		once.Do(func() {
+			go func() {
+				res, err := c.Query(ctx, []float32{1, 0, 0, 0}, 3, nil)
+				if err == nil && len(res) != 3 {
+					err = fmt.Errorf("%d results", len(res))
 				}
-			})
-		},
-	}}
-	c = mustCollection(t, db, "c", cfg)
+				queried <- err
+			}()
+			select {
+			case err := <-queried:
+				queried <- err
+			case <-time.After(10 * time.Second):
+				queried <- errors.New("query blocked by the graph build")
+			}
+		})
+	}})
+	defer db.Close()
+	c = mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 4, AutoThreshold: 100})
 	r := rand.New(rand.NewPCG(8, 8))
 	items := make([]cairn.Item, 150)
 	for i := range items {
@@ -155,5 +155,8 @@ func TestAutoSwitchDoesNotBlockQueries(t *testing.T) {
 	}
 	if cairn.MustInfo(t, c).Index != cairn.HNSW {
 		t.Fatalf("index %v after the switch", cairn.MustInfo(t, c).Index)
+	}
+	if got := named.Load(); got != "c" {
+		t.Fatalf("progress reported for collection %v, want c", got)
 	}
 }

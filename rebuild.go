@@ -174,7 +174,7 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex,
 	if regraphHook != nil {
 		regraphHook()
 	}
-	cfg := c.cfg
+	cfg := c.indexConfig()
 	if b.workers > 0 {
 		cfg.HNSW.Workers = b.workers
 	}
@@ -229,7 +229,8 @@ func (c *Collection) installGraph(ctx context.Context, g *builtIndex) (bool, err
 	added, dropped := sortedDiff(now, g.before)
 	if h, ok := g.idx.(*hnsw.Index); ok && g.paced {
 		// Built by one resting worker; from now on the collection's.
-		hnswseam.SetBuild(h, c.cfg.HNSW.Workers, c.cfg.HNSW.Progress)
+		opts := c.indexConfig().HNSW
+		hnswseam.SetBuild(h, opts.Workers, opts.Progress)
 	}
 	if err := track(ctx, g.idx, added); err != nil {
 		return false, err

@@ -65,7 +65,7 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	}
 	c.mu.RUnlock()
 	slices.Sort(ids)
-	idx, err := newIndex(HNSW, c.cfg, c.st)
+	idx, err := newIndex(HNSW, c.indexConfig(), c.st)
 	if err != nil {
 		return
 	}

@@ -121,7 +121,6 @@ func filled(cfg cairn.CollectionConfig) cairn.CollectionConfig {
 	if cfg.AutoThreshold == 0 {
 		cfg.AutoThreshold = cairn.DefaultAutoThreshold
 	}
-	cfg.HNSW.Workers, cfg.HNSW.Progress = 0, nil
 	return cfg
 }
 

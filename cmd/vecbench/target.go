@@ -503,10 +503,10 @@ func collectionShare(aq concurrentStats, index string, ef int, graph []concurren
 // the recall target, which decides between exact search and a graph by
 // measuring both as it grows.
 func (b *bench) autoCollection(ctx context.Context, ds *recall.Dataset, target float64) (*cairn.DB, *cairn.Collection, error) {
-	db := cairn.OpenMemory(nil)
+	db := cairn.OpenMemory(&cairn.Options{IndexWorkers: b.c.threads})
 	coll, err := db.CreateCollection(ctx, "auto", cairn.CollectionConfig{
 		Dim: ds.Dim, Metric: ds.Metric, Index: cairn.Auto,
-		HNSW: hnsw.Options{TargetRecall: target, TargetK: b.c.k, Workers: b.c.threads},
+		HNSW: hnsw.Options{TargetRecall: target, TargetK: b.c.k},
 	})
 	if err != nil {
 		db.Close()
