@@ -349,7 +349,7 @@ func (c *Collection) search(ctx context.Context, p *plan, q []float32, words str
 }
 
 // rank finds the results of a query, under the collection's read lock:
-// the lists, their fusion, and MMR's choice. It returns the pool (more
+// the lists, their candidates, and MMR's choice. It returns the pool (more
 // than k only for the reranker), each result the caller's own: its
 // metadata a new map, its embedding a copy.
 func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, error) {
@@ -373,117 +373,19 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
 	}
-	n := c.cat.len()
-	if n == 0 {
+	if c.cat.len() == 0 {
 		return nil, nil
 	}
-	var (
-		vecHits []vector.Result
-		kwHits  []keyword.Hit
-	)
-	switch p.opts.Mode {
-	case VectorMode:
-		hits, err := c.vectorHits(ctx, p, q, min(p.pool, n))
-		if err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		vecHits = hits
-		if p.match == nil && c.keepsQueries() {
-			c.keepQuery(q)
-		}
-	case KeywordMode:
-		kwHits = c.keywordHits(p, p.pool)
-	case HybridMode:
-		// The two lists are searched at once when there is a CPU for
-		// each: both only read, under the read lock this goroutine holds
-		// until both are done.
-		if p.match != nil {
-			c.matches(p) // once, before the lists share it
-		}
-		var kwDone chan []keyword.Hit
-		if runtime.GOMAXPROCS(0) > 1 {
-			// The keyword list gets its own copy of the plan (its
-			// matches already computed) and hands its hits back on a
-			// channel: nothing of a query's own escapes to the heap
-			// through the goroutine, so the plan and the lists of
-			// every other query stay on the stack.
-			kp := new(plan)
-			*kp = *p
-			kwDone = make(chan []keyword.Hit, 1)
-			go func() { kwDone <- c.keywordHits(kp, kp.window) }()
-		}
-		hits, err := c.vectorHits(ctx, p, q, min(p.window, n))
-		if kwDone != nil {
-			kwHits = <-kwDone
-		} else {
-			kwHits = c.keywordHits(p, p.window)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		vecHits = hits
+	vecHits, kwHits, err := c.lists(ctx, p, q)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
 	}
 	if p.opts.Mode == VectorMode && p.opts.MMR == nil {
 		return c.vectorResults(p, vecHits)
 	}
-	var cands []candidate
-	switch p.opts.Mode {
-	case VectorMode:
-		cands = make([]candidate, 0, len(vecHits))
-		for i, h := range vecHits {
-			sim := similarity(c.cfg.Metric, h.Distance)
-			if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
-				break // similarity falls as distance grows
-			}
-			cd := c.candidate(h.ID)
-			cd.res.Distance, cd.res.Similarity = float64(h.Distance), sim
-			cd.res.Score, cd.res.VectorRank = sim, i+1
-			cands = append(cands, cd)
-		}
-	case KeywordMode:
-		cands = make([]candidate, len(kwHits))
-		for i, h := range kwHits {
-			cands[i] = c.candidate(h.ID)
-			r := &cands[i].res
-			r.Score, r.KeywordScore, r.KeywordRank = h.Score, h.Score, i+1
-		}
-	case HybridMode:
-		vecIDs := make([]vector.ID, len(vecHits))
-		for i, h := range vecHits {
-			vecIDs[i] = h.ID
-		}
-		kwIDs := make([]vector.ID, len(kwHits))
-		for i, h := range kwHits {
-			kwIDs[i] = h.ID
-		}
-		fused, err := rank.Fuse([][]vector.ID{vecIDs, kwIDs}, p.weight[:], p.rrfK)
-		if err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		cands = make([]candidate, 0, min(len(fused), p.pool))
-		for _, f := range fused {
-			cd := c.candidate(f.ID)
-			r := &cd.res
-			r.Score, r.VectorRank, r.KeywordRank = f.Score, f.Ranks[0], f.Ranks[1]
-			if r.VectorRank > 0 {
-				r.Distance = float64(vecHits[r.VectorRank-1].Distance)
-			} else {
-				if err := c.withVector(&cd); err != nil {
-					return nil, err
-				}
-				r.Distance = float64(c.distance(prepared, cd.vec))
-			}
-			r.Similarity = similarity(c.cfg.Metric, float32(r.Distance))
-			if r.KeywordRank > 0 {
-				r.KeywordScore = kwHits[r.KeywordRank-1].Score
-			}
-			if p.opts.MinSimilarity != nil && r.Similarity < *p.opts.MinSimilarity {
-				continue
-			}
-			if cands = append(cands, cd); len(cands) == p.pool {
-				break
-			}
-		}
+	cands, err := c.candidates(p, vecHits, kwHits, prepared)
+	if err != nil {
+		return nil, err
 	}
 	if p.opts.MMR != nil || p.opts.WithEmbeddings {
 		for i := range cands {
@@ -492,23 +394,8 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 			}
 		}
 	}
-	if m := p.opts.MMR; m != nil && len(cands) > 0 {
-		rel := make([]float64, len(cands))
-		for i := range cands {
-			rel[i] = cands[i].res.Similarity
-		}
-		sim := func(i, j int) float64 {
-			return similarity(c.cfg.Metric, c.distance(cands[i].vec, cands[j].vec))
-		}
-		order, err := rank.MMR(rel, p.k, m.Lambda, sim)
-		if err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		picked := make([]candidate, len(order))
-		for i, j := range order {
-			picked[i] = cands[j]
-		}
-		cands = picked
+	if cands, err = c.diversify(p, cands); err != nil {
+		return nil, err
 	}
 	out := make([]Result, len(cands))
 	for i := range cands {
@@ -520,6 +407,140 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 		}
 	}
 	return out, nil
+}
+
+// lists searches the lists of p's mode: the vector list of q, the keyword
+// list of p's words, or both at once. mu is held.
+func (c *Collection) lists(ctx context.Context, p *plan, q []float32) ([]vector.Result, []keyword.Hit, error) {
+	n := c.cat.len()
+	switch p.opts.Mode {
+	case VectorMode:
+		hits, err := c.vectorHits(ctx, p, q, min(p.pool, n))
+		if err == nil && p.match == nil && c.keepsQueries() {
+			c.keepQuery(q)
+		}
+		return hits, nil, err
+	case KeywordMode:
+		return nil, c.keywordHits(p, p.pool), nil
+	}
+	// Hybrid: the two lists are searched at once when there is a CPU for
+	// each: both only read, under the read lock this goroutine holds
+	// until both are done.
+	if p.match != nil {
+		c.matches(p) // once, before the lists share it
+	}
+	var kwDone chan []keyword.Hit
+	if runtime.GOMAXPROCS(0) > 1 {
+		// The keyword list gets its own copy of the plan (its matches
+		// already computed) and hands its hits back on a channel:
+		// nothing of a query's own escapes to the heap through the
+		// goroutine, so the plan and the lists of every other query stay
+		// on the stack.
+		kp := new(plan)
+		*kp = *p
+		kwDone = make(chan []keyword.Hit, 1)
+		go func() { kwDone <- c.keywordHits(kp, kp.window) }()
+	}
+	vecHits, err := c.vectorHits(ctx, p, q, min(p.window, n))
+	var kwHits []keyword.Hit
+	if kwDone != nil {
+		kwHits = <-kwDone
+	} else {
+		kwHits = c.keywordHits(p, p.window)
+	}
+	return vecHits, kwHits, err
+}
+
+// candidates turns the lists into the candidates of p's mode, scored and
+// ranked, cut where MinSimilarity stops them and at the pool: the vector
+// list (with MMR), the keyword list, or their fusion, whose items only the
+// keyword list found are scored against the prepared query. mu is held.
+func (c *Collection) candidates(p *plan, vecHits []vector.Result, kwHits []keyword.Hit, prepared vector.Vector) ([]candidate, error) {
+	switch p.opts.Mode {
+	case VectorMode:
+		cands := make([]candidate, 0, len(vecHits))
+		for i, h := range vecHits {
+			sim := similarity(c.cfg.Metric, h.Distance)
+			if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
+				break // similarity falls as distance grows
+			}
+			cd := c.candidate(h.ID)
+			cd.res.Distance, cd.res.Similarity = float64(h.Distance), sim
+			cd.res.Score, cd.res.VectorRank = sim, i+1
+			cands = append(cands, cd)
+		}
+		return cands, nil
+	case KeywordMode:
+		cands := make([]candidate, len(kwHits))
+		for i, h := range kwHits {
+			cands[i] = c.candidate(h.ID)
+			r := &cands[i].res
+			r.Score, r.KeywordScore, r.KeywordRank = h.Score, h.Score, i+1
+		}
+		return cands, nil
+	}
+	vecIDs := make([]vector.ID, len(vecHits))
+	for i, h := range vecHits {
+		vecIDs[i] = h.ID
+	}
+	kwIDs := make([]vector.ID, len(kwHits))
+	for i, h := range kwHits {
+		kwIDs[i] = h.ID
+	}
+	fused, err := rank.Fuse([][]vector.ID{vecIDs, kwIDs}, p.weight[:], p.rrfK)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
+	}
+	cands := make([]candidate, 0, min(len(fused), p.pool))
+	for _, f := range fused {
+		cd := c.candidate(f.ID)
+		r := &cd.res
+		r.Score, r.VectorRank, r.KeywordRank = f.Score, f.Ranks[0], f.Ranks[1]
+		if r.VectorRank > 0 {
+			r.Distance = float64(vecHits[r.VectorRank-1].Distance)
+		} else {
+			if err := c.withVector(&cd); err != nil {
+				return nil, err
+			}
+			r.Distance = float64(c.distance(prepared, cd.vec))
+		}
+		r.Similarity = similarity(c.cfg.Metric, float32(r.Distance))
+		if r.KeywordRank > 0 {
+			r.KeywordScore = kwHits[r.KeywordRank-1].Score
+		}
+		if p.opts.MinSimilarity != nil && r.Similarity < *p.opts.MinSimilarity {
+			continue
+		}
+		if cands = append(cands, cd); len(cands) == p.pool {
+			break
+		}
+	}
+	return cands, nil
+}
+
+// diversify returns the k of cands that MMR picks, in its order, if p asks
+// for MMR; else cands. Their vectors are fetched. mu is held.
+func (c *Collection) diversify(p *plan, cands []candidate) ([]candidate, error) {
+	m := p.opts.MMR
+	if m == nil || len(cands) == 0 {
+		return cands, nil
+	}
+	rel := make([]float64, len(cands))
+	for i := range cands {
+		rel[i] = cands[i].res.Similarity
+	}
+	sim := func(i, j int) float64 {
+		return similarity(c.cfg.Metric, c.distance(cands[i].vec, cands[j].vec))
+	}
+	order, err := rank.MMR(rel, p.k, m.Lambda, sim)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
+	}
+	picked := make([]candidate, len(order))
+	for i, j := range order {
+		picked[i] = cands[j]
+	}
+	return picked, nil
 }
 
 // graphValidatesQuery reports whether a vector query planned by p goes to the
