@@ -120,6 +120,9 @@ type QueryOptions struct {
 	// Rerank, if set, hands the candidates to a function that reorders
 	// them (not with MMR).
 	Rerank *Rerank
+	// Recency, if set, ranks a vector query by relevance, recency and
+	// importance together (see [Recency]).
+	Recency *Recency
 	// WithEmbeddings asks for each result's stored vector.
 	WithEmbeddings bool
 }

@@ -3,6 +3,7 @@ package cairn_test
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/cairndb/cairn"
 )
@@ -69,4 +70,32 @@ func ExampleMMR() {
 	diverse, _ := c.Query(ctx, []float32{1, 0}, 2, &cairn.QueryOptions{MMR: &cairn.MMR{Lambda: 0.3}})
 	fmt.Println(ids(plain), ids(diverse))
 	// Output: [a a-copy] [a b]
+}
+
+// Recency ranks an agent's memories as generative agents do: relevance ×
+// recency × importance. The closest memory is a month old, so a newer one
+// that matters comes first.
+func ExampleRecency() {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "memories", cairn.CollectionConfig{Dim: 2})
+	now := time.Now()
+	c.Add(ctx,
+		cairn.Item{ID: "old-plan", Text: "the user plans a trip to Lisbon", Embedding: []float32{1, 0},
+			UpdatedAt: now.Add(-30 * 24 * time.Hour), CreatedAt: now.Add(-30 * 24 * time.Hour)},
+		cairn.Item{ID: "new-plan", Text: "the trip moved to Porto", Embedding: []float32{1, 0.4},
+			Metadata: map[string]any{"importance": 0.9}},
+		cairn.Item{ID: "aside", Text: "the user likes green tea", Embedding: []float32{0.3, 1},
+			Metadata: map[string]any{"importance": 0.05}},
+	)
+	q := []float32{1, 0.1} // "where is the user travelling?"
+
+	plain, _ := c.Query(ctx, q, 2, nil)
+	recent, _ := c.Query(ctx, q, 2, &cairn.QueryOptions{Recency: &cairn.Recency{HalfLife: 7 * 24 * time.Hour, Importance: "importance"}})
+	fmt.Println("by similarity:", plain[0].ID, plain[1].ID)
+	fmt.Println("by relevance × recency × importance:", recent[0].ID, recent[1].ID)
+	// Output:
+	// by similarity: old-plan new-plan
+	// by relevance × recency × importance: new-plan old-plan
 }

@@ -248,6 +248,11 @@ func (p *plan) init(k int, o *QueryOptions, hasVec bool, words string) error {
 	if opts.MMR != nil && opts.Rerank != nil {
 		return bad("MMR and Rerank together: choose one")
 	}
+	if opts.Recency != nil {
+		if err := checkRecency(opts.Recency, opts.Mode, bad); err != nil {
+			return err
+		}
+	}
 	pool := func(n int) (int, error) {
 		switch {
 		case n < 0 || n > MaxCandidates:
@@ -376,14 +381,22 @@ func (c *Collection) rank(ctx context.Context, p *plan, q []float32) ([]Result, 
 	if c.cat.len() == 0 {
 		return nil, nil
 	}
-	vecHits, kwHits, err := c.lists(ctx, p, q)
-	if err != nil {
-		return nil, fmt.Errorf("cairn: query: %w", err)
+	var (
+		cands []candidate
+		err   error
+	)
+	if p.opts.Recency != nil {
+		cands, err = c.recentHits(ctx, p, q)
+	} else {
+		vecHits, kwHits, lerr := c.lists(ctx, p, q)
+		if lerr != nil {
+			return nil, fmt.Errorf("cairn: query: %w", lerr)
+		}
+		if p.opts.Mode == VectorMode && p.opts.MMR == nil {
+			return c.vectorResults(p, vecHits)
+		}
+		cands, err = c.candidates(p, vecHits, kwHits, prepared)
 	}
-	if p.opts.Mode == VectorMode && p.opts.MMR == nil {
-		return c.vectorResults(p, vecHits)
-	}
-	cands, err := c.candidates(p, vecHits, kwHits, prepared)
 	if err != nil {
 		return nil, err
 	}
@@ -528,6 +541,9 @@ func (c *Collection) diversify(p *plan, cands []candidate) ([]candidate, error) 
 	rel := make([]float64, len(cands))
 	for i := range cands {
 		rel[i] = cands[i].res.Similarity
+		if p.opts.Recency != nil {
+			rel[i] = cands[i].res.Score // what the query ranks by
+		}
 	}
 	sim := func(i, j int) float64 {
 		return similarity(c.cfg.Metric, c.distance(cands[i].vec, cands[j].vec))

@@ -98,6 +98,9 @@ type View struct {
 	due bool
 }
 
+// Now returns the view's instant.
+func (v View) Now() int64 { return v.now }
+
 // Allow reports whether a reader sees version id: it is published, not
 // marked expired, and not expired at the view's instant.
 func (v View) Allow(id vector.ID) bool {

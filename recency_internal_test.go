@@ -1,0 +1,216 @@
+package cairn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// recencyFixture fills a collection of kind with n items of dim
+// dimensions under metric, written at random times over the last 30
+// days of clk, most with an importance (some outside [0, 1], some not a
+// number, some missing) and a group for filters.
+func recencyFixture(t *testing.T, kind IndexKind, metric vector.Metric, n, dim int, clk *FakeClock) *Collection {
+	t.Helper()
+	ctx := context.Background()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	db.clock = clk.Now
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: metric, Index: kind})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(dim)))
+	items := make([]Item, n)
+	for i := range items {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		at := clk.Now().Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour))))
+		md := map[string]any{"group": i % 5}
+		switch rng.IntN(6) {
+		case 0: // no importance
+		case 1:
+			md["importance"] = "high" // not a number: counts as 1
+		case 2:
+			md["importance"] = rng.Float64()*2 - 0.5 // clipped to [0, 1]
+		default:
+			md["importance"] = rng.Float64()
+		}
+		items[i] = Item{ID: fmt.Sprint(i), Embedding: v, Metadata: md, CreatedAt: at, UpdatedAt: at}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// exhaustive returns every item's recency score for query q under o,
+// best first, as the formula of Recency defines it, computed here from
+// the items read back.
+func exhaustive(t *testing.T, c *Collection, q []float32, o *QueryOptions, now time.Time) []Result {
+	t.Helper()
+	items, err := c.Find(context.Background(), o.Filter, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	qq, err := vector.Prepare(q, c.cfg.Dim, c.cfg.Metric)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []Result
+	for _, it := range items {
+		sim := similarity(c.cfg.Metric, c.distance(qq, it.Embedding))
+		if o.MinSimilarity != nil && sim < *o.MinSimilarity {
+			continue
+		}
+		s := relevance(c.cfg.Metric, sim)
+		if hl := o.Recency.HalfLife; hl > 0 {
+			s *= math.Pow(0.5, max(now.Sub(it.UpdatedAt).Seconds(), 0)/hl.Seconds())
+		}
+		if key := o.Recency.Importance; key != "" {
+			switch x := it.Metadata[key].(type) {
+			case float64:
+				s *= min(max(x, 0), 1)
+			case int64:
+				s *= min(max(float64(x), 0), 1)
+			}
+		}
+		out = append(out, Result{ID: it.ID, Score: s, Similarity: sim})
+	}
+	slices.SortStableFunc(out, func(a, b Result) int { return -cmpFloat(a.Score, b.Score) })
+	return out
+}
+
+// TestRecencyExact checks a flat collection's recency queries against an
+// exhaustive ranking by the documented formula: the same top k, by
+// score, whatever the half-life (from minutes, where recency decides, to
+// years, where relevance does), importance, filter and MinSimilarity.
+func TestRecencyExact(t *testing.T) {
+	clk := NewFakeClock()
+	for _, metric := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
+		c := recencyFixture(t, Flat, metric, 3000, 8, clk)
+		rng := rand.New(rand.NewPCG(5, uint64(metric)))
+		for trial := range 60 {
+			q := make([]float32, 8)
+			for j := range q {
+				q[j] = float32(rng.NormFloat64())
+			}
+			o := &QueryOptions{Recency: &Recency{
+				HalfLife:   []time.Duration{0, time.Minute, time.Hour, 24 * time.Hour, 3 * 365 * 24 * time.Hour}[trial%5],
+				Importance: []string{"", "importance"}[trial/5%2],
+			}}
+			if trial%3 == 0 {
+				o.Filter = Eq("group", trial%5)
+			}
+			if trial%7 == 0 {
+				o.MinSimilarity = new(0.0)
+			}
+			k := 1 + rng.IntN(30)
+			got, err := c.Query(context.Background(), q, k, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := exhaustive(t, c, q, o, clk.Now())
+			if len(got) != min(k, len(want)) {
+				t.Fatalf("%v trial %d: %d results, want %d", metric, trial, len(got), min(k, len(want)))
+			}
+			for i := range got {
+				if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
+					t.Fatalf("%v trial %d (%+v): result %d is %s at %v, want %s at %v",
+						metric, trial, *o.Recency, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+				}
+				if i > 0 && got[i].Score > got[i-1].Score {
+					t.Fatalf("%v trial %d: results not best first", metric, trial)
+				}
+			}
+		}
+	}
+}
+
+// TestRecencyGraphRecall checks an HNSW collection's recency queries
+// against the exhaustive ranking: the window is searched through the
+// graph, so the top 10 may miss an item the graph misses, but rarely.
+func TestRecencyGraphRecall(t *testing.T) {
+	clk := NewFakeClock()
+	c := recencyFixture(t, HNSW, vector.Cosine, 3000, 16, clk)
+	rng := rand.New(rand.NewPCG(9, 9))
+	found, total := 0, 0
+	for trial := range 40 {
+		q := make([]float32, 16)
+		for j := range q {
+			q[j] = float32(rng.NormFloat64())
+		}
+		o := &QueryOptions{Recency: &Recency{HalfLife: []time.Duration{time.Hour, 7 * 24 * time.Hour}[trial%2], Importance: "importance"}}
+		got, err := c.Query(context.Background(), q, 10, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exhaustive(t, c, q, o, clk.Now())[:10]
+		for _, w := range want {
+			total++
+			if slices.ContainsFunc(got, func(r Result) bool { return r.ID == w.ID }) {
+				found++
+			}
+		}
+	}
+	recall := float64(found) / float64(total)
+	t.Logf("recall@10 of recency queries on a graph of 3,000 16-d vectors: %.3f", recall)
+	if recall < 0.95 {
+		t.Fatalf("recall@10 of recency queries on the graph %.3f, want ≥ 0.95", recall)
+	}
+}
+
+// TestRecencyOptions checks the options a recency query refuses, and that
+// it works with the other vector-mode options.
+func TestRecencyOptions(t *testing.T) {
+	ctx := context.Background()
+	clk := NewFakeClock()
+	c := recencyFixture(t, Flat, vector.Cosine, 200, 4, clk)
+	q := []float32{1, 0, 0, 0}
+	for _, o := range []*QueryOptions{
+		{Recency: &Recency{HalfLife: -time.Second}},
+		{Recency: &Recency{}, Mode: HybridMode, Keywords: "x"},
+	} {
+		if _, err := c.Query(ctx, q, 3, o); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Query with %+v = %v, want ErrInvalidOptions", o, err)
+		}
+	}
+	if _, err := c.Query(ctx, nil, 3, &QueryOptions{Recency: &Recency{}, Mode: KeywordMode, Keywords: "x"}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("keyword query with Recency = %v, want ErrInvalidOptions", err)
+	}
+	// With MMR and with a reranker, the candidates are the best by score.
+	rs, err := c.Query(ctx, q, 5, &QueryOptions{Recency: &Recency{HalfLife: time.Hour}, MMR: &MMR{Lambda: 1}, WithEmbeddings: true})
+	if err != nil || len(rs) != 5 || rs[0].Embedding == nil {
+		t.Fatalf("with MMR: %d results, %v", len(rs), err)
+	}
+	want := exhaustive(t, c, q, &QueryOptions{Recency: &Recency{HalfLife: time.Hour}}, clk.Now())
+	for i := range rs { // Lambda 1 keeps the query's order
+		if rs[i].ID != want[i].ID {
+			t.Fatalf("with MMR λ=1: result %d is %s, want %s", i, rs[i].ID, want[i].ID)
+		}
+	}
+	var given []string
+	_, err = c.Query(ctx, q, 2, &QueryOptions{Recency: &Recency{HalfLife: time.Hour}, Rerank: &Rerank{Pool: 8, Func: func(_ context.Context, _ string, cs []Result) ([]string, error) {
+		for _, r := range cs {
+			given = append(given, r.ID)
+		}
+		return given, nil
+	}}})
+	if err != nil || len(given) != 8 {
+		t.Fatalf("with a reranker: given %d candidates, %v", len(given), err)
+	}
+	for i := range given {
+		if given[i] != want[i].ID {
+			t.Fatalf("reranker's candidate %d is %s, want %s", i, given[i], want[i].ID)
+		}
+	}
+}
