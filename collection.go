@@ -140,6 +140,8 @@ type Collection struct {
 	cfg  CollectionConfig
 	be   backend
 	st   vector.Store
+	// dedupMu runs calls of UpsertDedup one at a time (dedup.go).
+	dedupMu sync.Mutex
 
 	// wmu is held shared by every write for its whole length, and
 	// exclusively by what must not overlap any write: the graph build of

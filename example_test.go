@@ -236,3 +236,28 @@ func ExampleCollection_Query() {
 	// same direction  similarity 1.000  distance 0.000
 	// 45 degrees      similarity 0.707  distance 0.293
 }
+
+// An agent that remembers the same fact twice keeps one memory: the
+// second write updates the first.
+func ExampleCollection_UpsertDedup() {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, _ := db.CreateCollection(ctx, "memories", cairn.CollectionConfig{Dim: 2})
+	c.Add(ctx, cairn.Item{ID: "m1", Text: "prefers tea", Embedding: []float32{1, 0.05}, Metadata: map[string]any{"user": "ann"}})
+
+	d := &cairn.Dedup{MinSimilarity: 0.95, Scope: []string{"user"}}
+	merged, _ := c.UpsertDedup(ctx, d,
+		cairn.Item{ID: "m2", Text: "prefers green tea", Embedding: []float32{1, 0.1}, Metadata: map[string]any{"user": "ann"}},
+		cairn.Item{ID: "m3", Text: "prefers tea", Embedding: []float32{1, 0.05}, Metadata: map[string]any{"user": "bob"}},
+	)
+	for _, m := range merged {
+		fmt.Printf("%s merged into %s\n", m.ID, m.Into)
+	}
+	its, _ := c.Get(ctx, "m1")
+	n, _ := c.Count(ctx)
+	fmt.Println(its[0].Text, n)
+	// Output:
+	// m2 merged into m1
+	// prefers green tea 2
+}

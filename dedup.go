@@ -1,0 +1,202 @@
+package cairn
+
+// This file holds dedup on write: an upsert that merges each new item
+// into a stored near-duplicate instead of adding it beside.
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// Dedup says when [Collection.UpsertDedup] merges a new item into a stored
+// one.
+type Dedup struct {
+	// MinSimilarity is the least [Result.Similarity] at which an item
+	// counts as a near-duplicate (for Cosine, 0.95 merges rephrasings of
+	// one fact with most embedding models; measure on your own data).
+	// Required: a finite number.
+	MinSimilarity float64
+	// Scope lists metadata keys on which a near-duplicate must agree with
+	// the new item (say "user"): items of different scopes are never
+	// merged, and an item that lacks one of the keys is written as given.
+	Scope []string
+}
+
+// Merge reports an item that [Collection.UpsertDedup] merged into another.
+type Merge struct {
+	ID         string  // the id the item was given
+	Into       string  // the id of the item it updated
+	Similarity float64 // their similarity, as Result.Similarity
+}
+
+// UpsertDedup stores items as [Collection.Upsert] does, except that an item
+// whose id is not in the collection and that is a near-duplicate of an
+// item that is (or of an earlier item of the same call), as d says,
+// updates that item instead: its embedding, text, metadata and UpdatedAt
+// become the new item's, its id and CreatedAt stay. It returns the merges
+// it made, in the order of items. Each item merges into the most similar
+// near-duplicate the index finds (with HNSW, as its recall allows).
+//
+// The write is one Upsert, all or nothing. Calls to UpsertDedup on a
+// collection run one at a time, so concurrent calls end as if made in
+// some order, and never both add near-duplicates of each other; a write
+// by another method in flight meanwhile is looked at only once it is
+// published. d's errors wrap [vector.ErrInvalidOptions]; the others are
+// Upsert's.
+func (c *Collection) UpsertDedup(ctx context.Context, d *Dedup, items ...Item) ([]Merge, error) {
+	if d == nil || math.IsNaN(d.MinSimilarity) || math.IsInf(d.MinSimilarity, 0) {
+		return nil, fmt.Errorf("cairn: upsert dedup: %w: MinSimilarity must be a finite number", vector.ErrInvalidOptions)
+	}
+	if err := c.writeErr(); err != nil {
+		return nil, err
+	}
+	items = slices.Clone(items)
+	if err := c.embedMissing(ctx, "upsert dedup", items); err != nil {
+		return nil, err
+	}
+	c.dedupMu.Lock()
+	defer c.dedupMu.Unlock()
+	items, merged, err := c.mergeTargets(ctx, d, items)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.Upsert(ctx, items...); err != nil {
+		return nil, err
+	}
+	return merged, nil
+}
+
+// embedMissing sets the embedding of the items given only as text, in
+// one call to the embedder.
+func (c *Collection) embedMissing(ctx context.Context, op string, items []Item) error {
+	var idx []int
+	var texts []string
+	for i, it := range items {
+		if len(it.Embedding) == 0 && it.Text != "" {
+			idx, texts = append(idx, i), append(texts, it.Text)
+		}
+	}
+	if len(idx) == 0 {
+		return nil
+	}
+	vs, err := c.embed(ctx, texts)
+	if err != nil {
+		return fmt.Errorf("cairn: %s %q: %w", op, items[idx[0]].ID, err)
+	}
+	for j, i := range idx {
+		items[i].Embedding = vs[j]
+	}
+	return nil
+}
+
+// mergeTargets returns items with their ids set to the items they merge
+// into, less an item of the call that a later one merges into (the later
+// one takes its place in the write), and the merges. It changes items.
+// dedupMu is held.
+func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) ([]Item, []Merge, error) {
+	var merged []Merge
+	type placed struct {
+		id    string
+		q     vector.Vector // its embedding as the index prepares it
+		scope []value       // nil if it lacks a key of the scope
+	}
+	var batch []placed // the items of the call so far, by their final ids
+	drop := make([]bool, len(items))
+	for i := range items {
+		it := &items[i]
+		if it.ID == "" {
+			return nil, nil, fmt.Errorf("cairn: upsert dedup: item %d: %w", i, vector.ErrEmptyID)
+		}
+		q, err := vector.Prepare(it.Embedding, c.cfg.Dim, c.cfg.Metric)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
+		}
+		scope, ok, err := scopeOf(it.Metadata, d.Scope)
+		if err != nil {
+			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
+		}
+		if !ok || c.holds(it.ID) {
+			batch = append(batch, placed{it.ID, q, scope})
+			continue
+		}
+		best, bestSim := "", math.Inf(-1)
+		f := scopeFilter(d.Scope, it.Metadata)
+		rs, err := c.Query(ctx, it.Embedding, 1, &QueryOptions{Filter: f, MinSimilarity: &d.MinSimilarity})
+		if err != nil {
+			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
+		}
+		if len(rs) > 0 {
+			best, bestSim = rs[0].ID, rs[0].Similarity
+		}
+		for _, p := range batch {
+			if p.id == it.ID || !slices.Equal(p.scope, scope) || p.scope == nil {
+				continue
+			}
+			if sim := similarity(c.cfg.Metric, c.distance(q, p.q)); sim >= d.MinSimilarity && sim > bestSim {
+				best, bestSim = p.id, sim
+			}
+		}
+		if best == "" {
+			batch = append(batch, placed{it.ID, q, scope})
+			continue
+		}
+		merged = append(merged, Merge{ID: it.ID, Into: best, Similarity: bestSim})
+		for j := range i { // an earlier item of the call written as best gives way
+			if !drop[j] && items[j].ID == best {
+				drop[j] = true
+			}
+		}
+		it.ID = best
+		batch = append(batch, placed{best, q, scope})
+	}
+	kept := items[:0]
+	for i := range items {
+		if !drop[i] {
+			kept = append(kept, items[i])
+		}
+	}
+	return kept, merged, nil
+}
+
+// holds reports whether id is an item a reader sees now.
+func (c *Collection) holds(id string) bool {
+	now := c.now()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	r := c.cat.lookup(id)
+	return r != nil && c.view(now).Allow(r.id)
+}
+
+// scopeOf returns the values of md under keys, in their stored form
+// (equal numbers are equal values), and false if md lacks one.
+func scopeOf(md map[string]any, keys []string) ([]value, bool, error) {
+	vals := make([]value, len(keys))
+	for i, k := range keys {
+		v, ok := md[k]
+		if !ok {
+			return nil, false, nil
+		}
+		var err error
+		if vals[i], err = toValue(v); err != nil {
+			return nil, false, err
+		}
+	}
+	return vals, true, nil
+}
+
+// scopeFilter returns the filter of the items whose metadata agrees with
+// md on keys; nil for no keys.
+func scopeFilter(keys []string, md map[string]any) *Filter {
+	if len(keys) == 0 {
+		return nil
+	}
+	fs := make([]*Filter, len(keys))
+	for i, k := range keys {
+		fs[i] = Eq(k, md[k])
+	}
+	return And(fs...)
+}
