@@ -10,6 +10,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"sync"
@@ -196,14 +197,17 @@ func (m *memory) server() (*mcp.Server, error) {
 		InputSchema: in["memory_store"],
 		Annotations: &mcp.ToolAnnotations{Title: "Remember", DestructiveHint: new(false), OpenWorldHint: closed},
 		Description: "Remember a text (a fact, a preference, a note), with optional metadata to filter on later. " +
-			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update).",
+			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update). " +
+			"With merge_similar (e.g. 0.95), a text that says what a stored memory says updates that memory instead (merged_into names it); " +
+			"scope lists metadata keys the two must agree on (e.g. [\"user\"]).",
 	}, bounded(m.callTimeout, exactNumbers(m.store)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_search",
 		InputSchema: in["memory_search"],
 		Annotations: &mcp.ToolAnnotations{Title: "Recall", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
-			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}.`,
+			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}. ` +
+			"With half_life_days and/or importance (a metadata key holding 0 to 1), memories rank by similarity × recency × importance (vector mode).",
 	}, bounded(m.callTimeout, exactNumbers(m.search)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
@@ -267,12 +271,14 @@ func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
 	in["memory_store"], p = schemaOf[storeIn](schema)
 	p["text"].MinLength, p["text"].MaxLength = one, &m.maxText
 	p["metadata"].AdditionalProperties = scalars
+	p["merge_similar"].Minimum, p["merge_similar"].Maximum = num(0), num(1)
 
 	in["memory_search"], p = schemaOf[searchIn](schema)
 	p["query"].MinLength = one
 	bounds(p["k"], 1, maxK)
 	nullable(p["filter"])
 	p["mode"].Enum = []any{"vector", "keyword", "hybrid"}
+	p["half_life_days"].Minimum = num(0)
 
 	in["memory_get"], p = schemaOf[idsIn](schema)
 	ids(p["ids"])
@@ -306,15 +312,22 @@ type (
 		Text     string  `json:"text" jsonschema:"the text to remember"`
 		Metadata jsonMap `json:"metadata,omitempty" jsonschema:"attributes to filter on later: string, number or boolean values"`
 		ID       string  `json:"id,omitempty" jsonschema:"an id for the memory; one is generated if omitted"`
+		// MergeSimilar and Scope ask for cairn.Collection.UpsertDedup.
+		MergeSimilar float64  `json:"merge_similar,omitempty" jsonschema:"if set (0 to 1, e.g. 0.95): a stored memory at least this similar is updated instead of storing a near-duplicate"`
+		Scope        []string `json:"scope,omitempty" jsonschema:"with merge_similar: metadata keys a merged memory must share, e.g. [\"user\"]"`
 	}
 	storeOut struct {
-		ID string `json:"id" jsonschema:"the id of the stored memory"`
+		ID         string `json:"id" jsonschema:"the id of the memory that holds the text"`
+		MergedInto string `json:"merged_into,omitempty" jsonschema:"set when the text updated this existing memory instead of being stored as a new one"`
 	}
 	searchIn struct {
 		Query  string  `json:"query" jsonschema:"what to look for, in words"`
 		K      int     `json:"k,omitempty" jsonschema:"how many memories to return, 1 to 100 (default 5)"`
 		Filter jsonMap `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter, e.g. {\"kind\":\"fact\"}"`
 		Mode   string  `json:"mode,omitempty" jsonschema:"vector (by meaning, the default), keyword (by words: names, codes, exact terms) or hybrid (both, fused)"`
+		// HalfLifeDays and Importance ask for cairn.Recency.
+		HalfLifeDays float64 `json:"half_life_days,omitempty" jsonschema:"rank newer memories higher: the age in days at which a memory's weight halves (vector mode)"`
+		Importance   string  `json:"importance,omitempty" jsonschema:"rank by this metadata key too, a number from 0 to 1 (vector mode)"`
 	}
 	searchOut struct {
 		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
@@ -437,6 +450,9 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		id = newID()
 	}
 	it := cairn.Item{ID: id, Text: in.Text, Metadata: in.Metadata}
+	if math.IsNaN(in.MergeSimilar) || in.MergeSimilar < 0 || in.MergeSimilar > 1 {
+		return nil, storeOut{}, toolError("merge_similar must be between 0 and 1, got %v", in.MergeSimilar)
+	}
 	c := m.collection()
 	if c == nil {
 		vs, err := m.emb.Embed(ctx, []string{in.Text})
@@ -451,6 +467,9 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		}
 		it.Embedding = vs[0]
 	}
+	if in.MergeSimilar > 0 {
+		return m.storeMerging(ctx, c, it, &cairn.Dedup{MinSimilarity: in.MergeSimilar, Scope: in.Scope})
+	}
 	if err := c.Add(ctx, it); err != nil {
 		if errors.Is(err, vector.ErrDuplicateID) {
 			return nil, storeOut{}, toolError("a memory with id %q exists: use memory_update to change it", id)
@@ -458,6 +477,22 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		return nil, storeOut{}, explain(err)
 	}
 	return nil, storeOut{ID: id}, nil
+}
+
+// storeMerging stores it unless a stored memory says the same, as d says:
+// then that memory takes its text and metadata.
+func (m *memory) storeMerging(ctx context.Context, c *cairn.Collection, it cairn.Item, d *cairn.Dedup) (*mcp.CallToolResult, storeOut, error) {
+	if _, err := c.Get(ctx, it.ID); err == nil {
+		return nil, storeOut{}, toolError("a memory with id %q exists: use memory_update to change it", it.ID)
+	}
+	merged, err := c.UpsertDedup(ctx, d, it)
+	if err != nil {
+		return nil, storeOut{}, explain(err)
+	}
+	if len(merged) > 0 {
+		return nil, storeOut{ID: merged[0].Into, MergedInto: merged[0].Into}, nil
+	}
+	return nil, storeOut{ID: it.ID}, nil
 }
 
 // checkSize refuses a memory's text or metadata larger than -max-text.
@@ -512,7 +547,18 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 	if c == nil {
 		return nil, out, nil // nothing stored yet
 	}
-	res, err := c.QueryText(ctx, in.Query, k, &cairn.QueryOptions{Filter: f, Mode: mode})
+	o := &cairn.QueryOptions{Filter: f, Mode: mode}
+	if in.HalfLifeDays < 0 || math.IsNaN(in.HalfLifeDays) {
+		return nil, out, toolError("half_life_days must not be negative, got %v", in.HalfLifeDays)
+	}
+	if in.HalfLifeDays > 0 || in.Importance != "" {
+		if mode != cairn.VectorMode {
+			return nil, out, toolError("half_life_days and importance rank by meaning: use mode vector")
+		}
+		hl := min(in.HalfLifeDays*float64(24*time.Hour), float64(math.MaxInt64/2)) // centuries: no decay to speak of
+		o.Recency = &cairn.Recency{HalfLife: time.Duration(hl), Importance: in.Importance}
+	}
+	res, err := c.QueryText(ctx, in.Query, k, o)
 	if err != nil {
 		return nil, out, explain(err)
 	}

@@ -481,6 +481,111 @@ func TestMCPEmptyFilter(t *testing.T) {
 	}
 }
 
+// TestMCPMergeAndRank checks memory_store's merge_similar and scope, and
+// memory_search's half_life_days and importance.
+func TestMCPMergeAndRank(t *testing.T) {
+	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
+	var stored storeOut
+	if e := call(t, cs, "memory_store", map[string]any{"id": "cat", "text": "the cat is called Miso", "metadata": map[string]any{"user": "ann"}}, &stored); e != "" {
+		t.Fatal(e)
+	}
+	// The same words, for the same user: the stored memory takes the new
+	// text; for another user, or without merge_similar, a new memory.
+	merge := map[string]any{"text": "Miso is the cat called", "merge_similar": 0.95, "scope": []any{"user"}, "metadata": map[string]any{"user": "ann", "new": true}}
+	if e := call(t, cs, "memory_store", merge, &stored); e != "" || stored.ID != "cat" || stored.MergedInto != "cat" {
+		t.Fatalf("merging store: %q %+v", e, stored)
+	}
+	var got memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []any{"cat"}}, &got); e != "" || got.Memories[0].Text != "Miso is the cat called" || got.Memories[0].Metadata["new"] != true {
+		t.Fatalf("the merged memory: %q %+v", e, got)
+	}
+	merge["metadata"] = map[string]any{"user": "bob"}
+	stored = storeOut{}
+	if e := call(t, cs, "memory_store", merge, &stored); e != "" || stored.MergedInto != "" || stored.ID == "cat" {
+		t.Fatalf("another user's store: %q %+v", e, stored)
+	}
+	merge["id"] = "cat"
+	if e := call(t, cs, "memory_store", merge, nil); !strings.Contains(e, "exists") {
+		t.Fatalf("merging store of an id that exists: %q", e)
+	}
+	for _, bad := range []any{1.5, -0.1} {
+		if e := call(t, cs, "memory_store", map[string]any{"text": "x", "merge_similar": bad}, nil); e == "" {
+			t.Errorf("merge_similar %v accepted", bad)
+		}
+	}
+
+	// Two memories alike but for importance: it decides.
+	call(t, cs, "memory_store", map[string]any{"id": "low", "text": "tea in the morning", "metadata": map[string]any{"weight": 0.1}}, nil)
+	call(t, cs, "memory_store", map[string]any{"id": "high", "text": "morning tea, always", "metadata": map[string]any{"weight": 0.9}}, nil)
+	var found searchOut
+	if e := call(t, cs, "memory_search", map[string]any{"query": "tea in the morning", "k": 2, "half_life_days": 30, "importance": "weight"}, &found); e != "" || len(found.Hits) != 2 || found.Hits[0].ID != "high" {
+		t.Fatalf("search by importance: %q %+v", e, found)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "tea", "mode": "keyword", "half_life_days": 30}, nil); !strings.Contains(e, "vector") {
+		t.Fatalf("keyword search with half_life_days: %q", e)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "tea", "half_life_days": -1}, nil); e == "" {
+		t.Fatal("negative half_life_days accepted")
+	}
+}
+
+// TestMCPConcurrentStores has 16 callers store 100 memories each at once
+// through one session into a file, as an agent's parallel tool calls do:
+// every store acknowledged is there, in the session and after a reopen.
+func TestMCPConcurrentStores(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	emb := markEmbedder(bowEmbedder(nil))
+	db, err := cairn.Open(ctx, path, &cairn.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newMemory(ctx, db, "memories", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, m)
+	const callers, each = 16, 100
+	var wg sync.WaitGroup
+	for c := range callers {
+		wg.Go(func() {
+			for i := range each {
+				id := fmt.Sprintf("c%d-%d", c, i)
+				if e := call(t, cs, "memory_store", map[string]any{"id": id, "text": fmt.Sprintf("note %d of caller %d", i, c)}, nil); e != "" {
+					t.Errorf("store %s: %s", id, e)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	count := func(db *cairn.DB) int {
+		c, err := db.Collection(ctx, "memories")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Count(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(db); n != callers*each {
+		t.Fatalf("%d memories after %d acknowledged stores", n, callers*each)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if n := count(db); n != callers*each {
+		t.Fatalf("%d memories after a reopen, want %d", n, callers*each)
+	}
+}
+
 // TestMCPDeleteTwice checks that an id given twice counts once.
 func TestMCPDeleteTwice(t *testing.T) {
 	cs := connect(t, newTestMemory(t, bowEmbedder(nil)))
