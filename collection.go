@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/route"
 	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
@@ -231,8 +232,8 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 			return nil, err
 		}
 		c.life.route = routeOf(r, len(ids), 0)
-		if r.kind != HNSW {
-			kind, idx, c.dirty = r.kind, r.idx, false
+		if r.Kind != route.HNSW {
+			kind, idx, c.dirty = indexKind(r.Kind), r.Index, false
 		}
 		c.life.routeUnsaved = true // a load is a read: saved after a write
 	}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/cairndb/cairn/internal/reservoir"
+	"github.com/cairndb/cairn/internal/route"
 )
 
 // indexLife is the collection's one handle on its index's life: the
@@ -28,7 +29,7 @@ type indexLife struct {
 	// remeasuring is set while a measurement runs in the background, and
 	// retry holds back the next after one that failed.
 	remeasuring atomic.Bool
-	retry       measureRetry
+	retry       route.Retry
 	// rebuild is the bookkeeping of graph rebuilds, under a lock of its
 	// own (rebuild.go).
 	rebuild rebuildState

@@ -4,39 +4,39 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"slices"
 	"testing"
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/route"
 	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
 
-// stubRoute replaces chooseRoute, for the test's life, by one that takes
+// stubRoute replaces route.Choose, for the test's life, by one that takes
 // the graph's calibration as the real one does (on the recorded queries
 // given) and returns *verdict, with the index of that kind; it counts its
 // calls in *calls.
 func stubRoute(t *testing.T, verdict *IndexKind, calls *int) {
 	saved := chooseRouteFunc
 	t.Cleanup(func() { chooseRouteFunc = saved })
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route.Verdict, error) {
 		*calls++
-		if _, err := buildCalibration(ctx, g, len(ids), len(recorded), false); err != nil {
-			return route{}, err
+		if _, err := route.Calibration(ctx, g, len(ids), len(recorded), false); err != nil {
+			return route.Verdict{}, err
 		}
 		switch *verdict {
 		case Flat:
-			return route{Flat, flat.New(st)}, nil
+			return route.Verdict{Kind: route.Flat, Index: flat.New(st)}, nil
 		case QFlat:
 			q, err := qflat.New(st, qo)
 			if err != nil {
-				return route{}, err
+				return route.Verdict{}, err
 			}
-			return route{QFlat, q}, q.Track(ctx, ids)
+			return route.Verdict{Kind: route.QFlat, Index: q}, q.Track(ctx, ids)
 		}
-		return route{HNSW, g}, nil
+		return route.Verdict{Kind: route.HNSW, Index: g}, nil
 	}
 }
 
@@ -68,7 +68,7 @@ func addRange(t *testing.T, c *Collection, base []vector.Vector, lo, hi int) {
 }
 
 // TestAutoTargetRouting checks what an Auto collection with a recall target
-// does with chooseRoute's verdict (stubbed here; the timing itself is
+// does with route.Choose's verdict (stubbed here; the timing itself is
 // measured by vecbench): it stays exact while a scan wins, measures again
 // in the background once it has doubled, switches when the graph wins, decides again on
 // reopen, and remembers across reopen that a scan won (once a write has
@@ -182,69 +182,6 @@ func TestAutoTargetRoutingQFlat(t *testing.T) {
 	waitRemeasured(t, c)
 	if got := mustInfo(t, c); calls != 2 || got.Index != HNSW {
 		t.Fatalf("after 1,500 items, the graph winning: %d measurements, %+v", calls, got)
-	}
-}
-
-// TestChooseRoute runs the real measurement: a sanity check of the
-// mechanism, not a timing. Whatever it chooses answers queries, and the
-// graph it was given has calibrated.
-func TestChooseRoute(t *testing.T) {
-	ctx := context.Background()
-	st, err := vector.NewMemStore(16, vector.Cosine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	g, err := hnsw.New(st, &hnsw.Options{TargetRecall: 0.9})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ds := recall.Clustered(800, hnsw.MinRealQueries, 16, 4)
-	ids := make([]vector.ID, len(ds.Base))
-	for i := range ids {
-		ids[i] = vector.ID(i + 1)
-	}
-	// Queries recorded before the build, as a collection's measurement
-	// records those its scan answered: the calibration the build ends
-	// with measures on them, and chooseRoute takes it.
-	if err := g.RecordQueries(ds.Queries); err != nil {
-		t.Fatal(err)
-	}
-	if err := g.AddBatch(ctx, ids, ds.Base); err != nil {
-		t.Fatal(err)
-	}
-	built, ok, err := g.WaitCalibration(ctx)
-	if err != nil || !ok || built.Source != hnsw.SourceQueries {
-		t.Fatalf("calibration the build ended with: %+v, %v, %v; want one on the recorded queries", built, ok, err)
-	}
-	r, err := chooseRoute(ctx, g, st, ids, nil, ds.Queries, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c, _ := g.Calibration(); c != built {
-		t.Errorf("chooseRoute calibrated again (%+v) after the build's calibration on the queries (%+v)", c, built)
-	}
-	if !slices.Contains([]IndexKind{Flat, HNSW, QFlat}, r.kind) || r.idx == nil {
-		t.Fatalf("route %+v", r)
-	}
-	res, err := r.idx.Search(ctx, ds.Base[7], 1, nil)
-	if err != nil || len(res) != 1 || res[0].ID != ids[7] {
-		t.Fatalf("%v search for a stored vector: %v, %v", r.kind, res, err)
-	}
-	c, ok := g.Calibration()
-	if !ok || c.Len != 800 || (!c.Exact && c.Recall < 0.9) {
-		t.Fatalf("calibration after chooseRoute: %+v, %v", c, ok)
-	}
-}
-
-// TestOthers: a probe's own id is left out of its results, and k kept.
-func TestOthers(t *testing.T) {
-	res := []vector.Result{{ID: 4}, {ID: 9}, {ID: 2}, {ID: 7}}
-	if got := neighboursExcept(res, 9, 2); !slices.Equal(got, []vector.ID{4, 2}) {
-		t.Errorf("others = %v, want [4 2]", got)
-	}
-	if got := neighboursExcept(res, 1, 3); !slices.Equal(got, []vector.ID{4, 9, 2}) {
-		t.Errorf("others = %v, want [4 9 2]", got)
 	}
 }
 

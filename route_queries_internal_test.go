@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/route"
 	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
@@ -186,10 +187,10 @@ func TestRouteOnQueriesClose(t *testing.T) {
 	ds := recall.Clustered(700, hnsw.MinRealQueries, 16, 10)
 	addRange(t, c, ds.Base, 0, 700)
 	started := make(chan struct{})
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, _ bool) (route.Verdict, error) {
 		close(started)
 		<-ctx.Done() // a measurement that lasts until the collection closes
-		return route{}, ctx.Err()
+		return route.Verdict{}, ctx.Err()
 	}
 	ask(t, c, ds.Queries, nil)
 	<-started
@@ -215,10 +216,10 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	stubRoute(t, &verdict, &calls)
 	measured := chooseRouteFunc
 	failing := errors.New("the store failed")
-	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, bg bool) (route, error) {
+	chooseRouteFunc = func(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID, qo *qflat.Options, recorded [][]float32, bg bool) (route.Verdict, error) {
 		if bg {
 			calls++
-			return route{}, failing
+			return route.Verdict{}, failing
 		}
 		return measured(ctx, g, st, ids, qo, recorded, bg)
 	}
@@ -232,9 +233,9 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	c.mu.RLock()
 	kept, retry := c.life.queries.Len(), c.life.retry
 	c.mu.RUnlock()
-	if calls != 2 || kept != hnsw.MinRealQueries || retry.wait != measureBackoff || retry.at.Before(start.Add(measureBackoff)) {
+	if calls != 2 || kept != hnsw.MinRealQueries || retry.Wait != route.Backoff || retry.At.Before(start.Add(route.Backoff)) {
 		t.Fatalf("after a failed measurement: %d measurements, %d queries kept, retry %+v; want 2, %d, and a back-off of %v",
-			calls, kept, retry, hnsw.MinRealQueries, measureBackoff)
+			calls, kept, retry, hnsw.MinRealQueries, route.Backoff)
 	}
 	ask(t, c, ds.Queries[hnsw.MinRealQueries:], nil)
 	waitRemeasured(t, c)
@@ -247,7 +248,7 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	chooseRouteFunc = measured
 	verdict = HNSW
 	c.mu.Lock()
-	c.life.retry.at = time.Now()
+	c.life.retry.At = time.Now()
 	c.mu.Unlock()
 	ask(t, c, ds.Queries[:1], nil)
 	waitRemeasured(t, c)
@@ -259,21 +260,8 @@ func TestRouteOnQueriesFails(t *testing.T) {
 	c.mu.RLock()
 	retry = c.life.retry
 	c.mu.RUnlock()
-	if retry != (measureRetry{}) {
+	if retry != (route.Retry{}) {
 		t.Errorf("back-off %+v left after a measurement that came to a verdict", retry)
-	}
-}
-
-// TestMeasureRetry: each failure in a row doubles the back-off, from
-// measureBackoff up to maxMeasureBackoff.
-func TestMeasureRetry(t *testing.T) {
-	now := time.Unix(1e9, 0)
-	var r measureRetry
-	for want := measureBackoff; want <= 2*maxMeasureBackoff; want *= 2 {
-		r.fail(now)
-		if w := min(want, maxMeasureBackoff); r.wait != w || !r.at.Equal(now.Add(w)) {
-			t.Fatalf("back-off %+v, want %v after %v", r, w, now)
-		}
 	}
 }
 

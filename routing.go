@@ -1,7 +1,7 @@
 // This file holds when an Auto collection changes or measures its index:
 // the switch to HNSW at its threshold, and, with a recall target, the
-// measurements of its ways to the target (chooseRoute) and the installing
-// of their verdicts.
+// measurements of its ways to the target (made by internal/route, under
+// the collection's locks here) and the installing of their verdicts.
 
 package cairn
 
@@ -12,6 +12,7 @@ import (
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/reservoir"
+	"github.com/cairndb/cairn/internal/route"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -54,7 +55,7 @@ func (c *Collection) switchDue() bool {
 
 // switchIndex builds an HNSW graph of the collection's items and makes it
 // the collection's index, or, with a recall target, the way that meets the
-// target fastest (chooseRoute), measured on the queries kept if there are
+// target fastest (route.Choose), measured on the queries kept if there are
 // any. It holds wmu exclusively, so no write is in flight and none starts
 // meanwhile, while queries go on with the scan.
 func (c *Collection) switchIndex(ctx context.Context) {
@@ -77,7 +78,7 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	if err == nil {
 		err = track(ctx, idx, ids)
 	}
-	r := route{kind: HNSW, idx: idx}
+	r := route.Verdict{Kind: route.HNSW, Index: idx}
 	if err == nil && c.cfg.routed() {
 		r, err = chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &c.cfg.QFlat, recorded, false)
 	}
@@ -91,8 +92,8 @@ func (c *Collection) switchIndex(ctx context.Context) {
 	}
 	c.mu.Lock()
 	if c.err == nil {
-		c.idx, c.kind, c.life.route = r.idx, r.kind, rt
-		c.dirty = c.dirty || r.kind == HNSW
+		c.idx, c.kind, c.life.route = r.Index, indexKind(r.Kind), rt
+		c.dirty = c.dirty || r.Kind == route.HNSW
 		c.life.routeUnsaved = rt != nil
 	}
 	c.mu.Unlock()
@@ -130,16 +131,6 @@ func recordQueries(idx vector.Index, qs [][]float32) error {
 	return idx.(*hnsw.Index).RecordQueries(qs)
 }
 
-// routeOf is the Route of verdict r, measured at n items on recorded
-// queries: a scan is measured again once the collection has doubled.
-func routeOf(r route, n, recorded int) *measuredRoute {
-	rt := &measuredRoute{Route: Route{Index: r.kind, Len: n, Queries: recorded}}
-	if r.kind != HNSW {
-		rt.next = 2 * n
-	}
-	return rt
-}
-
 // keepsQueries reports whether the collection keeps the queries it answers
 // for its next routing measurement: an Auto collection with a recall target
 // while a scan answers them. mu is held.
@@ -168,7 +159,7 @@ func (c *Collection) measureDue() bool {
 	n := c.cat.len()
 	due := n >= c.life.route.next ||
 		!c.life.route.onQueries() && n >= c.cfg.AutoThreshold && c.life.queries.Len() >= hnsw.MinRealQueries
-	return due && !time.Now().Before(c.life.retry.at)
+	return due && c.life.retry.Ready(time.Now())
 }
 
 // measureLater starts a measurement in the background (remeasure) if one
@@ -187,9 +178,9 @@ func (c *Collection) remeasure() {
 		ok, err := c.measureBeside(c.bg)
 		c.mu.Lock()
 		if err != nil {
-			c.life.retry.fail(time.Now())
+			c.life.retry.Fail(time.Now())
 		} else if ok {
-			c.life.retry = measureRetry{}
+			c.life.retry = route.Retry{}
 		}
 		again := ok && c.measureDue()
 		c.mu.Unlock()
@@ -231,8 +222,8 @@ func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error
 		c.dropGraph(ctx)
 		return false, err
 	}
-	g.idx, g.kind, g.route = r.idx, r.kind, routeOf(r, len(g.before), len(recorded))
-	if r.kind == g.oldKind {
+	g.idx, g.kind, g.route = r.Index, indexKind(r.Kind), routeOf(r, len(g.before), len(recorded))
+	if g.kind == g.oldKind {
 		c.dropGraph(ctx) // the scan in use won again: it stays
 	} else if ok, err := c.installGraph(ctx, g); !ok || err != nil {
 		return false, err
@@ -249,28 +240,6 @@ func (c *Collection) measureBeside(ctx context.Context) (verdict bool, err error
 		c.saveRoute(ctx) // only if written to: queries started this
 	}
 	return current, nil
-}
-
-// measureBackoff is how long after a failed measurement the next may
-// start; each failure in a row doubles it, up to maxMeasureBackoff.
-const (
-	measureBackoff    = 10 * time.Second
-	maxMeasureBackoff = 10 * time.Minute
-)
-
-// measureRetry is the back-off after background measurements that failed:
-// the next may start at at; wait is the back-off of the latest failure.
-// The zero value is no back-off.
-type measureRetry struct {
-	at   time.Time
-	wait time.Duration
-}
-
-// fail starts the back-off of a failure at now: measureBackoff after a
-// success, twice the last one after a failure, at most maxMeasureBackoff.
-func (r *measureRetry) fail(now time.Time) {
-	r.wait = min(max(2*r.wait, measureBackoff), maxMeasureBackoff)
-	r.at = now.Add(r.wait)
 }
 
 // restoreQueries gives qs, queries taken by a measurement that failed,

@@ -54,7 +54,7 @@ var graph = map[string]rule{
 	"internal/lint":         {},
 	"internal/testprogress": {},
 	"internal/baseline":     {cairn: []string{"vector", "flat", "recall"}, third: []string{"github.com/coder/hnsw", "github.com/viterin/vek", "gonum.org/v1/gonum"}},
-	"":                      {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions", "internal/metavalue", "internal/hnswseam", "internal/pace", "internal/reservoir"}},
+	"":                      {cairn: []string{"vector", "vector/quant", "flat", "hnsw", "qflat", "sqlitestore", "internal/keyword", "internal/rank", "internal/versions", "internal/metavalue", "internal/hnswseam", "internal/pace", "internal/reservoir", "internal/route"}},
 	// openai is an embeddings client beside the root, not under it: the
 	// root never imports it (nor net/http), a program that wants it does.
 	"openai": {},
@@ -62,6 +62,9 @@ var graph = map[string]rule{
 	// modules that must accept exactly what it accepts (weaviate,
 	// cmd/cairn), without an exported normaliser in the root's API.
 	"internal/metavalue": {cairn: []string{"vector"}},
+	// route measures the ways to an Auto collection's recall target (the
+	// two scans and the graph) for the root, which holds the verdicts.
+	"internal/route": {cairn: []string{"vector", "flat", "qflat", "hnsw", "internal/hnswseam"}},
 	"cmd/cairn": {
 		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai", "internal/metavalue"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "modernc.org/sqlite"},
