@@ -144,7 +144,7 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	}
 	// When most of a graph has expired, build the rest anew rather than
 	// unlink the expired nodes one by one; if that fails, unlink them.
-	_, _ = c.regraph(ctx)
+	_, _ = c.rebuildForSweep(ctx)
 	total := 0
 	for {
 		n, more, held, err := c.sweepOnce(ctx, now)

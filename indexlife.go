@@ -1,9 +1,9 @@
 package cairn
 
 // This file holds the state of a collection's index beyond the index
-// itself: how an Auto collection chose it (routing.go, autoroute.go), the
-// queries it keeps to measure again, and the graphs built beside it
-// (rebuild.go).
+// itself: how an Auto collection chose it (routing.go, autoroute.go; the
+// measurement is internal/route's), the queries it keeps to measure again,
+// and the graphs built beside it (rebuild.go).
 
 import (
 	"sync/atomic"

@@ -37,26 +37,26 @@ type rebuildState struct {
 	ahead *builtIndex
 }
 
-// regraphMin is the fewest marked versions for which a sweep rebuilds the
+// rebuildMin is the fewest marked versions for which a sweep rebuilds the
 // graph rather than unlinking them one by one; variable for tests.
-var regraphMin = 1024
+var rebuildMin = 1024
 
-// regraphHook, if set, runs after a rebuild has listed the versions to
+// rebuildHook, if set, runs after a rebuild has listed the versions to
 // build from and before it reads them: tests write there, as a user could
 // while the build runs.
-var regraphHook func()
+var rebuildHook func()
 
-// regraphDue reports whether a sweep should rebuild the graph idx before
+// rebuildDue reports whether a sweep should rebuild the graph idx before
 // deleting the marked versions: when they are at least half of it, and at
-// least regraphMin. Unlinking a node repairs the lists of the nodes that
+// least rebuildMin. Unlinking a node repairs the lists of the nodes that
 // link to it, about sixteen of them; when most of a graph goes, each
 // repair finds mostly dead neighbours and must walk through them to reach
 // live ones (at 90% expired, 32-d: about 0.5 ms of CPU a removed item),
 // while inserting the live remainder into a new graph costs a tenth of
 // that a live item. mu is held.
-func (c *Collection) regraphDue(idx *hnsw.Index) bool {
+func (c *Collection) rebuildDue(idx *hnsw.Index) bool {
 	m := c.cat.ver.Marked()
-	return m >= regraphMin && 2*m >= idx.Len()
+	return m >= rebuildMin && 2*m >= idx.Len()
 }
 
 // visibleIDs returns the ids of the published versions not marked
@@ -89,16 +89,16 @@ type builtIndex struct {
 	until int64
 }
 
-// regraph rebuilds the collection's HNSW graph without the marked
-// versions, if regraphDue says so, and reports whether it did: it installs
+// rebuildForSweep rebuilds the collection's HNSW graph without the marked
+// versions, if rebuildDue says so, and reports whether it did: it installs
 // the graph the sweeper built ahead of the expiry (prebuild) if there is
 // one, else builds one now, with every core, beside the old graph, which
 // queries go on using meanwhile. On an error (ctx ended, a store that
 // fails) the old graph stays, and the sweep unlinks as before.
-func (c *Collection) regraph(ctx context.Context) (bool, error) {
+func (c *Collection) rebuildForSweep(ctx context.Context) (bool, error) {
 	c.mu.RLock()
 	old, ok := c.idx.(*hnsw.Index)
-	due := ok && c.err == nil && c.regraphDue(old)
+	due := ok && c.err == nil && c.rebuildDue(old)
 	c.mu.RUnlock()
 	if !due {
 		return false, nil
@@ -171,8 +171,8 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex,
 		return nil, nil
 	}
 	slices.Sort(before)
-	if regraphHook != nil {
-		regraphHook()
+	if rebuildHook != nil {
+		rebuildHook()
 	}
 	cfg := c.indexConfig()
 	if b.workers > 0 {
@@ -339,7 +339,7 @@ func aheadLead(n, dim int) time.Duration {
 
 // buildAhead is the sweeper's look ahead: if the versions that expire
 // within aheadGroup of at, the soonest ExpiresAt, are most of the graph
-// (regraphDue's rule) and at is within aheadLead (for the half that stays
+// (rebuildDue's rule) and at is within aheadLead (for the half that stays
 // at most), it builds the graph of the others now, on all cores but one,
 // so that the sweep that removes them installs it at once instead of
 // building it while every query walks through the expired nodes; those of
@@ -368,7 +368,7 @@ func (c *Collection) buildAhead(ctx context.Context, at int64) {
 	}
 	until, size := at+int64(aheadGroup), old.Len()
 	due := time.Duration(at-now) <= aheadLead(size/2, c.cfg.Dim) &&
-		c.cat.ver.ExpiringBy(until, max(regraphMin, (size+1)/2))
+		c.cat.ver.ExpiringBy(until, max(rebuildMin, (size+1)/2))
 	c.mu.RUnlock()
 	if !due {
 		return

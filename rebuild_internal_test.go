@@ -25,13 +25,13 @@ func storePath(t *testing.T, store string) string {
 	return filepath.Join(t.TempDir(), "c.cairn")
 }
 
-// regraphFixture is an HNSW collection of n items, of which the first
+// rebuildFixture is an HNSW collection of n items, of which the first
 // expire expire a minute after clk's time.
-func regraphFixture(t *testing.T, path string, clk *FakeClock, n, expire int) (*DB, *Collection) {
+func rebuildFixture(t *testing.T, path string, clk *FakeClock, n, expire int) (*DB, *Collection) {
 	t.Helper()
-	was := regraphMin
-	regraphMin = 64
-	t.Cleanup(func() { regraphMin = was })
+	was := rebuildMin
+	rebuildMin = 64
+	t.Cleanup(func() { rebuildMin = was })
 	ctx := context.Background()
 	db := OpenMemory(nil)
 	if path != "" {
@@ -81,7 +81,7 @@ func checkGraph(t *testing.T, c *Collection, want int) {
 	unpub := c.cat.ver.Hidden()
 	c.mu.RUnlock()
 	c.life.rebuild.mu.Lock()
-	regraphing, deferred := c.life.rebuild.running, len(c.life.rebuild.deferred)
+	rebuilding, deferred := c.life.rebuild.running, len(c.life.rebuild.deferred)
 	c.life.rebuild.mu.Unlock()
 	if !ok {
 		t.Fatalf("index %T, want HNSW", c.idx)
@@ -92,8 +92,8 @@ func checkGraph(t *testing.T, c *Collection, want int) {
 	if h.Len() != len(vis) || len(vis) != want {
 		t.Fatalf("graph holds %d, %d visible, want %d", h.Len(), len(vis), want)
 	}
-	if unpub != 0 || regraphing || deferred != 0 {
-		t.Fatalf("after the sweep: %d unpublished, regraphing %v, %d deferred", unpub, regraphing, deferred)
+	if unpub != 0 || rebuilding || deferred != 0 {
+		t.Fatalf("after the sweep: %d unpublished, rebuilding %v, %d deferred", unpub, rebuilding, deferred)
 	}
 	var items []Item
 	for it, err := range c.Items(ctx, &ItemsOptions{Embeddings: true}) {
@@ -116,25 +116,25 @@ func checkGraph(t *testing.T, c *Collection, want int) {
 	}
 }
 
-// TestRegraphOnMassExpiry expires most of an HNSW collection, in memory
+// TestRebuildOnMassExpiry expires most of an HNSW collection, in memory
 // and in a file, while writes land between the rebuild's build and its
 // catch-up: items added, deleted, and upserted with new vectors. The sweep
 // must rebuild the graph, and the new one must hold exactly what readers
 // see; a file must reopen with the same items.
-func TestRegraphOnMassExpiry(t *testing.T) {
+func TestRebuildOnMassExpiry(t *testing.T) {
 	for _, store := range []string{"memory", "file"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
 			path := storePath(t, store)
 			clk := NewFakeClock()
-			db, c := regraphFixture(t, path, clk, 600, 480)
+			db, c := rebuildFixture(t, path, clk, 600, 480)
 			defer db.Close()
 			c.mu.RLock()
 			old := c.idx
 			c.mu.RUnlock()
 			r := rand.New(rand.NewPCG(3, 4))
 			ran := false
-			regraphHook = func() {
+			rebuildHook = func() {
 				ran = true
 				var add []Item
 				for i := range 50 {
@@ -154,7 +154,7 @@ func TestRegraphOnMassExpiry(t *testing.T) {
 					}
 				}
 			}
-			defer func() { regraphHook = nil }()
+			defer func() { rebuildHook = nil }()
 			clk.Advance(time.Minute)
 			n, err := c.RemoveExpired(ctx)
 			if err != nil || n != 480 {
@@ -191,25 +191,25 @@ func TestRegraphOnMassExpiry(t *testing.T) {
 	}
 }
 
-// TestRegraphThenWrites rebuilds the graph without its marked versions and
+// TestRebuildThenWrites rebuilds the graph without its marked versions and
 // then, before the sweep deletes them, upserts some of them and deletes
 // others: their old versions are not in the graph, and their eviction
 // must not ask it to drop them. A file closed in that state (its graph
 // lacks versions the file holds) must reopen whole.
-func TestRegraphThenWrites(t *testing.T) {
+func TestRebuildThenWrites(t *testing.T) {
 	for _, store := range []string{"memory", "file"} {
 		t.Run(store, func(t *testing.T) {
 			ctx := context.Background()
 			path := storePath(t, store)
 			clk := NewFakeClock()
-			db, c := regraphFixture(t, path, clk, 500, 400)
+			db, c := rebuildFixture(t, path, clk, 500, 400)
 			defer db.Close()
 			clk.Advance(time.Minute)
 			c.mu.Lock()
 			c.cat.ver.MarkDue(c.now(), 1<<20)
 			c.mu.Unlock()
-			if ok, err := c.regraph(ctx); !ok || err != nil {
-				t.Fatalf("regraph: %v, %v", ok, err)
+			if ok, err := c.rebuildForSweep(ctx); !ok || err != nil {
+				t.Fatalf("rebuildForSweep: %v, %v", ok, err)
 			}
 			c.life.rebuild.mu.Lock()
 			left := len(c.life.rebuild.unindexed)
@@ -268,13 +268,13 @@ func TestSortedDiff(t *testing.T) {
 	}
 }
 
-// TestRegraphDuringQueries rebuilds the graph while two goroutines query
+// TestRebuildDuringQueries rebuilds the graph while two goroutines query
 // it by vector and one writes (for the race detector): no query returns an
 // expired item, and afterwards the graph holds exactly what readers see.
-func TestRegraphDuringQueries(t *testing.T) {
+func TestRebuildDuringQueries(t *testing.T) {
 	ctx := context.Background()
 	clk := NewFakeClock()
-	db, c := regraphFixture(t, "", clk, 800, 700)
+	db, c := rebuildFixture(t, "", clk, 800, 700)
 	defer db.Close()
 	c.mu.RLock()
 	old := c.idx
@@ -325,7 +325,7 @@ func TestRegraphDuringQueries(t *testing.T) {
 func TestBuildAhead(t *testing.T) {
 	ctx := context.Background()
 	clk := NewFakeClock()
-	db, c := regraphFixture(t, "", clk, 600, 480)
+	db, c := rebuildFixture(t, "", clk, 600, 480)
 	defer db.Close()
 	at := clk.Now().Add(time.Minute).UnixNano()
 	c.buildAhead(ctx, at) // too early: a minute ahead
@@ -382,7 +382,7 @@ func TestBuildAhead(t *testing.T) {
 func TestBuildAheadDropped(t *testing.T) {
 	ctx := context.Background()
 	clk := NewFakeClock()
-	db, c := regraphFixture(t, "", clk, 300, 200)
+	db, c := rebuildFixture(t, "", clk, 300, 200)
 	defer db.Close()
 	old := c.IndexForTest()
 	at := clk.Now().Add(time.Minute).UnixNano()

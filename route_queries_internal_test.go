@@ -86,8 +86,8 @@ func TestRouteOnQueries(t *testing.T) {
 	// The graph wins on the queries; items written during its build are
 	// in it once installed.
 	verdict = HNSW
-	regraphHook = func() { addRange(t, c, ds.Base, 700, 800) }
-	defer func() { regraphHook = nil }()
+	rebuildHook = func() { addRange(t, c, ds.Base, 700, 800) }
+	defer func() { rebuildHook = nil }()
 	ask(t, c, ds.Queries[hnsw.MinRealQueries-1:hnsw.MinRealQueries], nil)
 	waitRemeasured(t, c)
 	info = mustInfo(t, c)
