@@ -10,10 +10,17 @@ import "time"
 type Pacer struct {
 	on    bool
 	since time.Time
+	now   func() time.Time
+	sleep func(time.Duration)
 }
 
 // New returns a Pacer that rests if on, counting work from now.
-func New(on bool) *Pacer { return &Pacer{on: on, since: time.Now()} }
+func New(on bool) *Pacer { return newPacer(on, time.Now, time.Sleep) }
+
+// newPacer is New on the clock now and sleep, which tests replace.
+func newPacer(on bool, now func() time.Time, sleep func(time.Duration)) *Pacer {
+	return &Pacer{on: on, since: now(), now: now, sleep: sleep}
+}
 
 // Rest sleeps for the time worked since the last rest, once that is at
 // least 2 ms.
@@ -21,9 +28,9 @@ func (p *Pacer) Rest() {
 	if p == nil || !p.on {
 		return
 	}
-	if worked := time.Since(p.since); worked >= 2*time.Millisecond {
-		time.Sleep(worked)
-		p.since = time.Now()
+	if worked := p.now().Sub(p.since); worked >= 2*time.Millisecond {
+		p.sleep(worked)
+		p.since = p.now()
 	}
 }
 
@@ -31,7 +38,11 @@ func (p *Pacer) Rest() {
 // next, if not nil, and then rests: a build by one worker that reports
 // through it takes about half of one core.
 func Progress(next func(done, total int)) func(done, total int) {
-	p := New(true)
+	return progress(next, New(true))
+}
+
+// progress is Progress resting with p.
+func progress(next func(done, total int), p *Pacer) func(done, total int) {
 	return func(done, total int) {
 		if next != nil {
 			next(done, total)
