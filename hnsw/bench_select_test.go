@@ -47,7 +47,7 @@ func BenchmarkSelectExperiment(b *testing.B) {
 				}
 				ep, _, _ := ix.entry()
 				sc.ent = append(sc.ent[:0], cand{ix.dist(v, ix.vec(ep)), ep})
-				ix.searchLayer(sc, v, sc.ent, ix.opts.EfConstruction, 0, false, nil, nil)
+				ix.searchLayer(sc, source{q: v}, sc.ent, ix.opts.EfConstruction, ix.opts.EfConstruction, 0, false, nil, nil)
 				lists = append(lists, append([]cand(nil), sc.w[1:]...))
 			}
 			defer SetExperiment(0)

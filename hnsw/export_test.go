@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"context"
+	"github.com/cairndb/cairn/vector/quant"
 	"hash/crc32"
 
 	"github.com/cairndb/cairn/vector"
@@ -77,4 +78,13 @@ func (ix *Index) MeanRescored(qs []vector.Vector, k, ef int) float64 {
 		}
 	}
 	return float64(total) / float64(len(qs))
+}
+
+// walkCodes is the walk on the codes of qz, reporting false where the
+// walk would score the vectors instead.
+func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) ([]vector.Result, bool) {
+	if ix.quant.q != qz || !ix.prepareCodes(sc, qz, qv) {
+		return nil, false
+	}
+	return ix.walk(sc, qv, k, ef, filter, done), true
 }

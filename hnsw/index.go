@@ -129,7 +129,7 @@ type scratch struct {
 	cands minHeap
 	res   maxHeap
 	w     []cand     // the result of a layer search, sorted ascending
-	pool  []poolCand // the candidates of searchPool
+	pool  []poolCand // the candidates of walkPool
 	ent   []cand     // entry points of the next layer
 	sel   []cand     // selected neighbours
 	sels  [][]cand   // an insert's selected neighbours, by layer
@@ -142,7 +142,7 @@ type scratch struct {
 	links []uint32   // links of a node to score
 	dists []float32  // their distances to the query
 	q     []float32
-	pq    quant.Query // the query prepared for the codes (walkCodes)
+	pq    quant.Query // the query prepared for the codes (walk)
 	top   vector.TopK // a walk's results (Results copies them out)
 	// rescored counts the finalists the last int8 walk scored exactly.
 	rescored int

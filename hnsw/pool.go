@@ -6,25 +6,23 @@ package hnsw
 import (
 	"sync/atomic"
 	"unsafe"
-
-	"github.com/cairndb/cairn/vector/quant"
 )
 
-// poolCand is a candidate of searchPool: open until it has been expanded.
+// poolCand is a candidate of walkPool: open until it has been expanded.
 type poolCand struct {
 	dist float32
 	node node
 	open bool
 }
 
-// searchPool is searchLayer for a query with no filter, no tombstones to
+// walkPool is searchLayer for a query with no filter, no tombstones to
 // leave out and no node to skip (most queries): the same walk (expand the
 // nearest open candidate among the ef nearest found so far, stop when all
-// of them have been expanded), with the ef nearest kept sorted in one
-// array. A new candidate is put in place by a binary
-// search and a copy, where searchLayer pushes it on two heaps and pops it
-// from one; the next one to expand is the first open one, which a cursor
-// finds without a sift. It leaves the result in sc.w, as searchLayer.
+// of them have been expanded), with the keep nearest kept sorted in one
+// array. A new candidate is put in place by a binary search and a copy,
+// where searchLayer pushes it on two heaps and pops it from one; the next
+// one to expand is the first open one, which a cursor finds without a
+// sift. It leaves the result in sc.w, as searchLayer.
 //
 // The two heaps took 24% of a query's instructions at d = 100, ef = 64;
 // with the sorted array a query takes 0.90 of the instructions
@@ -33,18 +31,12 @@ type poolCand struct {
 // median latencies, d = 100, n = 50,000, loaded machine). The walk visits
 // the same nodes in the same order and returns the same results
 // (TestPoolMatchesHeaps).
-func (ix *Index) searchPool(sc *scratch, q []float32, ent []cand, ef, lc int, done <-chan struct{}) {
-	ix.walkPool(sc, q, nil, ent, ef, ef, lc, done)
-}
-
-// walkPool is searchPool on the vectors (pq nil) or on the int8 codes of
-// the prepared query pq, keeping the keep ≥ ef nearest nodes scored: the
+//
+// It keeps the keep ≥ ef nearest nodes scored: the
 // walk expands only the ef nearest (keep changes no step of it), and the
 // keep − ef after them, nodes just outside the beam that the estimates
-// may have misranked, are left in sc.w for the rescoring too. The two
-// walks share one loop: they differ only in the address scored (the
-// vector, or the code at the start of the row) and the kernel.
-func (ix *Index) walkPool(sc *scratch, q []float32, pq *quant.Query, ent []cand, ef, keep, lc int, done <-chan struct{}) {
+// may have misranked, are left in sc.w for the rescoring too.
+func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int, done <-chan struct{}) {
 	sc.vis.reset(ix.capacity())
 	tags, gen := sc.vis.tags, sc.vis.gen
 	if cap(sc.batch) < ix.m0 || cap(sc.vs) < ix.m0 {
@@ -73,7 +65,7 @@ func (ix *Index) walkPool(sc *scratch, q []float32, pq *quant.Query, ent []cand,
 		}
 		pool[cur].open = false
 		c := pool[cur].node
-		if pq != nil {
+		if src.pq != nil {
 			// Prefetch the links of the node likely to be expanded next:
 			// the next open one, unless this expansion finds a closer
 			// one. The cursor moves on to it (every entry before it is
@@ -104,21 +96,7 @@ func (ix *Index) walkPool(sc *scratch, q []float32, pq *quant.Query, ent []cand,
 		l := ix.list(c, lc)
 		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
 		batch := sc.batch[:unvisited(ls, tags, gen, sc.batch[:len(ls)])]
-		vs := sc.vs[:len(batch)]
-		var dists []float32
-		if pq == nil {
-			for i, n := range batch {
-				vs[i] = ix.vecp(n)
-			}
-			prefetchAll(vs, ix.pfLines)
-			dists = ix.distances(sc, q, vs)
-		} else {
-			for i, n := range batch {
-				vs[i] = ix.codeAddr(n)
-			}
-			prefetchAll(vs, ix.codeLines)
-			dists = ix.codeDistances(sc, pq, vs)
-		}
+		dists := ix.score(sc, src, batch)
 		for i, n := range batch {
 			d := dists[i]
 			if len(pool) < keep || d < pool[len(pool)-1].dist {

@@ -10,7 +10,7 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// TestPoolMatchesHeaps checks that the unfiltered walk (searchPool, one
+// TestPoolMatchesHeaps checks that the unfiltered walk (walkPool, one
 // sorted array) and the filtered one (searchLayer, two heaps), which a
 // filter allowing every id takes, walk alike: the same results, in the
 // same order, at every ef, on every metric.

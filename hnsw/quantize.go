@@ -5,12 +5,10 @@
 package hnsw
 
 import (
-	"cmp"
 	"context"
 	"encoding/binary"
 	"fmt"
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -194,7 +192,7 @@ func (ix *Index) Quantizer() *quant.Quantizer {
 // pq to the codes at cs, in sc.dists, by one call of the int8 gather
 // kernel (four codes a pass over the query, the loop over them in
 // assembly), as distances does for float32. It reads pq's GatherSpan
-// bytes at each code: walkCodes has checked that a row holds that many.
+// bytes at each code: prepareCodes has checked that a row holds that many.
 func (ix *Index) codeDistances(sc *scratch, pq *quant.Query, cs []*float32) []float32 {
 	if cap(sc.dists) < len(cs) {
 		sc.dists = make([]float32, len(cs), 2*len(cs))
@@ -208,131 +206,6 @@ func (ix *Index) codeDistances(sc *scratch, pq *quant.Query, cs []*float32) []fl
 // codeAddr is node n's code as the *float32 the prefetch and the gather
 // buffers take (an address only; codeDistances reads it as bytes).
 func (ix *Index) codeAddr(n node) *float32 { return (*float32)(unsafe.Pointer(ix.codep(n))) }
-
-// greedyCodes is greedy on the codes.
-func (ix *Index) greedyCodes(sc *scratch, pq *quant.Query, cur cand, lc int) cand {
-	for changed := true; changed; {
-		changed = false
-		l := ix.list(cur.node, lc)
-		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
-		batch, cs := sc.batch[:0], sc.vs[:0]
-		for i := range ls {
-			n := node(atomic.LoadUint32(&ls[i]))
-			if sc.skipOn && n == sc.skip {
-				continue
-			}
-			batch = append(batch, n)
-			cs = append(cs, ix.codeAddr(n))
-		}
-		prefetchAll(cs, ix.codeLines)
-		sc.batch, sc.vs = batch, cs
-		for i, d := range ix.codeDistances(sc, pq, cs) {
-			if d < cur.dist {
-				cur = cand{d, batch[i]}
-				changed = true
-			}
-		}
-	}
-	return cur
-}
-
-// searchCodes is searchLayer for a query on layer 0, on the codes: it
-// leaves in sc.w the (up to) ef allowed nodes with the smallest estimated
-// distances, in no particular order (walkCodes sorts them for rescore).
-// Tombstones, the filter, the skipped node and done are handled as
-// searchLayer handles them.
-//
-// When pool > ef, it also keeps the pool allowed nodes with the smallest
-// estimates among all it scored, and leaves those in sc.w instead: the
-// beam's bound is unchanged (no more nodes are expanded), but nodes just
-// outside it, which the estimates may have misranked, are rescored too.
-func (ix *Index) searchCodes(sc *scratch, pq *quant.Query, e cand, ef, pool int, filter vector.Filter, done <-chan struct{}) {
-	sc.vis.reset(ix.capacity())
-	cands, res := sc.cands[:0], sc.res[:0]
-	// extra holds the pool best scored nodes when pool > ef; it borrows
-	// the storage of an insert's buffer (a search inserts nothing).
-	extra, wide := maxHeap(sc.keep[:0]), pool > ef
-	keepExtra := func(c cand) {
-		if len(extra) < pool {
-			extra.push(c)
-		} else if c.dist < extra[0].dist {
-			extra.replaceTop(c)
-		}
-	}
-	tombs := len(ix.tombs) > 0
-	allowed := func(n node) bool {
-		return (!tombs || !ix.isTomb(n)) && (filter == nil || filter.Allow(ix.idOf(n)))
-	}
-	sc.vis.visit(e.node)
-	cands.push(e)
-	if !(sc.skipOn && e.node == sc.skip) && allowed(e.node) {
-		res.push(e)
-		if wide {
-			keepExtra(e)
-		}
-	}
-	if sc.skipOn {
-		sc.vis.visit(sc.skip)
-	}
-	lower := float32(math.Inf(1))
-	if len(res) >= ef {
-		lower = res[0].dist
-	}
-	for steps := 1; len(cands) > 0; steps++ {
-		c := cands[0]
-		if c.dist > lower && (len(res) >= ef || filter == nil) {
-			break
-		}
-		cands.pop()
-		if done != nil && steps%checkEvery == 0 {
-			select {
-			case <-done:
-				cands = cands[:0]
-				continue
-			default:
-			}
-		}
-		l := ix.list(c.node, 0)
-		ls := l[1 : 1+atomic.LoadUint32(&l[0])]
-		batch, cs := sc.batch[:0], sc.vs[:0]
-		for i := range ls {
-			n := node(atomic.LoadUint32(&ls[i]))
-			if sc.vis.visit(n) {
-				continue
-			}
-			batch = append(batch, n)
-			cs = append(cs, ix.codeAddr(n))
-		}
-		prefetchAll(cs, ix.codeLines)
-		sc.batch, sc.vs = batch, cs
-		dists := ix.codeDistances(sc, pq, cs)
-		for i, n := range batch {
-			d := dists[i]
-			if wide && (len(extra) < pool || d < extra[0].dist) && allowed(n) {
-				keepExtra(cand{d, n})
-			}
-			if len(res) < ef || d < lower {
-				cands.push(cand{d, n})
-				if allowed(n) {
-					if len(res) < ef {
-						res.push(cand{d, n})
-					} else {
-						res.replaceTop(cand{d, n})
-					}
-					if len(res) >= ef {
-						lower = res[0].dist
-					}
-				}
-			}
-		}
-	}
-	if wide {
-		sc.w = append(sc.w[:0], extra...)
-	} else {
-		sc.w = append(sc.w[:0], res...)
-	}
-	sc.cands, sc.res, sc.keep = cands, res[:0], extra[:0]
-}
 
 // rescorePool is the least number of finalists kept for rescoring, as a
 // multiple of k. With a beam of only k (ef = 10, k = 10) the int8
@@ -361,47 +234,6 @@ const (
 	beamWiden = 20
 	beamMin   = 2
 )
-
-// walkCodes is walk on the codes of qz, for the prepared query qv: the
-// descent and the layer-0 beam (ef widened by 5%, at least 2: beamWiden) use the
-// estimates, keeping the best max(beam, rescorePool·k) nodes scored (see
-// walkPool and searchCodes); then those finalists that can still rank
-// among the first k are scored exactly from the store (rescore), with the
-// single kernel of the float32 walk and of the exact paths, and the k
-// best are returned. mu is held. It returns false if the query cannot be
-// prepared for qz or a row is too short for the gather kernel (neither is
-// reached: qv passed the same checks, and rows are multiples of 64 bytes
-// longer than a code), and the caller walks the float32 vectors.
-func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) ([]vector.Result, bool) {
-	ep, top, ok := ix.entry()
-	if !ok {
-		return []vector.Result{}, true
-	}
-	if uintptr(qz.GatherSpan()) > ix.rowBytes {
-		return nil, false
-	}
-	pq := &sc.pq
-	if err := qz.PrepareInto(pq, qv); err != nil {
-		return nil, false
-	}
-	cur := cand{pq.Distance(ix.code(ep)), ep}
-	if sc.skipOn && ep == sc.skip {
-		cur.dist = float32(math.Inf(1))
-	}
-	for lc := top; lc > 0; lc-- {
-		cur = ix.greedyCodes(sc, pq, cur, lc)
-	}
-	beam := ef + max(beamMin, (ef+beamWiden-1)/beamWiden)
-	keep := max(beam, rescorePool*k)
-	if filter == nil && len(ix.tombs) == 0 && !sc.skipOn {
-		sc.ent = append(sc.ent[:0], cur)
-		ix.walkPool(sc, nil, pq, sc.ent, beam, keep, 0, done)
-	} else {
-		ix.searchCodes(sc, pq, cur, beam, keep, filter, done)
-		slices.SortFunc(sc.w, func(a, b cand) int { return cmp.Compare(a.dist, b.dist) })
-	}
-	return ix.rescore(sc, qv, k, pq.ErrorBound(), pq.NoiseSD()), true
-}
 
 // rescoreAhead is how many finalists ahead of the one being rescored have
 // their vectors prefetched.
