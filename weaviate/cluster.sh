@@ -12,10 +12,16 @@
 #   weaviate/cluster.sh addrs         print the HTTP addresses, comma-separated
 #   weaviate/cluster.sh build         only build (or find) the cached server binary
 #
-# Node i listens on 127.0.0.1 (in the namespace) at HTTP 8080+i, gRPC
-# 50051+i, gossip 7100+3i, cluster data 7101+3i, Raft 8300+2i and Raft
-# internal RPC 8301+2i (in localhost mode Weaviate wants the latter to be
-# the Raft port + 1). Telemetry, profiling and modules are off.
+# Node i listens, in the namespace, at HTTP 8080+i, gRPC 50051+i, gossip
+# 7100+3i, cluster data 7101+3i, Raft 8300+2i and Raft internal RPC
+# 8301+2i (in localhost mode Weaviate wants the latter to be the Raft
+# port + 1). HTTP, gossip and Raft are bound to 127.0.0.1; gRPC and
+# cluster data listen on every address of the namespace, because
+# Weaviate v1.39 binds them to ":port" with no setting to change it
+# (adapters/handlers/grpc/server.go StartAndListen, clusterapi/serve.go
+# and clusterapi/grpc/server.go). The namespace has only lo, so they are
+# reachable from 127.0.0.0/8 of the namespace alone. Telemetry,
+# profiling and modules are off.
 #
 # Environment: CAIRN_WEAVIATE_NETNS (namespace, default cairn-wv),
 # CAIRN_WEAVIATE_STATE (data, logs and PID files, default
