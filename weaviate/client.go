@@ -105,6 +105,11 @@ func retryable(status int) bool {
 // Options.MaxAttempts or the call's time bound (Options.Timeout, or ctx's
 // deadline if sooner). A 4xx answer is returned at once as an *APIError.
 func (c *client) call(ctx context.Context, method, path string, body, out any) (int, error) {
+	return c.callN(ctx, c.opt.MaxAttempts, method, path, body, out)
+}
+
+// callN is call with at most attempts attempts.
+func (c *client) callN(ctx context.Context, attempts int, method, path string, body, out any) (int, error) {
 	var payload []byte
 	if body != nil {
 		var err error
@@ -115,7 +120,7 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) (
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
 	var last error
-	for attempt := range c.opt.MaxAttempts {
+	for attempt := range attempts {
 		if attempt > 0 {
 			c.retries.Add(1)
 			if err := sleep(ctx, backoff(attempt)); err != nil {

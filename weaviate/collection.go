@@ -53,6 +53,8 @@ func (c *Collection) Count(ctx context.Context) (int, error) {
 	if err := c.db.usable(); err != nil {
 		return 0, err
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
 	n, err := c.db.count(ctx, c.class)
 	if err != nil {
 		return 0, fmt.Errorf("weaviate: count %q: %w", c.name, err)
@@ -94,7 +96,11 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 	if err := c.db.usable(); err != nil {
 		return err
 	}
-	rows, err := c.prepare(ctx, op, items)
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
+	wctx, wcancel, undo := split(ctx)
+	defer wcancel()
+	rows, err := c.prepare(wctx, op, items)
 	if err != nil {
 		return err
 	}
@@ -108,7 +114,7 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 	}
 	unlock := c.db.lockIDs(c.class, keys)
 	defer unlock()
-	olds, err := c.db.getByUUID(ctx, c.class, uuids, readProps, replace)
+	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, replace)
 	if err != nil {
 		return fmt.Errorf("weaviate: %s: %w", op, err)
 	}
@@ -119,57 +125,56 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 			}
 		}
 	}
-	if err := c.ensureTypes(ctx, op, rows); err != nil {
+	if err := c.ensureTypes(wctx, op, rows); err != nil {
 		return err
 	}
-	objs := make([]object, len(rows))
-	for i, r := range rows {
-		objs[i] = c.object(r)
-	}
-	done, err := c.db.putObjects(ctx, objs)
-	if err != nil {
-		// A request that timed out may have written objects without
-		// saying so: undo every object of the write, not only those
-		// acknowledged.
-		if uerr := c.undo(ctx, uuids, olds); uerr != nil {
-			return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged; undoing the write: %v)", op, err, len(done), len(objs), uerr)
-		}
-		return fmt.Errorf("weaviate: %s: %w (%d of %d objects acknowledged, all undone)", op, err, len(done), len(objs))
-	}
-	return nil
+	return c.commit(wctx, undo, op, rows, olds)
 }
 
-// undo takes back a failed write of the objects in done: those that
-// replaced one in olds get the old version again, the others are deleted.
-func (c *Collection) undo(ctx context.Context, done []string, olds map[string]fetched) error {
-	if len(done) == 0 {
+// commit writes rows, which replace the objects in olds. If the cluster
+// fails, it undoes the write in the context undo returns and returns a
+// *WriteError: a request that timed out may have written objects without
+// saying so, so every object of the write is undone, not only those
+// acknowledged.
+func (c *Collection) commit(ctx context.Context, undo func() (context.Context, context.CancelFunc), op string, rows []row, olds map[string]fetched) error {
+	objs := make([]object, len(rows))
+	ids := make(map[string]string, len(rows))
+	for i, r := range rows {
+		objs[i] = c.object(r)
+		ids[r.uuid] = r.id
+	}
+	done, err := c.db.putObjects(ctx, objs)
+	if err == nil {
 		return nil
 	}
-	ctx = context.WithoutCancel(ctx)
+	uctx, ucancel := undo()
+	defer ucancel()
+	var fresh, bad []string
 	var restore []object
-	var fresh []string
-	for _, u := range done {
-		if o, ok := olds[u]; ok {
-			r, err := c.rowOf(o)
-			if err != nil {
-				return err
-			}
-			restore = append(restore, c.object(r))
-		} else {
-			fresh = append(fresh, u)
+	var uerr error
+	for _, r := range rows {
+		o, ok := olds[r.uuid]
+		if !ok {
+			fresh = append(fresh, r.uuid)
+			continue
 		}
-	}
-	if len(fresh) > 0 {
-		if _, err := c.db.deleteWhere(ctx, c.class, idsWhere(fresh)); err != nil {
-			return err
+		old, rerr := c.rowOf(o)
+		if rerr != nil {
+			bad, uerr = append(bad, r.uuid), rerr
+			continue
 		}
+		restore = append(restore, c.object(old))
 	}
-	if len(restore) > 0 {
-		if _, err := c.db.putObjects(ctx, restore); err != nil {
-			return err
-		}
+	left, err2 := c.db.undoWrite(uctx, c.class, fresh, restore)
+	if uerr == nil {
+		uerr = err2
 	}
-	return nil
+	we := &WriteError{Op: op, Acked: len(done), Total: len(objs), Err: err, UndoErr: uerr}
+	for _, u := range append(bad, left...) {
+		we.NotUndone = append(we.NotUndone, ids[u])
+	}
+	slices.Sort(we.NotUndone)
+	return we
 }
 
 // prepare validates items as the local store does and turns them into
@@ -392,6 +397,8 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]cairn.Item, erro
 	if err := c.db.usable(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
 	uuids := make([]string, len(ids))
 	for i, id := range ids {
 		uuids[i] = itemUUID(c.class, id)
@@ -432,9 +439,13 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
+	wctx, wcancel, undo := split(ctx)
+	defer wcancel()
 	unlock := c.db.lockIDs(c.class, keys)
 	defer unlock()
-	olds, err := c.db.getByUUID(ctx, c.class, uuids, readProps, true)
+	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, true)
 	if err != nil {
 		return fmt.Errorf("weaviate: delete: %w", err)
 	}
@@ -443,37 +454,49 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 			return fmt.Errorf("weaviate: delete %q: %w", keys[i], vector.ErrNotFound)
 		}
 	}
-	for start := 0; start < len(uuids); start += batchChunk {
+	acked := 0
+	for start := 0; start < len(uuids) && err == nil; start += batchChunk {
 		chunk := uuids[start:min(start+batchChunk, len(uuids))]
-		if _, err := c.db.deleteWhere(ctx, c.class, idsWhere(chunk)); err != nil {
-			// Put back what was deleted: every item read before.
-			gone, gerr := c.db.getByUUID(context.WithoutCancel(ctx), c.class, uuids, nil, false)
-			if gerr == nil {
-				var back []string
-				for _, u := range uuids {
-					if _, ok := gone[u]; !ok {
-						back = append(back, u)
-					}
-				}
-				for _, u := range back {
-					r, rerr := c.rowOf(olds[u])
-					if rerr != nil {
-						gerr = rerr
-						break
-					}
-					if _, perr := c.db.putObjects(context.WithoutCancel(ctx), []object{c.object(r)}); perr != nil {
-						gerr = perr
-						break
-					}
-				}
-			}
-			if gerr != nil {
-				return fmt.Errorf("weaviate: delete: %w (and restoring the deleted items: %v)", err, gerr)
-			}
-			return fmt.Errorf("weaviate: delete: %w (the items deleted were restored)", err)
-		}
+		var n int
+		n, err = c.db.deleteWhere(wctx, c.class, idsWhere(chunk))
+		acked += n
 	}
-	return nil
+	if err == nil {
+		// A delete by filter skips a shard whose replicas died since
+		// the read above.
+		err = c.db.reach(wctx, c.class)
+	}
+	if err == nil {
+		return nil
+	}
+	// Put back what was deleted: the items read before that are gone now,
+	// or all of them if that cannot be read (writing back one that was
+	// not deleted changes nothing but its times).
+	uctx, ucancel := undo()
+	defer ucancel()
+	gone, gerr := c.db.getByUUID(uctx, c.class, uuids, nil, false)
+	we := &WriteError{Op: "delete", Acked: acked, Total: len(uuids), Err: err}
+	var restore []object
+	for i, u := range uuids {
+		if _, ok := gone[u]; ok && gerr == nil {
+			continue
+		}
+		r, rerr := c.rowOf(olds[u])
+		if rerr != nil {
+			we.NotUndone, we.UndoErr = append(we.NotUndone, keys[i]), rerr
+			continue
+		}
+		restore = append(restore, c.object(r))
+	}
+	left, uerr := c.db.undoWrite(uctx, c.class, nil, restore)
+	for _, u := range left {
+		we.NotUndone = append(we.NotUndone, keys[slices.Index(uuids, u)])
+	}
+	if we.UndoErr == nil {
+		we.UndoErr = uerr
+	}
+	slices.Sort(we.NotUndone)
+	return we
 }
 
 // matchAll is a where-filter that every item matches.
@@ -490,6 +513,8 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *cairn.Filter) (int, err
 	if err := c.db.usable(); err != nil {
 		return 0, err
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
 	w, err := c.where(ctx, f)
 	if err != nil {
 		return 0, fmt.Errorf("weaviate: delete where: %w", err)
@@ -502,8 +527,13 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *cairn.Filter) (int, err
 		ww = matchAll
 	}
 	n, err := c.db.deleteWhere(ctx, c.class, ww)
+	if err == nil {
+		// A delete by filter skips, as a search does, a shard without a
+		// live replica.
+		err = c.db.reach(ctx, c.class)
+	}
 	if err != nil {
-		return n, fmt.Errorf("weaviate: delete where: %w", err)
+		return n, fmt.Errorf("weaviate: delete where (%d deleted): %w", n, err)
 	}
 	return n, nil
 }
@@ -519,6 +549,8 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 	if err := c.db.usable(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
 	w, err := c.where(ctx, f)
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: find: %w", err)
@@ -583,6 +615,8 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 	if err := c.db.usable(); err != nil {
 		return nil, err
 	}
+	ctx, cancel := c.db.bound(ctx)
+	defer cancel()
 	var opts cairn.QueryOptions
 	if o != nil {
 		opts = *o

@@ -33,6 +33,9 @@ type DB struct {
 
 	seed  maphash.Seed
 	locks [nLocks]sync.Mutex // writes lock the stripes of their ids
+
+	shards     sync.Map // class → shard count, from its definition
+	shardNames sync.Map // class → []string, every shard, as last seen all reachable
 }
 
 // nLocks is the number of lock stripes that writes of one DB take by id.

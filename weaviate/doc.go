@@ -41,17 +41,33 @@
 //
 // Writes go at [Options.WriteConsistency] (default QUORUM), reads at
 // [Options.ReadConsistency] (default QUORUM). Every call is bounded by
-// Options.Timeout (default 30 s; each request by AttemptTimeout, 10 s)
-// and retried with backoff, on the next node, on network errors, 429 and
-// 5xx answers; objects of a batch that fail (an HTTP 200 answer carrying
+// Options.Timeout (default 30 s) or ctx's deadline, whichever is sooner,
+// and returns by then, give or take the moment it takes to abandon the
+// requests in flight (the cluster tests allow 2 s on a busy machine).
+// Within that bound each request is bounded by AttemptTimeout (10 s) and
+// retried with backoff, on the next node, on network errors, 429 and 5xx
+// answers; objects of a batch that fail (an HTTP 200 answer carrying
 // per-object errors, such as "cannot reach enough replicas" while the
 // cluster has not yet marked a killed node dead) are sent again, and
 // those still failing are the call's error. A call that runs out of
 // attempts or time returns an error wrapping [ErrUnavailable]; a 4xx
-// answer is an [*APIError] at once. A write that fails is undone as far
-// as it got: an Add deletes the objects it wrote, an Upsert writes back the
-// versions it replaced, a Delete restores what it deleted (DeleteWhere,
-// which has no list of what it matched, reports how many it removed).
+// answer is an [*APIError] at once.
+//
+// A read never returns a silent subset. Weaviate leaves out of a search
+// or count, without an error, a shard none of whose replicas it holds
+// alive; so after the cluster answers Count, Query, Find, Get and an
+// Index's Search, Len (and DeleteWhere) ask which shards have a replica
+// on a node that answers, and fail with a [*PartialError], which wraps
+// ErrUnavailable and names the shards missing, if any has none.
+//
+// A write that fails after sending objects is undone as far as it got: an
+// Add deletes every object it sent, an Upsert writes back the versions it
+// replaced, a Delete restores what it deleted (DeleteWhere, which has no
+// list of what it matched, reports how many it removed). The write itself
+// stops a quarter of its time bound (at most 5 s) early, so that the undo
+// runs within the bound too; the error is a [*WriteError] that says which
+// ids the undo could not confirm (those on a shard without a live
+// replica, for one), and then wraps [ErrNotUndone].
 //
 // With a node down, Weaviate resolves QUORUM to the live replicas of each
 // shard and refuses a search over shards that resolved differently; such

@@ -133,6 +133,10 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	if len(ids) != len(vs) {
 		return fmt.Errorf("weaviate: add: %w: %d ids for %d vectors", vector.ErrInvalidOptions, len(ids), len(vs))
 	}
+	ctx, cancel := ix.db.bound(ctx)
+	defer cancel()
+	wctx, wcancel, undo := split(ctx)
+	defer wcancel()
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("weaviate: add: %w", err)
 	}
@@ -155,7 +159,7 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	unlock := ix.db.lockIDs(ix.class, keys)
 	defer unlock()
 	if len(ids) == 1 {
-		ok, err := ix.exists(ctx, ids[0])
+		ok, err := ix.exists(wctx, ids[0])
 		if err != nil {
 			return fmt.Errorf("weaviate: add %d: %w", ids[0], err)
 		}
@@ -163,7 +167,7 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 			return fmt.Errorf("weaviate: add %d: %w", ids[0], vector.ErrDuplicateID)
 		}
 	} else {
-		found, err := ix.db.getByUUID(ctx, ix.class, uuids, nil, false)
+		found, err := ix.db.getByUUID(wctx, ix.class, uuids, nil, false)
 		if err != nil {
 			return fmt.Errorf("weaviate: add: %w", err)
 		}
@@ -173,14 +177,18 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 			}
 		}
 	}
-	done, err := ix.db.putObjects(ctx, objs)
+	done, err := ix.db.putObjects(wctx, objs)
 	if err != nil {
-		if len(done) > 0 {
-			if _, derr := ix.db.deleteWhere(context.WithoutCancel(ctx), ix.class, idsWhere(done)); derr != nil {
-				return fmt.Errorf("weaviate: add: %w (and deleting the %d written: %v)", err, len(done), derr)
-			}
+		// Every object sent is undone: one whose request timed out may
+		// have been written without an answer.
+		uctx, ucancel := undo()
+		defer ucancel()
+		left, uerr := ix.db.undoWrite(uctx, ix.class, uuids, nil)
+		we := &WriteError{Op: "add", Acked: len(done), Total: len(objs), Err: err, UndoErr: uerr}
+		for _, u := range left {
+			we.NotUndone = append(we.NotUndone, keys[slices.Index(uuids, u)])
 		}
-		return fmt.Errorf("weaviate: add: %w", err)
+		return we
 	}
 	return nil
 }
@@ -190,6 +198,8 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if err := ix.db.usable(); err != nil {
 		return err
 	}
+	ctx, cancel := ix.db.bound(ctx)
+	defer cancel()
 	unlock := ix.db.lockIDs(ix.class, []string{strconv.FormatUint(uint64(id), 10)})
 	defer unlock()
 	ok, err := ix.exists(ctx, id)
@@ -213,7 +223,9 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 // Len returns the number of stored vectors, or -1 if the cluster did not
 // answer within the DB's timeout.
 func (ix *Index) Len() int {
-	n, err := ix.db.count(context.Background(), ix.class)
+	ctx, cancel := ix.db.bound(context.Background())
+	defer cancel()
+	n, err := ix.db.count(ctx, ix.class)
 	if err != nil {
 		return -1
 	}
@@ -233,6 +245,8 @@ func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vecto
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: search: %w", err)
 	}
+	ctx, cancel := ix.db.bound(ctx)
+	defer cancel()
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("weaviate: search: %w", err)
 	}

@@ -160,6 +160,9 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 	if err != nil {
 		return nil, err
 	}
+	if err := db.reach(ctx, cls); err != nil {
+		return nil, err
+	}
 	rows := data.Get[cls]
 	out := make([]fetched, 0, len(rows))
 	for _, r := range rows {
@@ -280,6 +283,9 @@ func (db *DB) count(ctx context.Context, cls string) (int, error) {
 		} `json:"Aggregate"`
 	}
 	if err := db.cl.graphQL(ctx, q, &data); err != nil {
+		return 0, err
+	}
+	if err := db.reach(ctx, cls); err != nil {
 		return 0, err
 	}
 	rows := data.Aggregate[cls]

@@ -166,8 +166,15 @@ func schemaTransient(msg string) bool {
 
 // createClass creates cls, or returns an error wrapping
 // vector.ErrDuplicateID if it exists.
-func (db *DB) createClass(ctx context.Context, c class) error {
+func (db *DB) createClass(ctx context.Context, c class) (err error) {
+	db.shards.Delete(c.Class)
+	db.shardNames.Delete(c.Class)
 	again, err := db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
+	defer func() {
+		if n, ok := shardsOf(c); err == nil && ok {
+			db.shards.Store(c.Class, n)
+		}
+	}()
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
 		// After an attempt refused on the way, an earlier one may have
@@ -197,6 +204,9 @@ func (db *DB) getClass(ctx context.Context, cls string) (class, error) {
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return c, fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
 	}
+	if n, ok := shardsOf(c); err == nil && ok {
+		db.shards.Store(cls, n)
+	}
 	return c, err
 }
 
@@ -210,6 +220,8 @@ func (db *DB) classes(ctx context.Context) ([]class, error) {
 }
 
 func (db *DB) deleteClass(ctx context.Context, cls string) error {
+	db.shards.Delete(cls)
+	db.shardNames.Delete(cls)
 	_, err := db.schemaChange(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
 	return err
 }
