@@ -302,6 +302,7 @@ func (b *bench) filteredIndex(ctx context.Context, ds *recall.Dataset, kind cair
 		}
 		o := hx.Options()
 		fc.name, fc.idx, fc.other, fc.hnsw = "hnsw", hx, strategyWalk, o
+		fc.hnsw.Workers, fc.hnsw.Progress = 0, nil // this process's, not the collection's
 		fc.p = params{M: o.M, EfConstruction: o.EfConstruction, Ef: max(o.EfSearch, k)}
 	} else {
 		fc.idx = flat.New(store)
