@@ -213,23 +213,25 @@ func (ix *Index) searchLayer(sc *scratch, src source, ent []cand, ef, keep, lc i
 		dists := ix.score(sc, src, batch)
 		for i, n := range batch {
 			d := dists[i]
-			if len(res) < ef || d < lower || wide && (len(extra) < keep || d < extra[0].dist) {
-				if len(res) < ef || d < lower {
-					cands.push(cand{d, n})
-				}
+			if len(res) < ef || d < lower {
+				cands.push(cand{d, n})
 				if (!tombs || !ix.isTomb(n)) && (filter == nil || filter.Allow(ix.idOf(n))) {
+					// Here len(res) < ef or d < lower = the furthest kept.
 					if wide {
 						extra = keepBest(extra, cand{d, n}, keep)
 					}
 					if len(res) < ef {
 						res.push(cand{d, n})
-					} else if d < lower {
+					} else {
 						res.replaceTop(cand{d, n})
 					}
 					if len(res) >= ef {
 						lower = res[0].dist
 					}
 				}
+			} else if wide && (len(extra) < keep || d < extra[0].dist) &&
+				(!tombs || !ix.isTomb(n)) && (filter == nil || filter.Allow(ix.idOf(n))) {
+				extra = keepBest(extra, cand{d, n}, keep) // outside the beam, kept for the rescoring
 			}
 		}
 	}
@@ -244,7 +246,10 @@ func (ix *Index) searchLayer(sc *scratch, src source, ent []cand, ef, keep, lc i
 		}
 		slices.Reverse(w)
 	}
-	sc.cands, sc.res, sc.w, sc.keep = cands, res, w, extra[:0]
+	sc.cands, sc.res, sc.w = cands, res, w
+	if wide {
+		sc.keep = extra[:0] // its storage, grown, for the next
+	}
 }
 
 // keepBest adds c to h, the at most keep best candidates, and returns h.
