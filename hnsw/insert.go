@@ -27,10 +27,6 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 	src := source{q: v}
 	cur := cand{ix.dist(v, ix.vec(ep)), ep}
 	for lc := top; lc > lvl; lc-- {
-		if experiment == 1 {
-			cur = ix.greedyOld(sc, v, cur, lc, 0, false)
-			continue
-		}
 		cur = ix.greedy(sc, src, cur, lc, 0, false)
 	}
 	sc.ent = append(sc.ent[:0], cur)
@@ -39,11 +35,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		sc.sels = append(sc.sels, nil)
 	}
 	for lc := hi; lc >= 0; lc-- {
-		if experiment == 1 {
-			ix.searchLayerOld(sc, v, sc.ent, ix.opts.EfConstruction, lc, false, nil, nil)
-		} else {
-			ix.searchLayer(sc, src, sc.ent, ix.opts.EfConstruction, ix.opts.EfConstruction, lc, false, nil, nil)
-		}
+		ix.searchLayer(sc, src, sc.ent, ix.opts.EfConstruction, ix.opts.EfConstruction, lc, false, nil, nil)
 		w := sc.w
 		// Another insert may have made s reachable already; never link
 		// s to itself.

@@ -280,9 +280,6 @@ func cmpDist(a, b float32) int {
 // are scored again by the single kernel (finalists). mu is held. A closed
 // done ends it early, with the results found so far.
 func (ix *Index) walk(sc *scratch, qv []float32, k, ef int, filter vector.Filter, done <-chan struct{}) []vector.Result {
-	if experiment == 1 {
-		return ix.walkOld(sc, qv, k, ef, filter, done)
-	}
 	ep, top, ok := ix.entry()
 	if !ok {
 		return []vector.Result{}
