@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -19,6 +21,22 @@ import (
 // number, some missing) and a group for filters.
 func recencyFixture(t *testing.T, kind IndexKind, metric vector.Metric, n, dim int, clk *FakeClock) *Collection {
 	t.Helper()
+	rng := rand.New(rand.NewPCG(uint64(n), uint64(dim)))
+	vs := make([]vector.Vector, n)
+	for i := range vs {
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		vs[i] = v
+	}
+	return recencyCollection(t, kind, metric, vs, clk)
+}
+
+// recencyCollection is recencyFixture over the vectors vs.
+func recencyCollection(t *testing.T, kind IndexKind, metric vector.Metric, vs []vector.Vector, clk *FakeClock) *Collection {
+	t.Helper()
+	n, dim := len(vs), len(vs[0])
 	ctx := context.Background()
 	db := OpenMemory(nil)
 	t.Cleanup(func() { db.Close() })
@@ -27,13 +45,10 @@ func recencyFixture(t *testing.T, kind IndexKind, metric vector.Metric, n, dim i
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(uint64(n), uint64(dim)))
+	rng := rand.New(rand.NewPCG(uint64(dim), uint64(n)))
 	items := make([]Item, n)
 	for i := range items {
-		v := make([]float32, dim)
-		for j := range v {
-			v[j] = float32(rng.NormFloat64())
-		}
+		v := vs[i]
 		at := clk.Now().Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour))))
 		md := map[string]any{"group": i % 5}
 		switch rng.IntN(6) {
@@ -137,35 +152,56 @@ func TestRecencyExact(t *testing.T) {
 }
 
 // TestRecencyGraphRecall checks an HNSW collection's recency queries
-// against the exhaustive ranking: the window is searched through the
+// against the exhaustive ranking, on random 16-d vectors and on the real
+// Cohere 768-d embeddings of testdata: the window is searched through the
 // graph, so the top 10 may miss an item the graph misses, but rarely.
 func TestRecencyGraphRecall(t *testing.T) {
-	clk := NewFakeClock()
-	c := recencyFixture(t, HNSW, vector.Cosine, 3000, 16, clk)
+	dir := filepath.Join("testdata", "cohere-wiki-768-1k")
+	base, err := recall.LoadVectors(filepath.Join(dir, "base.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, err := recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	rng := rand.New(rand.NewPCG(9, 9))
-	found, total := 0, 0
-	for trial := range 40 {
-		q := make([]float32, 16)
-		for j := range q {
-			q[j] = float32(rng.NormFloat64())
-		}
-		o := &QueryOptions{Recency: &Recency{HalfLife: []time.Duration{time.Hour, 7 * 24 * time.Hour}[trial%2], Importance: "importance"}}
-		got, err := c.Query(context.Background(), q, 10, o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := exhaustive(t, c, q, o, clk.Now())[:10]
-		for _, w := range want {
-			total++
-			if slices.ContainsFunc(got, func(r Result) bool { return r.ID == w.ID }) {
-				found++
-			}
+	random := make([]vector.Vector, 40)
+	for i := range random {
+		random[i] = make(vector.Vector, 16)
+		for j := range random[i] {
+			random[i][j] = float32(rng.NormFloat64())
 		}
 	}
-	recall := float64(found) / float64(total)
-	t.Logf("recall@10 of recency queries on a graph of 3,000 16-d vectors: %.3f", recall)
-	if recall < 0.95 {
-		t.Fatalf("recall@10 of recency queries on the graph %.3f, want ≥ 0.95", recall)
+	clk := NewFakeClock()
+	for _, set := range []struct {
+		name    string
+		c       *Collection
+		queries []vector.Vector
+	}{
+		{"random 3,000 × 16-d", recencyFixture(t, HNSW, vector.Cosine, 3000, 16, clk), random},
+		{"Cohere 1,000 × 768-d", recencyCollection(t, HNSW, vector.Cosine, base, clk), queries},
+	} {
+		found, total := 0, 0
+		for trial, q := range set.queries {
+			o := &QueryOptions{Recency: &Recency{HalfLife: []time.Duration{time.Hour, 7 * 24 * time.Hour}[trial%2], Importance: "importance"}}
+			got, err := set.c.Query(context.Background(), q, 10, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := exhaustive(t, set.c, q, o, clk.Now())[:10]
+			for _, w := range want {
+				total++
+				if slices.ContainsFunc(got, func(r Result) bool { return r.ID == w.ID }) {
+					found++
+				}
+			}
+		}
+		r := float64(found) / float64(total)
+		t.Logf("%s, %d queries: recall@10 of recency queries on the graph %.3f", set.name, len(set.queries), r)
+		if r < 0.95 {
+			t.Errorf("%s: recall@10 of recency queries on the graph %.3f, want ≥ 0.95", set.name, r)
+		}
 	}
 }
 
