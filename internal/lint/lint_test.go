@@ -82,7 +82,9 @@ var graph = map[string]rule{
 		third: []string{"github.com/cloudwego/eino"},
 	},
 	"cmd/torture": {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint", "internal/powerfail", "internal/vfsname"}},
-	"weaviate":    {cairn: []string{"", "vector", "hnsw", "internal/metavalue"}},
+	// bench/tenants measures many tenants in one file through the API.
+	"bench/tenants": {cairn: []string{"", "sqlitestore"}},
+	"weaviate":      {cairn: []string{"", "vector", "hnsw", "internal/metavalue"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
