@@ -53,13 +53,17 @@ type Collection struct {
 	table  string
 	dim    int
 	metric vector.Metric
+	// tenant is the row id of a tenant (tenant.go) in the tenants table,
+	// whose items are the rows of tenant_items with that tenant; 0 for a
+	// collection, whose items are its own table.
+	tenant int64
 
 	changes atomic.Uint64 // committed transactions that changed the items
 
 	mu       sync.RWMutex // makes each committed request visible at once
 	arena    *vector.MemStore
 	settings []byte
-	dropped  bool // guarded by mu and db.connMu
+	dropped  bool // deleted, or a tenant unloaded; guarded by mu and db.connMu
 
 	// Prepared statements on db.conn, used under db.connMu.
 	insStmt, upsStmt, delStmt, getStmt *sql.Stmt
@@ -89,8 +93,12 @@ func newCollection(db *DB, id int64, name string, cfg CollectionConfig) (*Collec
 }
 
 // prepare prepares the collection's statements; the caller holds connMu
-// or is still opening the DB.
+// or is still opening the DB. A tenant uses the statements its DB
+// prepared for every tenant (tenant.go).
 func (c *Collection) prepare(ctx context.Context) error {
+	if c.tenant != 0 {
+		return c.db.bindTenant(ctx, c)
+	}
 	var err error
 	p := func(q string) *sql.Stmt {
 		if err != nil {
@@ -114,6 +122,10 @@ func (c *Collection) prepare(ctx context.Context) error {
 }
 
 func (c *Collection) closeStmts() {
+	if c.tenant != 0 {
+		c.insStmt, c.upsStmt, c.delStmt, c.getStmt = nil, nil, nil, nil // the DB's
+		return
+	}
 	for _, s := range []**sql.Stmt{&c.insStmt, &c.upsStmt, &c.delStmt, &c.getStmt} {
 		if *s != nil {
 			(*s).Close()
@@ -431,7 +443,7 @@ func (c *Collection) GetItem(ctx context.Context, id vector.ID) (Item, error) {
 			meta      []byte
 			times     [3]sql.NullInt64
 		)
-		err := scanErr(c.getStmt.QueryRowContext(ctx, int64(id)).Scan(&vec, &key, &text, &meta, &times[0], &times[1], &times[2]))
+		err := scanErr(c.getStmt.QueryRowContext(ctx, c.args(int64(id))...).Scan(&vec, &key, &text, &meta, &times[0], &times[1], &times[2]))
 		if errors.Is(err, sql.ErrNoRows) {
 			return vector.ErrNotFound
 		}
@@ -484,8 +496,8 @@ func (c *Collection) walk(ctx context.Context, withVec bool, fn func(Item) error
 	if withVec {
 		cols = "id, vec, key, text, meta, created, updated, expires"
 	}
-	q := fmt.Sprintf("SELECT %s FROM %s WHERE id > ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
-	first := fmt.Sprintf("SELECT %s FROM %s WHERE id >= ? ORDER BY id LIMIT %d", cols, c.table, forEachPage)
+	q := fmt.Sprintf("SELECT %s FROM %s WHERE %sid > ? ORDER BY id LIMIT %d", cols, c.table, c.scope(), forEachPage)
+	first := fmt.Sprintf("SELECT %s FROM %s WHERE %sid >= ? ORDER BY id LIMIT %d", cols, c.table, c.scope(), forEachPage)
 	after := int64(math.MinInt64)
 	for page := 0; ; page++ {
 		var items []Item

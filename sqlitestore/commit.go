@@ -146,7 +146,7 @@ func (c *Collection) encode(items []Item) ([][]byte, error) {
 // txStmts are the committer's statements, prepared once: preparing
 // "BEGIN" and "COMMIT" on every group cost a quarter of its CPU time.
 type txStmts struct {
-	begin, commit, rollback, savepoint, release, rollbackTo, bump *sql.Stmt
+	begin, commit, rollback, savepoint, release, rollbackTo, bump, bumpTenant *sql.Stmt
 	// reclaim is set while the log needs the checkpoint that a group
 	// failing on a full disk could not run (see reclaimLocked).
 	reclaim bool
@@ -169,11 +169,12 @@ func (t *txStmts) prepare(ctx context.Context, conn *sql.Conn) error {
 	t.release = p("RELEASE w")
 	t.rollbackTo = p("ROLLBACK TO w")
 	t.bump = p("UPDATE collections SET changes = changes + 1 WHERE id = ?")
+	t.bumpTenant = p("UPDATE tenants SET changes = changes + 1 WHERE id = ?")
 	return err
 }
 
 func (t *txStmts) close() {
-	for _, s := range []*sql.Stmt{t.begin, t.commit, t.rollback, t.savepoint, t.release, t.rollbackTo, t.bump} {
+	for _, s := range []*sql.Stmt{t.begin, t.commit, t.rollback, t.savepoint, t.release, t.rollbackTo, t.bump, t.bumpTenant} {
 		if s != nil {
 			s.Close()
 		}
@@ -350,7 +351,11 @@ func (db *DB) commitGroup(ctx context.Context, live []*request) (map[*Collection
 		return nil, nil
 	}
 	for c := range touched {
-		if _, err := db.tx.bump.ExecContext(ctx, c.id); err != nil {
+		bump, id := db.tx.bump, c.id
+		if c.tenant != 0 {
+			bump, id = db.tx.bumpTenant, c.tenant
+		}
+		if _, err := bump.ExecContext(ctx, id); err != nil {
 			return nil, mapErr(err)
 		}
 	}
@@ -417,7 +422,7 @@ func (db *DB) apply(ctx context.Context, r *request) error {
 	c := r.c
 	// Deletes first, so that an opReplace frees the keys its items take.
 	for _, id := range r.ids {
-		res, err := c.delStmt.ExecContext(ctx, int64(id))
+		res, err := c.delStmt.ExecContext(ctx, c.args(int64(id))...)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -433,8 +438,8 @@ func (db *DB) apply(ctx context.Context, r *request) error {
 	}
 	for i := range r.items {
 		it := &r.items[i]
-		if _, err := stmt.ExecContext(ctx, int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata),
-			timeArg(it.Created), timeArg(it.Updated), timeArg(it.Expires)); err != nil {
+		if _, err := stmt.ExecContext(ctx, c.args(int64(it.ID), r.blobs[i], nullString(it.Key), nullString(it.Text), nullJSON(it.Metadata),
+			timeArg(it.Created), timeArg(it.Updated), timeArg(it.Expires))...); err != nil {
 			return itemErr(it, err)
 		}
 	}

@@ -50,6 +50,7 @@ func schemaVersion() int { return len(migrations) }
 var migrations = []func(ctx context.Context, conn *sql.Conn) error{
 	0: migrateV1,
 	1: migrateV2,
+	2: migrateV3,
 }
 
 func migrateV1(ctx context.Context, conn *sql.Conn) error {
@@ -136,8 +137,10 @@ type DB struct {
 	mu     sync.RWMutex // guards closed; held shared by every operation in flight
 	closed bool
 
-	collMu sync.Mutex
-	colls  map[string]*Collection
+	collMu  sync.Mutex
+	colls   map[string]*Collection
+	tenants map[int64]*Collection // the tenants loaded, by row id (tenant.go)
+	tstmts  tenantStmts           // every tenant's statements, once one is loaded
 
 	reqs chan *request
 	quit chan struct{}
@@ -255,14 +258,15 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 		}
 	}
 	db := &DB{
-		path:  path,
-		opts:  opts,
-		log:   opts.Logger,
-		colls: map[string]*Collection{},
-		reqs:  make(chan *request, opts.MaxGroup),
-		quit:  make(chan struct{}),
-		done:  make(chan struct{}),
-		file:  file,
+		path:    path,
+		opts:    opts,
+		log:     opts.Logger,
+		colls:   map[string]*Collection{},
+		tenants: map[int64]*Collection{},
+		reqs:    make(chan *request, opts.MaxGroup),
+		quit:    make(chan struct{}),
+		done:    make(chan struct{}),
+		file:    file,
 	}
 	connect := db.connectReader
 	if !opts.ReadOnly {
@@ -498,10 +502,16 @@ func (db *DB) checkSchema(ctx context.Context) (int64, error) {
 	// saved indexes are read only later, so compile their queries now: a
 	// damaged schema (a column renamed by a bad byte) fails here, as
 	// ErrCorrupt, rather than in LoadIndex as an SQL error.
-	for _, q := range []string{
+	queries := []string{
 		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
 		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
-	} {
+		"SELECT id, coll, name, changes FROM tenants LIMIT 0",
+		"SELECT tenant, id, vec, key, text, meta, created, updated, expires FROM tenant_items LIMIT 0",
+	}
+	if version < 3 {
+		queries = queries[:2] // the tenants' tables come with version 3
+	}
+	for _, q := range queries {
 		rows, err := db.conn.QueryContext(ctx, q)
 		if err != nil {
 			return 0, fileErr(err)
@@ -884,6 +894,8 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 		c.closeStmts()
 		err := execAll(ctx, conn,
 			"DROP TABLE "+c.table,
+			fmt.Sprintf("DELETE FROM tenant_items WHERE tenant IN (SELECT id FROM tenants WHERE coll = %d)", c.id),
+			fmt.Sprintf("DELETE FROM tenants WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM index_chunks WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM index_blobs WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM collections WHERE id = %d", c.id),
@@ -903,6 +915,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 		c.dropped = true
 		c.arena.Close()
 		c.mu.Unlock()
+		db.unloadTenantsLocked(c.id)
 		db.vacuumLocked(context.Background(), 0)
 		return nil
 	})
@@ -1014,6 +1027,8 @@ func (db *DB) Close() error {
 		c.mu.Unlock()
 	}
 	db.collMu.Unlock()
+	db.unloadTenantsLocked(0)
+	db.tstmts.close()
 	db.tx.close()
 	end := "PRAGMA wal_checkpoint(TRUNCATE)"
 	if db.opts.ReadOnly {

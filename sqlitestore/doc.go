@@ -70,7 +70,20 @@
 // (the mark of a file copied while it was written: copy open databases with
 // [DB.Backup]); [Options.CheckIntegrity] and [DB.IntegrityCheck] run
 // SQLite's own checks. Older schemas are migrated forward at Open: a file
-// of version 1 gains the time columns, NULL (no time) in its items.
+// of version 1 gains the time columns, NULL (no time) in its items; one of
+// version 2 gains the (empty) tables of tenants, its own rows untouched.
+//
+// # Tenants
+//
+// A collection may have any number of tenants ([Collection.CreateTenant]):
+// collections of their own items with the collection's dimension, metric
+// and settings, all kept in one table keyed by (tenant, id), where the
+// same id or key may be in every tenant. A tenant holds no memory until
+// [Collection.Tenant] loads it, and [Collection.Unload] frees it again, so
+// that a file can hold far more tenants than memory; creating and
+// deleting one costs the same however many there are. A loaded tenant is
+// a [Collection] in every other way: the same writes, reads, group
+// commits and saved indexes.
 //
 // # Concurrency
 //

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/cairndb/cairn/internal/crashpoint"
@@ -32,9 +33,10 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // [Collection.LoadIndex] reports, so a race costs a rebuild, never a wrong
 // index. w writes into memory first, so it may take its own locks freely.
 func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) error {
-	if name == "" {
-		return fmt.Errorf("sqlitestore: save index: %w: empty name", vector.ErrInvalidOptions)
+	if name == "" || strings.ContainsRune(name, tenantMark) {
+		return fmt.Errorf("sqlitestore: save index %q: %w: empty, or holds U+001F", name, vector.ErrInvalidOptions)
 	}
+	key := c.indexKey(name)
 	err := c.db.writable()
 	if err == nil {
 		err = c.closedErr()
@@ -57,10 +59,10 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 			return mapErr(err)
 		}
 		err := func() error {
-			if _, err := conn.ExecContext(ctx, "DELETE FROM index_chunks WHERE coll = ? AND name = ?", c.id, name); err != nil {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM index_chunks WHERE coll = ? AND name = ?", c.id, key); err != nil {
 				return err
 			}
-			if _, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, name); err != nil {
+			if _, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, key); err != nil {
 				return err
 			}
 			stmt, err := conn.PrepareContext(ctx, "INSERT INTO index_chunks (coll, name, seq, data) VALUES (?, ?, ?, ?)")
@@ -73,14 +75,14 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 				if err := ctx.Err(); err != nil {
 					return err
 				}
-				if _, err := stmt.ExecContext(ctx, c.id, name, n, data[off:min(off+indexChunk, len(data))]); err != nil {
+				if _, err := stmt.ExecContext(ctx, c.id, key, n, data[off:min(off+indexChunk, len(data))]); err != nil {
 					return err
 				}
 				n++
 			}
 			_, err = conn.ExecContext(ctx,
 				"INSERT INTO index_blobs (coll, name, changes, size, crc, chunks, saved) VALUES (?, ?, ?, ?, ?, ?, ?)",
-				c.id, name, int64(changes), len(data), int64(sum), n, time.Now().UnixMilli())
+				c.id, key, int64(changes), len(data), int64(sum), n, time.Now().UnixMilli())
 			if err != nil {
 				return err
 			}
@@ -112,13 +114,14 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 // level to [Options.Logger]. An error from r.ReadFrom is returned wrapped
 // (and logged). Call it before writing to the collection.
 func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom) error {
+	key := c.indexKey(name)
 	var data []byte
 	err := c.db.withConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
 		var changes, size, sum, chunks int64
-		err := conn.QueryRowContext(ctx, "SELECT changes, size, crc, chunks FROM index_blobs WHERE coll = ? AND name = ?", c.id, name).
+		err := conn.QueryRowContext(ctx, "SELECT changes, size, crc, chunks FROM index_blobs WHERE coll = ? AND name = ?", c.id, key).
 			Scan(&changes, &size, &sum, &chunks)
 		err = scanErr(err)
 		if errors.Is(err, sql.ErrNoRows) {
@@ -133,7 +136,7 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 		if size < 0 || size > 1<<40 {
 			return fmt.Errorf("%w: size %d", vector.ErrCorrupt, size)
 		}
-		rows, err := conn.QueryContext(ctx, "SELECT seq, data FROM index_chunks WHERE coll = ? AND name = ? ORDER BY seq", c.id, name)
+		rows, err := conn.QueryContext(ctx, "SELECT seq, data FROM index_chunks WHERE coll = ? AND name = ? ORDER BY seq", c.id, key)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -184,6 +187,7 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 // DeleteIndex removes the index saved under name, or returns an error
 // wrapping [vector.ErrNotFound].
 func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
+	key := c.indexKey(name)
 	err := c.db.withWriteConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
@@ -191,9 +195,9 @@ func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
 		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 			return mapErr(err)
 		}
-		res, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, name)
+		res, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, key)
 		if err == nil {
-			_, err = conn.ExecContext(ctx, "DELETE FROM index_chunks WHERE coll = ? AND name = ?", c.id, name)
+			_, err = conn.ExecContext(ctx, "DELETE FROM index_chunks WHERE coll = ? AND name = ?", c.id, key)
 		}
 		var n int64
 		if err == nil {

@@ -36,7 +36,7 @@ func (d *keyDigest) add(id, keyLen int64) {
 // loadQuery is the query load streams the table with: the key's length
 // comes along at little cost, for the digest.
 func (c *Collection) loadQuery() string {
-	return "SELECT id, vec, length(CAST(key AS BLOB)) FROM " + c.table
+	return "SELECT id, vec, length(CAST(key AS BLOB)) FROM " + c.table + c.whereScope()
 }
 
 // checkKeyIndex compares the digest of the table, taken while loading, with
@@ -45,8 +45,8 @@ func (c *Collection) loadQuery() string {
 // they differ, without writing anything.
 func (c *Collection) checkKeyIndex(ctx context.Context, table keyDigest) error {
 	var index keyDigest
-	q := fmt.Sprintf("SELECT count(*), coalesce(sum(id %% %d), 0), coalesce(sum(length(CAST(key AS BLOB))), 0) FROM %s INDEXED BY %s_key WHERE key IS NOT NULL",
-		keyDigestMod, c.table, c.table)
+	q := fmt.Sprintf("SELECT count(*), coalesce(sum(id %% %d), 0), coalesce(sum(length(CAST(key AS BLOB))), 0) FROM %s INDEXED BY %s_key WHERE %skey IS NOT NULL",
+		keyDigestMod, c.table, c.table, c.scope())
 	if err := c.db.conn.QueryRowContext(ctx, q).Scan(&index.rows, &index.ids, &index.bytes); err != nil {
 		return fmt.Errorf("key index: %w", fileErr(scanErr(err)))
 	}
