@@ -40,6 +40,12 @@ type Options struct {
 	// collection's name and how many of total vectors are in, as
 	// [hnsw.Options].Progress is. It must not call the collection.
 	IndexProgress func(collection string, done, total int)
+	// TenantMemory bounds the memory of the tenants loaded (see
+	// [Tenant]), in bytes, as estimated from their items: once it is
+	// exceeded, the tenants no call is using are closed, least recently
+	// used first, and load again on their next use. 0 means 256 MiB. An
+	// in-memory DB keeps every tenant.
+	TenantMemory int64
 }
 
 // DB is a memory store: a set of named [Collection]s of items, held in
@@ -58,6 +64,8 @@ type DB struct {
 	colls   map[string]*Collection
 	loading map[string]*load
 	closed  bool
+
+	tenants *tenantCache // the collections' tenants in memory (tenantcache.go)
 
 	// clock is the store's clock, time.Now but for tests, which move
 	// time with it; set before any collection is made.
@@ -95,9 +103,12 @@ type persister interface {
 // makes it the store for tests and short-lived programs.
 func OpenMemory(o *Options) *DB {
 	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load), clock: time.Now}
+	var budget int64
 	if o != nil {
 		db.emb, db.workers, db.progress = o.Embedder, o.IndexWorkers, o.IndexProgress
+		budget = o.TenantMemory
 	}
+	db.tenants = newTenantCache(budget)
 	return db
 }
 
@@ -382,9 +393,13 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	}
 	var err error
 	if ok {
-		// Closed first, then dropped, under one hold of its locks: no
-		// write in flight meets a store deleted under it.
-		err = c.dropWith(drop)
+		// Its tenants first, then it: closed, then dropped, under one
+		// hold of its locks: no write in flight meets a store deleted
+		// under it.
+		db.tenants.closeParent(c, errDropped, false)
+		if err = c.dropWith(drop); err != nil {
+			db.tenants.reopenParent(c)
+		}
 	} else {
 		err = drop()
 	}
@@ -408,7 +423,7 @@ func (db *DB) Close() error {
 		return nil
 	}
 	db.closed = true
-	var first error
+	first := db.tenants.closeParent(nil, errClosed, !db.readOnly)
 	for _, c := range db.colls {
 		if err := c.closeWith(errClosed, !db.readOnly); err != nil && first == nil {
 			first = err

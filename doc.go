@@ -70,6 +70,19 @@
 // readers nor writers wait more than for any delete; [Collection.RemoveExpired]
 // removes them at once. [TimeRange] filters by any of the three times.
 //
+// # Tenants
+//
+// A collection's tenants ([Collection.CreateTenant], [Collection.Tenant])
+// are the users, agents or sessions of one application, each with items
+// of its own, as Weaviate's tenants and mem0's user_id keep them apart: a
+// [Tenant] has the methods of a Collection and its configuration, the same
+// ids may be used in every tenant, and no read of one returns another's
+// item. In a file, a tenant costs no memory until it is used: its items
+// and index are loaded on its first call and closed again, least recently
+// used first, once the loaded tenants exceed [Options.TenantMemory], so
+// one file can hold far more tenants than memory, and Open does not grow
+// with their number.
+//
 // # Errors
 //
 // Bad input is reported with the sentinel errors of package vector,

@@ -102,3 +102,9 @@ func QueryUnexpiredUntil(t testing.TB, g *sync.WaitGroup, stop <-chan struct{}, 
 		}
 	})
 }
+
+// LoadedTenantsForTest returns how many tenants are in memory and their
+// estimated bytes.
+func (db *DB) LoadedTenantsForTest() (n int, bytes int64) {
+	return db.tenants.loaded()
+}

@@ -2,12 +2,27 @@ package main
 
 import (
 	"context"
-	"errors"
 
 	"github.com/cairndb/cairn"
 )
 
-// openTenants is the space of -mode tenants, which this build lacks.
-func openTenants(context.Context, *cairn.DB, int) (space, error) {
-	return nil, errors.New("-mode tenants: not in this build")
+// tenants keeps every tenant as a tenant of the collection "memories".
+type tenants struct{ c *cairn.Collection }
+
+func openTenants(ctx context.Context, db *cairn.DB, dim int) (space, error) {
+	c, err := db.GetOrCreateCollection(ctx, "memories", cfg(dim))
+	if err != nil {
+		return nil, err
+	}
+	return tenants{c}, nil
 }
+
+func (t tenants) create(ctx context.Context, name string) (cairn.MemoryCollection, error) {
+	return t.c.CreateTenant(ctx, name)
+}
+
+func (t tenants) get(ctx context.Context, name string) (cairn.MemoryCollection, error) {
+	return t.c.Tenant(ctx, name)
+}
+
+func (t tenants) remove(ctx context.Context, name string) error { return t.c.DeleteTenant(ctx, name) }

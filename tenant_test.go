@@ -1,0 +1,383 @@
+package cairn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math/rand/v2"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/vector"
+)
+
+// tenantModel is what each tenant of each collection must hold: id →
+// text, per tenant name; a missing tenant has no entry.
+type tenantModel map[string]map[string]map[string]string
+
+// checkTenant asserts that the tenant holds exactly its model's items:
+// Count, Get of each, Find of all, and a query for more than it holds
+// returns its items and no other tenant's (every item's metadata names
+// its tenant and collection). exact says the index returns every item.
+func checkTenant(t *testing.T, ctx context.Context, tn *cairn.Tenant, coll string, want map[string]string, exact bool, r *rand.Rand, dim int) {
+	t.Helper()
+	if n, err := tn.Count(ctx); err != nil || n != len(want) {
+		t.Fatalf("%s/%s: Count %d, %v; want %d", coll, tn.Name(), n, err, len(want))
+	}
+	all, err := tn.Find(ctx, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, it := range all {
+		got[it.ID] = it.Text
+	}
+	if !maps.Equal(got, want) {
+		t.Fatalf("%s/%s: Find returned %v, want %v", coll, tn.Name(), got, want)
+	}
+	hits, err := tn.Query(ctx, randVec(r, dim), len(want)+5, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hits {
+		if h.Metadata["tenant"] != tn.Name() || h.Metadata["coll"] != coll || want[h.ID] != h.Text {
+			t.Fatalf("%s/%s: query returned %q %q %v, not one of its items", coll, tn.Name(), h.ID, h.Text, h.Metadata)
+		}
+	}
+	if exact && len(hits) != len(want) {
+		t.Fatalf("%s/%s: query returned %d of %d items", coll, tn.Name(), len(hits), len(want))
+	}
+	for id := range want {
+		if _, err := tn.Get(ctx, id); err != nil {
+			t.Fatalf("%s/%s: Get %q: %v", coll, tn.Name(), id, err)
+		}
+	}
+}
+
+// TestTenantIsolation runs random operations on the tenants of two
+// collections (exact and HNSW) in a file: adds, upserts and deletes of
+// ids that every tenant uses, tenants deleted and created again, the
+// store closed and reopened, with a memory budget so small that a
+// tenant is closed as soon as no call uses it. After every step, the
+// tenant it touched holds exactly what the model says, and no query of
+// any tenant, or of the collections themselves, returns another's item.
+func TestTenantIsolation(t *testing.T) {
+	ctx := context.Background()
+	seed := rand.Uint64()
+	t.Logf("seed %d", seed)
+	r := rand.New(rand.NewPCG(seed, 7))
+	const dim = 4
+	path := filepath.Join(t.TempDir(), "tenants.db")
+	opts := &cairn.Options{TenantMemory: 1}
+	db, err := cairn.Open(ctx, path, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	configs := map[string]cairn.CollectionConfig{
+		"flat": {Dim: dim, Index: cairn.Flat},
+		"hnsw": {Dim: dim, Index: cairn.HNSW, HNSW: hnsw.Options{M: 4, EfConstruction: 16, EfSearch: 32, Seed: 1}},
+	}
+	for name, cfg := range configs {
+		c := mustCollection(t, db, name, cfg)
+		// The collections' own items, which no tenant may see.
+		if err := c.Add(ctx, cairn.Item{ID: "a", Text: "own", Embedding: randVec(r, dim), Metadata: map[string]any{"tenant": "", "coll": name}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	model := tenantModel{"flat": {}, "hnsw": {}}
+	tenants := []string{"alice", "bob", "carol", "dave"}
+	ids := []string{"a", "b", "c", "d", "e", "f"}
+	steps := 300
+	if testing.Short() {
+		steps = 100
+	}
+	for step := range steps {
+		coll := []string{"flat", "hnsw"}[r.IntN(2)]
+		name := tenants[r.IntN(len(tenants))]
+		c, err := db.Collection(ctx, coll)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, exists := model[coll][name]
+		op := r.IntN(20)
+		switch {
+		case op == 0: // reopen
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if db, err = cairn.Open(ctx, path, opts); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case op == 1 && exists:
+			if err := c.DeleteTenant(ctx, name); err != nil {
+				t.Fatalf("step %d: delete tenant: %v", step, err)
+			}
+			delete(model[coll], name)
+			if _, err := c.Tenant(ctx, name); !errors.Is(err, vector.ErrNotFound) {
+				t.Fatalf("step %d: deleted tenant: %v", step, err)
+			}
+			continue
+		case !exists:
+			if _, err := c.Tenant(ctx, name); !errors.Is(err, vector.ErrNotFound) {
+				t.Fatalf("step %d: tenant never created or deleted: %v", step, err)
+			}
+			if _, err := c.CreateTenant(ctx, name); err != nil {
+				t.Fatalf("step %d: create tenant: %v", step, err)
+			}
+			want = map[string]string{}
+			model[coll][name] = want
+		}
+		tn, err := c.Tenant(ctx, name)
+		if err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		id := ids[r.IntN(len(ids))]
+		text := fmt.Sprintf("%s/%s/%s@%d", coll, name, id, step)
+		item := cairn.Item{ID: id, Text: text, Embedding: randVec(r, dim), Metadata: map[string]any{"tenant": name, "coll": coll}}
+		switch {
+		case op < 10:
+			if err := tn.Upsert(ctx, item); err != nil {
+				t.Fatalf("step %d: upsert: %v", step, err)
+			}
+			want[id] = text
+		case op < 14:
+			err := tn.Add(ctx, item)
+			if _, taken := want[id]; taken != errors.Is(err, vector.ErrDuplicateID) || (!taken && err != nil) {
+				t.Fatalf("step %d: add of %q (taken %v): %v", step, id, taken, err)
+			}
+			if err == nil {
+				want[id] = text
+			}
+		default:
+			err := tn.Delete(ctx, id)
+			if _, held := want[id]; held != (err == nil) || (!held && !errors.Is(err, vector.ErrNotFound)) {
+				t.Fatalf("step %d: delete of %q (held %v): %v", step, id, held, err)
+			}
+			delete(want, id)
+		}
+		checkTenant(t, ctx, tn, coll, want, coll == "flat", r, dim)
+		if n, used := db.LoadedTenantsForTest(); n != 0 || used != 0 {
+			t.Fatalf("step %d: %d tenants (%d bytes) in memory with no call using them, over a budget of 1 byte", step, n, used)
+		}
+		if step%50 == 49 {
+			for coll, ts := range model {
+				c, _ := db.Collection(ctx, coll)
+				names, err := c.Tenants(ctx)
+				if err != nil || !slices.Equal(names, slices.Sorted(maps.Keys(ts))) {
+					t.Fatalf("step %d: Tenants of %s: %v, %v; want %v", step, coll, names, err, slices.Sorted(maps.Keys(ts)))
+				}
+				for name, want := range ts {
+					tn, err := c.Tenant(ctx, name)
+					if err != nil {
+						t.Fatal(err)
+					}
+					checkTenant(t, ctx, tn, coll, want, coll == "flat", r, dim)
+				}
+				hits, err := c.Query(ctx, randVec(r, dim), 50, nil)
+				if err != nil || len(hits) != 1 || hits[0].Text != "own" {
+					t.Fatalf("step %d: the collection %s itself returned %v, %v", step, coll, hits, err)
+				}
+			}
+		}
+	}
+}
+
+// TestTenantsConcurrent has goroutines write to and query their own
+// tenants while others are created, deleted and evicted around them
+// (a budget of one byte): under -race, and every result is the caller's.
+func TestTenantsConcurrent(t *testing.T) {
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, filepath.Join(t.TempDir(), "t.db"), &cairn.Options{TenantMemory: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := mustCollection(t, db, "mem", cairn.CollectionConfig{Dim: 4, Index: cairn.Flat})
+	const workers, rounds = 4, 40
+	var wg sync.WaitGroup
+	errs := make(chan error, workers+1)
+	for w := range workers {
+		wg.Go(func() {
+			r := rand.New(rand.NewPCG(uint64(w), 1))
+			name := fmt.Sprint("user", w)
+			tn, err := c.GetOrCreateTenant(ctx, name)
+			if err != nil {
+				errs <- err
+				return
+			}
+			for i := range rounds {
+				it := cairn.Item{ID: fmt.Sprint(i), Embedding: randVec(r, 4), Metadata: map[string]any{"tenant": name}}
+				if err := tn.Add(ctx, it); err != nil {
+					errs <- err
+					return
+				}
+				hits, err := tn.Query(ctx, randVec(r, 4), 100, nil)
+				if err != nil {
+					errs <- err
+					return
+				}
+				if len(hits) != i+1 {
+					errs <- fmt.Errorf("%s: %d hits after %d adds", name, len(hits), i+1)
+					return
+				}
+				for _, h := range hits {
+					if h.Metadata["tenant"] != name {
+						errs <- fmt.Errorf("%s: query returned %v", name, h.Metadata)
+						return
+					}
+				}
+			}
+		})
+	}
+	wg.Go(func() { // a tenant created and deleted over and over
+		for range rounds {
+			tn, err := c.CreateTenant(ctx, "churn")
+			if err == nil {
+				err = tn.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 0, 0, 0}, Metadata: map[string]any{"tenant": "churn"}})
+			}
+			if err == nil {
+				err = c.DeleteTenant(ctx, "churn")
+			}
+			if err != nil {
+				errs <- err
+				return
+			}
+		}
+	})
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n, used := db.LoadedTenantsForTest(); n != 0 || used != 0 {
+		t.Fatalf("%d tenants (%d bytes) in memory with no call using them, over a budget of 1 byte", n, used)
+	}
+}
+
+// TestTenantReadsLeaveFileUnchanged: loading tenants, reading them in
+// every way and having them evicted writes nothing, HNSW graphs rebuilt
+// at load included.
+func TestTenantReadsLeaveFileUnchanged(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(3, 4))
+	c := mustCollection(t, db, "mem", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW, HNSW: hnsw.Options{M: 4, EfConstruction: 16, Seed: 1}})
+	for i := range 6 {
+		tn, err := c.CreateTenant(ctx, fmt.Sprint("u", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for j := range 20 {
+			if err := tn.Add(ctx, cairn.Item{ID: fmt.Sprint(j), Text: "word", Embedding: randVec(r, 4)}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Delete the saved graphs' freshness: one more write after the close
+	// saved them would make them stale; instead reopen as is, twice.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	want := fileSum(t, path)
+	for round := range 3 {
+		db, err := cairn.Open(ctx, path, &cairn.Options{TenantMemory: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := db.Collection(ctx, "mem")
+		if err != nil {
+			t.Fatal(err)
+		}
+		names, err := c.Tenants(ctx)
+		if err != nil || len(names) != 6 {
+			t.Fatalf("Tenants: %v, %v", names, err)
+		}
+		for _, name := range names {
+			tn, err := c.Tenant(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tn.Query(ctx, randVec(r, 4), 5, &cairn.QueryOptions{Mode: cairn.HybridMode, Keywords: "word"}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tn.Get(ctx, "3"); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tn.Info(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for _, err := range tn.Items(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := fileSum(t, path); got != want {
+			t.Fatalf("round %d: the file changed though nothing was written", round)
+		}
+	}
+}
+
+// TestTenantsInMemory: an in-memory store keeps its tenants, whatever
+// the budget, and deletes them.
+func TestTenantsInMemory(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(&cairn.Options{TenantMemory: 1})
+	defer db.Close()
+	c := mustCollection(t, db, "mem", cairn.CollectionConfig{Dim: 2})
+	a, err := c.CreateTenant(ctx, "a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.CreateTenant(ctx, "a"); !errors.Is(err, cairn.ErrTenantExists) {
+		t.Fatalf("second a: %v", err)
+	}
+	if err := a.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := c.GetOrCreateTenant(ctx, "b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := db.LoadedTenantsForTest(); n != 2 {
+		t.Fatalf("%d tenants in memory, want both", n)
+	}
+	if n, _ := a.Count(ctx); n != 1 {
+		t.Fatalf("a holds %d items after b was loaded", n)
+	}
+	if n, _ := b.Count(ctx); n != 0 {
+		t.Fatalf("b holds %d items", n)
+	}
+	if names, _ := c.Tenants(ctx); !slices.Equal(names, []string{"a", "b"}) {
+		t.Fatalf("Tenants: %v", names)
+	}
+	if err := c.DeleteTenant(ctx, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Count(ctx); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("deleted tenant: %v", err)
+	}
+	if err := c.DeleteTenant(ctx, "a"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("second delete: %v", err)
+	}
+	if err := db.DeleteCollection(ctx, "mem"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Count(ctx); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("tenant of a deleted collection: %v", err)
+	}
+}
