@@ -10,7 +10,10 @@
 //
 // It honours the options of package vectorstores as langchaingo's own
 // stores do: WithNameSpace names the collection (created on first use,
-// with the embedder's dimension), WithEmbedder replaces the store's
+// with the embedder's dimension), or with [WithTenants] a tenant of the
+// store's collection (a user's or a session's documents, kept apart, as
+// langchaingo's Pinecone and Weaviate stores keep a namespace inside one
+// index: a file holds many more tenants than collections), WithEmbedder replaces the store's
 // embedder for one call, WithDeduplicater skips documents on adding,
 // WithScoreThreshold drops results less similar than a value in [0, 1]
 // (the cosine similarity under cairn's default metric), and WithFilters
@@ -26,6 +29,7 @@
 package langchaingo
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -75,6 +79,7 @@ type Store struct {
 	embedder embeddings.Embedder
 	name     string
 	config   cairn.CollectionConfig
+	tenants  bool // WithNameSpace names a tenant of the collection name
 
 	mu sync.Mutex // serialises the creation of collections
 }
@@ -87,6 +92,13 @@ type Option func(*Store)
 // WithCollection sets the collection used when a call does not name one
 // with vectorstores.WithNameSpace. Default [DefaultCollection].
 func WithCollection(name string) Option { return func(s *Store) { s.name = name } }
+
+// WithTenants makes vectorstores.WithNameSpace name a tenant of the
+// Store's collection ([WithCollection]) instead of a collection: each
+// namespace's documents are apart from every other's, and cost no memory
+// while unused (see cairn.Tenant). A call without a namespace uses the
+// collection's own documents.
+func WithTenants() Option { return func(s *Store) { s.tenants = true } }
 
 // WithConfig sets the configuration of the collections the Store creates
 // (metric, index); a zero Dim takes the dimension of the first embedding.
@@ -144,6 +156,51 @@ func (s *Store) collection(ctx context.Context, name string) (*cairn.Collection,
 	return c, err
 }
 
+// docs is where a call's documents are: a collection or a tenant.
+type docs interface {
+	Add(ctx context.Context, items ...cairn.Item) error
+	Query(ctx context.Context, embedding []float32, k int, o *cairn.QueryOptions) ([]cairn.Result, error)
+	Delete(ctx context.Context, ids ...string) error
+}
+
+// docsFor returns where the documents of a call with options o are,
+// creating them for vectors of dimension dim if create is set; nil, nil
+// if they do not exist.
+func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, create bool, dim int) (docs, error) {
+	name, tenant := s.collectionName(o), ""
+	if s.tenants {
+		name, tenant = s.name, o.NameSpace
+	}
+	var (
+		c   *cairn.Collection
+		err error
+	)
+	if create {
+		c, err = s.createCollection(ctx, name, dim)
+	} else {
+		c, err = s.collection(ctx, name)
+	}
+	if err != nil || c == nil {
+		return nil, err
+	}
+	if tenant == "" {
+		return c, nil
+	}
+	var t *cairn.Tenant
+	if create {
+		t, err = c.GetOrCreateTenant(ctx, tenant)
+	} else {
+		t, err = c.Tenant(ctx, tenant)
+	}
+	if errors.Is(err, vector.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
 // createCollection returns the collection name, creating it for vectors
 // of dimension dim.
 func (s *Store) createCollection(ctx context.Context, name string, dim int) (*cairn.Collection, error) {
@@ -191,7 +248,7 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, opts .
 	if len(vecs) != len(docs) {
 		return nil, fmt.Errorf("%w: %d for %d documents", ErrWrongNumberOfVectors, len(vecs), len(docs))
 	}
-	c, err := s.createCollection(ctx, s.collectionName(o), len(vecs[0]))
+	c, err := s.docsFor(ctx, o, true, len(vecs[0]))
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: %w", err)
 	}
@@ -239,7 +296,7 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.collection(ctx, s.collectionName(o))
+	c, err := s.docsFor(ctx, o, false, 0)
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: %w", err)
 	}
@@ -268,8 +325,11 @@ func (s *Store) Delete(ctx context.Context, ids []string, opts ...vectorstores.O
 	if len(ids) == 0 {
 		return nil
 	}
-	name := s.collectionName(options(opts))
-	c, err := s.db.Collection(ctx, name)
+	o := options(opts)
+	c, err := s.docsFor(ctx, o, false, 0)
+	if err == nil && c == nil {
+		err = fmt.Errorf("%q: %w", cmp.Or(o.NameSpace, s.name), vector.ErrNotFound)
+	}
 	if err == nil {
 		err = c.Delete(ctx, ids...)
 	}

@@ -309,3 +309,44 @@ func mustCount(t testing.TB, c *cairn.Collection) int {
 	}
 	return n
 }
+
+// TestStoreTenants: with WithTenants, WithNameSpace names a tenant of the
+// store's collection, apart from the others and from the collection's
+// own documents.
+func TestStoreTenants(t *testing.T) {
+	ctx := context.Background()
+	s, db := newStore(t, langchaingo.WithCollection("main"), langchaingo.WithTenants())
+	if _, err := s.AddDocuments(ctx, docs[:2]); err != nil {
+		t.Fatal(err)
+	}
+	ids, err := s.AddDocuments(ctx, docs[2:], vectorstores.WithNameSpace("alice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.SimilaritySearch(ctx, "goldfish", 4, vectorstores.WithNameSpace("alice"))
+	if err != nil || len(got) != 2 || got[0].PageContent != docs[3].PageContent {
+		t.Fatalf("tenant alice: %q, %v", contents(got), err)
+	}
+	got, err = s.SimilaritySearch(ctx, "goldfish", 4)
+	if err != nil || len(got) != 2 || slices.Contains(contents(got), docs[3].PageContent) {
+		t.Fatalf("the collection's own: %q, %v", contents(got), err)
+	}
+	got, err = s.SimilaritySearch(ctx, "goldfish", 4, vectorstores.WithNameSpace("bob"))
+	if err != nil || len(got) != 0 {
+		t.Fatalf("a tenant never written: %q, %v", contents(got), err)
+	}
+	if _, err := db.Collection(ctx, "alice"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("a namespace made a collection: %v", err)
+	}
+	if err := s.Delete(ctx, ids[:1], vectorstores.WithNameSpace("bob")); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("delete of alice's document in bob: %v", err)
+	}
+	if err := s.Delete(ctx, ids[:1], vectorstores.WithNameSpace("alice")); err != nil {
+		t.Fatal(err)
+	}
+	c, _ := db.Collection(ctx, "main")
+	alice, err := c.Tenant(ctx, "alice")
+	if n, _ := alice.Count(ctx); err != nil || n != 1 {
+		t.Fatalf("alice holds %d documents (%v)", n, err)
+	}
+}

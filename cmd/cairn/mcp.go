@@ -3,6 +3,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -10,6 +11,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"math"
 	"slices"
 	"strings"
@@ -27,10 +29,11 @@ import (
 const version = "0.1.0"
 
 func cmdMCP(ctx context.Context, e *env, args []string) error {
-	const synopsis = "-db FILE [-collection NAME] -embed-url URL -embed-model MODEL [-embed-key-env VAR]"
+	const synopsis = "-db FILE [-collection NAME] [-namespace NAME] -embed-url URL -embed-model MODEL [-embed-key-env VAR]"
 	fs := newFlags(e, "mcp", synopsis)
 	path := fs.String("db", "", "the cairn file to keep memories in (created if missing)")
 	coll := fs.String("collection", "memories", "the collection of memories")
+	namespace := fs.String("namespace", "", "the namespace (a tenant of the collection: a user, an agent) of calls that name none; none: the collection's own")
 	maxText := fs.Int("max-text", defaultMaxText, "the longest text of a memory, in characters; its metadata, as JSON, has the same bound")
 	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "bound on one tool call, embedding requests and retries included")
 	var emf embedFlags
@@ -72,7 +75,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return closeDB(*path, db, &fileError{*path, err})
 	}
-	m.callTimeout, m.maxText = *callTimeout, *maxText
+	m.callTimeout, m.maxText, m.namespace = *callTimeout, *maxText, *namespace
 	n := 0
 	if c := m.collection(); c != nil {
 		if n, err = c.Count(ctx); err != nil {
@@ -109,6 +112,9 @@ type memory struct {
 	// maxText bounds a memory's text, in characters, and its metadata as
 	// JSON, in bytes (-max-text).
 	maxText int
+	// namespace is the tenant of the calls that name none (-namespace);
+	// "" for the collection's own memories.
+	namespace string
 
 	mu   sync.Mutex
 	coll *cairn.Collection // nil until the collection exists
@@ -143,6 +149,53 @@ func (m *memory) collection() *cairn.Collection {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.coll
+}
+
+// space is where a call's memories are: the collection, or one of its
+// tenants (a namespace).
+type space interface {
+	Add(ctx context.Context, items ...cairn.Item) error
+	Upsert(ctx context.Context, items ...cairn.Item) error
+	UpsertDedup(ctx context.Context, d *cairn.Dedup, items ...cairn.Item) ([]cairn.Merge, error)
+	Get(ctx context.Context, ids ...string) ([]cairn.Item, error)
+	Delete(ctx context.Context, ids ...string) error
+	QueryText(ctx context.Context, text string, k int, o *cairn.QueryOptions) ([]cairn.Result, error)
+	Items(ctx context.Context, o *cairn.ItemsOptions) iter.Seq2[cairn.Item, error]
+}
+
+// maxNamespace bounds a namespace's length, in bytes.
+const maxNamespace = 256
+
+// namespaceOf returns the namespace a call names, else the server's.
+func (m *memory) namespaceOf(ns string) (string, error) {
+	if len(ns) > maxNamespace {
+		return "", toolError("namespace is %d bytes, more than %d", len(ns), maxNamespace)
+	}
+	return cmp.Or(ns, m.namespace), nil
+}
+
+// space returns the memories of namespace ns (see namespaceOf), or nil if
+// none were stored there yet.
+func (m *memory) space(ctx context.Context, ns string) (space, error) {
+	ns, err := m.namespaceOf(ns)
+	if err != nil {
+		return nil, err
+	}
+	c := m.collection()
+	if c == nil {
+		return nil, nil
+	}
+	if ns == "" {
+		return c, nil
+	}
+	t, err := c.Tenant(ctx, ns)
+	if errors.Is(err, vector.ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, explain(err)
+	}
+	return t, nil
 }
 
 // create returns the collection, creating it with dimension dim.
@@ -315,6 +368,7 @@ type (
 		// MergeSimilar and Scope ask for cairn.Collection.UpsertDedup.
 		MergeSimilar float64  `json:"merge_similar,omitempty" jsonschema:"if set (0 to 1, e.g. 0.95): a stored memory at least this similar is updated instead of storing a near-duplicate"`
 		Scope        []string `json:"scope,omitempty" jsonschema:"with merge_similar: metadata keys a merged memory must share, e.g. [\"user\"]"`
+		Namespace    string   `json:"namespace,omitempty" jsonschema:"whose memory this is (a user, an agent, a project): each namespace's memories are kept apart from every other's; default: the server's"`
 	}
 	storeOut struct {
 		ID         string `json:"id" jsonschema:"the id of the memory that holds the text"`
@@ -328,6 +382,7 @@ type (
 		// HalfLifeDays and Importance ask for cairn.Recency.
 		HalfLifeDays float64 `json:"half_life_days,omitempty" jsonschema:"rank newer memories higher: the age in days at which a memory's weight halves (vector mode)"`
 		Importance   string  `json:"importance,omitempty" jsonschema:"rank by this metadata key too, a number from 0 to 1 (vector mode)"`
+		Namespace    string  `json:"namespace,omitempty" jsonschema:"search only this namespace's memories (a user, an agent, a project); default: the server's"`
 	}
 	searchOut struct {
 		Hits []hit `json:"hits" jsonschema:"the memories found, most similar first"`
@@ -335,7 +390,8 @@ type (
 		SizeLimited bool `json:"size_limited,omitempty" jsonschema:"true if fewer than k memories are given because they reached 256 KiB"`
 	}
 	idsIn struct {
-		IDs []string `json:"ids" jsonschema:"the ids of the memories"`
+		IDs       []string `json:"ids" jsonschema:"the ids of the memories"`
+		Namespace string   `json:"namespace,omitempty" jsonschema:"the namespace the memories are in; default: the server's"`
 	}
 	memoryOut struct {
 		ID       string         `json:"id"`
@@ -346,17 +402,19 @@ type (
 		Memories []memoryOut `json:"memories"`
 	}
 	updateIn struct {
-		ID       string  `json:"id" jsonschema:"the id of the memory to change"`
-		Text     string  `json:"text,omitempty" jsonschema:"the new text; omit to keep the text"`
-		Metadata jsonMap `json:"metadata,omitempty" jsonschema:"the new metadata, replacing the old; omit to keep it, {} to clear it"`
+		ID        string  `json:"id" jsonschema:"the id of the memory to change"`
+		Text      string  `json:"text,omitempty" jsonschema:"the new text; omit to keep the text"`
+		Metadata  jsonMap `json:"metadata,omitempty" jsonschema:"the new metadata, replacing the old; omit to keep it, {} to clear it"`
+		Namespace string  `json:"namespace,omitempty" jsonschema:"the namespace the memory is in; default: the server's"`
 	}
 	deleteOut struct {
 		Deleted int `json:"deleted" jsonschema:"how many memories were deleted"`
 	}
 	listIn struct {
-		Filter   jsonMap `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter"`
-		Page     int     `json:"page,omitempty" jsonschema:"the page, from 1 (default 1)"`
-		PageSize int     `json:"page_size,omitempty" jsonschema:"memories per page, 1 to 100 (default 20)"`
+		Filter    jsonMap `json:"filter,omitempty" jsonschema:"only memories whose metadata match this filter"`
+		Page      int     `json:"page,omitempty" jsonschema:"the page, from 1 (default 1)"`
+		PageSize  int     `json:"page_size,omitempty" jsonschema:"memories per page, 1 to 100 (default 20)"`
+		Namespace string  `json:"namespace,omitempty" jsonschema:"list only this namespace's memories; default: the server's"`
 	}
 	listOut struct {
 		Memories []memoryOut `json:"memories"`
@@ -453,6 +511,10 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 	if math.IsNaN(in.MergeSimilar) || in.MergeSimilar < 0 || in.MergeSimilar > 1 {
 		return nil, storeOut{}, toolError("merge_similar must be between 0 and 1, got %v", in.MergeSimilar)
 	}
+	ns, err := m.namespaceOf(in.Namespace)
+	if err != nil {
+		return nil, storeOut{}, err
+	}
 	c := m.collection()
 	if c == nil {
 		vs, err := m.emb.Embed(ctx, []string{in.Text})
@@ -467,10 +529,18 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		}
 		it.Embedding = vs[0]
 	}
-	if in.MergeSimilar > 0 {
-		return m.storeMerging(ctx, c, it, &cairn.Dedup{MinSimilarity: in.MergeSimilar, Scope: in.Scope})
+	var sp space = c
+	if ns != "" {
+		t, err := c.GetOrCreateTenant(ctx, ns)
+		if err != nil {
+			return nil, storeOut{}, explain(err)
+		}
+		sp = t
 	}
-	if err := c.Add(ctx, it); err != nil {
+	if in.MergeSimilar > 0 {
+		return m.storeMerging(ctx, sp, it, &cairn.Dedup{MinSimilarity: in.MergeSimilar, Scope: in.Scope})
+	}
+	if err := sp.Add(ctx, it); err != nil {
 		if errors.Is(err, vector.ErrDuplicateID) {
 			return nil, storeOut{}, toolError("a memory with id %q exists: use memory_update to change it", id)
 		}
@@ -481,7 +551,7 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 
 // storeMerging stores it unless a stored memory says the same, as d says:
 // then that memory takes its text and metadata.
-func (m *memory) storeMerging(ctx context.Context, c *cairn.Collection, it cairn.Item, d *cairn.Dedup) (*mcp.CallToolResult, storeOut, error) {
+func (m *memory) storeMerging(ctx context.Context, c space, it cairn.Item, d *cairn.Dedup) (*mcp.CallToolResult, storeOut, error) {
 	if _, err := c.Get(ctx, it.ID); err == nil {
 		return nil, storeOut{}, toolError("a memory with id %q exists: use memory_update to change it", it.ID)
 	}
@@ -543,9 +613,9 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 	if err != nil {
 		return nil, out, err
 	}
-	c := m.collection()
-	if c == nil {
-		return nil, out, nil // nothing stored yet
+	c, err := m.space(ctx, in.Namespace)
+	if err != nil || c == nil {
+		return nil, out, err // nil, nil: nothing stored yet
 	}
 	o := &cairn.QueryOptions{Filter: f, Mode: mode}
 	if in.HalfLifeDays < 0 || math.IsNaN(in.HalfLifeDays) {
@@ -578,7 +648,7 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 
 // notFound explains err, the error of a call on ids: if it is about an
 // unknown id, it names the first of ids that c does not hold.
-func notFound(ctx context.Context, c *cairn.Collection, err error, ids []string) error {
+func notFound(ctx context.Context, c space, err error, ids []string) error {
 	if !errors.Is(err, vector.ErrNotFound) {
 		return explain(err)
 	}
@@ -595,7 +665,10 @@ func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mc
 	if len(in.IDs) == 0 {
 		return nil, out, toolError("ids is empty")
 	}
-	c := m.collection()
+	c, err := m.space(ctx, in.Namespace)
+	if err != nil {
+		return nil, out, err
+	}
 	if c == nil {
 		return nil, out, toolError("no memory has the id %q", in.IDs[0])
 	}
@@ -619,7 +692,10 @@ func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn
 	if err := m.checkSize(in.Text, in.Metadata); err != nil {
 		return nil, memoryOut{}, err
 	}
-	c := m.collection()
+	c, err := m.space(ctx, in.Namespace)
+	if err != nil {
+		return nil, memoryOut{}, err
+	}
 	if c == nil {
 		return nil, memoryOut{}, toolError("no memory has the id %q", in.ID)
 	}
@@ -644,7 +720,10 @@ func (m *memory) delete(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (
 	if len(in.IDs) == 0 {
 		return nil, deleteOut{}, toolError("ids is empty")
 	}
-	c := m.collection()
+	c, err := m.space(ctx, in.Namespace)
+	if err != nil {
+		return nil, deleteOut{}, err
+	}
 	if c == nil {
 		return nil, deleteOut{}, toolError("no memory has the id %q", in.IDs[0])
 	}
@@ -676,9 +755,9 @@ func (m *memory) list(ctx context.Context, _ *mcp.CallToolRequest, in listIn) (*
 	if err != nil {
 		return nil, out, err
 	}
-	c := m.collection()
-	if c == nil {
-		return nil, out, nil
+	c, err := m.space(ctx, in.Namespace)
+	if err != nil || c == nil {
+		return nil, out, err
 	}
 	// Pages are runs of at most size memories and pageBytes bytes, from
 	// the first memory on: page n starts where page n-1 stopped.

@@ -870,3 +870,69 @@ func TestMCPBadLinesPipe(t *testing.T) {
 		t.Fatalf("cairn mcp: %v; stderr:\n%s", err, errb.String())
 	}
 }
+
+// TestMCPNamespaces: each namespace's memories are apart from every
+// other's and from those stored without one; a server's -namespace is
+// the namespace of calls that name none.
+func TestMCPNamespaces(t *testing.T) {
+	m := newTestMemory(t, bowEmbedder(nil))
+	cs := connect(t, m)
+	var st storeOut
+	for _, c := range []struct{ ns, text string }{{"alice", "alice likes green tea"}, {"bob", "bob likes black coffee"}, {"", "the office has tea and coffee"}} {
+		if e := call(t, cs, "memory_store", map[string]any{"text": c.text, "namespace": c.ns, "id": "m1"}, &st); e != "" {
+			t.Fatalf("store in %q: %s", c.ns, e)
+		}
+	}
+	search := func(ns string) []string {
+		t.Helper()
+		var out searchOut
+		if e := call(t, cs, "memory_search", map[string]any{"query": "likes tea coffee", "k": 10, "namespace": ns}, &out); e != "" {
+			t.Fatalf("search %q: %s", ns, e)
+		}
+		var texts []string
+		for _, h := range out.Hits {
+			texts = append(texts, h.Text)
+		}
+		return texts
+	}
+	for ns, want := range map[string]string{"alice": "alice likes green tea", "bob": "bob likes black coffee", "": "the office has tea and coffee"} {
+		if got := search(ns); len(got) != 1 || got[0] != want {
+			t.Errorf("search in %q: %q, want only %q", ns, got, want)
+		}
+	}
+	if got := search("carol"); len(got) != 0 {
+		t.Errorf("search in a namespace never stored to: %q", got)
+	}
+	var mem memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"m1"}, "namespace": "bob"}, &mem); e != "" || mem.Memories[0].Text != "bob likes black coffee" {
+		t.Errorf("get m1 in bob: %v, %q", mem, e)
+	}
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"m1"}, "namespace": "carol"}, nil); !strings.Contains(e, `no memory has the id "m1"`) {
+		t.Errorf("get in carol: %q", e)
+	}
+	if e := call(t, cs, "memory_update", map[string]any{"id": "m1", "text": "alice likes oolong tea", "namespace": "alice"}, nil); e != "" {
+		t.Fatal(e)
+	}
+	var del deleteOut
+	if e := call(t, cs, "memory_delete", map[string]any{"ids": []string{"m1"}, "namespace": "bob"}, &del); e != "" || del.Deleted != 1 {
+		t.Fatalf("delete in bob: %v, %q", del, e)
+	}
+	var list listOut
+	if e := call(t, cs, "memory_list", map[string]any{"namespace": "alice"}, &list); e != "" || len(list.Memories) != 1 || list.Memories[0].Text != "alice likes oolong tea" {
+		t.Fatalf("list alice: %+v, %q", list, e)
+	}
+	if got := search(""); len(got) != 1 {
+		t.Errorf("the collection's own memories after the namespaces changed: %q", got)
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "tea", "namespace": strings.Repeat("x", maxNamespace+1)}, nil); !strings.Contains(e, "namespace is") {
+		t.Errorf("a namespace too long: %q", e)
+	}
+	// A server for alice: calls without a namespace are hers.
+	m.namespace = "alice"
+	if got := search(""); len(got) != 1 || got[0] != "alice likes oolong tea" {
+		t.Errorf("search with -namespace alice: %q", got)
+	}
+	if got := search("bob"); len(got) != 0 {
+		t.Errorf("bob's memories after his delete: %q", got)
+	}
+}
