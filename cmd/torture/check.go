@@ -98,15 +98,32 @@ func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending 
 		return
 	}
 	got := map[string]observed{}
+	var names []string // of collections and tenants ("collection@tenant")
 	for _, info := range infos {
+		names = append(names, info.Name)
 		c, err := db.Collection(ctx, info.Name)
 		if err != nil {
 			v.damage("collection %s: %v", info.Name, err)
 			return
 		}
+		tenants, err := c.Tenants(ctx)
+		if err != nil {
+			v.damage("tenants of %s: %v", info.Name, err)
+			return
+		}
+		for _, t := range tenants {
+			names = append(names, info.Name+"@"+t)
+		}
+	}
+	for _, name := range names {
+		c, err := target(ctx, db, name)
+		if err != nil {
+			v.damage("collection %s: %v", name, err)
+			return
+		}
 		items, err := c.Find(ctx, nil, 0)
 		if err != nil {
-			v.damage("list %s: %v", info.Name, err)
+			v.damage("list %s: %v", name, err)
 			return
 		}
 		obs := observed{}
@@ -114,9 +131,9 @@ func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending 
 			obs[it.ID] = it
 		}
 		if n, err := c.Count(ctx); err != nil || n != len(obs) {
-			v.damage("%s: Find lists %d items, Count says %d (%v)", info.Name, len(obs), n, err)
+			v.damage("%s: Find lists %d items, Count says %d (%v)", name, len(obs), n, err)
 		}
-		got[info.Name] = obs
+		got[name] = obs
 	}
 	// Resolve each write in flight: the state found must be the model
 	// with the write applied wholly, or not at all.
@@ -213,9 +230,9 @@ func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending 
 	}
 	// Indexes answer like their items.
 	r := rand.New(rand.NewPCG(seed, 5))
-	for _, name := range []string{"hnsw", "auto", "routed"} {
+	for _, name := range []string{"hnsw", "auto", "routed", "hnsw@u0", "hnsw@u1"} {
 		if obs, ok := got[name]; ok && len(obs) > 0 {
-			c, _ := db.Collection(ctx, name)
+			c, _ := target(ctx, db, name)
 			if msg := checkIndex(ctx, c, obs, r); msg != "" {
 				v.damage("%s: %s", name, msg)
 			}
@@ -314,7 +331,7 @@ func sameItem(coll string, got, want cairn.Item) string {
 // hit must be an item of c at the distance its embedding gives, and the
 // hits must overlap the exact nearest neighbours (recall@10 ≥ 0.8 on
 // average; an index that answers from a stale or foreign graph does not).
-func checkIndex(ctx context.Context, c *cairn.Collection, obs observed, r *rand.Rand) string {
+func checkIndex(ctx context.Context, c cairn.MemoryCollection, obs observed, r *rand.Rand) string {
 	cfg := c.Config()
 	ids := make([]string, 0, len(obs))
 	for id := range obs {

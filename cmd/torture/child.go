@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -76,6 +77,22 @@ func runChild(path string, trial int, seed uint64, syncMode sqlitestore.Sync) {
 		}
 		ch.say("ok -1 %d", seq)
 	}
+	for _, name := range tenantColls {
+		base, tenant, _ := strings.Cut(name, "@")
+		c, err := ch.db.Collection(ctx, base)
+		if err != nil {
+			ch.fail(0, err)
+		}
+		if _, err := c.Tenant(ctx, tenant); err == nil {
+			continue
+		}
+		seq := ch.next()
+		ch.say("try -1 %d mk %s", seq, name)
+		if _, err := c.CreateTenant(ctx, tenant); err != nil {
+			ch.fail(seq, err)
+		}
+		ch.say("ok -1 %d", seq)
+	}
 	ch.say("ready")
 	for w := range writers {
 		go ch.writer(ctx, w, rand.New(rand.NewPCG(seed, uint64(w))))
@@ -101,7 +118,8 @@ func runChild(path string, trial int, seed uint64, syncMode sqlitestore.Sync) {
 // the parent can tell the expected state of each id from the log alone.
 func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 	live := map[string]map[string]int{} // collection -> own id -> version
-	for _, c := range baseColls {
+	targets := slices.Concat(baseColls, tenantColls)
+	for _, c := range targets {
 		live[c] = map[string]int{}
 	}
 	fresh := 0
@@ -121,10 +139,10 @@ func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 	}
 	tmps := 0
 	for {
-		coll := baseColls[r.IntN(len(baseColls))]
+		coll := targets[r.IntN(len(targets))]
 		ch.gate.RLock()
 		db := ch.db
-		c, err := db.Collection(ctx, coll)
+		c, err := target(ctx, db, coll)
 		if err != nil {
 			ch.fail(0, err)
 		}
@@ -227,4 +245,21 @@ func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 		ch.say("ok %d %d", w, seq)
 		ch.gate.RUnlock()
 	}
+}
+
+// target returns the collection name, or the tenant "collection@tenant".
+func target(ctx context.Context, db *cairn.DB, name string) (cairn.MemoryCollection, error) {
+	base, tenant, isTenant := strings.Cut(name, "@")
+	c, err := db.Collection(ctx, base)
+	if err != nil {
+		return nil, err
+	}
+	if !isTenant {
+		return c, nil
+	}
+	t, err := c.Tenant(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
 }

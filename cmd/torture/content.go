@@ -26,9 +26,15 @@ const routedThreshold = 600
 // baseColls are the collections every database of the workload holds.
 var baseColls = []string{"flat", "hnsw", "auto", "routed"}
 
+// tenantColls are tenants of two of baseColls, written and checked as
+// collections are, under the names "collection@tenant".
+var tenantColls = []string{"flat@u0", "flat@u1", "hnsw@u0", "hnsw@u1"}
+
 // configOf returns the configuration of a collection of the workload:
-// one of baseColls, or a temporary "tmp-…" collection.
+// one of baseColls, a tenant of one (its collection's), or a temporary
+// "tmp-…" collection.
 func configOf(name string) cairn.CollectionConfig {
+	name, _, _ = strings.Cut(name, "@")
 	switch name {
 	case "flat":
 		return cairn.CollectionConfig{Dim: 64, Metric: vector.L2, Index: cairn.Flat}
