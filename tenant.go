@@ -173,11 +173,10 @@ func (c *Collection) CreateTenant(ctx context.Context, name string) (*Tenant, er
 // Tenant returns the tenant name of c, loading it if it is not loaded, or
 // an error wrapping [vector.ErrNotFound].
 func (c *Collection) Tenant(ctx context.Context, name string) (*Tenant, error) {
-	t := &Tenant{parent: c, name: name}
 	if s := c.db.tenants.lookup(tenantKey{c, name}); s != nil {
-		t.slot.Store(s) // loaded: it exists
-		return t, nil
+		return s.handle, nil // loaded: it exists
 	}
+	t := &Tenant{parent: c, name: name}
 	_, s, err := t.use(ctx)
 	if err != nil {
 		return nil, err

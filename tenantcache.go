@@ -38,6 +38,9 @@ type tenantSlot struct {
 	c     *Collection
 	err   error
 	keep  bool // an in-memory DB's tenant: never evicted
+	// handle is the Tenant that Collection.Tenant returns while s is
+	// loaded, so that looking a loaded tenant up allocates nothing.
+	handle *Tenant
 	// loaded is set once c is, for the callers that hold s without
 	// having waited for ready (Tenant handles).
 	loaded atomic.Bool
@@ -179,6 +182,8 @@ func (tc *tenantCache) acquire(ctx context.Context, key tenantKey, create bool, 
 			close(s.gone)
 		} else {
 			s.c, s.keep = c, keep
+			s.handle = &Tenant{parent: key.parent, name: key.name}
+			s.handle.slot.Store(s)
 			s.loaded.Store(true)
 			s.size = s.estimate()
 			tc.used += s.size
