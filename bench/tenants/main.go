@@ -45,6 +45,7 @@ func main() {
 
 type config struct {
 	n, max, dim, touch, queries, rounds int
+	budget                              int64
 	mode, dir                           string
 	seed                                uint64
 	build, measure                      bool
@@ -62,6 +63,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.StringVar(&c.mode, "mode", "tenants", "tables (a collection per tenant) or tenants (Collection.Tenant)")
 	fs.StringVar(&c.dir, "dir", os.TempDir(), "directory of the file")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of sizes and vectors")
+	fs.Int64Var(&c.budget, "budget", 0, "Options.TenantMemory, in MiB, when measuring (0: the default)")
 	fs.BoolVar(&c.build, "build", false, "only build the file")
 	fs.BoolVar(&c.measure, "measure", false, "only measure a built file")
 	if err := fs.Parse(args); err != nil {
@@ -75,6 +77,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		if _, err := os.Stat(path); err == nil {
 			fmt.Fprintf(out, "file %s exists: not rebuilt\n", path)
 		} else if err := build(ctx, c, out); err != nil {
+			return err
+		}
+		if err := buildDedicated(ctx, c); err != nil {
 			return err
 		}
 	}
@@ -165,8 +170,7 @@ func items(rng *rand.Rand, n, dim int, prefix string) []cairn.Item {
 	return out
 }
 
-// build writes the file: every tenant with its items, then a dedicated
-// collection for each of the compared sizes.
+// build writes the file: every tenant with its items.
 func build(ctx context.Context, c config, out io.Writer) error {
 	start := time.Now()
 	db, s, err := open(ctx, c, &cairn.Options{SQLite: &sqlitestore.Options{Sync: sqlitestore.SyncNormal}})
@@ -191,28 +195,47 @@ func build(ctx context.Context, c config, out io.Writer) error {
 			fmt.Fprintf(out, "built %d tenants, %d items, %v\n", i+1, total, time.Since(start).Round(time.Second))
 		}
 	}
-	for _, size := range compared(c) {
-		d, err := db.CreateCollection(ctx, fmt.Sprintf("dedicated-%d", size), cfg(c.dim))
-		if err != nil {
-			db.Close()
-			return err
-		}
-		its, err := tenantItems(ctx, s, c, size)
-		if err != nil {
-			db.Close()
-			return err
-		}
-		if err := d.Add(ctx, its...); err != nil {
-			db.Close()
-			return err
-		}
-	}
 	if err := db.Close(); err != nil {
 		return err
 	}
 	fi, _ := os.Stat(c.path())
 	fmt.Fprintf(out, "built %s: %d tenants, %d items, %.1f MiB, in %v\n", c.path(), c.n, total, float64(fi.Size())/(1<<20), time.Since(start).Round(time.Second))
 	return nil
+}
+
+// buildDedicated adds to the file, unless it has them, a dedicated
+// collection for each compared size, holding the items of that tenant.
+func buildDedicated(ctx context.Context, c config) error {
+	db, s, err := open(ctx, c, &cairn.Options{SQLite: &sqlitestore.Options{Sync: sqlitestore.SyncNormal}})
+	if err != nil {
+		return err
+	}
+	for _, size := range compared(c) {
+		name := fmt.Sprintf("dedicated-%d", size)
+		its, err := tenantItems(ctx, s, c, size)
+		if err != nil {
+			db.Close()
+			return err
+		}
+		d, err := db.GetOrCreateCollection(ctx, name, cfg(c.dim))
+		if err != nil {
+			db.Close()
+			return err
+		}
+		if n, err := d.Count(ctx); err != nil || n == len(its) {
+			if err != nil {
+				db.Close()
+				return err
+			}
+			continue // built before
+		}
+		err = d.Upsert(ctx, its...)
+		if err != nil {
+			db.Close()
+			return err
+		}
+	}
+	return db.Close()
 }
 
 // compared returns the tenant sizes compared with a dedicated collection:
@@ -230,9 +253,10 @@ func compared(c config) []int {
 
 // tenantOf returns the first tenant whose size is nearest to size.
 func tenantOf(c config, size int) int {
+	sizes := c.sizes()
 	best := 0
-	for i, s := range c.sizes() {
-		if abs(s-size) < abs(c.sizes()[best]-size) {
+	for i, s := range sizes {
+		if abs(s-size) < abs(sizes[best]-size) {
 			best = i
 		}
 	}
@@ -252,14 +276,14 @@ func tenantItems(ctx context.Context, s space, c config, size int) ([]cairn.Item
 }
 
 func measure(ctx context.Context, c config, out io.Writer) error {
-	fmt.Fprintf(out, "mode %s, %d tenants of 1 to %d items (Zipf 1.1), %d-d, %s/%s, %d cores, %s\n",
-		c.mode, c.n, c.max, c.dim, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04"))
+	fmt.Fprintf(out, "mode %s, %d tenants of 1 to %d items (Zipf 1.1), %d-d, budget %d MiB, %s/%s, %d cores, %s\n",
+		c.mode, c.n, c.max, c.dim, c.budget, runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), time.Now().Format("2006-01-02 15:04"))
 	if load, err := os.ReadFile("/proc/loadavg"); err == nil {
 		fmt.Fprintf(out, "load average at start: %s", load)
 	}
 	base := rssKiB()
 	start := time.Now()
-	db, s, err := open(ctx, c, nil)
+	db, s, err := open(ctx, c, &cairn.Options{TenantMemory: c.budget << 20})
 	if err != nil {
 		return err
 	}
@@ -305,25 +329,35 @@ func measure(ctx context.Context, c config, out io.Writer) error {
 		for i := range qs {
 			qs[i] = q()
 		}
+		// Each query looks the tenant up, as a server handling a request
+		// for it does. The two sides alternate query by query (which goes
+		// first alternates too), so that a busy machine slows both alike.
+		tenantQuery := func(v []float32) error {
+			t, err := s.get(ctx, name)
+			if err == nil {
+				_, err = t.Query(ctx, v, 5, nil)
+			}
+			return err
+		}
+		dedicatedQuery := func(v []float32) error { _, err := d.Query(ctx, v, 5, nil); return err }
 		var tl, dl []time.Duration
-		for range c.rounds {
-			// Each query looks the tenant up, as a server handling a
-			// request for it does.
-			ts, err := lat(ctx, qs, func(v []float32) error {
-				t, err := s.get(ctx, name)
-				if err == nil {
-					_, err = t.Query(ctx, v, 5, nil)
+		for r := range c.rounds {
+			for i, v := range qs {
+				first, second, fl, sl := tenantQuery, dedicatedQuery, &tl, &dl
+				if (i+r)%2 == 1 {
+					first, second, fl, sl = dedicatedQuery, tenantQuery, &dl, &tl
 				}
-				return err
-			})
-			if err != nil {
-				return err
+				for _, side := range []struct {
+					f func([]float32) error
+					l *[]time.Duration
+				}{{first, fl}, {second, sl}} {
+					t0 := time.Now()
+					if err := side.f(v); err != nil {
+						return err
+					}
+					*side.l = append(*side.l, time.Since(t0))
+				}
 			}
-			ds, err := lat(ctx, qs, func(v []float32) error { _, err := d.Query(ctx, v, 5, nil); return err })
-			if err != nil {
-				return err
-			}
-			tl, dl = append(tl, ts...), append(dl, ds...)
 		}
 		t50, d50 := pct(tl, 50), pct(dl, 50)
 		fmt.Fprintf(out, "| %d | %v | %v | %.3f | %v | %v |\n", n, t50, d50, float64(t50)/float64(d50), pct(tl, 95), pct(dl, 95))
@@ -352,18 +386,6 @@ func measure(ctx context.Context, c config, out io.Writer) error {
 	}
 	fmt.Fprintf(out, "close: %v\n", time.Since(start).Round(time.Millisecond))
 	return nil
-}
-
-func lat(ctx context.Context, qs [][]float32, f func([]float32) error) ([]time.Duration, error) {
-	out := make([]time.Duration, len(qs))
-	for i, q := range qs {
-		t0 := time.Now()
-		if err := f(q); err != nil {
-			return nil, err
-		}
-		out[i] = time.Since(t0)
-	}
-	return out, ctx.Err()
 }
 
 func pct(ds []time.Duration, p int) time.Duration {
