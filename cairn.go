@@ -397,9 +397,8 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 		// hold of its locks: no write in flight meets a store deleted
 		// under it.
 		db.tenants.closeParent(c, errDropped, false)
-		if err = c.dropWith(drop); err != nil {
-			db.tenants.reopenParent(c)
-		}
+		err = c.dropWith(drop)
+		db.tenants.reopenParent(c) // deleted, c refuses them itself
 	} else {
 		err = drop()
 	}

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sync"
 	"testing"
@@ -379,5 +380,71 @@ func TestTenantsInMemory(t *testing.T) {
 	}
 	if _, err := b.Count(ctx); !errors.Is(err, vector.ErrNotFound) {
 		t.Fatalf("tenant of a deleted collection: %v", err)
+	}
+}
+
+// TestTenantsOfDeletedCollection deletes a collection while goroutines
+// write to and query its tenants: every call succeeds or fails with
+// vector.ErrNotFound, and none succeeds after the delete returned.
+func TestTenantsOfDeletedCollection(t *testing.T) {
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, filepath.Join(t.TempDir(), "t.db"), &cairn.Options{TenantMemory: 64 << 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := mustCollection(t, db, "gone", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
+	var (
+		wg      sync.WaitGroup
+		deleted = make(chan struct{})
+		errs    = make(chan error, 8)
+	)
+	for w := range 4 {
+		wg.Go(func() {
+			tn, err := c.GetOrCreateTenant(ctx, fmt.Sprint("u", w%2))
+			if err != nil {
+				if !errors.Is(err, vector.ErrNotFound) { // deleted already
+					errs <- err
+				}
+				return
+			}
+			for i := 0; ; i++ {
+				select {
+				case <-deleted:
+					if err := tn.Add(ctx, cairn.Item{ID: fmt.Sprint(w, "-", i), Embedding: []float32{1, 1}}); !errors.Is(err, vector.ErrNotFound) {
+						errs <- fmt.Errorf("add after the delete: %v", err)
+					}
+					return
+				default:
+				}
+				err := tn.Add(ctx, cairn.Item{ID: fmt.Sprint(w, "-", i), Embedding: []float32{1, float32(i)}})
+				if err == nil {
+					_, err = tn.Query(ctx, []float32{1, 0}, 3, nil)
+				}
+				if err != nil && !errors.Is(err, vector.ErrNotFound) {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for {
+		if n, _ := db.LoadedTenantsForTest(); n > 0 {
+			break
+		}
+		runtime.Gosched()
+	}
+	if err := db.DeleteCollection(ctx, "gone"); err != nil {
+		t.Fatal(err)
+	}
+	close(deleted)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	c = mustCollection(t, db, "gone", cairn.CollectionConfig{Dim: 2})
+	if names, err := c.Tenants(ctx); err != nil || len(names) != 0 {
+		t.Fatalf("a collection made again under the name has tenants %v, %v", names, err)
 	}
 }

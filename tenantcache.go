@@ -168,6 +168,10 @@ func (tc *tenantCache) acquire(ctx context.Context, key tenantKey, create bool, 
 			tc.mu.Unlock()
 			continue
 		}
+		if shut := cmpOr(tc.shut[key.parent], tc.shut[nil]); shut != nil {
+			tc.mu.Unlock() // closeParent ran since the look above
+			return nil, shut
+		}
 		s = &tenantSlot{key: key, ready: make(chan struct{}), gone: make(chan struct{})}
 		s.pins.Store(1)
 		s.last.Store(tc.tick.Add(1))
@@ -355,7 +359,9 @@ func (tc *tenantCache) settle(s *tenantSlot, deleted bool) {
 
 // closeParent closes every loaded tenant of parent (of all parents for
 // nil), with err as the error of later calls on them, and refuses to
-// load more until reopenParent. It waits for loads in progress.
+// load more until reopenParent. It waits for loads in progress. Once
+// parent is closed or deleted, its own error refuses them (loadTenant),
+// and reopenParent may forget it.
 func (tc *tenantCache) closeParent(parent *Collection, err error, save bool) error {
 	tc.mu.Lock()
 	tc.shut[parent] = err
@@ -380,8 +386,9 @@ func (tc *tenantCache) closeParent(parent *Collection, err error, save bool) err
 	return first
 }
 
-// reopenParent lets parent's tenants load again, after a closeParent
-// whose deletion failed.
+// reopenParent lets parent's tenants load again, after closeParent: once
+// parent is deleted (which refuses them itself), or when its deletion
+// failed.
 func (tc *tenantCache) reopenParent(parent *Collection) {
 	tc.mu.Lock()
 	delete(tc.shut, parent)
