@@ -2,8 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -386,5 +388,57 @@ func TestFlagErrors(t *testing.T) {
 	r := runCmd(t, "", "import", "-h")
 	if r.code != exitOK || r.stderr != "" || !strings.Contains(r.stdout, "usage: cairn import") || !strings.Contains(r.stdout, "qflat") {
 		t.Errorf("import -h: %+v", r)
+	}
+}
+
+// TestExportTenants: export writes each tenant of a collection after its
+// own items, under a header naming the tenant; import refuses such a
+// stream, whole, rather than mix a tenant's items into the collection.
+func TestExportTenants(t *testing.T) {
+	ctx := t.Context()
+	path := filepath.Join(t.TempDir(), "t.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateCollection(ctx, "mem", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
+	if err == nil {
+		err = c.Add(ctx, cairn.Item{ID: "own", Embedding: []float32{1, 0}})
+	}
+	for _, name := range []string{"bob", "alice"} {
+		var tn *cairn.Tenant
+		if err == nil {
+			tn, err = c.CreateTenant(ctx, name)
+		}
+		if err == nil {
+			err = tn.Add(ctx, cairn.Item{ID: "m1", Text: name, Embedding: []float32{0, 1}})
+		}
+	}
+	if err == nil {
+		err = db.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runCmd(t, "", "export", path)
+	want := `{"collection":{"name":"mem","dim":2,"metric":"cosine","index":"flat"}}
+{"id":"own","embedding":[1,0]}
+{"collection":{"name":"mem","dim":2,"metric":"cosine","index":"flat"},"tenant":"alice"}
+{"id":"m1","text":"alice","embedding":[0,1]}
+{"collection":{"name":"mem","dim":2,"metric":"cosine","index":"flat"},"tenant":"bob"}
+{"id":"m1","text":"bob","embedding":[0,1]}
+`
+	// The items' times are the store's: drop them before comparing.
+	got := regexp.MustCompile(`,"(created|updated)_at":"[^"]*"`).ReplaceAllString(r.stdout, "")
+	if r.code != 0 || got != want {
+		t.Fatalf("export: exit %d, stderr %q, stdout:\n%s\nwant:\n%s", r.code, r.stderr, got, want)
+	}
+	copyPath := filepath.Join(t.TempDir(), "copy.db")
+	imp := runCmd(t, r.stdout, "import", copyPath)
+	if imp.code != exitFail || !strings.Contains(imp.stderr, `tenant "alice": this build's import does not take tenants`) {
+		t.Fatalf("import of tenants: %+v", imp)
+	}
+	if _, err := os.Stat(copyPath); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("a refused import left a file: %v", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"iter"
 
 	"github.com/cairndb/cairn"
 )
@@ -47,37 +48,64 @@ func cmdExport(ctx context.Context, e *env, args []string) error {
 }
 
 // exportCollection writes the header line of the collection name and its
-// items, one at a time, in the order they were added.
+// items, one at a time, in the order they were added; then, for each of
+// its tenants, the header with the tenant's name and the tenant's items.
 func exportCollection(ctx context.Context, db *cairn.DB, name string, w *bufio.Writer) error {
 	c, err := db.Collection(ctx, name)
 	if err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	h := header(name, c.Config())
-	if err := enc.Encode(line{Collection: &h}); err != nil {
+	if err := exportItems(ctx, c, name, "", w); err != nil {
 		return err
 	}
-	for it, err := range c.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
+	tenants, err := c.Tenants(ctx)
+	if err != nil {
+		return err
+	}
+	for _, tn := range tenants {
+		t, err := c.Tenant(ctx, tn)
+		if err != nil {
+			return err
+		}
+		if err := exportItems(ctx, t, name, tn, w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportItems writes a header line and the items of src: the collection
+// name, or its tenant if tenant is not empty.
+func exportItems(ctx context.Context, src interface {
+	Config() cairn.CollectionConfig
+	Items(context.Context, *cairn.ItemsOptions) iter.Seq2[cairn.Item, error]
+}, name, tenant string, w *bufio.Writer) error {
+	enc := json.NewEncoder(w)
+	h := header(name, src.Config())
+	if err := enc.Encode(line{Collection: &h, Tenant: tenant}); err != nil {
+		return err
+	}
+	for it, err := range src.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
 		if err != nil {
 			return err
 		}
 		ji := jsonItem{ID: it.ID, Text: it.Text, Metadata: it.Metadata, Embedding: it.Embedding,
 			CreatedAt: it.CreatedAt, UpdatedAt: it.UpdatedAt, ExpiresAt: it.ExpiresAt}
 		if err := enc.Encode(ji); err != nil {
-			return fmt.Errorf("collection %q, item %q: %w", name, it.ID, err)
+			return fmt.Errorf("collection %q, tenant %q, item %q: %w", name, tenant, it.ID, err)
 		}
 	}
 	return nil
 }
 
-// MarshalJSON writes a header line as {"collection":{...}} and an item
-// line as the item alone.
+// MarshalJSON writes a header line as {"collection":{...}} (with
+// "tenant" for a tenant's) and an item line as the item alone.
 func (l line) MarshalJSON() ([]byte, error) {
 	if l.Collection != nil {
 		return json.Marshal(struct {
 			Collection *jsonCollection `json:"collection"`
-		}{l.Collection})
+			Tenant     string          `json:"tenant,omitempty"`
+		}{l.Collection, l.Tenant})
 	}
 	return json.Marshal(l.jsonItem)
 }

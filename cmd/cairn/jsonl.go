@@ -2,7 +2,10 @@
 //
 // A stream is a sequence of lines, each one JSON object. A line with a
 // "collection" member starts a collection and describes it; every other
-// line is an item of the collection last started:
+// line is an item of the collection last started. A header with a
+// "tenant" member as well starts that tenant of the collection (export
+// writes each collection's tenants after its own items; this build's
+// import refuses them, rather than read them as the collection's):
 //
 //	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64},"ttl":"720h0m0s"}}
 //	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0],"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-02T08:30:00Z","expires_at":"2026-04-01T12:00:00Z"}
@@ -85,6 +88,9 @@ var errLine = errors.New("bad line")
 // line is one decoded line: a header (Collection set) or an item.
 type line struct {
 	Collection *jsonCollection `json:"collection"`
+	// Tenant, in a header, names a tenant of the collection, whose items
+	// follow.
+	Tenant string `json:"tenant"`
 	jsonItem
 }
 
@@ -106,6 +112,10 @@ func decodeLine(b []byte) (*line, error) {
 		}
 		if _, err := l.Collection.config(); err != nil {
 			return nil, fmt.Errorf("%w: collection %q: %v", errLine, l.Collection.Name, err)
+		}
+		if l.Tenant != "" {
+			// Refused rather than read as the collection's own items.
+			return nil, fmt.Errorf("%w: collection %q, tenant %q: this build's import does not take tenants", errLine, l.Collection.Name, l.Tenant)
 		}
 		return &l, nil
 	}
