@@ -43,7 +43,8 @@ type Options struct {
 	// TenantMemory bounds the memory of the tenants loaded (see
 	// [Tenant]), in bytes, as estimated from their items: once it is
 	// exceeded, the tenants no call is using are closed, least recently
-	// used first, and load again on their next use. 0 means 256 MiB. An
+	// used first, and load again on their next use. 0 means 256 MiB; a
+	// negative budget keeps loaded only the tenants calls are using. An
 	// in-memory DB keeps every tenant.
 	TenantMemory int64
 }

@@ -448,3 +448,52 @@ func TestTenantsOfDeletedCollection(t *testing.T) {
 		t.Fatalf("a collection made again under the name has tenants %v, %v", names, err)
 	}
 }
+
+// TestGetOrCreateTenantRace: goroutines getting or creating one tenant,
+// beside lookups of it and deletes of another, all get it, and it is
+// created once.
+func TestGetOrCreateTenantRace(t *testing.T) {
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, filepath.Join(t.TempDir(), "t.db"), &cairn.Options{TenantMemory: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := mustCollection(t, db, "mem", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
+	var wg sync.WaitGroup
+	errs := make(chan error, 16)
+	for w := range 8 {
+		wg.Go(func() {
+			for i := range 20 {
+				name := fmt.Sprint("t", i)
+				switch w % 4 {
+				case 0:
+					if _, err := c.Tenant(ctx, name); err != nil && !errors.Is(err, vector.ErrNotFound) {
+						errs <- err
+					}
+				case 1:
+					if err := c.DeleteTenant(ctx, "other"); err != nil && !errors.Is(err, vector.ErrNotFound) {
+						errs <- err
+					}
+				default:
+					tn, err := c.GetOrCreateTenant(ctx, name)
+					if err == nil {
+						_, err = tn.Count(ctx)
+					}
+					if err != nil {
+						errs <- fmt.Errorf("get or create %s: %w", name, err)
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	names, err := c.Tenants(ctx)
+	if err != nil || len(names) != 20 {
+		t.Fatalf("%d tenants (%v), want 20", len(names), err)
+	}
+}

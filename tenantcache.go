@@ -143,7 +143,18 @@ func (tc *tenantCache) acquire(ctx context.Context, key tenantKey, create bool, 
 		}
 		if s != nil {
 			if create {
-				return nil, ErrTenantExists
+				// Loaded, it exists; being loaded, closed or deleted, the
+				// outcome decides.
+				if err := waitFor(ctx, s.ready); err != nil {
+					return nil, err
+				}
+				if s.err == nil && s.pins.Load() >= 0 {
+					return nil, ErrTenantExists
+				}
+				if err := tc.waitGone(ctx, s); err != nil {
+					return nil, err
+				}
+				continue
 			}
 			if tc.pin(s) {
 				if err := waitFor(ctx, s.ready); err != nil {
@@ -158,10 +169,12 @@ func (tc *tenantCache) acquire(ctx context.Context, key tenantKey, create bool, 
 			if err := tc.waitGone(ctx, s); err != nil {
 				return nil, err
 			}
-			if s.err != nil && !isCtxErr(s.err) {
+			if s.err != nil && !isCtxErr(s.err) && !errors.Is(s.err, ErrTenantExists) {
 				return nil, s.err
 			}
-			continue // gone, or a load whose context ended: again
+			// Gone, a load whose context ended, or a create that found
+			// the tenant there: again.
+			continue
 		}
 		tc.mu.Lock()
 		if tc.slots[key] != nil {
