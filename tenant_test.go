@@ -14,6 +14,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -291,8 +292,11 @@ func TestTenantReadsLeaveFileUnchanged(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := fileSum(t, path)
-	for round := range 3 {
-		db, err := cairn.Open(ctx, path, &cairn.Options{TenantMemory: 1})
+	for round := range 4 {
+		// The last round opens the file read-only: it reads tenants too,
+		// and refuses to create or delete one.
+		readOnly := round == 3
+		db, err := cairn.Open(ctx, path, &cairn.Options{TenantMemory: 1, ReadOnly: readOnly})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -322,6 +326,17 @@ func TestTenantReadsLeaveFileUnchanged(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+			}
+		}
+		if readOnly {
+			if _, err := c.CreateTenant(ctx, "new"); !errors.Is(err, sqlitestore.ErrReadOnly) {
+				t.Fatalf("a read-only store creates a tenant: %v", err)
+			}
+			if err := c.DeleteTenant(ctx, "u0"); !errors.Is(err, sqlitestore.ErrReadOnly) {
+				t.Fatalf("a read-only store deletes a tenant: %v", err)
+			}
+			if _, err := c.GetOrCreateTenant(ctx, "new"); !errors.Is(err, sqlitestore.ErrReadOnly) {
+				t.Fatalf("a read-only store gets or creates a tenant: %v", err)
 			}
 		}
 		if err := db.Close(); err != nil {
