@@ -70,6 +70,13 @@
 // readers nor writers wait more than for any delete; [Collection.RemoveExpired]
 // removes them at once. [TimeRange] filters by any of the three times.
 //
+// # Memory that lasts
+//
+// [Collection.UpsertDedup] keeps one memory per fact: a new item that is
+// a near-duplicate of a stored one ([Dedup]) updates it instead, and the
+// call reports the [Merge]. [QueryOptions].Recency ranks by relevance ×
+// recency × importance ([Recency]), exactly over the index's ranking.
+//
 // # Tenants
 //
 // A collection's tenants ([Collection.CreateTenant], [Collection.Tenant])
@@ -117,7 +124,8 @@
 // replace or delete, all at one instant under the collection's lock; only
 // then are the old versions removed from the index and the store. Readers
 // see published versions only: of whatever the index returns they ask
-// just whether it is published.
+// one question, whether their view at the read's instant allows it
+// (published, and not expired).
 //
 // The rules for concurrent writes to one collection:
 //
