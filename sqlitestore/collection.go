@@ -405,7 +405,11 @@ func (c *Collection) WriteItems(ctx context.Context, items []Item, drop []vector
 			}
 		}
 	}
-	if err := c.submit(ctx, opReplace, items, drop); err != nil {
+	return c.writeItems(ctx, items, drop, nil)
+}
+
+func (c *Collection) writeItems(ctx context.Context, items []Item, drop []vector.ID, prior []Prior) error {
+	if err := c.submitKeeping(ctx, opReplace, items, drop, prior); err != nil {
 		return fmt.Errorf("sqlitestore: write items: %w", err)
 	}
 	return nil

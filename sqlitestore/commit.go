@@ -29,6 +29,7 @@ type request struct {
 	items []Item      // opPut, opUpsert, opReplace
 	blobs [][]byte    // encoded vectors of items
 	ids   []vector.ID // opDelete, opReplace
+	prior []Prior     // opReplace: the history it records (history.go)
 	err   error
 	done  chan error
 }
@@ -37,13 +38,18 @@ type request struct {
 // and encoding run in parallel across callers), queues it for the
 // committer and waits for its group's commit.
 func (c *Collection) submit(ctx context.Context, kind opKind, items []Item, ids []vector.ID) error {
+	return c.submitKeeping(ctx, kind, items, ids, nil)
+}
+
+// submitKeeping is submit for a write that records prior in the history.
+func (c *Collection) submitKeeping(ctx context.Context, kind opKind, items []Item, ids []vector.ID, prior []Prior) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
 	if err := c.db.writable(); err != nil {
 		return err
 	}
-	r := &request{ctx: ctx, c: c, kind: kind, items: items, ids: ids, done: make(chan error, 1)}
+	r := &request{ctx: ctx, c: c, kind: kind, items: items, ids: ids, prior: prior, done: make(chan error, 1)}
 	var err error
 	if kind == opDelete || kind == opReplace {
 		err = checkIDs(ids)
@@ -54,7 +60,7 @@ func (c *Collection) submit(ctx context.Context, kind opKind, items []Item, ids 
 	if err != nil {
 		return err
 	}
-	if len(items) == 0 && len(ids) == 0 {
+	if len(items) == 0 && len(ids) == 0 && len(prior) == 0 {
 		return c.closedErr()
 	}
 	db := c.db
@@ -420,7 +426,11 @@ func (db *DB) rollbackLocked(ctx context.Context) {
 // apply runs the SQL of one request inside the open transaction.
 func (db *DB) apply(ctx context.Context, r *request) error {
 	c := r.c
-	// Deletes first, so that an opReplace frees the keys its items take.
+	// The history first, which copies rows the deletes remove; then the
+	// deletes, so that an opReplace frees the keys its items take.
+	if err := db.keepPriors(ctx, r); err != nil {
+		return err
+	}
 	for _, id := range r.ids {
 		res, err := c.delStmt.ExecContext(ctx, c.args(int64(id))...)
 		if err != nil {

@@ -51,6 +51,7 @@ var migrations = []func(ctx context.Context, conn *sql.Conn) error{
 	0: migrateV1,
 	1: migrateV2,
 	2: migrateV3,
+	3: migrateV4,
 }
 
 func migrateV1(ctx context.Context, conn *sql.Conn) error {
@@ -141,6 +142,7 @@ type DB struct {
 	colls   map[string]*Collection
 	tenants map[int64]*Collection // the tenants loaded, by row id (tenant.go)
 	tstmts  tenantStmts           // every tenant's statements, once one is loaded
+	stmts   map[string]*sql.Stmt  // statements prepared on first use (cached), under connMu
 
 	reqs chan *request
 	quit chan struct{}
@@ -892,6 +894,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 			return mapErr(err)
 		}
 		c.closeStmts()
+		db.forget(c.table)
 		err := execAll(ctx, conn,
 			"DROP TABLE "+c.table,
 			fmt.Sprintf("DELETE FROM tenant_items WHERE tenant IN (SELECT id FROM tenants WHERE coll = %d)", c.id),
@@ -899,6 +902,8 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 			fmt.Sprintf("DELETE FROM index_chunks WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM index_blobs WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM collections WHERE id = %d", c.id),
+			fmt.Sprintf("DELETE FROM history WHERE coll = %d", c.id),
+			fmt.Sprintf("DELETE FROM history_since WHERE coll = %d", c.id),
 			"COMMIT",
 		)
 		if err != nil {
@@ -1029,6 +1034,9 @@ func (db *DB) Close() error {
 	db.collMu.Unlock()
 	db.unloadTenantsLocked(0)
 	db.tstmts.close()
+	for _, st := range db.stmts {
+		st.Close()
+	}
 	db.tx.close()
 	end := "PRAGMA wal_checkpoint(TRUNCATE)"
 	if db.opts.ReadOnly {

@@ -342,6 +342,8 @@ func (c *Collection) DropTenant(ctx context.Context, name string) error {
 				{"DELETE FROM index_chunks WHERE coll = ? AND name >= ? AND name < ?", []any{c.id, prefix, end}},
 				{"DELETE FROM index_blobs WHERE coll = ? AND name >= ? AND name < ?", []any{c.id, prefix, end}},
 				{"DELETE FROM tenants WHERE id = ?", []any{id}},
+				{"DELETE FROM history WHERE coll = ? AND tenant = ?", []any{c.id, id}},
+				{"DELETE FROM history_since WHERE coll = ? AND tenant = ?", []any{c.id, id}},
 			} {
 				if _, err := conn.ExecContext(ctx, q.sql, q.args...); err != nil {
 					return fmt.Errorf("%s: %w", firstWords(q.sql), err)
