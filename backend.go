@@ -38,9 +38,12 @@ type row struct {
 type backend interface {
 	store() vector.Store
 	// write stores rows and deletes the versions drop, all or nothing,
-	// durably if the backend keeps a file. The vectors of drop stay in
-	// the store until evict.
-	write(ctx context.Context, rows []row, drop []vector.ID) error
+	// durably if the backend keeps a file, and keeps prior in the
+	// history (history.go), which a collection without one passes nil.
+	// The vectors of drop stay in the store until evict.
+	write(ctx context.Context, rows []row, drop []vector.ID, prior []prior) error
+	// past is where the collection's history is kept.
+	past() pastStore
 	// evict removes from the store the vectors of ids, versions that
 	// write has deleted or that were never published.
 	evict(ctx context.Context, ids []vector.ID) error
@@ -76,6 +79,7 @@ type memBackend struct {
 	// putBatch is s.PutBatch, a seam through which a benchmark times the
 	// store's own work within an Add.
 	putBatch func(ctx context.Context, ids []vector.ID, vs []vector.Vector) error
+	hist     memPast
 }
 
 func newMemBackend(cfg CollectionConfig) (*memBackend, error) {
@@ -106,7 +110,12 @@ func (s *viewedStore) ViewBlocks(fn func([]vector.Block) error) error {
 func (b *memBackend) store() vector.Store { return b.vs }
 
 // write puts the rows; the versions of drop are removed by evict.
-func (b *memBackend) write(ctx context.Context, rows []row, _ []vector.ID) error {
+func (b *memBackend) write(ctx context.Context, rows []row, _ []vector.ID, prior []prior) error {
+	if len(prior) > 0 {
+		if err := b.hist.keep(b.s, prior); err != nil {
+			return err
+		}
+	}
 	if len(rows) == 0 {
 		return nil
 	}
@@ -131,6 +140,8 @@ func (b *memBackend) evict(ctx context.Context, ids []vector.ID) error {
 }
 
 func (b *memBackend) volatile() bool { return true }
+
+func (b *memBackend) past() pastStore { return &b.hist }
 
 func (b *memBackend) load(context.Context, func(row) error) error { return nil }
 

@@ -10,6 +10,7 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -143,6 +144,10 @@ type Collection struct {
 	st   vector.Store
 	// dedupMu runs calls of UpsertDedup one at a time (dedup.go).
 	dedupMu sync.Mutex
+	// historyFrom is when the history of a collection in a read-only
+	// store began, if the file does not say; pastWrites counts the writes
+	// recorded in the history since it was last trimmed (history.go).
+	historyFrom, pastWrites atomic.Int64
 
 	// wmu is held shared by every write for its whole length, and
 	// exclusively by what must not overlap any write: the graph build of
@@ -238,6 +243,9 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		c.life.routeUnsaved = true // a load is a read: saved after a write
 	}
 	c.idx, c.kind = idx, kind
+	if err := c.startHistory(ctx); err != nil {
+		return nil, err
+	}
 	c.startSweeper()
 	return c, nil
 }

@@ -149,6 +149,10 @@ type CollectionConfig struct {
 	// expire unless they say so; it must not be negative. Stored with the
 	// collection.
 	TTL time.Duration
+	// KeepHistory, if set, keeps every version of an item that a write
+	// replaces or deletes, for [Collection.History], [Collection.AsOf] and
+	// [Collection.Restore]; nil keeps none. Stored with the collection.
+	KeepHistory *HistoryPolicy
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {
@@ -183,6 +187,9 @@ func (c CollectionConfig) Validate() error {
 	}
 	if c.TTL < 0 {
 		errs = append(errs, fmt.Errorf("TTL %v must not be negative", c.TTL))
+	}
+	if h := c.KeepHistory; h != nil && (h.For < 0 || h.Versions < 0) {
+		errs = append(errs, fmt.Errorf("history policy %+v must not be negative", *h))
 	}
 	if c.HNSW.Workers != 0 || c.HNSW.Progress != nil {
 		errs = append(errs, errors.New("HNSW.Workers and HNSW.Progress belong to a process, not to a stored collection: set Options.IndexWorkers and Options.IndexProgress"))

@@ -125,11 +125,25 @@ const markStep = 2048
 // landed are taken into it under a short hold of the write lock), then
 // deletes the expired items, which the new graph does not hold. It returns ctx's error, or the
 // collection's once closed, with the batches before it done.
+//
+// In a collection that keeps history, it then lets go of the versions
+// the [HistoryPolicy] no longer keeps.
 func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 	if err := c.writeErr(); err != nil {
 		return 0, err
 	}
 	now := c.now()
+	n, err := c.removeExpired(ctx, now)
+	if err == nil {
+		_, err = c.trimHistory(ctx, now)
+		if err != nil {
+			err = fmt.Errorf("cairn: remove expired: history: %w", err)
+		}
+	}
+	return n, err
+}
+
+func (c *Collection) removeExpired(ctx context.Context, now int64) (int, error) {
 	for more := true; more; {
 		if err := ctx.Err(); err != nil {
 			return 0, fmt.Errorf("cairn: remove expired: %w", err)
@@ -179,7 +193,7 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 		taken []versions.Entry // taken from the marked, counted as sweeping
 		found []*record
 	)
-	w := newWrite("remove expired", nil)
+	w := newWrite("remove expired", nil, now)
 	find := func() []*record { // under mu, perhaps more than once
 		start := time.Now()
 		defer func() { held += time.Since(start) }()

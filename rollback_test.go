@@ -19,7 +19,7 @@ type faultyBackend struct {
 	failInsert, failUpsert, failRemove bool
 }
 
-func (b *faultyBackend) write(ctx context.Context, rows []row, drop []vector.ID) error {
+func (b *faultyBackend) write(ctx context.Context, rows []row, drop []vector.ID, prior []prior) error {
 	switch writeKind(rows, drop) {
 	case "insert":
 		if b.failInsert {
@@ -34,7 +34,7 @@ func (b *faultyBackend) write(ctx context.Context, rows []row, drop []vector.ID)
 			return errInjected
 		}
 	}
-	return b.backend.write(ctx, rows, drop)
+	return b.backend.write(ctx, rows, drop, prior)
 }
 
 // writeKind names a backend write: "insert" (new versions only), "remove"

@@ -86,6 +86,10 @@ type settings struct {
 	// configuration: written by the collection, never by encodeSettings.
 	AutoRoute *savedRoute `json:"auto_route,omitempty"`
 	TTL       string      `json:"ttl,omitempty"` // a time.Duration, as its String writes it
+	History   *struct {
+		For      string `json:"for,omitempty"` // a time.Duration
+		Versions int    `json:"versions,omitempty"`
+	} `json:"history,omitempty"`
 }
 
 // savedRoute is the scan an Auto collection with a recall target measured
@@ -113,6 +117,15 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	q.Rescore, q.Sample, q.Clip = cfg.QFlat.Rescore, cfg.QFlat.Train.Sample, cfg.QFlat.Train.Clip
 	if cfg.TTL != 0 {
 		s.TTL = cfg.TTL.String()
+	}
+	if h := cfg.KeepHistory; h != nil {
+		s.History = &struct {
+			For      string `json:"for,omitempty"`
+			Versions int    `json:"versions,omitempty"`
+		}{Versions: h.Versions}
+		if h.For != 0 {
+			s.History.For = h.For.String()
+		}
 	}
 	return json.Marshal(s)
 }
@@ -156,6 +169,16 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 			return CollectionConfig{}, fmt.Errorf("%w: collection settings: ttl: %v", vector.ErrCorrupt, err)
 		}
 		cfg.TTL = ttl
+	}
+	if h := s.History; h != nil {
+		cfg.KeepHistory = &HistoryPolicy{Versions: h.Versions}
+		if h.For != "" {
+			d, err := time.ParseDuration(h.For)
+			if err != nil {
+				return CollectionConfig{}, fmt.Errorf("%w: collection settings: history: %v", vector.ErrCorrupt, err)
+			}
+			cfg.KeepHistory.For = d
+		}
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -224,6 +247,8 @@ func newSQLBackend(c *sqlitestore.Collection) *sqlBackend {
 	return &sqlBackend{c: c, writeItems: c.WriteItems}
 }
 
+func (b *sqlBackend) past() pastStore { return sqlPast{b.c} }
+
 func (b *sqlBackend) store() vector.Store { return b.c }
 
 func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
@@ -239,14 +264,24 @@ func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
 	return items, nil
 }
 
-// write stores rows and deletes drop in one transaction; the vectors of
-// drop stay in memory until evict.
-func (b *sqlBackend) write(ctx context.Context, rows []row, drop []vector.ID) error {
+// write stores rows and deletes drop in one transaction, with prior;
+// the vectors of drop stay in memory until evict.
+func (b *sqlBackend) write(ctx context.Context, rows []row, drop []vector.ID, prior []prior) error {
 	items, err := b.items(rows)
 	if err != nil {
 		return err
 	}
-	return b.writeItems(ctx, items, drop)
+	if len(prior) == 0 {
+		return b.writeItems(ctx, items, drop)
+	}
+	ps := make([]sqlitestore.Prior, len(prior))
+	for i, p := range prior {
+		ps[i] = sqlitestore.Prior{Key: p.key, Until: p.until}
+		if p.was != nil {
+			ps[i].Was = p.was.id
+		}
+	}
+	return b.c.WriteItemsKeeping(ctx, items, drop, ps)
 }
 
 func (b *sqlBackend) evict(_ context.Context, ids []vector.ID) error {

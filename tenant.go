@@ -13,6 +13,7 @@ import (
 	"iter"
 	"slices"
 	"sync/atomic"
+	"time"
 
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
@@ -421,4 +422,37 @@ func (t *Tenant) RemoveExpired(ctx context.Context) (int, error) {
 	}
 	defer t.done(s, true)
 	return c.RemoveExpired(ctx)
+}
+
+// History returns the versions of one of the tenant's items; see
+// [Collection.History].
+func (t *Tenant) History(ctx context.Context, id string) ([]Version, error) {
+	c, s, err := t.use(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer t.done(s, false)
+	return c.History(ctx, id)
+}
+
+// AsOf returns the tenant as it was at a past time; see
+// [Collection.AsOf].
+func (t *Tenant) AsOf(ctx context.Context, at time.Time) (*Snapshot, error) {
+	c, s, err := t.use(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer t.done(s, false)
+	return c.AsOf(ctx, at)
+}
+
+// Restore puts the tenant back as it was at a past time, leaving every
+// other tenant as it is; see [Collection.Restore].
+func (t *Tenant) Restore(ctx context.Context, at time.Time, o *RestoreOptions) (Restored, error) {
+	c, s, err := t.use(ctx)
+	if err != nil {
+		return Restored{}, err
+	}
+	defer t.done(s, true)
+	return c.Restore(ctx, at, o)
 }

@@ -67,6 +67,9 @@ type write struct {
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
 	now      int64     // the store's clock when the write began (Unix ns)
+	// keepTimes keeps the rows' CreatedAt even where they replace an
+	// item (a Restore's, which puts versions back as they were).
+	keepTimes bool
 	// words are the new versions' texts cut into words (by row); those
 	// of the rows with text are staged in the keyword index (wordsIn)
 	// with the versions, and committed when they are published.
@@ -81,8 +84,8 @@ type write struct {
 	held  time.Duration
 }
 
-func newWrite(op string, rows []row) *write {
-	return &write{op: op, done: make(chan struct{}), rows: rows}
+func newWrite(op string, rows []row, now int64) *write {
+	return &write{op: op, done: make(chan struct{}), rows: rows, now: now}
 }
 
 // newIDs returns the ids of the new versions.
@@ -114,9 +117,10 @@ const overlapMin = 256
 
 // overlaps reports whether an Add (replace unset) of n items runs step 2
 // beside the store: the backend must be volatile, the batch large enough to
-// pay for a goroutine, and there must be a CPU to run it on.
+// pay for a goroutine, and there must be a CPU to run it on; and the
+// collection must keep no history, which the store takes from step 2.
 func (c *Collection) overlaps(n int, replace bool) bool {
-	return !replace && n >= overlapMin && c.be.volatile() && runtime.GOMAXPROCS(0) > 1
+	return !replace && n >= overlapMin && c.be.volatile() && runtime.GOMAXPROCS(0) > 1 && !c.keepsHistory()
 }
 
 // Add stores items, all or nothing. It returns an error wrapping
@@ -152,8 +156,7 @@ func (c *Collection) write(ctx context.Context, op string, items []Item, replace
 	if err != nil || len(rows) == 0 {
 		return err
 	}
-	w := newWrite(op, rows)
-	w.now = now
+	w := newWrite(op, rows, now)
 	w.overlap = c.overlaps(len(rows), replace)
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error { return c.reserveRows(ctx, w, items, replace) })
@@ -253,8 +256,7 @@ func (c *Collection) delete(ctx context.Context, op string, ids []string, missin
 	if len(keys) == 0 {
 		return 0, nil
 	}
-	w := newWrite(op, nil)
-	w.now = c.now()
+	w := newWrite(op, nil, c.now())
 	found := make([]*record, len(keys))
 	find := func() []*record {
 		view := c.view(w.now)
@@ -301,8 +303,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	if err := c.writeErr(); err != nil {
 		return 0, err
 	}
-	w := newWrite("delete where", nil)
-	w.now = c.now()
+	w := newWrite("delete where", nil, c.now())
 	find := func() []*record {
 		ids := c.cat.visible(f, m, c.view(w.now))
 		found := make([]*record, len(ids))
@@ -415,6 +416,22 @@ func (c *Collection) reserve(ctx context.Context, op string, find func() []*reco
 // it normalises their metadata, makes the records of the new versions and
 // reserves their keys.
 func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, replace bool) error {
+	if err := c.stageRows(w, items); err != nil {
+		return err
+	}
+	found := make([]*record, len(w.rows))
+	find := func() []*record {
+		for i := range w.vers {
+			found[i] = c.cat.lookup(w.vers[i].key)
+		}
+		return found
+	}
+	return c.reserve(ctx, w.op, find, func(found []*record) error { return c.claimRows(w, found, replace) })
+}
+
+// stageRows makes the records of w's new versions, from items: their
+// metadata normalised and their texts cut into words.
+func (c *Collection) stageRows(w *write, items []Item) error {
 	mds, err := normalizeBatch(w.op, items)
 	if err != nil {
 		return err
@@ -438,14 +455,7 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 			w.vers[i].words = &words[i]
 		}
 	}
-	found := make([]*record, len(w.rows))
-	find := func() []*record {
-		for i := range w.vers {
-			found[i] = c.cat.lookup(w.vers[i].key)
-		}
-		return found
-	}
-	return c.reserve(ctx, w.op, find, func(found []*record) error { return c.claimRows(w, found, replace) })
+	return nil
 }
 
 // claimRows stages the new versions of w and claims the published ones
@@ -472,7 +482,7 @@ func (c *Collection) claimRows(w *write, found []*record, replace bool) error {
 		if old != nil {
 			old.w = w
 			w.replaces[i] = old
-			if replace && view.Allow(old.id) && old.created != noTime { // an Upsert keeps CreatedAt, if known
+			if replace && !w.keepTimes && view.Allow(old.id) && old.created != noTime { // an Upsert keeps CreatedAt, if known
 				r := &w.rows[i] // not read by the store yet: no overlap with replace
 				v.created, r.created = old.created, old.created
 				v.updated, r.updated = max(v.updated, v.created), max(r.updated, r.created)
@@ -534,7 +544,12 @@ func (c *Collection) storeVersions(ctx context.Context, w *write, drop []vector.
 	if len(w.rows) == 0 && len(drop) == 0 {
 		return nil
 	}
-	if err := c.be.write(ctx, w.rows, drop); err != nil {
+	var prior []prior
+	if c.keepsHistory() {
+		prior = w.priors()
+		c.pastWrites.Add(1)
+	}
+	if err := c.be.write(ctx, w.rows, drop, prior); err != nil {
 		return c.itemError(w, err)
 	}
 	return nil

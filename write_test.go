@@ -43,8 +43,8 @@ func (b *gateBackend) do(op string, n int, write func() error) error {
 
 // write gates a backend write, named by writeKind, of n = the larger of
 // its numbers of rows and of deletes.
-func (b *gateBackend) write(ctx context.Context, rows []row, drop []vector.ID) error {
-	return b.do(writeKind(rows, drop), max(len(rows), len(drop)), func() error { return b.backend.write(ctx, rows, drop) })
+func (b *gateBackend) write(ctx context.Context, rows []row, drop []vector.ID, prior []prior) error {
+	return b.do(writeKind(rows, drop), max(len(rows), len(drop)), func() error { return b.backend.write(ctx, rows, drop, prior) })
 }
 
 // gatedCollection returns a collection of kind over a gateBackend holding

@@ -49,7 +49,9 @@ func migrateV4(ctx context.Context, conn *sql.Conn) error {
 
 // Prior is what a write changes one key from, for [Collection.WriteItemsKeeping]:
 // the item Was (an id the same write deletes), or no item (Was 0: the
-// write creates the key), held until the write's time Until.
+// write creates the key), held until the write's time Until. A key's
+// states are kept in the order they were written: an Until earlier than
+// the key's last kept one (a clock that went back) is kept as that one.
 type Prior struct {
 	Key   string
 	Was   vector.ID
@@ -98,12 +100,16 @@ func (db *DB) keepPriors(ctx context.Context, r *request) error {
 	if len(r.prior) == 0 {
 		return nil
 	}
+	// A key's states are kept in the order of its writes, which is the
+	// order of their times unless the writer's clock went back: then the
+	// time is raised to the key's last, so that both orders agree.
+	const until = "max(?4, coalesce((SELECT max(until) FROM history WHERE coll = ?1 AND tenant = ?2 AND key = ?3), ?4))"
 	copyRow, err := db.cached(ctx, fmt.Sprintf(`INSERT INTO history (coll, tenant, key, until, id, vec, text, meta, created, updated, expires)
-		SELECT ?, ?, ?, ?, id, vec, text, meta, created, updated, expires FROM %s WHERE %sid = ?`, c.table, c.tenantArg()))
+		SELECT ?1, ?2, ?3, %s, id, vec, text, meta, created, updated, expires FROM %s WHERE %sid = ?5`, until, c.table, c.tenantArg()))
 	if err != nil {
 		return err
 	}
-	none, err := db.cached(ctx, "INSERT INTO history (coll, tenant, key, until) VALUES (?, ?, ?, ?)")
+	none, err := db.cached(ctx, "INSERT INTO history (coll, tenant, key, until) VALUES (?1, ?2, ?3, "+until+")")
 	if err != nil {
 		return err
 	}
@@ -114,11 +120,7 @@ func (db *DB) keepPriors(ctx context.Context, r *request) error {
 			}
 			continue
 		}
-		args := []any{c.id, c.tenant, p.Key, p.Until, int64(p.Was)}
-		if c.tenant != 0 {
-			args = []any{c.id, c.tenant, p.Key, p.Until, c.tenant, int64(p.Was)}
-		}
-		res, err := copyRow.ExecContext(ctx, args...)
+		res, err := copyRow.ExecContext(ctx, c.id, c.tenant, p.Key, p.Until, int64(p.Was))
 		if err != nil {
 			return mapErr(err)
 		}
@@ -137,7 +139,7 @@ func (c *Collection) tenantArg() string {
 	if c.tenant == 0 {
 		return ""
 	}
-	return "tenant = ? AND "
+	return "tenant = ?2 AND "
 }
 
 // cached returns the statement q prepared on the connection, preparing it
