@@ -36,6 +36,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	namespace := fs.String("namespace", "", "the namespace (a tenant of the collection: a user, an agent) of calls that name none; none: the collection's own")
 	maxText := fs.Int("max-text", defaultMaxText, "the longest text of a memory, in characters; its metadata, as JSON, has the same bound")
 	callTimeout := fs.Duration("call-timeout", defaultCallTimeout, "bound on one tool call, embedding requests and retries included")
+	history := fs.Duration("history", defaultHistory, "how long a collection this server creates keeps the earlier versions of its memories (memory_history, memory_restore); 0: none")
 	var emf embedFlags
 	emf.register(fs)
 	if err := fs.Parse(args); err != nil {
@@ -59,6 +60,9 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if *callTimeout <= 0 {
 		return usageError("-call-timeout must be positive, got %v", *callTimeout)
 	}
+	if *history < 0 {
+		return usageError("-history must not be negative, got %v", *history)
+	}
 	if !emf.set() {
 		return usageError("an embedder is required: set -embed-url and -embed-model")
 	}
@@ -75,7 +79,7 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return closeDB(*path, db, &fileError{*path, err})
 	}
-	m.callTimeout, m.maxText, m.namespace = *callTimeout, *maxText, *namespace
+	m.callTimeout, m.maxText, m.namespace, m.keepFor = *callTimeout, *maxText, *namespace, *history
 	n := 0
 	if c := m.collection(); c != nil {
 		if n, err = c.Count(ctx); err != nil {
@@ -115,6 +119,9 @@ type memory struct {
 	// namespace is the tenant of the calls that name none (-namespace);
 	// "" for the collection's own memories.
 	namespace string
+	// keepFor is how long a collection the server creates keeps
+	// versions (-history); 0 for none.
+	keepFor time.Duration
 
 	mu   sync.Mutex
 	coll *cairn.Collection // nil until the collection exists
@@ -133,7 +140,7 @@ const defaultMaxText = 64 << 10
 // newMemory returns the memory kept in the collection name of db. emb
 // must be the embedder db was opened with, wrapped by markEmbedder.
 func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
-	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout, maxText: defaultMaxText}
+	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout, maxText: defaultMaxText, keepFor: defaultHistory}
 	c, err := db.Collection(ctx, name)
 	switch {
 	case err == nil:
@@ -161,6 +168,8 @@ type space interface {
 	Delete(ctx context.Context, ids ...string) error
 	QueryText(ctx context.Context, text string, k int, o *cairn.QueryOptions) ([]cairn.Result, error)
 	Items(ctx context.Context, o *cairn.ItemsOptions) iter.Seq2[cairn.Item, error]
+	History(ctx context.Context, id string) ([]cairn.Version, error)
+	Restore(ctx context.Context, t time.Time, o *cairn.RestoreOptions) (cairn.Restored, error)
 }
 
 // maxNamespace bounds a namespace's length, in bytes.
@@ -205,7 +214,11 @@ func (m *memory) create(ctx context.Context, dim int) (*cairn.Collection, error)
 	if m.coll != nil {
 		return m.coll, nil
 	}
-	c, err := m.db.CreateCollection(ctx, m.name, cairn.CollectionConfig{Dim: dim})
+	cfg := cairn.CollectionConfig{Dim: dim}
+	if m.keepFor > 0 {
+		cfg.KeepHistory = &cairn.HistoryPolicy{For: m.keepFor}
+	}
+	c, err := m.db.CreateCollection(ctx, m.name, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +229,9 @@ func (m *memory) create(ctx context.Context, dim int) (*cairn.Collection, error)
 const instructions = `Long-term memory kept in a local cairn database. Store facts, preferences and
 notes worth remembering with memory_store; before answering, recall what is relevant with
 memory_search (by meaning, not exact words). Metadata (strings, numbers, booleans) can be
-filtered on, with filters like {"kind":"fact"} or {"year":{"$gte":2020}}.`
+filtered on, with filters like {"kind":"fact"} or {"year":{"$gte":2020}}. Changes are kept
+(for 30 days by default): memory_history shows a memory's versions, and memory_restore puts
+memories back as they were at a time, after reporting what it would change.`
 
 // server returns the MCP server with the memory tools.
 // exactNumbers wraps a tool handler so that its input is read a second
@@ -286,6 +301,7 @@ func (m *memory) server() (*mcp.Server, error) {
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
 	}, bounded(m.callTimeout, exactNumbers(m.list)))
+	m.addHistoryTools(s, in)
 	return s, nil
 }
 
@@ -347,6 +363,13 @@ func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
 	nullable(p["filter"])
 	bounds(p["page"], 1, 0)
 	bounds(p["page_size"], 1, maxPageSize)
+
+	in["memory_history"], p = schemaOf[historyIn](schema)
+	p["id"].MinLength = one
+	in["memory_restore"], p = schemaOf[restoreIn](schema)
+	p["to"].MinLength = one
+	p["to"].Format = "date-time"
+	ids(p["ids"])
 	return in, errors.Join(errs...)
 }
 

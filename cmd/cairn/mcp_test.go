@@ -120,7 +120,7 @@ func TestMCPTools(t *testing.T) {
 		}
 	}
 	slices.Sort(names)
-	want := []string{"memory_delete", "memory_get", "memory_list", "memory_search", "memory_store", "memory_update"}
+	want := []string{"memory_delete", "memory_get", "memory_history", "memory_list", "memory_restore", "memory_search", "memory_store", "memory_update"}
 	if !slices.Equal(names, want) {
 		t.Fatalf("tools %v, want %v", names, want)
 	}
