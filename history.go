@@ -80,10 +80,12 @@ type pastStore interface {
 	// since is the earliest time whose state the history holds whole,
 	// or an error wrapping vector.ErrNotFound if it has not begun.
 	since(ctx context.Context) (int64, error)
-	// states returns the kept states of key, oldest first.
+	// states returns the kept states of key, oldest first, with their
+	// vectors in their stored form (as Get gives them).
 	states(ctx context.Context, key string) ([]pastState, error)
 	// statesAt calls fn with the state at t of each key a write has
-	// changed since t.
+	// changed since t, with its vector as written, for a write to take
+	// again.
 	statesAt(ctx context.Context, t int64, fn func(pastState) error) error
 	// trim removes the states that ended before before, and all but the
 	// keep latest of each key (0: no limit), and returns how many.

@@ -148,7 +148,9 @@ func (p sqlPast) start(ctx context.Context, t int64) error { return p.c.StartHis
 
 func (p sqlPast) since(ctx context.Context) (int64, error) { return p.c.HistorySince(ctx) }
 
-func (p sqlPast) state(s sqlitestore.Past) (pastState, error) {
+// state is s as a pastState: its vector as written, or (prepared) in its
+// stored form, as the memory keeper and Get give it.
+func (p sqlPast) state(s sqlitestore.Past, prepared bool) (pastState, error) {
 	it := s.Item
 	st := pastState{until: s.Until, row: row{key: it.Key}}
 	if !s.Held() {
@@ -157,6 +159,11 @@ func (p sqlPast) state(s sqlitestore.Past) (pastState, error) {
 	md, err := decodeMetadata(it.Metadata)
 	if err != nil {
 		return pastState{}, fmt.Errorf("history of %q: %w", it.Key, err)
+	}
+	if prepared {
+		if it.Vector, err = vector.Prepare(it.Vector, p.c.Dim(), p.c.Metric()); err != nil {
+			return pastState{}, fmt.Errorf("history of %q: %w", it.Key, err)
+		}
 	}
 	st.row = row{id: it.ID, key: it.Key, vec: it.Vector, text: it.Text, md: md,
 		created: nanosOf(it.Created), updated: nanosOf(it.Updated), expires: nanosOf(it.Expires)}
@@ -170,7 +177,7 @@ func (p sqlPast) states(ctx context.Context, key string) ([]pastState, error) {
 	}
 	out := make([]pastState, len(ps))
 	for i, s := range ps {
-		if out[i], err = p.state(s); err != nil {
+		if out[i], err = p.state(s, true); err != nil {
 			return nil, err
 		}
 	}
@@ -179,7 +186,7 @@ func (p sqlPast) states(ctx context.Context, key string) ([]pastState, error) {
 
 func (p sqlPast) statesAt(ctx context.Context, t int64, fn func(pastState) error) error {
 	return p.c.StatesAt(ctx, t, func(s sqlitestore.Past) error {
-		st, err := p.state(s)
+		st, err := p.state(s, false)
 		if err != nil {
 			return err
 		}

@@ -67,7 +67,9 @@ func historyOf(ops []*op) history {
 // write left is damage, unless hist (which may be nil) shows it as an
 // acknowledged earlier version: then a later acknowledged write (a delete,
 // an upsert) is what was lost.
-func check(ctx context.Context, path string, want model, pending []*op, seed uint64, hist history) *verdict {
+//
+// With past, it also checks the histories (checkPast).
+func check(ctx context.Context, path string, want model, pending []*op, seed uint64, hist history, past *pastCheck) *verdict {
 	v := &verdict{}
 	sdb, err := sqlitestore.Open(ctx, path, nil)
 	if err != nil {
@@ -86,12 +88,12 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 		return v
 	}
 	defer db.Close()
-	checkDB(ctx, v, db, want, pending, seed, hist)
+	checkDB(ctx, v, db, want, pending, seed, hist, past)
 	return v
 }
 
 // checkDB is check's comparison of an open store with want.
-func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending []*op, seed uint64, hist history) {
+func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending []*op, seed uint64, hist history, past *pastCheck) {
 	infos, err := db.Collections(ctx)
 	if err != nil {
 		v.damage("list collections: %v", err)
@@ -228,6 +230,7 @@ func checkDB(ctx context.Context, v *verdict, db *cairn.DB, want model, pending 
 			}
 		}
 	}
+	checkPast(ctx, v, db, got, past)
 	// Indexes answer like their items.
 	r := rand.New(rand.NewPCG(seed, 5))
 	for _, name := range []string{"hnsw", "auto", "routed", "hnsw@u0", "hnsw@u1"} {

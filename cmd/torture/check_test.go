@@ -77,7 +77,7 @@ func TestCheckFindsDamage(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			v := check(ctx, build(t, tc.items), want, pending, 1, nil)
+			v := check(ctx, build(t, tc.items), want, pending, 1, nil, nil)
 			if v.refused != nil {
 				t.Fatalf("refused: %v", v.refused)
 			}

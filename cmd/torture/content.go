@@ -32,14 +32,14 @@ var tenantColls = []string{"flat@u0", "flat@u1", "hnsw@u0", "hnsw@u1"}
 
 // configOf returns the configuration of a collection of the workload:
 // one of baseColls, a tenant of one (its collection's), or a temporary
-// "tmp-…" collection.
+// "tmp-…" collection. Flat and HNSW keep every version (checkPast).
 func configOf(name string) cairn.CollectionConfig {
 	name, _, _ = strings.Cut(name, "@")
 	switch name {
 	case "flat":
-		return cairn.CollectionConfig{Dim: 64, Metric: vector.L2, Index: cairn.Flat}
+		return cairn.CollectionConfig{Dim: 64, Metric: vector.L2, Index: cairn.Flat, KeepHistory: &cairn.HistoryPolicy{}}
 	case "hnsw":
-		return cairn.CollectionConfig{Dim: 32, Metric: vector.Cosine, Index: cairn.HNSW}
+		return cairn.CollectionConfig{Dim: 32, Metric: vector.Cosine, Index: cairn.HNSW, KeepHistory: &cairn.HistoryPolicy{}}
 	case "auto":
 		return cairn.CollectionConfig{Dim: 48, Metric: vector.Dot, Index: cairn.Auto, AutoThreshold: autoThreshold}
 	case "routed":

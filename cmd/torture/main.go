@@ -12,7 +12,11 @@
 //     metadata, and every acknowledged delete is gone;
 //   - each write in flight at the kill is there wholly or not at all;
 //   - nothing is there that no write left;
-//   - the HNSW indexes (saved graphs or rebuilt) answer like their items.
+//   - the HNSW indexes (saved graphs or rebuilt) answer like their items;
+//   - in the collections that keep history (Flat, HNSW and their
+//     tenants), each id's newest version is its item, its versions meet
+//     end to start, every version an acknowledged write of the trial
+//     stored is among them, and none is one that no write stored.
 //
 // In trials killed at a random moment, the parent also stops the child
 // once before the kill, opens the file read-only beside it (in the
@@ -174,8 +178,9 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 	fmt.Printf("torture: seed %d, %d trials in %s, %d per file, sync %s, crash points %v\n", seed, trials, dir, chain, syncFlag, crashpoint.Enabled)
 	t := totals{byKill: map[string]int{}}
 	var (
-		path string
-		want model
+		path   string
+		want   model
+		stored history // every version a write of the chain stored or may have
 	)
 	start := time.Now()
 	stop := make(chan os.Signal, 1)
@@ -194,7 +199,7 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 				removeDB(path)
 			}
 			path = filepath.Join(dir, fmt.Sprintf("chain-%d.cairn", trial))
-			want = model{}
+			want, stored = model{}, history{}
 		}
 		kill := strategies()[r.IntN(len(strategies()))]
 		res := runTrial(ctx, self, path, trial, r.Uint64(), kill, syncFlag, r, true)
@@ -211,7 +216,9 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			t.childErrs++
 			fmt.Printf("%schild failed: %s\n", line, res.childErr)
 		}
-		if !t.reader(ctx, line, want, res, r.Uint64()) {
+		stored.add(res.acked)
+		stored.add(res.pending)
+		if !t.reader(ctx, line, want, res, r.Uint64(), stored) {
 			want = nil
 			continue
 		}
@@ -231,7 +238,7 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			want = nil
 			continue
 		}
-		v := check(ctx, path, next, res.pending, r.Uint64(), nil)
+		v := check(ctx, path, next, res.pending, r.Uint64(), nil, &pastCheck{stored: stored, acked: res.acked})
 		switch {
 		case v.refused != nil:
 			t.refused++
@@ -279,7 +286,7 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 // reader checks the snapshot of the reader opened beside the child
 // against want and the writes the child had acknowledged by then, tallies
 // it, and reports whether it passed.
-func (t *totals) reader(ctx context.Context, line string, want model, res trialResult, seed uint64) bool {
+func (t *totals) reader(ctx context.Context, line string, want model, res trialResult, seed uint64, stored history) bool {
 	switch {
 	case res.readErr != nil:
 		t.refused++
@@ -306,7 +313,7 @@ func (t *totals) reader(ctx context.Context, line string, want model, res trialR
 		}
 	}
 	v := &verdict{}
-	checkDB(ctx, v, res.reader, next, pending, seed, nil)
+	checkDB(ctx, v, res.reader, next, pending, seed, nil, &pastCheck{stored: stored, acked: acked})
 	if len(v.lost) == 0 && len(v.corrupt) == 0 {
 		return true
 	}

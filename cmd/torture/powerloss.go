@@ -69,7 +69,7 @@ func powerTrial(ctx context.Context, self, dir string, trial int, kill, syncFlag
 				return res, nil, err
 			}
 		}
-		v := check(ctx, img, want, res.pending, r.Uint64(), historyOf(res.acked))
+		v := check(ctx, img, want, res.pending, r.Uint64(), historyOf(res.acked), nil)
 		v.mode = mode.String()
 		verdicts = append(verdicts, v)
 	}
