@@ -106,6 +106,20 @@ func TestGraphBytesHonest(t *testing.T) {
 	if d := float64(got-grown) / float64(grown); d < -0.1 || d > 0.1 {
 		t.Errorf("GraphBytes %d, heap grew by %d (%.0f%% off)", got, grown, 100*d)
 	}
+	m := ix.Stats().Memory
+	t.Logf("Memory %+v", m)
+	if m.Total() != got {
+		t.Errorf("Memory's parts sum to %d, GraphBytes is %d", m.Total(), got)
+	}
+	m0 := 1 + 2*ix.Options().M
+	if m.Vectors != n*dim*4 || m.Links0 != int64(n*m0*4) || m.Codes != 0 {
+		t.Errorf("Memory %+v: want Vectors %d, Links0 %d, no Codes", m, n*dim*4, n*m0*4)
+	}
+	for _, part := range []int64{m.RowPad, m.Spare, m.Upper, m.Slots, m.IDMap, m.Locks, m.Deletes} {
+		if part < 0 {
+			t.Errorf("Memory %+v: a negative part", m)
+		}
+	}
 	runtime.KeepAlive(ix)
 }
 

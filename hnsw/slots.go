@@ -157,31 +157,42 @@ func (ix *Index) growLocked(want int) {
 	}
 }
 
-// graphBytes is the memory the index allocates for the graph beyond the
-// store's vectors, counted from what it holds: pages, the chunks their
-// rows come from (with the inline copies of the vectors, if any), upper
-// lists (rounded up to the allocator's size class), locks, the
-// id map and the free list.
-func (ix *Index) graphBytes() int64 {
-	b := int64(cap(ix.pages)) * int64(unsafe.Sizeof((*page)(nil)))
-	b += int64(len(ix.pages))*int64(unsafe.Sizeof(page{})) + ix.rowAlloc
-	b += int64(unsafe.Sizeof(ix.locks))
+// memory accounts for every byte the index allocates beyond the store's
+// vectors, counted from what it holds: the rows of the pages (split into
+// lists, vector copies or codes, alignment and rows not yet holding a
+// node), the pages' per-slot arrays, upper lists (rounded up to the
+// allocator's size class), locks, the id table and the deletion state.
+// mu must be held.
+func (ix *Index) memory() Memory {
+	var m Memory
+	used := int64(ix.next)
+	m.Links0 = used * int64(ix.stride0) * 4
+	switch {
+	case ix.opts.Quantize != QuantizeNone:
+		m.Codes = used * int64(ix.codeSize())
+	case ix.inline:
+		m.Vectors = used * int64(ix.dim) * 4
+	}
+	m.RowPad = used*int64(ix.rowBytes) - m.Links0 - m.Vectors - m.Codes
+	m.Spare = ix.rowAlloc - used*int64(ix.rowBytes)
+	m.Slots = int64(cap(ix.pages))*int64(unsafe.Sizeof((*page)(nil))) +
+		int64(len(ix.pages))*int64(unsafe.Sizeof(page{}))
+	m.Locks = int64(unsafe.Sizeof(ix.locks))
 	for s := node(0); s < ix.next; s++ {
 		if lv := ix.levelOf(s); lv != freeLevel && lv > 0 {
-			b += int64(sizeClass(int(lv) * ix.strideU * 4))
+			m.Upper += int64(sizeClass(int(lv) * ix.strideU * 4))
 		}
 	}
-	b += ix.idMapBytes()
+	m.IDMap = ix.idMapBytes()
 	// Tombstones hold a copy of their vector until they are unlinked.
 	if !ix.inline {
-		b += int64(len(ix.tombs)) * int64(sizeClass(ix.dim*4))
+		m.Deletes += int64(len(ix.tombs)) * int64(sizeClass(ix.dim*4))
 	}
-	b += int64(cap(ix.tombs)) * 4
-	b += int64(cap(ix.free))*4 + int64(cap(ix.dead))
+	m.Deletes += int64(cap(ix.tombs))*4 + int64(cap(ix.free))*4 + int64(cap(ix.dead))
 	if ix.unl != nil {
-		b += int64(cap(ix.unl.levels))
+		m.Deletes += int64(cap(ix.unl.levels))
 	}
-	return b
+	return m
 }
 
 // sizeClass rounds an allocation of n bytes up the way Go's allocator does

@@ -32,6 +32,45 @@ type Stats struct {
 	// walk reads under [QuantizeInt8], d + 4 bytes a slot (0 otherwise);
 	// the rows then hold no float32 copy of the vectors.
 	CodeBytes int64
+	// Memory is where the bytes of GraphBytes go.
+	Memory Memory
+}
+
+// Memory splits the bytes an index allocates beyond its store's vectors
+// ([Stats].GraphBytes) by what holds them; the fields sum to it. Slots
+// count every slot handed out (deleted ones waiting for reuse included).
+type Memory struct {
+	// Links0 is the layer-0 lists: a count and 2·M links, 4 bytes each,
+	// a slot.
+	Links0 int64
+	// Vectors is the graph's own float32 copies of the vectors, kept in
+	// the rows at dimension ≤ 512 (see the package doc); 0 otherwise.
+	Vectors int64
+	// Codes is the int8 codes of the slots handed out under
+	// [QuantizeInt8] (CodeBytes counts those of every slot of the pages).
+	Codes int64
+	// RowPad is the padding that starts every row on a 64-byte line.
+	RowPad int64
+	// Spare is rows allocated but not yet handed out: the rest of the
+	// last page and of the chunk pages are carved from.
+	Spare int64
+	// Upper is the lists of layers 1 and up, as the allocator rounds them.
+	Upper int64
+	// Slots is the pages' per-slot arrays (external id, level, tombstone
+	// flag, vector and upper-list pointers) and the page directory.
+	Slots int64
+	// IDMap is the table from external ids to slots.
+	IDMap int64
+	// Locks is the striped neighbour-list locks.
+	Locks int64
+	// Deletes is the free list and the state of deletes waiting to be
+	// unlinked (tombstones, and their vectors above dimension 512).
+	Deletes int64
+}
+
+// Total returns the sum of the fields.
+func (m Memory) Total() int64 {
+	return m.Links0 + m.Vectors + m.Codes + m.RowPad + m.Spare + m.Upper + m.Slots + m.IDMap + m.Locks + m.Deletes
 }
 
 // Stats returns the shape and memory of the graph. It waits for running
@@ -62,7 +101,8 @@ func (ix *Index) Stats() Stats {
 	for lc, n := range st.Nodes {
 		st.MeanDegree = append(st.MeanDegree, float64(links[lc])/float64(n))
 	}
-	st.GraphBytes = ix.graphBytes()
+	st.Memory = ix.memory()
+	st.GraphBytes = st.Memory.Total()
 	if ix.opts.Quantize != QuantizeNone {
 		st.CodeBytes = int64(st.Slots) * int64(ix.codeSize())
 	}
