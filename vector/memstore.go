@@ -38,12 +38,13 @@ type MemStore struct {
 	metric Metric
 
 	mu     sync.RWMutex
-	blocks [][]float32   // each blockSlots*dim long
-	chunk  []float32     // the unused rest of the chunk blocks are carved from
-	ids    []ID          // id of each slot ever allocated
-	live   []bool        // whether each slot holds a vector
-	slot   map[ID]uint32 // id → slot of live vectors
-	free   []uint32      // slots to reuse, most recently freed last
+	blocks [][]float32 // each blockSlots*dim long
+	chunk  []float32   // the unused rest of the chunk blocks are carved from
+	alloc  int64       // bytes of the chunks allocated so far
+	ids    []ID        // id of each slot ever allocated
+	live   []bool      // whether each slot holds a vector
+	slot   slotTable   // id → slot of live vectors
+	free   []uint32    // slots to reuse, most recently freed last
 	closed bool
 }
 
@@ -57,7 +58,7 @@ func NewMemStore(dim int, m Metric) (*MemStore, error) {
 	if !m.Valid() {
 		return nil, fmt.Errorf("%w: invalid metric %v", ErrInvalidOptions, m)
 	}
-	return &MemStore{dim: dim, metric: m, slot: make(map[ID]uint32)}, nil
+	return &MemStore{dim: dim, metric: m}, nil
 }
 
 // Dim returns the dimension of the store's vectors.
@@ -70,7 +71,7 @@ func (s *MemStore) Metric() Metric { return s.metric }
 func (s *MemStore) Len() int {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return len(s.slot)
+	return s.slot.n
 }
 
 // Get returns the stored vector of id; see [Store.Get].
@@ -80,7 +81,7 @@ func (s *MemStore) Get(id ID) (Vector, error) {
 	if s.closed {
 		return nil, ErrClosed
 	}
-	sl, ok := s.slot[id]
+	sl, ok := s.slot.get(id, s.ids)
 	if !ok {
 		return nil, fmt.Errorf("%w: id %d", ErrNotFound, id)
 	}
@@ -103,7 +104,7 @@ func (s *MemStore) Put(ctx context.Context, id ID, v Vector) error {
 	if s.closed {
 		return ErrClosed
 	}
-	if _, ok := s.slot[id]; ok {
+	if _, ok := s.slot.get(id, s.ids); ok {
 		return fmt.Errorf("put %d: %w", id, ErrDuplicateID)
 	}
 	s.insertLocked(id, v)
@@ -137,7 +138,7 @@ func (s *MemStore) PutBatch(ctx context.Context, ids []ID, vs []Vector) error {
 		return ErrClosed
 	}
 	for i, id := range ids {
-		if _, ok := s.slot[id]; ok {
+		if _, ok := s.slot.get(id, s.ids); ok {
 			return fmt.Errorf("put batch: item %d (id %d): %w", i, id, ErrDuplicateID)
 		}
 	}
@@ -168,7 +169,7 @@ func (s *MemStore) insertLocked(id ID, v Vector) {
 	if s.metric == Cosine {
 		normalize(dst)
 	}
-	s.slot[id] = sl
+	s.slot.put(sl, s.ids)
 }
 
 // newBlockLocked returns a zeroed block of blockSlots vectors, carved from
@@ -178,6 +179,7 @@ func (s *MemStore) newBlockLocked() []float32 {
 	if len(s.chunk) < bs {
 		k := min(max(len(s.blocks), 1), max(chunkBytes/(4*bs), 1))
 		s.chunk = hugepage.Float32s(k * bs)
+		s.alloc += int64(4 * k * bs)
 	}
 	b := s.chunk[:bs:bs]
 	s.chunk = s.chunk[bs:]
@@ -191,11 +193,11 @@ func (s *MemStore) Delete(ctx context.Context, id ID) error {
 	if s.closed {
 		return ErrClosed
 	}
-	sl, ok := s.slot[id]
+	sl, ok := s.slot.get(id, s.ids)
 	if !ok {
 		return fmt.Errorf("delete %d: %w", id, ErrNotFound)
 	}
-	delete(s.slot, id)
+	s.slot.remove(id, s.ids)
 	s.live[sl] = false
 	s.free = append(s.free, sl)
 	return nil
@@ -214,7 +216,7 @@ func (s *MemStore) ForEach(fn func(ID, Vector) error) error {
 		s.mu.RUnlock()
 		return ErrClosed
 	}
-	snap := make([]entry, 0, len(s.slot))
+	snap := make([]entry, 0, s.slot.n)
 	for sl, live := range s.live {
 		if live {
 			snap = append(snap, entry{s.ids[sl], uint32(sl)})
@@ -260,6 +262,36 @@ func (s *MemStore) ViewBlocks(fn func([]Block) error) error {
 	return fn(blocks)
 }
 
+// StoreMemory splits the bytes a [MemStore] holds by what holds them.
+type StoreMemory struct {
+	// Vectors is dim float32s for every slot handed out (those of
+	// deleted vectors waiting for reuse included).
+	Vectors int64
+	// Spare is the arena allocated but not yet handed out: the rest of
+	// the last block and of the chunk blocks are carved from.
+	Spare int64
+	// Slots is the per-slot arrays (id, liveness), the free list and the
+	// block directory.
+	Slots int64
+	// IDMap is the table from ids to slots.
+	IDMap int64
+}
+
+// Total returns the sum of the fields.
+func (m StoreMemory) Total() int64 { return m.Vectors + m.Spare + m.Slots + m.IDMap }
+
+// Memory returns the bytes the store holds, counted from what it holds.
+func (s *MemStore) Memory() StoreMemory {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	var m StoreMemory
+	m.Vectors = int64(len(s.ids)) * int64(s.dim) * 4
+	m.Spare = s.alloc - m.Vectors
+	m.Slots = int64(cap(s.ids))*8 + int64(cap(s.live)) + int64(cap(s.free))*4 + int64(cap(s.blocks))*24
+	m.IDMap = int64(len(s.slot.cells)) * 4
+	return m
+}
+
 // Close releases the arena. Later calls return [ErrClosed]; Close itself is
 // idempotent.
 func (s *MemStore) Close() error {
@@ -267,6 +299,7 @@ func (s *MemStore) Close() error {
 	defer s.mu.Unlock()
 	s.closed = true
 	s.blocks, s.chunk, s.ids, s.live, s.free = nil, nil, nil, nil, nil
-	s.slot = map[ID]uint32{}
+	s.alloc = 0
+	s.slot = slotTable{}
 	return nil
 }
