@@ -4,8 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -32,6 +36,10 @@ type BuildStats struct {
 	// a garbage collection on each side), which includes the store's copy
 	// of the vectors, as hnswlib's resident-memory figure does.
 	Bytes int64
+	// RSS is the growth of the process's resident memory across the build
+	// (VmRSS, after returning freed memory to the OS on each side), as the
+	// C++ peers' harnesses measure theirs; 0 where it cannot be read.
+	RSS int64
 }
 
 // Build adds vs to idx under the ids 0..len(vs)-1 (positions, as ground
@@ -44,6 +52,7 @@ func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress f
 	var before runtime.MemStats
 	settle()
 	runtime.ReadMemStats(&before)
+	rss0 := rss()
 	n := len(vs)
 	ids := make([]vector.ID, n)
 	for i := range ids {
@@ -81,6 +90,9 @@ func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress f
 		}
 	}
 	st := BuildStats{N: n, Time: time.Since(start)}
+	if r := rss(); r > 0 && rss0 > 0 {
+		st.RSS = r - rss0
+	}
 	if mr, ok := idx.(MemoryReporter); ok {
 		st.Bytes = mr.MemoryBytes()
 	} else {
@@ -90,6 +102,27 @@ func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress f
 		st.Bytes = int64(after.HeapAlloc) - int64(before.HeapAlloc)
 	}
 	return st, nil
+}
+
+// rss returns the process's resident memory after the garbage is collected
+// and freed memory returned to the OS, 0 if /proc/self/status cannot be
+// read (outside Linux).
+func rss() int64 {
+	debug.FreeOSMemory()
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // settle collects garbage until the heap holds only reachable objects. One

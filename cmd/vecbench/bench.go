@@ -48,6 +48,14 @@ type result struct {
 	Threads     int     `json:"threads"`
 	OpenS       float64 `json:"open_s,omitempty"`
 	Pareto      bool    `json:"pareto,omitempty"`
+	// RSSBytes is the process's resident-memory growth across the build
+	// (recall.BuildStats.RSS), as the C++ peers measure index_bytes.
+	RSSBytes int64 `json:"rss_bytes,omitempty"`
+	// AccountedBytes is the sweep's own count of the bytes of the store
+	// and the graph, MemoryParts its parts ("store."/"graph." + field of
+	// vector.StoreMemory or hnsw.Memory).
+	AccountedBytes int64            `json:"accounted_bytes,omitempty"`
+	MemoryParts    map[string]int64 `json:"memory_parts,omitempty"`
 
 	// The filtered report (report "filtered").
 	FilterFraction float64 `json:"filter_fraction,omitempty"`
@@ -283,7 +291,7 @@ func (b *bench) measured(report string, ds *recall.Dataset, store, index string,
 	return result{
 		Dataset: ds.Name, N: len(ds.Base), Dim: ds.Dim, Metric: ds.Metric.String(),
 		Store: store, Index: index, Params: p,
-		BuildS: bs.Time.Seconds(), IndexBytes: bs.Bytes,
+		BuildS: bs.Time.Seconds(), IndexBytes: bs.Bytes, RSSBytes: bs.RSS,
 		K: qs.K, Recall: qs.Recall[qs.K],
 		P50us: us(qs.Latency.P50), P95us: us(qs.Latency.P95), P99us: us(qs.Latency.P99), QPS: qs.QPS,
 		Report: report, Queries: qs.Queries, MeanUs: us(qs.Latency.Mean), Recall1: qs.Recall[1],

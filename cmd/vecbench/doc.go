@@ -81,7 +81,10 @@
 // Build time is the wall time of adding the base (in batches, on every core
 // where the index supports it); memory is the growth of the live Go heap
 // across the build, store included, as hnswlib's harness counts resident
-// memory. Latency is the wall time of one Search call, one query at a time
+// memory. The sweep also prints "counted", the bytes the store and the
+// graph count in what they hold (vector.MemStore.Memory, hnsw.Stats.Memory),
+// and "RSS", the process's resident-memory growth across the build, which
+// is what the C++ peers report as index_bytes. Latency is the wall time of one Search call, one query at a time
 // on one goroutine after 50 warm-up queries; QPS is the same pass's rate,
 // and "QPS ×N" the rate of N goroutines sharing the queries.
 //
@@ -194,10 +197,15 @@
 // the C++ peers' harnesses print them (bench/peers.sh), so the two join on dataset, n, M,
 // ef_construction and ef — and report ("memory", "indexes", "peers",
 // "sweep", "filtered", "clients" or "target"), queries, mean_us, recall_at_1,
-// qps_all_cores (0 when not measured), threads. Some reports add:
+// qps_all_cores (0 when not measured), threads, and rss_bytes where the
+// row's index was built in this process (the resident-memory growth across
+// the build, as the peers report index_bytes). Some reports add:
 //
 //	memory    open_s: the time to reopen the SQLite file
-//	sweep     pareto: true on the Pareto front of recall against QPS
+//	sweep     pareto: true on the Pareto front of recall against QPS;
+//	          accounted_bytes and memory_parts (the store's and the
+//	          graph's count by part: "store.vectors", "graph.links0", …
+//	          and "total")
 //	filtered  filter_fraction, filter_items (kept), filter_route
 //	          ("allow-list" or "metadata"), filter_strategy ("exact",
 //	          "walk" or "scan"), filter_chosen_by ("rule": the index's

@@ -68,6 +68,11 @@ func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int3
 					return rows, qrows, err
 				}
 			}
+			parts := memoryParts(store, hx)
+			var qparts map[string]int64
+			if qx != nil {
+				qparts = memoryParts(store, qx)
+			}
 			for _, ef := range b.c.efs {
 				for _, ix := range []*hnsw.Index{hx, qx} {
 					if ix == nil {
@@ -84,10 +89,13 @@ func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int3
 					if err != nil {
 						return rows, qrows, err
 					}
+					r := b.measured("sweep", ds, "memory", "hnsw", p, st, qs)
 					if ix == qx {
-						qrows = append(qrows, b.measured("sweep", ds, "memory", "hnsw", p, st, qs))
+						r.MemoryParts, r.AccountedBytes = qparts, qparts["total"]
+						qrows = append(qrows, r)
 					} else {
-						rows = append(rows, b.measured("sweep", ds, "memory", "hnsw", p, st, qs))
+						r.MemoryParts, r.AccountedBytes = parts, parts["total"]
+						rows = append(rows, r)
 					}
 				}
 			}
@@ -95,6 +103,21 @@ func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int3
 		}
 	}
 	return rows, qrows, nil
+}
+
+// memoryParts is the count of the bytes of store and ix by what holds
+// them: "store." and "graph." each followed by a field of
+// vector.StoreMemory or hnsw.Memory, and "total".
+func memoryParts(store *vector.MemStore, ix *hnsw.Index) map[string]int64 {
+	sm, gm := store.Memory(), ix.Stats().Memory
+	parts := map[string]int64{
+		"store.vectors": sm.Vectors, "store.spare": sm.Spare, "store.slots": sm.Slots, "store.id_map": sm.IDMap,
+		"graph.links0": gm.Links0, "graph.vectors": gm.Vectors, "graph.codes": gm.Codes, "graph.row_pad": gm.RowPad,
+		"graph.spare": gm.Spare, "graph.upper": gm.Upper, "graph.slots": gm.Slots, "graph.id_map": gm.IDMap,
+		"graph.locks": gm.Locks, "graph.deletes": gm.Deletes,
+	}
+	parts["total"] = sm.Total() + gm.Total()
+	return parts
 }
 
 // quantized loads the graph of hx into a second index over the same store
@@ -120,6 +143,7 @@ func (b *bench) quantized(hx *hnsw.Index, bs recall.BuildStats) (*hnsw.Index, re
 		return nil, bs, err
 	}
 	qbs := bs
+	qbs.RSS = 0 // the load is not measured apart
 	qbs.Time += time.Since(start)
 	qbs.Bytes += qx.Stats().GraphBytes - hx.Stats().GraphBytes
 	return qx, qbs, nil
@@ -152,7 +176,7 @@ func (b *bench) printSweep(ds *recall.Dataset, rows []result, quantize string) {
 	}
 	t := newTable(b.out, fmt.Sprintf("## HNSW sweep%s: %s, %d-d %s, k=%d, %s queries one at a time (★ = Pareto front of recall against QPS)",
 		walk, ds.Name, ds.Dim, ds.Metric, k, fmtInt(len(ds.Queries))),
-		"M", "efC", "ef", fmt.Sprintf("recall@%d", k), "p50", "p95", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "build", "memory", "<Pareto")
+		"M", "efC", "ef", fmt.Sprintf("recall@%d", k), "p50", "p95", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "build", "memory", "counted", "RSS", "<Pareto")
 	order := slices.Clone(rows)
 	for _, r := range order {
 		star := ""
@@ -161,7 +185,7 @@ func (b *bench) printSweep(ds *recall.Dataset, rows []result, quantize string) {
 		}
 		t.row(fmt.Sprint(r.Params.M), fmt.Sprint(r.Params.EfConstruction), fmt.Sprint(r.Params.Ef), fmtRecall(r.Recall),
 			fmtDur(usDur(r.P50us)), fmtDur(usDur(r.P95us)), fmtQPS(r.QPS), fmtQPS(r.QPSAllCores),
-			fmtDur(secs(r.BuildS)), fmtBytes(r.IndexBytes), star)
+			fmtDur(secs(r.BuildS)), fmtBytes(r.IndexBytes), fmtBytes(r.AccountedBytes), fmtBytes(r.RSSBytes), star)
 	}
 	t.close()
 
