@@ -1,37 +1,53 @@
 #!/usr/bin/env bash
-# Measures cairn's HNSW and hnswlib (../shared/peers/run) on the same .fvecs
-# files, one after the other in this one script, ROUNDS times alternately, and
-# prints both sweeps side by side with the QPS ratio at each target recall.
+# Measures cairn's HNSW and its peers, hnswlib (../shared/peers/run), faiss
+# (run-faiss: IndexHNSWFlat and IndexHNSWSQ 8-bit) and usearch (run-usearch:
+# f32 and i8), on the same .fvecs files, one after the other in this one
+# script, ROUNDS times alternately, and prints cairn's sweep beside each
+# peer's with the QPS ratio cairn ÷ peer at each target recall, then build
+# time and index memory of all of them.
 #
-#   bench/peers.sh DIR/NAME [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png] [--quantize int8]
+#   bench/peers.sh DIR/NAME [--peers hnswlib,faiss,usearch] [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png] [--quantize int8]
+#
+# --peers picks the peers (default all three); each round runs cairn and
+# then each of them in that order (with --plot, the peers first).
 #
 # With --quantize int8, cairn's sweep also walks its graph on int8 codes
 # (vecbench --sweep --quantize int8: the same graph, each ef float32 then
-# int8), and a second table compares those rows with hnswlib, with the
+# int8), and its rows get tables of their own against each peer, with the
 # int8 recall's difference from cairn's float32 at each ef.
 #
-# Both systems search under the same metric: --metric, else the one named in
-# DIR/NAME.metric (which vecbench --export writes), else cosine. hnswlib's
-# harness knows inner product and L2 only, so for cosine it gets a copy of the
-# vectors normalised to unit length (skipped when they already are) and
-# --metric ip; dot is ip on the vectors as they are; l2 is l2.
+# Every system searches under the same metric: --metric, else the one named
+# in DIR/NAME.metric (which vecbench --export writes), else cosine. The
+# peers' harnesses know inner product and L2 only, so for cosine they get a
+# copy of the vectors normalised to unit length (skipped when they already
+# are) and --metric ip; dot is ip on the vectors as they are; l2 is l2
+# (usearch's i8 is then skipped: it is meant for normalised vectors).
 #
-# With --plot, each round runs hnswlib first and then cairn, which draws its
-# sweep and hnswlib's lines of that round on one recall/QPS plot (vecbench
-# --peers-json); the last round's plot is kept.
+# Index memory: each peer's is its process's resident-memory growth across
+# the build; cairn's three figures are the Go heap's growth (vecbench's
+# "memory"), what the store and the graph count in what they hold
+# ("counted") and the resident-memory growth measured as the peers' is
+# ("RSS"), which the ratios use.
+#
+# With --plot, each round runs the peers first and then cairn, which draws
+# its sweep and the peers' lines of that round on one recall/QPS plot
+# (vecbench --peers-json); the last round's plot is kept.
 #
 # DIR/NAME.{base,query}.fvecs, DIR/NAME.gt.ivecs and DIR/NAME.metric come from
 #   go run ./cmd/vecbench --export DIR --clustered --sizes 100000
 #   go run ./cmd/vecbench --export DIR --data FILE.hdf5     (an ann-benchmarks file)
 # or from bench/data/*.sh. Needs python3 for the join (and numpy to normalise
-# for cosine). Run it on a quiet machine: it has two cores.
+# for cosine). Run it on a quiet machine: it has two cores. PEERS_DIR names
+# the folder of the harnesses (default ../shared/peers); PEERS, hnswlib's
+# alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1; shift
 ef=10,12,16,20,24,32,40,48,64,80,96,128,160,200,256,320,400,512,640,800
-m=16; efc=200; rounds=2; plot=; metric=; quantize=
+m=16; efc=200; rounds=2; plot=; metric=; quantize=; peerlist=hnswlib,faiss,usearch
 while [ $# -gt 0 ]; do
 	case $1 in
+	--peers) peerlist=$2; shift 2 ;;
 	--quantize) quantize=$2; shift 2 ;;
 	--metric) metric=$2; shift 2 ;;
 	--plot) plot=$2; shift 2 ;;
@@ -57,11 +73,18 @@ case $quantize in
 '' | int8) ;;
 *) echo "--quantize $quantize: want int8" >&2; exit 2 ;;
 esac
-peers=${PEERS:-../shared/peers/run}
+peerdir=${PEERS_DIR:-../shared/peers}
+IFS=, read -r -a peers <<< "$peerlist"
+for p in "${peers[@]}"; do
+	case $p in
+	hnswlib | faiss | usearch) ;;
+	*) echo "--peers: unknown peer $p (want hnswlib, faiss, usearch)" >&2; exit 2 ;;
+	esac
+done
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 go build -o "$out/vecbench" ./cmd/vecbench
-# What hnswlib reads: the same files, or for cosine a unit-length copy.
+# What the peers read: the same files, or for cosine a unit-length copy.
 peername=$name; peermetric=ip
 case $metric in
 l2) peermetric=l2 ;;
@@ -86,7 +109,7 @@ for part in ("base", "query"):
         continue
     rec[:, 1:] /= norms[:, None].astype(np.float32)
     rec.tofile(f"{dst}.{part}.fvecs")
-    print(f"hnswlib gets {part} normalised to unit length (norms were {norms.min():.3g}..{norms.max():.3g})", file=sys.stderr)
+    print(f"the peers get {part} normalised to unit length (norms were {norms.min():.3g}..{norms.max():.3g})", file=sys.stderr)
 PY
 	;;
 esac
@@ -95,73 +118,122 @@ cairn() {
 	"$out/vecbench" --sweep --quiet --data "$name.base.fvecs" --queries "$name.query.fvecs" --gt "$name.gt.ivecs" \
 		--metric "$metric" --m "$m" --efc "$efc" --ef "$ef" ${quantize:+--quantize "$quantize"} --json "$out/cairn-$1.json" "${@:2}" > /dev/null
 }
-hnswlib() {
-	echo "round $1: hnswlib" >&2
-	"$peers" "$peername" --metric "$peermetric" --m "$m" --efc "$efc" --ef "$ef" --threads 2 > "$out/hnswlib-$1.jsonl"
+peer() { # peer NAME ROUND
+	echo "round $2: $1" >&2
+	local cmd
+	case $1 in
+	hnswlib) cmd=${PEERS:-$peerdir/run} ;;
+	faiss) cmd=$peerdir/run-faiss ;;
+	usearch) cmd=$peerdir/run-usearch ;;
+	esac
+	"$cmd" "$peername" --metric "$peermetric" --m "$m" --efc "$efc" --ef "$ef" --threads 2 > "$out/peer-$1-$2.jsonl"
 }
 for r in $(seq "$rounds"); do
 	if [ -n "$plot" ]; then
-		hnswlib "$r"
-		cairn "$r" --plot "$plot" --peers-json "$out/hnswlib-$r.jsonl"
+		for p in "${peers[@]}"; do peer "$p" "$r"; done
+		cat "$out"/peer-*-"$r".jsonl > "$out/peers-$r.jsonl"
+		cairn "$r" --plot "$plot" --peers-json "$out/peers-$r.jsonl"
 	else
 		cairn "$r"
-		hnswlib "$r"
+		for p in "${peers[@]}"; do peer "$p" "$r"; done
 	fi
 done
-python3 - "$out" "$rounds" "$name" "$metric" "$peermetric" <<'PY'
-import glob, json, statistics, sys
-out, rounds, name, metric, peermetric = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
-cairn, peer = {}, {}
-builds = {"cairn": [], "hnswlib": []}
-mem = {}
+python3 - "$out" "$rounds" "$name" "$metric" "$peermetric" "$peerlist" <<'PY'
+import json, statistics, sys
+out, rounds, name, metric, peermetric, peerlist = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], sys.argv[6].split(",")
+cairn = {}      # walk ("" or "int8") -> ef -> rows over rounds
+peer = {}       # label -> ef -> rows over rounds
+builds = {}     # label -> round -> build seconds
+mem = {}        # label -> last round's memory figures
 for r in range(1, rounds + 1):
     d = json.load(open(f"{out}/cairn-{r}.json"))
     machine = d["machine"]
     for x in d["results"]:
         walk = x["params"].get("quantize", "")
         cairn.setdefault(walk, {}).setdefault(x["params"]["ef"], []).append(x)
-        if walk:
-            mem["cairn " + walk] = (x["index_bytes"], x["n"], x["dim"])
-        else:
-            fx = x
-    builds["cairn"].append(fx["build_s"]); mem["cairn"] = (fx["index_bytes"], fx["n"], fx["dim"])
-    for line in open(f"{out}/hnswlib-{r}.jsonl"):
-        x = json.loads(line)
-        peer.setdefault(x["ef"], []).append(x)
-    builds["hnswlib"].append(x["build_s"]); mem["hnswlib"] = (x["index_bytes"], x["n"], x["dim"])
+        label = "cairn " + walk if walk else "cairn"
+        builds.setdefault(label, {})[r] = x["build_s"]
+        mem[label] = x
+    for p in peerlist:
+        for line in open(f"{out}/peer-{p}-{r}.jsonl"):
+            x = json.loads(line)
+            label = x["system"] + (" " + x["index"] if x.get("index") else "")
+            rows = peer.setdefault(label, {}).setdefault(x["ef"], [])
+            if len(rows) < r:
+                rows.append(x)
+            builds.setdefault(label, {})[r] = x["build_s"]
+            mem[label] = x
 
 def agg(rows):
     return {k: statistics.median(r[k] for r in rows) for k in ("recall", "p50_us", "p95_us", "qps")}
 
+def best(T, target):
+    ok = [(v["qps"], ef, v) for ef, v in T.items() if v["recall"] >= target]
+    return max(ok) if ok else None
+
 print(f"machine: {machine['cpu']}, {machine['cores']} cores, {machine['go']}, commit {machine['commit']}, kernels {machine.get('kernel')}")
-print(f"data: {name}, metric {metric} (hnswlib: {peermetric}{', unit-length copy' if metric == 'cosine' else ''}), M and efConstruction as given, {rounds} alternating rounds, medians over rounds\n")
-P = {ef: agg(v) for ef, v in sorted(peer.items())}
-F = {ef: agg(v) for ef, v in sorted(cairn.get("", {}).items())}
-for walk in sorted(cairn):
-    C = {ef: agg(v) for ef, v in sorted(cairn[walk].items())}
+print(f"data: {name}, metric {metric} (peers: {peermetric}{', unit-length copy' if metric == 'cosine' else ''}), M and efConstruction as given, "
+      f"{rounds} alternating rounds, medians over rounds; peers: {', '.join(peer)}\n")
+P = {label: {ef: agg(v) for ef, v in sorted(efs.items())} for label, efs in peer.items()}
+C = {walk: {ef: agg(v) for ef, v in sorted(efs.items())} for walk, efs in cairn.items()}
+F = C.get("", {})
+targets = (0.90, 0.95, 0.99)
+for walk in sorted(C):
     label = "cairn" if not walk else f"cairn {walk}"
-    if walk:
-        print(f"\n### cairn walking {walk} codes (the same graph; Δ = its recall@10 minus cairn float32's at the same ef)\n")
-    print(f"| ef | {label} recall@10 |{' Δ recall |' if walk else ''} {label} p50 | {label} p95 | {label} QPS | hnswlib recall@10 | hnswlib p50 | hnswlib p95 | hnswlib QPS | QPS ratio |")
-    print("|--:|--:|" + ("--:|" if walk else "") + "--:|--:|--:|--:|--:|--:|--:|--:|")
-    for ef in sorted(set(C) & set(P)):
-        c, p = C[ef], P[ef]
-        delta = f" {c['recall'] - F[ef]['recall']:+.4f} |" if walk and ef in F else (" – |" if walk else "")
-        print(f"| {ef} | {c['recall']:.4f} |{delta} {c['p50_us']:.1f} µs | {c['p95_us']:.1f} µs | {c['qps']:,.0f} | "
-              f"{p['recall']:.4f} | {p['p50_us']:.1f} µs | {p['p95_us']:.1f} µs | {p['qps']:,.0f} | {c['qps']/p['qps']:.2f}× |")
-    print()
-    for target in (0.90, 0.95, 0.99):
-        def best(T):
-            ok = [(v["qps"], ef, v) for ef, v in T.items() if v["recall"] >= target]
-            return max(ok) if ok else None
-        c, p = best(C), best(P)
-        if c and p:
-            print(f"- recall@10 ≥ {target:.2f}: {label} {c[0]:,.0f} QPS (ef={c[1]}, recall {c[2]['recall']:.4f}), "
-                  f"hnswlib {p[0]:,.0f} QPS (ef={p[1]}, recall {p[2]['recall']:.4f}): **{c[0]/p[0]:.2f}×**")
+    for plabel, PT in P.items():
+        CT = C[walk]
+        if walk:
+            print(f"### {label} (the same graph walking {walk} codes; Δ = its recall@10 minus cairn float32's at the same ef) and {plabel}\n")
         else:
-            print(f"- recall@10 ≥ {target:.2f}: {label} {'reached' if c else 'not reached'}, hnswlib {'reached' if p else 'not reached'}")
-cb, pb = statistics.median(builds["cairn"]), statistics.median(builds["hnswlib"])
-print(f"- build, 2 cores: cairn {cb:.2f} s, hnswlib {pb:.2f} s (cairn/hnswlib {cb/pb:.2f}×)")
-for sysname, (b, n, dim) in mem.items():
-    print(f"- {sysname}: index memory {b/2**20:.1f} MiB, {(b - n*dim*4)/n:.0f} bytes per vector beyond the raw float32s")
+            print(f"### {label} and {plabel}\n")
+        print(f"| ef | {label} recall@10 |{' Δ recall |' if walk else ''} {label} p50 | {label} p95 | {label} QPS | {plabel} recall@10 | {plabel} p50 | {plabel} p95 | {plabel} QPS | QPS ratio |")
+        print("|--:|--:|" + ("--:|" if walk else "") + "--:|--:|--:|--:|--:|--:|--:|--:|")
+        for ef in sorted(set(CT) & set(PT)):
+            c, p = CT[ef], PT[ef]
+            delta = f" {c['recall'] - F[ef]['recall']:+.4f} |" if walk and ef in F else (" – |" if walk else "")
+            print(f"| {ef} | {c['recall']:.4f} |{delta} {c['p50_us']:.1f} µs | {c['p95_us']:.1f} µs | {c['qps']:,.0f} | "
+                  f"{p['recall']:.4f} | {p['p50_us']:.1f} µs | {p['p95_us']:.1f} µs | {p['qps']:,.0f} | {c['qps']/p['qps']:.2f}× |")
+        print()
+
+print("### QPS at a target recall@10 (the fastest ef reaching it; ratio = cairn ÷ peer)\n")
+cols = [("cairn" if not w else f"cairn {w}", C[w]) for w in sorted(C)]
+hdr = ["system"]
+for target in targets:
+    hdr += [f"≥ {target:.2f}: QPS (ef)"] + [f"{l} ÷ it" for l, _ in cols[:1]] + [f"{l} ÷ it" for l, _ in cols[1:]]
+print("| " + " | ".join(hdr) + " |")
+print("|---|" + "--:|" * (len(hdr) - 1))
+def fmt(b):
+    return f"{b[0]:,.0f} ({b[1]})" if b else "not reached"
+for l, T in cols:
+    cells = [l]
+    for target in targets:
+        cells += [fmt(best(T, target))] + ["–"] * len(cols)
+    print("| " + " | ".join(cells) + " |")
+for pl, PT in P.items():
+    cells = [pl]
+    for target in targets:
+        pb = best(PT, target)
+        cells.append(fmt(pb))
+        for _, T in cols:
+            c = best(T, target)
+            cells.append(f"**{c[0]/pb[0]:.2f}×**" if c and pb else "–")
+    print("| " + " | ".join(cells) + " |")
+print()
+
+cb = statistics.median(builds["cairn"].values())
+print("### Build (2 cores) and index memory (last round)\n")
+print("| system | build | cairn ÷ it | index memory | bytes/vector beyond the raw float32s (cairn: heap / counted / RSS) | cairn ÷ it (RSS) |")
+print("|---|--:|--:|--:|--:|--:|")
+crss = mem["cairn"].get("rss_bytes") or mem["cairn"]["index_bytes"]
+for label, x in mem.items():
+    n, dim = x["n"], x["dim"]
+    b = statistics.median(builds[label].values())
+    if label.startswith("cairn"):
+        heap, counted, rss = x["index_bytes"], x.get("accounted_bytes", 0), x.get("rss_bytes", 0)
+        figs = f"heap {heap/2**20:.1f} MiB, counted {counted/2**20:.1f} MiB" + (f", RSS {rss/2**20:.1f} MiB" if rss else "")
+        beyond = f"{(heap - n*dim*4)/n:.0f} / {(counted - n*dim*4)/n:.0f}" + (f" / {(rss - n*dim*4)/n:.0f}" if rss else "")
+        print(f"| {label} | {b:.2f} s | – | {figs} | {beyond} | – |")
+    else:
+        ib = x["index_bytes"]
+        print(f"| {label} | {b:.2f} s | {cb/b:.2f}× | RSS {ib/2**20:.1f} MiB | {(ib - n*dim*4)/n:.0f} | {crss/ib:.2f}× |")
 PY

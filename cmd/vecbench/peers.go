@@ -1,5 +1,6 @@
-// This file reads --peers-json: the JSON lines ../shared/peers/run prints
-// for hnswlib (and bench/peers.sh collects), one measured ef a line.
+// This file reads --peers-json: the JSON lines ../shared/peers/run,
+// run-faiss and run-usearch print for hnswlib, faiss and usearch (and
+// bench/peers.sh collects), one measured ef a line.
 
 package main
 
@@ -15,10 +16,13 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// peerResult is one line of ../shared/peers/run: a system measured at one
-// build setting and one ef, on the files named by base.
+// peerResult is one line of ../shared/peers/run (or run-faiss,
+// run-usearch): a system measured at one build setting and one ef, on the
+// files named by base. Index names the system's index when it has several
+// ("hnsw-flat", "hnsw-sq8"; "hnsw-f32", "hnsw-i8"), empty for hnswlib.
 type peerResult struct {
 	System         string  `json:"system"`
+	Index          string  `json:"index"`
 	Base           string  `json:"base"`
 	N              int     `json:"n"`
 	Dim            int     `json:"dim"`

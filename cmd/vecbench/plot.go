@@ -165,7 +165,11 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 				if p.N != h.N || p.Dim != h.Dim || p.K != h.K {
 					continue
 				}
-				name := fmt.Sprintf("%s M=%d efC=%d", p.System, p.M, p.EfConstruction)
+				name := p.System
+				if p.Index != "" {
+					name += " " + p.Index
+				}
+				name += fmt.Sprintf(" M=%d efC=%d", p.M, p.EfConstruction)
 				if p.BuildThreads > 0 {
 					name += fmt.Sprintf(" (%d build threads)", p.BuildThreads)
 				}

@@ -431,6 +431,31 @@ func TestPeersOnPlot(t *testing.T) {
 	checkTextInside(t, b)
 }
 
+// TestThreePeersOnPlot: hnswlib, faiss (two indexes) and usearch (two) on
+// one plot, measured by ../shared/peers/run, run-faiss and run-usearch on
+// the files of TestPeersOnPlot (ef 10 and 20): every line is named, and
+// every label stays inside the frame.
+func TestThreePeersOnPlot(t *testing.T) {
+	dir := t.TempDir()
+	svg := filepath.Join(dir, "sweep.svg")
+	_, errOut, err := runArgs(t, context.Background(), "--sweep", "--clustered", "--sizes", "2000", "--dim", "64", "--queries", "200",
+		"--m", "4,8", "--efc", "20", "--ef", "10,40", "--quiet", "--cache", dir, "--plot", svg, "--peers-json", "testdata/peers.jsonl")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	b, err := os.ReadFile(svg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"hnswlib M=16 efC=200 (2 build threads)", "faiss hnsw-flat M=16 efC=200 (2 build threads)",
+		"faiss hnsw-sq8 M=16", "usearch hnsw-f32 M=16", "usearch hnsw-i8 M=16", "hnsw M=4 efC=20", "hnsw M=8 efC=20"} {
+		if !bytes.Contains(b, []byte(want)) {
+			t.Errorf("plot lacks %q", want)
+		}
+	}
+	checkTextInside(t, b)
+}
+
 var (
 	svgSize = regexp.MustCompile(`viewBox="0 0 ([0-9.]+) ([0-9.]+)"`)
 	svgText = regexp.MustCompile(`<text x="([0-9.]+)" y="[^"]*"[^>]*font-size:([0-9.]+)px[^>]*>([^<]*)</text>`)
