@@ -213,7 +213,7 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if r := runCmd(t, extra, "import", "-collection", "notes", path); r.code != 0 || !strings.Contains(r.stderr, "skipped 1 expired items") {
 		t.Fatalf("import extra: %+v", r)
 	}
-	ttl := `{"collection":{"name":"ttl","dim":2,"metric":"cosine","index":"flat","ttl":"1h0m0s"}}` + "\n"
+	ttl := `{"collection":{"name":"ttl","dim":2,"metric":"cosine","index":"flat","ttl":"1h0m0s","history":{"for":"720h0m0s","versions":3}}}` + "\n"
 	if r := runCmd(t, ttl, "import", "-q", path); r.code != 0 {
 		t.Fatalf("import ttl: %+v", r)
 	}
@@ -241,8 +241,8 @@ func TestExportImportRoundTrip(t *testing.T) {
 	if !strings.Contains(first.stdout, `{"id":"timed","embedding":[1,1,1],"created_at":"2026-01-02T03:04:05.123456789Z","updated_at":"2026-01-03T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}`) {
 		t.Errorf("the times of an item did not survive import and export:\n%s", first.stdout)
 	}
-	if !strings.Contains(first.stdout, `"ttl":"1h0m0s"`) {
-		t.Errorf("a collection's TTL was not exported:\n%s", first.stdout)
+	if !strings.Contains(first.stdout, `"ttl":"1h0m0s","history":{"for":"720h0m0s","versions":3}`) {
+		t.Errorf("a collection's TTL and history policy were not exported:\n%s", first.stdout)
 	}
 	for _, l := range strings.Split(strings.TrimSpace(first.stdout), "\n") {
 		if !strings.Contains(l, `"collection"`) && !strings.Contains(l, `"created_at":"`) {

@@ -69,6 +69,15 @@ type jsonCollection struct {
 	AutoThreshold int       `json:"auto_threshold,omitempty"`
 	HNSW          *jsonHNSW `json:"hnsw,omitempty"`
 	TTL           string    `json:"ttl,omitempty"` // a Go duration
+	// History is the collection's KeepHistory; the versions it kept are
+	// not exported.
+	History *jsonHistory `json:"history,omitempty"`
+}
+
+// jsonHistory is a cairn.HistoryPolicy.
+type jsonHistory struct {
+	For      string `json:"for,omitempty"` // a Go duration
+	Versions int    `json:"versions,omitempty"`
 }
 
 type jsonHNSW struct {
@@ -145,6 +154,14 @@ func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
 			return cfg, fmt.Errorf("ttl: %v", err)
 		}
 	}
+	if p := h.History; p != nil {
+		cfg.KeepHistory = &cairn.HistoryPolicy{Versions: p.Versions}
+		if p.For != "" {
+			if cfg.KeepHistory.For, err = time.ParseDuration(p.For); err != nil {
+				return cfg, fmt.Errorf("history: %v", err)
+			}
+		}
+	}
 	if p := h.HNSW; p != nil {
 		cfg.HNSW = hnsw.Options{M: p.M, EfConstruction: p.EfConstruction, EfSearch: p.EfSearch, LevelMult: p.LevelMult, Seed: p.Seed,
 			TargetRecall: p.TargetRecall, TargetK: p.TargetK}
@@ -172,6 +189,12 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 	}
 	if cfg.TTL != 0 {
 		h.TTL = cfg.TTL.String()
+	}
+	if p := cfg.KeepHistory; p != nil {
+		h.History = &jsonHistory{Versions: p.Versions}
+		if p.For != 0 {
+			h.History.For = p.For.String()
+		}
 	}
 	return h
 }
