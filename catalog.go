@@ -69,6 +69,7 @@ type catalog struct {
 	live  []*record
 	words *keyword.Index // the text of the published versions that have any
 	ver   *versions.State
+	times timeOrder // the published versions by UpdatedAt
 
 	postMu sync.Mutex
 	post   map[string]postings // guarded by postMu when read under a shared lock
@@ -122,6 +123,7 @@ func (cat *catalog) lookup(key string) *record {
 func (cat *catalog) publish(r *record) {
 	r.pos = len(cat.live)
 	cat.live = append(cat.live, r)
+	cat.times.add(r)
 	cat.ver.Publish(r.id, r.expires)
 	switch {
 	case r.words != nil && r.words.Staged():
@@ -156,6 +158,7 @@ func (cat *catalog) retire(r *record) (hasText bool) {
 	cat.live[len(cat.live)-1] = nil
 	cat.live = cat.live[:len(cat.live)-1]
 	r.pos = -1
+	cat.times.retire()
 	cat.ver.Retire(r.id, r.expires)
 	cat.recs.del(r.id)
 	if len(cat.post) == 0 {

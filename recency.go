@@ -5,12 +5,14 @@ package cairn
 // ranking the index gives.
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
 	"slices"
 	"time"
 
+	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -20,25 +22,28 @@ import (
 //
 //	score = relevance × 0.5^(age / HalfLife) × importance
 //
-// where relevance is the item's similarity brought into [0, 1] — (1 +
-// cos) / 2 for Cosine, 1 / (1 + ‖q − v‖) for L2, the inner product
-// clipped to [0, 1] for Dot (meant for unit vectors) —, age is the time
+// where relevance is the item's similarity clipped to [0, 1] — the cosine
+// for Cosine (an item no closer than orthogonal is not relevant), the
+// inner product for Dot (meant for unit vectors), 1 / (1 + ‖q − v‖) for
+// L2 —, age is the time
 // since the item's UpdatedAt (0 for a time in the future), and importance
 // is the number the item's metadata holds under Importance, clipped to
 // [0, 1] (1 where it is missing or not a number, or if Importance is
 // empty). [Result.Score] is that score, and the results come best first.
 //
-// Every factor but relevance is at most 1, so an item's score is at most
-// its relevance: the query takes the index's nearest items in a window,
-// and widens it (four times, then again) until the k-th best score is at
-// least the relevance of the last item in the window, or the window holds
-// every item the filter matches. No item outside the window can then
-// score higher, so the top k is exact over the index's ranking (exact
-// with Flat; as good as the graph's recall at the window's size with
-// HNSW). Old or unimportant memories make the window wider: a query whose
-// best items all score low searches most of the collection. With MMR, the
-// score stands in for the similarity to the query; a reranker is given
-// the best by score. Keyword and hybrid queries refuse it.
+// The top k is exact over the index's ranking (exact with Flat; as good
+// as the graph's recall at the window's size with HNSW). The query walks
+// two lists at once: the index's nearest items, in a window that widens,
+// and the items newest first. An item on neither list scores at most
+// the least relevance in the window times the recency of the last item
+// walked by time (importance is at most 1), so once the k-th best score
+// reaches that bound, no other item can beat it. Each round advances the
+// list whose factor of the bound is the larger. A query whose best items
+// all score low walks far: most of the collection, when relevance says
+// little (unrelated items alike) and recency little more (a half-life
+// much longer than the items' spread in time). With MMR, the score stands
+// in for the similarity to the query; a reranker is given the best by
+// score. Keyword and hybrid queries refuse it.
 type Recency struct {
 	// HalfLife is the age at which recency halves. Zero means recency
 	// plays no part (only importance does); it must not be negative.
@@ -64,12 +69,7 @@ func checkRecency(r *Recency, mode QueryMode, bad func(string, ...any) error) er
 }
 
 // relevance is a similarity brought into [0, 1], as Recency defines it.
-func relevance(m vector.Metric, sim float64) float64 {
-	if m == vector.Cosine {
-		sim = (1 + sim) / 2
-	}
-	return min(max(sim, 0), 1)
-}
+func relevance(sim float64) float64 { return min(max(sim, 0), 1) }
 
 // recencyScore returns the score of record rec at relevance rel, at now
 // (Unix nanoseconds).
@@ -87,42 +87,261 @@ func recencyScore(r *Recency, rec *record, rel float64, now int64) float64 {
 }
 
 // recentHits returns the candidates of a vector query with Recency, the
-// pool best by its score, best first (ties by distance): it widens the
-// window of the index's nearest items until no item outside can score
-// higher (see Recency). mu is held.
+// pool best by its score, best first (ties by distance). It walks two
+// lists, as Fagin's threshold algorithm does: the index's nearest items,
+// in a window that widens, and, when recency plays a part, the items
+// newest first (catalog.times), each scored exactly. An item on neither
+// list scores at most the least relevance in the window times the
+// recency of the newest item not walked, so once the pool's last score
+// reaches that bound, no other item can beat it. Each round either walks
+// as far as the bound needs (the items newer than the recency it needs
+// are counted in the time order), when that costs fewer distances than
+// widening the window four times would (widenCost), or widens. mu is
+// held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
 	now := p.view.Now()
 	n := c.cat.len()
-	for w := max(recencyWindow, 4*p.pool); ; w *= 4 {
-		w = min(w, n)
-		hits, err := c.vectorHits(ctx, p, q, w)
+	byTime := recentWalk{c: c, r: r, view: p.view, match: p.match, minSim: p.opts.MinSimilarity, now: now, recent: 1}
+	if r.HalfLife > 0 {
+		prepared, err := vector.Prepare(q, c.cfg.Dim, c.cfg.Metric)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
-		cands := make([]candidate, 0, len(hits))
-		last := math.Inf(1) // the least relevance in the window
-		for i, h := range hits {
-			sim := similarity(c.cfg.Metric, h.Distance)
-			if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
-				break // similarity falls as distance grows
+		byTime.q, byTime.recs = prepared, c.cat.times.ordered()
+		byTime.next = len(byTime.recs) - 1
+	}
+	var (
+		window   []scoredRec // the window's items
+		inWindow = map[vector.ID]bool{}
+		last     = 1.0 // the least relevance in the window
+		whole    bool  // the window holds every item that can pass
+		w        = 0
+		step     = max(recencyWindow, 4*p.pool)
+		best     []scoredRec
+	)
+	for round := 0; ; round++ {
+		walk, walkTo, widen := true, 0, round == 0
+		switch {
+		case byTime.recs == nil || byTime.done():
+			walk, widen = false, true
+		case round == 0:
+			walkTo = byTime.next - step // the first round starts both lists
+		case len(best) < p.pool: // few items pass the filter: both lists on
+			walkTo, widen = byTime.next-4*step<<(2*round), true
+		default:
+			// The walk must reach the items whose recency, times the
+			// window's last relevance, is below the pool's last score.
+			to := byTime.cut(best[p.pool-1].score / last)
+			if whole || byTime.next-to <= c.widenCost(4*w) {
+				walkTo = to
+			} else {
+				walk, widen = false, true
 			}
-			cd := c.candidate(h.ID)
-			rel := relevance(c.cfg.Metric, sim)
-			cd.res.Distance, cd.res.Similarity, cd.res.VectorRank = float64(h.Distance), sim, i+1
-			cd.res.Score = recencyScore(r, cd.rec, rel, now)
-			cands = append(cands, cd)
-			last = rel
 		}
-		// Best score first; the sort is stable, so ties keep the
-		// index's order.
-		slices.SortStableFunc(cands, func(a, b candidate) int { return -cmpFloat(a.res.Score, b.res.Score) })
-		cut := len(cands) < len(hits) // MinSimilarity stopped the list: nothing beyond can pass it
-		if cut || len(hits) < w || w == n || len(cands) >= p.pool && cands[p.pool-1].res.Score >= last {
-			return cands[:min(len(cands), p.pool)], nil
+		if walk {
+			floor := -1.0 // the pool's last score, which a walked item must beat
+			if len(best) >= p.pool {
+				floor = best[p.pool-1].score
+			}
+			if err := byTime.walk(max(walkTo, -1), floor, last, inWindow); err != nil {
+				return nil, err
+			}
+		}
+		if widen && !whole {
+			w = min(max(step, 4*w), n)
+			hits, err := c.vectorHits(ctx, p, q, w)
+			if err != nil {
+				return nil, fmt.Errorf("cairn: query: %w", err)
+			}
+			window, last = window[:0], 0
+			clear(inWindow)
+			stopped := false // MinSimilarity stopped the list: nothing beyond can pass it
+			for i, h := range hits {
+				sim := similarity(c.cfg.Metric, h.Distance)
+				if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
+					stopped = true // similarity falls as distance grows
+					break
+				}
+				last = relevance(sim)
+				rec := c.cat.recs.get(h.ID)
+				inWindow[h.ID] = true
+				window = append(window, scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
+					score: recencyScore(r, rec, last, now)})
+			}
+			whole = stopped || len(hits) < w || w == n
+		}
+		best = best[:0]
+		for _, s := range window {
+			if !byTime.scored[s.rec.id] {
+				best = append(best, s)
+			}
+		}
+		best = keepBest(append(best, byTime.found...), p.pool)
+		if whole || byTime.done() || len(best) >= p.pool && best[p.pool-1].score >= last*byTime.recent {
+			break
 		}
 	}
+	cands := make([]candidate, min(len(best), p.pool))
+	for i := range cands {
+		s := &best[i]
+		cands[i].rec = s.rec
+		cands[i].res.Distance, cands[i].res.Similarity, cands[i].res.Score, cands[i].res.VectorRank = float64(s.dist), s.sim, s.score, s.rank
+	}
+	return cands, nil
 }
+
+// widenCost is about what a search for the w nearest costs, in
+// distances: a scan computes one per item, a graph search a few per item
+// it returns.
+func (c *Collection) widenCost(w int) int {
+	if c.kind == HNSW {
+		return 4 * w
+	}
+	return c.cat.len()
+}
+
+// scoredRec is an item a recency query has scored.
+type scoredRec struct {
+	rec   *record
+	dist  float32
+	rank  int // in the window, from 1; 0 if walked by time
+	sim   float64
+	score float64
+}
+
+// cmpScored orders by score, best first, then by distance, nearest
+// first, then by id.
+func cmpScored(a, b scoredRec) int {
+	if c := cmpFloat(b.score, a.score); c != 0 {
+		return c
+	}
+	if c := cmpFloat(float64(a.dist), float64(b.dist)); c != 0 {
+		return c
+	}
+	return cmp.Compare(a.rec.id, b.rec.id)
+}
+
+// keepBest moves the k best of s (by cmpScored) to its front, best
+// first, and returns them.
+func keepBest(s []scoredRec, k int) []scoredRec {
+	if len(s) <= k {
+		slices.SortFunc(s, cmpScored)
+		return s
+	}
+	// A heap of the k best so far, the worst of them at its root.
+	h := s[:k]
+	worse := func(i, j int) bool { return cmpScored(h[i], h[j]) > 0 }
+	down := func(i int) {
+		for {
+			m, l, r := i, 2*i+1, 2*i+2
+			if l < k && worse(l, m) {
+				m = l
+			}
+			if r < k && worse(r, m) {
+				m = r
+			}
+			if m == i {
+				return
+			}
+			h[i], h[m] = h[m], h[i]
+			i = m
+		}
+	}
+	for i := k/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	for _, x := range s[k:] {
+		if cmpScored(x, h[0]) < 0 {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, cmpScored)
+	return h
+}
+
+// recentWalk is the walk of a recency query through the items newest
+// first.
+type recentWalk struct {
+	c *Collection
+	// The query's: not its plan, which would then leave the stack of
+	// every query.
+	r      *Recency
+	view   versions.View
+	match  matcher
+	minSim *float64
+	now    int64
+	q      vector.Vector // the query, prepared
+	recs   []*record     // oldest first; nil when recency plays no part
+	next   int           // the index in recs of the next item to walk
+	recent float64       // the recency of the newest item not walked: the most any not walked has
+	scored map[vector.ID]bool
+	found  []scoredRec // the items walked the query sees and its filter passes
+}
+
+// walk scores the items of recs above index to (the newer ones) that
+// the query sees, and sets recent to the recency of the newest item left.
+// It skips the items of the window, which scores them, and those that
+// cannot score above floor: not in the window, their relevance is at
+// most last.
+func (b *recentWalk) walk(to int, floor, last float64, inWindow map[vector.ID]bool) error {
+	r, c := b.r, b.c
+	if b.scored == nil {
+		b.scored = make(map[vector.ID]bool)
+	}
+	for ; b.next > to; b.next-- {
+		rec := b.recs[b.next]
+		if inWindow[rec.id] || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
+			continue
+		}
+		if last*recencyScore(r, rec, 1, b.now) < floor {
+			continue
+		}
+		v, err := c.st.Get(rec.id)
+		if err != nil { // a published version's vector is in the store
+			return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, rec.key, err)
+		}
+		d := c.distance(b.q, v)
+		sim := similarity(c.cfg.Metric, d)
+		b.scored[rec.id] = true
+		if b.minSim != nil && sim < *b.minSim {
+			continue
+		}
+		b.found = append(b.found, scoredRec{rec: rec, dist: d, sim: sim,
+			score: recencyScore(r, rec, relevance(sim), b.now)})
+	}
+	b.recent = 0
+	if b.next >= 0 {
+		b.recent = b.decay(b.recs[b.next])
+	}
+	return nil
+}
+
+// decay is the recency of rec.
+func (b *recentWalk) decay(rec *record) float64 {
+	return recencyScore(&Recency{HalfLife: b.r.HalfLife}, rec, 1, b.now)
+}
+
+// cut returns the index in recs of the newest item whose recency is at
+// most x: the walk must go down to it for the recency of the items left
+// to be at most x.
+func (b *recentWalk) cut(x float64) int {
+	if x >= 1 {
+		return b.next
+	}
+	// The first (oldest first) index whose recency is above x, less one.
+	i, _ := slices.BinarySearchFunc(b.recs, x, func(rec *record, x float64) int {
+		if b.decay(rec) > x {
+			return 1
+		}
+		return -1
+	})
+	return min(i-1, b.next)
+}
+
+// done reports whether the walk has seen every item.
+func (b *recentWalk) done() bool { return b.recs != nil && b.next < 0 }
 
 func cmpFloat(a, b float64) int {
 	switch {

@@ -34,7 +34,7 @@ func recencyFixture(t *testing.T, kind IndexKind, metric vector.Metric, n, dim i
 }
 
 // recencyCollection is recencyFixture over the vectors vs.
-func recencyCollection(t *testing.T, kind IndexKind, metric vector.Metric, vs []vector.Vector, clk *FakeClock) *Collection {
+func recencyCollection(t testing.TB, kind IndexKind, metric vector.Metric, vs []vector.Vector, clk *FakeClock) *Collection {
 	t.Helper()
 	n, dim := len(vs), len(vs[0])
 	ctx := context.Background()
@@ -87,7 +87,7 @@ func exhaustive(t *testing.T, c *Collection, q []float32, o *QueryOptions, now t
 		if o.MinSimilarity != nil && sim < *o.MinSimilarity {
 			continue
 		}
-		s := relevance(c.cfg.Metric, sim)
+		s := min(max(sim, 0), 1) // Cosine and Dot: the similarity clipped to [0, 1]; L2: 1/(1+d) already
 		if hl := o.Recency.HalfLife; hl > 0 {
 			s *= math.Pow(0.5, max(now.Sub(it.UpdatedAt).Seconds(), 0)/hl.Seconds())
 		}
@@ -129,6 +129,9 @@ func TestRecencyExact(t *testing.T) {
 			if trial%7 == 0 {
 				o.MinSimilarity = new(0.0)
 			}
+			if trial%10 == 9 { // writes between queries: times out of order, retired versions
+				churn(t, c, rng, clk.Now())
+			}
 			k := 1 + rng.IntN(30)
 			got, err := c.Query(context.Background(), q, k, o)
 			if err != nil {
@@ -147,6 +150,32 @@ func TestRecencyExact(t *testing.T) {
 					t.Fatalf("%v trial %d: results not best first", metric, trial)
 				}
 			}
+		}
+	}
+}
+
+// churn upserts 100 items of c with new embeddings and UpdatedAts spread
+// over the last 30 days (and some newer than now), and deletes 20, so that
+// the time order is left out of order and holds retired versions.
+func churn(t *testing.T, c *Collection, rng *rand.Rand, now time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	n, dim := mustCount(t, c), c.Config().Dim
+	for range 100 {
+		id := fmt.Sprint(rng.IntN(n))
+		v := make([]float32, dim)
+		for j := range v {
+			v[j] = float32(rng.NormFloat64())
+		}
+		at := now.Add(-time.Duration(rng.Int64N(int64(30*24*time.Hour))) + time.Hour)
+		it := Item{ID: id, Embedding: v, Metadata: map[string]any{"group": rng.IntN(5), "importance": rng.Float64()}, CreatedAt: at.Add(-time.Hour), UpdatedAt: at}
+		if err := c.Upsert(ctx, it); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 20 {
+		if _, err := c.DeleteIfExists(ctx, fmt.Sprint(rng.IntN(n))); err != nil {
+			t.Fatal(err)
 		}
 	}
 }
