@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/cairndb/cairn"
@@ -97,7 +98,24 @@ func inspect(ctx context.Context, path string) (*fileInfo, error) {
 			ci.Params = fmt.Sprintf("threshold=%d %s", cfg.AutoThreshold, graph)
 		case cairn.HNSW:
 			ci.Params = graph
-		default:
+		}
+		if cfg.TTL > 0 {
+			ci.Params += " ttl=" + cfg.TTL.String()
+		}
+		if hp := cfg.KeepHistory; hp != nil {
+			keep := "all"
+			switch {
+			case hp.For > 0 && hp.Versions > 0:
+				keep = fmt.Sprintf("%v,%d", hp.For, hp.Versions)
+			case hp.For > 0:
+				keep = hp.For.String()
+			case hp.Versions > 0:
+				keep = fmt.Sprint(hp.Versions)
+			}
+			ci.Params += " history=" + keep
+		}
+		ci.Params = strings.TrimSpace(ci.Params)
+		if ci.Params == "" {
 			ci.Params = "-"
 		}
 		fi.Collections = append(fi.Collections, ci)
