@@ -55,6 +55,9 @@ func powerTrial(ctx context.Context, self, dir string, trial int, kill, syncFlag
 			return res, nil, fmt.Errorf("the acknowledged writes contradict the model: %w", err)
 		}
 	}
+	stored := history{}
+	stored.add(res.acked)
+	stored.add(res.pending)
 	img := filepath.Join(dir, fmt.Sprintf("power-%d-image.cairn", trial))
 	defer removeDB(img)
 	var verdicts []*verdict
@@ -69,7 +72,7 @@ func powerTrial(ctx context.Context, self, dir string, trial int, kill, syncFlag
 				return res, nil, err
 			}
 		}
-		v := check(ctx, img, want, res.pending, r.Uint64(), historyOf(res.acked), nil)
+		v := check(ctx, img, want, res.pending, r.Uint64(), historyOf(res.acked), &pastCheck{stored: stored, acked: res.acked})
 		v.mode = mode.String()
 		verdicts = append(verdicts, v)
 	}
