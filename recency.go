@@ -74,16 +74,27 @@ func relevance(sim float64) float64 { return min(max(sim, 0), 1) }
 // recencyScore returns the score of record rec at relevance rel, at now
 // (Unix nanoseconds).
 func recencyScore(r *Recency, rec *record, rel float64, now int64) float64 {
-	s := rel
+	return rel * r.decay(rec, now) * r.importance(rec)
+}
+
+// decay is the recency factor of rec at now: 1 without a half-life, and
+// for an UpdatedAt not before now, or none.
+func (r *Recency) decay(rec *record, now int64) float64 {
 	if r.HalfLife > 0 && rec.updated != noTime && rec.updated < now {
-		s *= math.Exp2(-float64(now-rec.updated) / float64(r.HalfLife))
+		return math.Exp2(-float64(now-rec.updated) / float64(r.HalfLife))
 	}
+	return 1
+}
+
+// importance is the importance factor of rec: 1 without an Importance key
+// or where rec holds no number under it.
+func (r *Recency) importance(rec *record) float64 {
 	if r.Importance != "" {
 		if v, ok := rec.md.get(r.Importance); ok && v.kind == kindNumber {
-			s *= min(max(v.num, 0), 1)
+			return min(max(v.num, 0), 1)
 		}
 	}
-	return s
+	return 1
 }
 
 // recentHits returns the candidates of a vector query with Recency, the
@@ -93,11 +104,12 @@ func recencyScore(r *Recency, rec *record, rel float64, now int64) float64 {
 // newest first (catalog.times), each scored exactly. An item on neither
 // list scores at most the least relevance in the window times the
 // recency of the newest item not walked, so once the pool's last score
-// reaches that bound, no other item can beat it. Each round either walks
-// as far as the bound needs (the items newer than the recency it needs
-// are counted in the time order), when that costs fewer distances than
-// widening the window four times would (widenCost), or widens. mu is
-// held.
+// reaches that bound, no other item can beat it. Each round walks as far
+// as the bound needs (the items newer than the recency it needs are
+// counted in the time order), stopping early when the pool's last score
+// rises enough, but no further than widening the window four times would
+// cost in distances (widenCost); then, if the bound is not reached, it
+// widens the window. mu is held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
 	now := p.view.Now()
@@ -120,35 +132,47 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		step     = max(recencyWindow, 4*p.pool)
 		best     []scoredRec
 	)
-	for round := 0; ; round++ {
-		walk, walkTo, widen := true, 0, round == 0
-		switch {
-		case byTime.recs == nil || byTime.done():
-			walk, widen = false, true
-		case round == 0:
-			walkTo = byTime.next - step // the first round starts both lists
-		case len(best) < p.pool: // few items pass the filter: both lists on
-			walkTo, widen = byTime.next-4*step<<(2*round), true
-		default:
-			// The walk must reach the items whose recency, times the
-			// window's last relevance, is below the pool's last score.
-			to := byTime.cut(best[p.pool-1].score / last)
-			if whole || byTime.next-to <= c.widenCost(4*w) {
-				walkTo = to
-			} else {
-				walk, widen = false, true
+	// merge makes best the pool best of both lists, and reports whether
+	// no item outside them can beat its last.
+	merge := func() bool {
+		best = best[:0]
+		for _, s := range window {
+			if !byTime.scored[s.rec.id] {
+				best = append(best, s)
 			}
 		}
-		if walk {
-			floor := -1.0 // the pool's last score, which a walked item must beat
-			if len(best) >= p.pool {
-				floor = best[p.pool-1].score
+		best = keepBest(append(best, byTime.found...), p.pool)
+		return whole || byTime.done() || len(best) >= p.pool && best[p.pool-1].score >= last*byTime.recent
+	}
+	for round := 0; ; round++ {
+		if byTime.recs != nil && !byTime.done() {
+			// The first round walks a step; the later ones as far as the
+			// bound needs (the items whose recency, times the window's
+			// last relevance, is above the pool's last score), stopping
+			// early if the pool rises, but no further than widening the
+			// window would cost.
+			to := byTime.next - step
+			if round > 0 {
+				to = -1
+				if len(best) >= p.pool {
+					to = byTime.cut(best[p.pool-1].score / last)
+				}
+				if !whole {
+					to = max(to, byTime.next-c.widenCost(4*w))
+				}
 			}
-			if err := byTime.walk(max(walkTo, -1), floor, last, inWindow); err != nil {
+			top := topScores{k: p.pool}
+			for _, s := range best {
+				top.push(s.score)
+			}
+			if err := byTime.walk(max(to, -1), &top, last, inWindow); err != nil {
 				return nil, err
 			}
+			if round > 0 && merge() {
+				break
+			}
 		}
-		if widen && !whole {
+		if !whole {
 			w = min(max(step, 4*w), n)
 			hits, err := c.vectorHits(ctx, p, q, w)
 			if err != nil {
@@ -171,14 +195,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			}
 			whole = stopped || len(hits) < w || w == n
 		}
-		best = best[:0]
-		for _, s := range window {
-			if !byTime.scored[s.rec.id] {
-				best = append(best, s)
-			}
-		}
-		best = keepBest(append(best, byTime.found...), p.pool)
-		if whole || byTime.done() || len(best) >= p.pool && best[p.pool-1].score >= last*byTime.recent {
+		if merge() {
 			break
 		}
 	}
@@ -282,20 +299,27 @@ type recentWalk struct {
 
 // walk scores the items of recs above index to (the newer ones) that
 // the query sees, and sets recent to the recency of the newest item left.
-// It skips the items of the window, which scores them, and those that
-// cannot score above floor: not in the window, their relevance is at
-// most last.
-func (b *recentWalk) walk(to int, floor, last float64, inWindow map[vector.ID]bool) error {
+// top holds the best scores so far (the pool's, of both lists), which it
+// keeps up to date. The walk skips the items of the window, which scores
+// them, and those that cannot beat the pool's last score (not in the
+// window, their relevance is at most last); and it stops early once no
+// item left can.
+func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vector.ID]bool) error {
 	r, c := b.r, b.c
 	if b.scored == nil {
 		b.scored = make(map[vector.ID]bool)
 	}
 	for ; b.next > to; b.next-- {
 		rec := b.recs[b.next]
+		decay := r.decay(rec, b.now)
+		if top.full() && top.min() >= last*decay {
+			break // this item and every older one score at most that
+		}
 		if inWindow[rec.id] || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
 			continue
 		}
-		if last*recencyScore(r, rec, 1, b.now) < floor {
+		weight := decay * r.importance(rec)
+		if top.full() && last*weight < top.min() {
 			continue
 		}
 		v, err := c.st.Get(rec.id)
@@ -308,19 +332,52 @@ func (b *recentWalk) walk(to int, floor, last float64, inWindow map[vector.ID]bo
 		if b.minSim != nil && sim < *b.minSim {
 			continue
 		}
-		b.found = append(b.found, scoredRec{rec: rec, dist: d, sim: sim,
-			score: recencyScore(r, rec, relevance(sim), b.now)})
+		score := relevance(sim) * weight
+		b.found = append(b.found, scoredRec{rec: rec, dist: d, sim: sim, score: score})
+		top.push(score)
 	}
 	b.recent = 0
 	if b.next >= 0 {
-		b.recent = b.decay(b.recs[b.next])
+		b.recent = r.decay(b.recs[b.next], b.now)
 	}
 	return nil
 }
 
-// decay is the recency of rec.
-func (b *recentWalk) decay(rec *record) float64 {
-	return recencyScore(&Recency{HalfLife: b.r.HalfLife}, rec, 1, b.now)
+// topScores keeps the k best of the scores pushed: a min-heap.
+type topScores struct {
+	k int
+	h []float64
+}
+
+func (t *topScores) full() bool   { return len(t.h) >= t.k }
+func (t *topScores) min() float64 { return t.h[0] }
+
+func (t *topScores) push(x float64) {
+	if !t.full() {
+		t.h = append(t.h, x)
+		for i := len(t.h) - 1; i > 0 && t.h[(i-1)/2] > t.h[i]; i = (i - 1) / 2 {
+			t.h[i], t.h[(i-1)/2] = t.h[(i-1)/2], t.h[i]
+		}
+		return
+	}
+	if x <= t.h[0] {
+		return
+	}
+	t.h[0] = x
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(t.h) && t.h[l] < t.h[m] {
+			m = l
+		}
+		if r < len(t.h) && t.h[r] < t.h[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		t.h[i], t.h[m] = t.h[m], t.h[i]
+		i = m
+	}
 }
 
 // cut returns the index in recs of the newest item whose recency is at
@@ -332,7 +389,7 @@ func (b *recentWalk) cut(x float64) int {
 	}
 	// The first (oldest first) index whose recency is above x, less one.
 	i, _ := slices.BinarySearchFunc(b.recs, x, func(rec *record, x float64) int {
-		if b.decay(rec) > x {
+		if b.r.decay(rec, b.now) > x {
 			return 1
 		}
 		return -1

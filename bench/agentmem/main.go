@@ -26,6 +26,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"time"
 
@@ -51,6 +52,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	halfLife := fs.Duration("half-life", 7*24*time.Hour, "the recency queries' half-life")
 	dir := fs.String("dir", "", "directory for the files (default: a temporary one)")
 	data := fs.String("data", filepath.Join("testdata", "cohere-wiki-768-1k"), "a directory with base.fvecs and query.fvecs, whose vectors the memories are made from; or \"uniform\"")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -141,6 +143,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	ro := &cairn.QueryOptions{Recency: &cairn.Recency{HalfLife: *halfLife, Importance: "importance"}}
 	lat = [2][]time.Duration{}
 	got := make([][]cairn.Result, len(ds.Queries))
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer f.Close()
+	}
 	for qi, q := range ds.Queries {
 		for k := range 2 {
 			side := (qi + k) % 2
@@ -158,6 +170,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 				got[qi] = res
 			}
 		}
+	}
+	if *cpuProfile != "" {
+		pprof.StopCPUProfile()
 	}
 	report(out, "query, top 10", "plain", "recency", lat)
 
