@@ -193,6 +193,22 @@ func testHistoryAgainstModel(t *testing.T, file bool, kind IndexKind, seed uint6
 	}
 }
 
+// clockedDB returns a store in memory or (file) in a new file, on clk,
+// without a sweeper, closed when the test ends.
+func clockedDB(t *testing.T, file bool, clk *FakeClock) *DB {
+	t.Helper()
+	db := OpenMemory(nil)
+	if file {
+		var err error
+		if db, err = Open(context.Background(), filepath.Join(t.TempDir(), "h.cairn"), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { db.Close() })
+	db.clock, db.noSweeper = clk.Now, true
+	return db
+}
+
 func alive(m map[string]modelItem, t time.Time) map[string]modelItem {
 	return modelState{items: m}.alive(t)
 }
@@ -205,15 +221,7 @@ func TestHistoryVersions(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
 			clk := NewFakeClock()
-			db := OpenMemory(nil)
-			if file {
-				var err error
-				if db, err = Open(ctx, filepath.Join(t.TempDir(), "v.cairn"), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			defer db.Close()
-			db.clock, db.noSweeper = clk.Now, true
+			db := clockedDB(t, file, clk)
 			start := clk.Now()
 			c, err := db.CreateCollection(ctx, "v", CollectionConfig{Dim: 2, KeepHistory: &HistoryPolicy{}})
 			if err != nil {
@@ -323,15 +331,7 @@ func TestHistoryTrim(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
 			clk := NewFakeClock()
-			db := OpenMemory(nil)
-			if file {
-				var err error
-				if db, err = Open(ctx, filepath.Join(t.TempDir(), "t.cairn"), nil); err != nil {
-					t.Fatal(err)
-				}
-			}
-			defer db.Close()
-			db.clock, db.noSweeper = clk.Now, true
+			db := clockedDB(t, file, clk)
 			byCount, err := db.CreateCollection(ctx, "count", CollectionConfig{Dim: 2, KeepHistory: &HistoryPolicy{Versions: 2}})
 			if err != nil {
 				t.Fatal(err)

@@ -227,12 +227,21 @@ func (c *Collection) scanPast(rows *sql.Rows) (Past, error) {
 // History returns the kept states of key, oldest first (by Until, then by
 // the order they were written).
 func (c *Collection) History(ctx context.Context, key string) ([]Past, error) {
+	out, err := c.queryPast(ctx, "SELECT "+pastColumns+" FROM history WHERE coll = ? AND tenant = ? AND key = ? ORDER BY until, seq", c.id, c.tenant, key)
+	if err != nil {
+		return nil, fmt.Errorf("sqlitestore: history of %q: %w", key, err)
+	}
+	return out, nil
+}
+
+// queryPast returns the states the query q (selecting pastColumns) finds.
+func (c *Collection) queryPast(ctx context.Context, q string, args ...any) ([]Past, error) {
 	var out []Past
 	err := c.db.withConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		rows, err := conn.QueryContext(ctx, "SELECT "+pastColumns+" FROM history WHERE coll = ? AND tenant = ? AND key = ? ORDER BY until, seq", c.id, c.tenant, key)
+		rows, err := conn.QueryContext(ctx, q, args...)
 		if err != nil {
 			return mapErr(err)
 		}
@@ -246,10 +255,7 @@ func (c *Collection) History(ctx context.Context, key string) ([]Past, error) {
 		}
 		return mapErr(rows.Err())
 	})
-	if err != nil {
-		return nil, fmt.Errorf("sqlitestore: history of %q: %w", key, err)
-	}
-	return out, nil
+	return out, err
 }
 
 // StatesAt calls fn, in order of key, with the state at t of every key
@@ -266,25 +272,7 @@ func (c *Collection) StatesAt(ctx context.Context, t int64, fn func(Past) error)
 		ORDER BY key LIMIT ` + fmt.Sprint(forEachPage)
 	after := ""
 	for {
-		var page []Past
-		err := c.db.withConn(func(conn *sql.Conn) error {
-			if c.dropped {
-				return vector.ErrClosed
-			}
-			rows, err := conn.QueryContext(ctx, q, c.id, c.tenant, t, after)
-			if err != nil {
-				return mapErr(err)
-			}
-			defer rows.Close()
-			for rows.Next() {
-				p, err := c.scanPast(rows)
-				if err != nil {
-					return err
-				}
-				page = append(page, p)
-			}
-			return mapErr(rows.Err())
-		})
+		page, err := c.queryPast(ctx, q, c.id, c.tenant, t, after)
 		if err != nil {
 			return fmt.Errorf("sqlitestore: states at %d: %w", t, err)
 		}

@@ -18,6 +18,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -258,22 +259,12 @@ func exhaustive(all []cairn.Item, q []float32, halfLife time.Duration, now time.
 		imp := min(max(it.Metadata["importance"].(float64), 0), 1)
 		s[i] = scored{it.ID, max(cos, 0) * math.Pow(0.5, float64(age)/float64(halfLife)) * imp}
 	}
-	slices.SortFunc(s, func(a, b scored) int { return -cmpFloat(a.score, b.score) })
+	slices.SortFunc(s, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
 	ids := make([]string, 10)
 	for i := range ids {
 		ids[i] = s[i].id
 	}
 	return ids
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // report prints p50 and p95 of each side and their ratios.
