@@ -65,6 +65,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer os.RemoveAll(d)
 		*dir = d
 	}
+	if err := os.MkdirAll(*dir, 0o755); err != nil {
+		return err
+	}
 	ds, err := dataset(*data, *n+*writes, *queries, *dim)
 	if err != nil {
 		return err

@@ -61,6 +61,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		defer os.RemoveAll(d)
 		c.dir = d
 	}
+	if err := os.MkdirAll(c.dir, 0o755); err != nil {
+		return err
+	}
 	r := rand.New(rand.NewPCG(c.seed, 1))
 	fmt.Fprintf(out, "history: %d items, %d-d, %d upserts each, %d queries\n", c.n, c.dim, c.versions, c.queries)
 
