@@ -9,19 +9,36 @@
 #   weaviate/cluster.sh exec CMD...   run CMD inside the namespace (how tests reach the nodes)
 #   weaviate/cluster.sh kill N        SIGKILL node N (0, 1 or 2): for fault tests
 #   weaviate/cluster.sh start N       start node N again with its data folder
+#   weaviate/cluster.sh cut N M       drop every packet between nodes N and M (both ways)
+#   weaviate/cluster.sh pause N       SIGSTOP node N
+#   weaviate/cluster.sh heal          drop the nemesis's rules, SIGCONT every node
+#   weaviate/cluster.sh faults        print the nemesis's rules and paused nodes
 #   weaviate/cluster.sh addrs         print the HTTP addresses, comma-separated
 #   weaviate/cluster.sh build         only build (or find) the cached server binary
 #
-# Node i listens, in the namespace, at HTTP 8080+i, gRPC 50051+i, gossip
-# 7100+3i, cluster data 7101+3i, Raft 8300+2i and Raft internal RPC
-# 8301+2i (in localhost mode Weaviate wants the latter to be the Raft
-# port + 1). HTTP, gossip and Raft are bound to 127.0.0.1; gRPC and
-# cluster data listen on every address of the namespace, because
-# Weaviate v1.39 binds them to ":port" with no setting to change it
-# (adapters/handlers/grpc/server.go StartAndListen, clusterapi/serve.go
-# and clusterapi/grpc/server.go). The namespace has only lo, so they are
-# reachable from 127.0.0.0/8 of the namespace alone. Telemetry,
-# profiling and modules are off.
+# Node i has its own loopback address, 127.0.0.(i+1), and listens there,
+# in the namespace, at HTTP 8080+i, gRPC 50051+i, gossip 7100+3i, cluster
+# data 7101+3i, Raft 8300+2i and Raft internal RPC 8301+2i (in localhost
+# mode Weaviate wants the latter to be the Raft port + 1). HTTP, gossip
+# and both Raft ports are bound to the node's address; gRPC and cluster
+# data listen on every address of the namespace (the ports are still the
+# node's own), because Weaviate v1.39 binds them to ":port" with no
+# setting to change it (adapters/handlers/grpc/server.go StartAndListen,
+# clusterapi/serve.go and clusterapi/grpc/server.go). The namespace has
+# only lo, so they are reachable from 127.0.0.0/8 of the namespace alone.
+# Telemetry, profiling and modules are off.
+#
+# The nemesis (cut, pause, heal) is for the partition test. A cut is a
+# pair of nftables rules in a table of the namespace (inet cairn_nemesis),
+# nowhere else: packets that node N sends to any port of node M's, and
+# that M sends to N's, are dropped. A rule names the sender by the group
+# its node runs as (node i runs as root with group 64100+i, "meta
+# skgid"), not by source address: Weaviate binds its listeners but not
+# its dialers, so every connection a node opens leaves from 127.0.0.1,
+# the source the kernel picks for all of 127.0.0.0/8. The receiver is
+# named by its address and ports, which no other node shares. Loss and
+# delay with tc netem are not offered: the kernel this was written on has
+# no sch_netem ("Specified qdisc kind is unknown"). Needs nft (nftables).
 #
 # Environment: CAIRN_WEAVIATE_NETNS (namespace, default cairn-wv),
 # CAIRN_WEAVIATE_STATE (data, logs and PID files, default
@@ -57,6 +74,13 @@ ns_exists() { ip netns list | awk '{print $1}' | grep -qx "$ns"; }
 
 pidfile() { echo "$state/node$1.pid"; }
 
+# Node i's address, ports, and the group it runs as (the nemesis's rules
+# name it by that group).
+addr() { echo "127.0.0.$(($1 + 1))"; }
+tcp_ports() { echo "$((8080 + $1)), $((50051 + $1)), $((7100 + 3 * $1)), $((7101 + 3 * $1)), $((8300 + 2 * $1)), $((8301 + 2 * $1))"; }
+gossip_port() { echo $((7100 + 3 * $1)); }
+gid() { echo $((64100 + $1)); }
+
 # alive N: node N's recorded process is running (and is a weaviate-server).
 alive() {
 	local f pid
@@ -82,7 +106,8 @@ start_node() {
 	local pf
 	pf=$(pidfile "$i")
 	rm -f "$pf"
-	in_ns env -i PATH="$PATH" HOME="$state" \
+	in_ns setpriv --regid="$(gid "$i")" --clear-groups \
+		env -i PATH="$PATH" HOME="$state" \
 		DISABLE_TELEMETRY=true \
 		GO_PROFILING_DISABLE=true \
 		PROMETHEUS_MONITORING_ENABLED=false \
@@ -95,7 +120,7 @@ start_node() {
 		AUTOSCHEMA_ENABLED=false \
 		CLUSTER_HOSTNAME="node$i" \
 		CLUSTER_IN_LOCALHOST=true \
-		CLUSTER_BIND_ADDR=127.0.0.1 \
+		CLUSTER_BIND_ADDR="$(addr "$i")" \
 		CLUSTER_GOSSIP_BIND_PORT=$((7100 + 3 * i)) \
 		CLUSTER_DATA_BIND_PORT=$((7101 + 3 * i)) \
 		CLUSTER_JOIN=127.0.0.1:7100 \
@@ -105,7 +130,7 @@ start_node() {
 		RAFT_BOOTSTRAP_EXPECT=$nodes \
 		GRPC_PORT=$((50051 + i)) \
 		setsid sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pf" \
-		"$bin" --scheme http --host 127.0.0.1 --port $((8080 + i)) \
+		"$bin" --scheme http --host "$(addr "$i")" --port $((8080 + i)) \
 		--read-timeout=120s --write-timeout=120s \
 		>>"$state/node$i.log" 2>&1 </dev/null &
 	for _ in $(seq 1 100); do
@@ -121,7 +146,7 @@ healthy() {
 	local i out
 	for i in $(seq 0 $((nodes - 1))); do
 		alive "$i" || continue
-		if out=$(in_ns curl -sf -m 2 "http://127.0.0.1:$((8080 + i))/v1/nodes" 2>/dev/null); then
+		if out=$(in_ns curl -sf -m 2 "http://$(addr "$i"):$((8080 + i))/v1/nodes" 2>/dev/null); then
 			grep -o '"status":"HEALTHY"' <<<"$out" | wc -l
 			return
 		fi
@@ -170,6 +195,7 @@ stop_node() {
 	pid=$(cat "$f")
 	if alive "$i"; then
 		kill "-$sig" "$pid" 2>/dev/null || true
+		kill -CONT "$pid" 2>/dev/null || true # a paused node, so that it handles TERM
 		for _ in $(seq 1 100); do
 			[ -d "/proc/$pid" ] || break
 			sleep 0.1
@@ -182,7 +208,59 @@ stop_node() {
 	rm -f "$f"
 }
 
+# The nemesis: cut, pause and heal. Its rules live in one table of the
+# namespace, which heal (and down, with the namespace) deletes.
+table="inet cairn_nemesis"
+
+# drop_from N M: drop what node N sends to node M's address and ports.
+drop_from() {
+	local n=$1 m=$2
+	in_ns nft add rule $table out meta skgid "$(gid "$n")" ip daddr "$(addr "$m")" \
+		tcp dport "{ $(tcp_ports "$m") }" drop comment "\"cut $n-$m\""
+	in_ns nft add rule $table out meta skgid "$(gid "$n")" ip daddr "$(addr "$m")" \
+		udp dport "$(gossip_port "$m")" drop comment "\"cut $n-$m\""
+}
+
+cut() {
+	local n=$1 m=$2
+	[ "$n" != "$m" ] || die "cut needs two different nodes"
+	in_ns nft add table $table
+	in_ns nft add chain $table out "{ type filter hook output priority 0; policy accept; }"
+	drop_from "$n" "$m"
+	drop_from "$m" "$n"
+}
+
+pause() {
+	alive "$1" || die "node $1 is not running"
+	kill -STOP "$(cat "$(pidfile "$1")")"
+}
+
+heal() {
+	if ns_exists && in_ns nft list table $table >/dev/null 2>&1; then
+		in_ns nft delete table $table
+	fi
+	for i in $(seq 0 $((nodes - 1))); do
+		if alive "$i"; then
+			kill -CONT "$(cat "$(pidfile "$i")")" 2>/dev/null || true
+		fi
+	done
+}
+
+faults() {
+	if ns_exists && in_ns nft list table $table >/dev/null 2>&1; then
+		in_ns nft list table $table
+	else
+		echo "no cut"
+	fi
+	for i in $(seq 0 $((nodes - 1))); do
+		if alive "$i" && grep -q '^State:.*T (stopped)' "/proc/$(cat "$(pidfile "$i")")/status"; then
+			echo "node$i: paused"
+		fi
+	done
+}
+
 down() {
+	heal
 	for i in $(seq 0 $((nodes - 1))); do
 		stop_node "$i" TERM
 	done
@@ -196,7 +274,7 @@ down() {
 status() {
 	for i in $(seq 0 $((nodes - 1))); do
 		if alive "$i"; then
-			echo "node$i: PID $(cat "$(pidfile "$i")"), http://127.0.0.1:$((8080 + i))"
+			echo "node$i: PID $(cat "$(pidfile "$i")"), http://$(addr "$i"):$((8080 + i))"
 		else
 			echo "node$i: not running"
 		fi
@@ -211,7 +289,7 @@ status() {
 addrs() {
 	local out=""
 	for i in $(seq 0 $((nodes - 1))); do
-		out+="${out:+,}127.0.0.1:$((8080 + i))"
+		out+="${out:+,}$(addr "$i"):$((8080 + i))"
 	done
 	echo "$out"
 }
@@ -231,6 +309,18 @@ exec)
 	ns_exists || die "namespace $ns does not exist (run up first)"
 	exec ip netns exec "$ns" "$@"
 	;;
+cut)
+	node_arg "${2:-}"
+	node_arg "${3:-}"
+	ns_exists || die "namespace $ns does not exist (run up first)"
+	cut "$2" "$3"
+	;;
+pause)
+	node_arg "${2:-}"
+	pause "$2"
+	;;
+heal) heal ;;
+faults) faults ;;
 kill)
 	node_arg "${2:-}"
 	stop_node "$2" KILL
@@ -240,5 +330,5 @@ start)
 	ns_exists || die "namespace $ns does not exist (run up first)"
 	start_node "$2"
 	;;
-*) die "usage: cluster.sh up|down|status|exec CMD...|kill N|start N|addrs|build" ;;
+*) die "usage: cluster.sh up|down|status|exec CMD...|kill N|start N|cut N M|pause N|heal|faults|addrs|build" ;;
 esac
