@@ -268,8 +268,13 @@ func (db *DB) addProperty(ctx context.Context, cls, k, typ string) error {
 		p.IndexRangeFilters = &yes
 	}
 	_, err = db.schemaChange(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
+	// Another writer may have added it first: Weaviate v1.39 says "already
+	// exists", or, for one added moments before, "conflict for property
+	// ...: already in use or provided multiple times". The caller then
+	// reads the schema again and checks the type.
 	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
+	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity &&
+		(strings.Contains(ae.Message, "already exists") || strings.Contains(ae.Message, "already in use")) {
 		return nil
 	}
 	return err
