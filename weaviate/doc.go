@@ -116,7 +116,16 @@
 // # Test cluster
 //
 // cluster.sh in this directory starts three nodes inside a network
-// namespace that has only a loopback interface (root needed), and
-// test-cluster.sh runs this package's cluster tests there; without
-// CAIRN_WEAVIATE set the cluster tests skip.
+// namespace that has only a loopback interface (root needed), each on its
+// own address (127.0.0.1, .2, .3), and test-cluster.sh runs this
+// package's cluster tests there; without CAIRN_WEAVIATE set the cluster
+// tests skip. TestClusterPartition is a Jepsen-style test: a nemesis
+// (cluster.sh cut, pause, heal: nftables rules inside the namespace, and
+// SIGSTOP) cuts links between nodes and pauses nodes while writers and
+// readers record a history, which a checker then reads. CI runs it for
+// 75 s; the long run is
+//
+//	weaviate/test-cluster.sh -test.run '^TestClusterPartition$' -test.timeout 60m -partition.duration 30m
+//
+// RELIABILITY.md has its figures, and what it found.
 package weaviate
