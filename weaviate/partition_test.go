@@ -500,8 +500,10 @@ type write struct {
 
 // checker holds the history by key and what it found.
 type checker struct {
-	ops  []hop
-	keys map[string][]write // by key, in order (one writer per key)
+	ops      []hop
+	keys     map[string][]write // by key, in order (one writer per key)
+	buckets  [partBuckets][]string
+	firstAck map[string]time.Duration // end of a key's first acknowledged write
 
 	writes, acked, failed, notUndone, unknown int
 	reads, readOK                             int
@@ -601,6 +603,33 @@ func (ck *checker) seen(key string, v int, read hop) {
 
 // during checks every read of the history.
 func (ck *checker) during() {
+	ck.firstAck = map[string]time.Duration{}
+	// For counts: when each key's add was acknowledged (lo), and from
+	// when it may be counted and until when (hi).
+	var ackEnds, addStarts, undoneEnds []time.Duration
+	for k, ws := range ck.keys {
+		ck.buckets[bucketOf(k)] = append(ck.buckets[bucketOf(k)], k)
+		for _, w := range ws {
+			if w.outcome == outOK {
+				ck.firstAck[k] = w.end
+				break
+			}
+		}
+		addStarts = append(addStarts, ws[0].start)
+		switch ws[0].outcome {
+		case outOK:
+			ackEnds = append(ackEnds, ws[0].end)
+		case outFail:
+			undoneEnds = append(undoneEnds, ws[0].end)
+		}
+	}
+	for _, d := range [][]time.Duration{ackEnds, addStarts, undoneEnds} {
+		slices.Sort(d)
+	}
+	before := func(d []time.Duration, t time.Duration) int {
+		i, _ := slices.BinarySearch(d, t)
+		return i
+	}
 	for _, o := range ck.ops {
 		if o.Outcome != outOK {
 			continue
@@ -614,8 +643,8 @@ func (ck *checker) during() {
 				got[k] = true
 				ck.seen(k, o.Vers[i], o)
 			}
-			for k := range ck.keys {
-				if bucketOf(k) == o.Bucket && !got[k] && ck.ackedBefore(k, o.Start) > 0 {
+			for _, k := range ck.buckets[o.Bucket] {
+				if at, ok := ck.firstAck[k]; ok && at < o.Start && !got[k] {
 					ck.partial = append(ck.partial, fmt.Sprintf("find of bucket %d answered %d items without %s, acknowledged before it began:%s", o.Bucket, len(o.Keys), k, ck.excerpt(k, o)))
 				}
 			}
@@ -623,15 +652,8 @@ func (ck *checker) during() {
 			// At least every key acknowledged before the count began; at
 			// most every key whose add began before it ended and had not
 			// failed and been undone before it began.
-			lo, hi := 0, 0
-			for _, ws := range ck.keys {
-				if ws[0].outcome == outOK && ws[0].end < o.Start {
-					lo++
-				}
-				if ws[0].start < o.End && !(ws[0].outcome == outFail && ws[0].end < o.Start) {
-					hi++
-				}
-			}
+			lo := before(ackEnds, o.Start)
+			hi := before(addStarts, o.End) - before(undoneEnds, o.Start)
 			if o.N < lo {
 				ck.partial = append(ck.partial, fmt.Sprintf("count answered %d, %d keys acknowledged before it began: %s", o.N, lo, o))
 			}
@@ -690,4 +712,51 @@ func (ck *checker) final(items []cairn.Item) []string {
 	}
 	slices.Sort(bad)
 	return bad
+}
+
+// TestPartitionChecker feeds the checker a made-up history with one of
+// each anomaly, and a clean one.
+func TestPartitionChecker(t *testing.T) {
+	s := time.Second
+	item := func(k string, v int) cairn.Item { return cairn.Item{ID: k, Text: k + "@" + strconv.Itoa(v)} }
+	a, b := "w0-0", "w0-1"
+	for i := 2; bucketOf(b) != bucketOf(a); i++ { // a find reads one bucket: put both in it
+		b = fmt.Sprintf("w0-%d", i)
+	}
+	ops := []hop{
+		{Proc: "w0", Op: "add", Keys: []string{a, b}, Vers: []int{1, 1}, Start: 0, End: 1 * s, Outcome: outOK},
+		{Proc: "w0", Op: "upsert", Keys: []string{a}, Vers: []int{2}, Start: 2 * s, End: 3 * s, Outcome: outOK},
+		{Proc: "w0", Op: "upsert", Keys: []string{b}, Vers: []int{2}, Start: 4 * s, End: 5 * s, Outcome: outFail},
+		{Proc: "w0", Op: "upsert", Keys: []string{a}, Vers: []int{3}, Start: 6 * s, End: 7 * s, Outcome: outUnknown, Unknown: []string{a}},
+		{Proc: "r0", Op: "get", Keys: []string{a}, Vers: []int{1}, Start: 4 * s, End: 4 * s, Outcome: outOK},                                         // stale
+		{Proc: "r0", Op: "get", Keys: []string{b}, Vers: []int{2}, Start: 6 * s, End: 6 * s, Outcome: outOK},                                         // undone
+		{Proc: "r0", Op: "get", Keys: []string{b}, Vers: []int{2}, Start: 4500 * time.Millisecond, End: 4600 * time.Millisecond, Outcome: outOK},     // in flight: fine
+		{Proc: "r0", Op: "get", Keys: []string{a}, Vers: []int{9}, Start: 8 * s, End: 8 * s, Outcome: outOK},                                         // phantom
+		{Proc: "r0", Op: "find", Bucket: bucketOf(a), Keys: []string{a}, Vers: []int{2}, Start: 3500 * time.Millisecond, End: 4 * s, Outcome: outOK}, // b missing
+		{Proc: "r0", Op: "count", N: 1, Start: 2 * s, End: 2 * s, Outcome: outOK},                                                                    // partial
+		{Proc: "r0", Op: "count", N: 3, Start: 2 * s, End: 2 * s, Outcome: outOK},                                                                    // phantom
+		{Proc: "r0", Op: "count", N: 2, Start: 2 * s, End: 2 * s, Outcome: outOK},
+		{Proc: "r0", Op: "get", Keys: []string{a}, Vers: []int{3}, Start: 6500 * time.Millisecond, End: 8 * s, Outcome: outOK},
+	}
+	ck := newChecker(ops)
+	ck.during()
+	if len(ck.stale) != 1 || len(ck.undoneRead) != 1 || len(ck.phantom) != 2 || len(ck.partial) != 2 {
+		t.Errorf("stale %d, undone %d, phantom %d, partial %d; want 1, 1, 2, 2:\n%s\n%s\n%s\n%s", len(ck.stale), len(ck.undoneRead), len(ck.phantom), len(ck.partial),
+			ck.stale, ck.undoneRead, ck.phantom, ck.partial)
+	}
+	for _, c := range []struct {
+		items []cairn.Item
+		bad   int
+	}{
+		{[]cairn.Item{item(a, 2), item(b, 1)}, 0},
+		{[]cairn.Item{item(a, 3), item(b, 1)}, 0},               // the unknown write landed
+		{[]cairn.Item{item(a, 1), item(b, 1)}, 1},               // version 2 lost
+		{[]cairn.Item{item(a, 2), item(b, 2)}, 1},               // the undone write came back
+		{[]cairn.Item{item(a, 2)}, 1},                           // b lost
+		{[]cairn.Item{item(a, 2), item(b, 1), item("x", 1)}, 1}, // never written
+	} {
+		if bad := ck.final(c.items); len(bad) != c.bad {
+			t.Errorf("final(%v) = %q, want %d wrong", c.items, bad, c.bad)
+		}
+	}
 }
