@@ -53,12 +53,19 @@
 // attempts or time returns an error wrapping [ErrUnavailable]; a 4xx
 // answer is an [*APIError] at once.
 //
-// A read never returns a silent subset. Weaviate leaves out of a search
-// or count, without an error, a shard none of whose replicas it holds
-// alive; so after the cluster answers Count, Query, Find, Get and an
-// Index's Search, Len (and DeleteWhere) ask which shards have a replica
-// on a node that answers, and fail with a [*PartialError], which wraps
-// ErrUnavailable and names the shards missing, if any has none.
+// A read does not return a subset for want of a shard. Weaviate leaves
+// out of a search or count, without an error, a shard none of whose
+// replicas it holds alive; so after the cluster answers Count, Query,
+// Find, Get and an Index's Search, Len (and DeleteWhere) ask which shards
+// have a replica on a node that answers, and fail with a [*PartialError],
+// which wraps ErrUnavailable and names the shards missing, if any has
+// none. A replica that is alive but behind is another matter: a search
+// or count (Find, Query, Count, Search, Len) answers from one replica per
+// shard, at QUORUM too (Weaviate compares the others only for the
+// objects returned), so in the seconds around a network partition it
+// can miss acknowledged items without an error; Get by id reads the
+// replicas the level asks for and is right far more often
+// (RELIABILITY.md has the figures of TestClusterPartition).
 //
 // A write that fails after sending objects is undone as far as it got: an
 // Add deletes every object it sent, an Upsert writes back the versions it
@@ -74,8 +81,14 @@
 // a read is repeated at ONE, which is safe while the node is down (every
 // write acknowledged meanwhile reached all live replicas). A node that
 // comes back serves the writes it missed once Weaviate's async
-// replication has caught up (tens of seconds); reads at QUORUM see them at
-// once.
+// replication has caught up (tens of seconds); a Get at QUORUM sees them
+// at once, a search may not (above).
+//
+// Weaviate finishes a write its coordinator began even after the client
+// gave up on it (v1.39's commit phase has no time bound), so an attempt
+// held by a node cut off from the others can land when the cut heals:
+// over a later acknowledged write of the same id, or after the undo of a
+// failed write. No client setting prevents it.
 //
 // # Differences from the local store
 //
