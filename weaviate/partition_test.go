@@ -356,6 +356,7 @@ func TestClusterPartition(t *testing.T) {
 	var events []event
 	faults := map[string]int{}
 	time.Sleep(3 * time.Second) // some history before the first fault
+	var healed time.Duration    // when the last fault was healed
 	for hist.since() < dur {
 		var what string
 		switch f := r.IntN(4); f {
@@ -379,10 +380,10 @@ func TestClusterPartition(t *testing.T) {
 		events = append(events, event{hist.since(), what})
 		time.Sleep(time.Duration(4000+r.IntN(8000)) * time.Millisecond)
 		h.run("heal")
-		events = append(events, event{hist.since(), "heal"})
+		healed = hist.since()
+		events = append(events, event{healed, "heal"})
 		time.Sleep(time.Duration(3000+r.IntN(5000)) * time.Millisecond)
 	}
-	healed := hist.since()
 	halt()
 	ended := hist.since()
 	var sched []string
