@@ -107,8 +107,9 @@ func (r *Recency) importance(rec *record) float64 {
 // reaches that bound, no other item can beat it. Each round walks as far
 // as the bound needs (the items newer than the recency it needs are
 // counted in the time order), stopping early when the pool's last score
-// rises enough, but no further than widening the window four times would
-// cost in distances (widenCost); then, if the bound is not reached, it
+// rises enough, but no further than four items for each distance that
+// widening the window four times would cost (widenCost: most walked items
+// are skipped without a distance); then, if the bound is not reached, it
 // widens the window. mu is held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
@@ -149,8 +150,8 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			// The first round walks a step; the later ones as far as the
 			// bound needs (the items whose recency, times the window's
 			// last relevance, is above the pool's last score), stopping
-			// early if the pool rises, but no further than widening the
-			// window would cost.
+			// early if the pool rises, but not much further than widening
+			// the window would cost.
 			to := byTime.next - step
 			if round > 0 {
 				to = -1
@@ -158,7 +159,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 					to = byTime.cut(best[p.pool-1].score / last)
 				}
 				if !whole {
-					to = max(to, byTime.next-c.widenCost(4*w))
+					to = max(to, byTime.next-4*c.widenCost(4*w))
 				}
 			}
 			top := topScores{k: p.pool}

@@ -84,7 +84,11 @@ var graph = map[string]rule{
 	"cmd/torture": {cairn: []string{"", "vector", "sqlitestore", "internal/crashpoint", "internal/powerfail", "internal/vfsname"}},
 	// bench/tenants measures many tenants in one file through the API.
 	"bench/tenants": {cairn: []string{"", "sqlitestore"}},
-	"weaviate":      {cairn: []string{"", "vector", "hnsw", "internal/metavalue"}},
+	// bench/history and bench/agentmem measure history, dedup and
+	// recency through the API.
+	"bench/history":  {cairn: []string{""}},
+	"bench/agentmem": {cairn: []string{"", "recall", "vector"}},
+	"weaviate":       {cairn: []string{"", "vector", "hnsw", "internal/metavalue"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
