@@ -73,13 +73,14 @@ func (m *memory) addHistoryTools(s *mcp.Server, in map[string]*jsonschema.Schema
 	}, bounded(m.callTimeout, m.restoreTool))
 }
 
-// historyErr explains the errors of the history calls.
-func historyErr(err error) error {
+// historyErr explains the errors of the history calls; to is the time
+// asked for, if any.
+func historyErr(err error, to string) error {
 	switch {
 	case errors.Is(err, cairn.ErrNoHistory):
 		return toolError("this memory keeps no history: it was made without one (cairn mcp -history keeps one in collections it creates)")
 	case errors.Is(err, cairn.ErrBeforeHistory):
-		return toolError("the kept history does not reach that far back: %v", err)
+		return toolError("the kept history does not reach back to %s: it begins later, when the memory was made or where older versions were let go", to)
 	}
 	return explain(err)
 }
@@ -101,7 +102,7 @@ func (m *memory) historyTool(ctx context.Context, _ *mcp.CallToolRequest, in his
 		return nil, out, toolError("no memory has had the id %q", in.ID)
 	}
 	if err != nil {
-		return nil, out, historyErr(err)
+		return nil, out, historyErr(err, "")
 	}
 	used := 0
 	for _, v := range vs {
@@ -143,7 +144,7 @@ func (m *memory) restoreTool(ctx context.Context, _ *mcp.CallToolRequest, in res
 	}
 	res, err := c.Restore(ctx, to, &cairn.RestoreOptions{IDs: in.IDs, DryRun: !in.Confirm})
 	if err != nil {
-		return nil, out, historyErr(err)
+		return nil, out, historyErr(err, in.To)
 	}
 	out.Applied = in.Confirm && !res.Undo.IsZero()
 	out.NRestored, out.NDeleted = len(res.Put), len(res.Deleted)

@@ -111,7 +111,7 @@ func TestMCPHistory(t *testing.T) {
 		want string
 	}{
 		{map[string]any{"to": "yesterday"}, "not an RFC 3339 time"},
-		{map[string]any{"to": "2000-01-01T00:00:00Z"}, "does not reach that far back"},
+		{map[string]any{"to": "2000-01-01T00:00:00Z"}, "does not reach back to 2000-01-01T00:00:00Z"},
 		{map[string]any{"to": "2200-01-01T00:00:00Z"}, "in the future"},
 	} {
 		if e := call(t, cs, "memory_restore", tc.args, nil); !strings.Contains(e, tc.want) {
