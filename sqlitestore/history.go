@@ -297,6 +297,14 @@ func (c *Collection) StatesAt(ctx context.Context, t int64, fn func(Past) error)
 // HistorySince past every state it removed. It returns how many it
 // removed.
 func (c *Collection) TrimHistory(ctx context.Context, before int64, keep int) (int, error) {
+	if err := ctx.Err(); err != nil {
+		return 0, fmt.Errorf("sqlitestore: trim history: %w", err)
+	}
+	// Once begun, the transaction runs to its end: a context cancelled
+	// under a statement can leave it done yet reported failed, and a
+	// BEGIN so reported would leave the connection inside a transaction
+	// (a later checkpoint then fails with "database table is locked").
+	ctx = context.WithoutCancel(ctx)
 	var removed int
 	err := c.db.withWriteConn(func(conn *sql.Conn) error {
 		if c.dropped {
