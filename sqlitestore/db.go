@@ -789,7 +789,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		if exists {
 			return vector.ErrDuplicateID
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		res, err := conn.ExecContext(ctx, "INSERT INTO collections (name, dim, metric, settings) VALUES (?, ?, ?, ?)",
@@ -890,7 +890,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 		if !ok {
 			return vector.ErrNotFound
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		c.closeStmts()
@@ -1105,6 +1105,19 @@ func (db *DB) vacuumLocked(ctx context.Context, minFree int64) {
 		return
 	}
 	db.log.Debug("sqlitestore: reclaimed free pages", "path", db.path, "pages", free, "of", pages)
+}
+
+// beginImmediate starts a write transaction on conn. A BEGIN that reports
+// an error may still have begun (a context cancelled under it): it is then
+// rolled back, so that the connection is never left inside a transaction
+// its caller took for failed (a later checkpoint would fail with "database
+// table is locked").
+func beginImmediate(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+	if err != nil {
+		conn.ExecContext(context.Background(), "ROLLBACK")
+	}
+	return err
 }
 
 func execAll(ctx context.Context, conn *sql.Conn, stmts ...string) error {

@@ -301,16 +301,14 @@ func (c *Collection) TrimHistory(ctx context.Context, before int64, keep int) (i
 		return 0, fmt.Errorf("sqlitestore: trim history: %w", err)
 	}
 	// Once begun, the transaction runs to its end: a context cancelled
-	// under a statement can leave it done yet reported failed, and a
-	// BEGIN so reported would leave the connection inside a transaction
-	// (a later checkpoint then fails with "database table is locked").
+	// under a statement can leave it done yet reported failed.
 	ctx = context.WithoutCancel(ctx)
 	var removed int
 	err := c.db.withWriteConn(func(conn *sql.Conn) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		n, err := c.trimLocked(ctx, conn, before, keep)

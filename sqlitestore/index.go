@@ -55,7 +55,7 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		err := func() error {
@@ -192,7 +192,7 @@ func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		res, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, key)

@@ -328,7 +328,7 @@ func (c *Collection) DropTenant(ctx context.Context, name string) error {
 		if err != nil {
 			return err
 		}
-		if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		if err := beginImmediate(ctx, conn); err != nil {
 			return mapErr(err)
 		}
 		prefix := tenantIndexPrefix(id)
