@@ -746,8 +746,13 @@ func (ck *checker) during() {
 				ck.partialCounts++
 				ck.partial = append(ck.partial, fmt.Sprintf("count answered %d, %d keys acknowledged before it began: %s", o.N, lo, o))
 			}
-			if o.N > hi {
-				ck.phantom = append(ck.phantom, fmt.Sprintf("count answered %d, at most %d keys written by its end: %s", o.N, hi, o))
+			// Above every key whose add began is a phantom; above those
+			// not undone, the count holds a write reported undone.
+			switch all := before(addStarts, o.End); {
+			case o.N > all:
+				ck.phantom = append(ck.phantom, fmt.Sprintf("count answered %d, at most %d keys written by its end: %s", o.N, all, o))
+			case o.N > hi:
+				ck.undoneRead = append(ck.undoneRead, fmt.Sprintf("count answered %d, at most %d keys written by its end and not undone before it began: %s", o.N, hi, o))
 			}
 		}
 	}
