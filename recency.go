@@ -12,6 +12,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/versions"
 	"github.com/cairndb/cairn/vector"
 )
@@ -110,7 +111,8 @@ func (r *Recency) importance(rec *record) float64 {
 // rises enough, but no further than four items for each distance that
 // widening the window four times would cost (widenCost: most walked items
 // are skipped without a distance); then, if the bound is not reached, it
-// widens the window. mu is held.
+// widens the window. The first window is at least the graph's beam, which
+// a search fills whatever it is asked for. mu is held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
 	now := p.view.Now()
@@ -124,25 +126,25 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		byTime.q, byTime.recs = prepared, c.cat.times.ordered()
 		byTime.next = len(byTime.recs) - 1
 	}
+	step := max(recencyWindow, 4*p.pool, c.beamWidth(p))
 	var (
 		window   []scoredRec // the window's items
-		inWindow = map[vector.ID]bool{}
+		inWindow = make(map[vector.ID]bool, step)
 		last     = 1.0 // the least relevance in the window
 		whole    bool  // the window holds every item that can pass
 		w        = 0
-		step     = max(recencyWindow, 4*p.pool)
 		best     []scoredRec
 	)
 	// merge makes best the pool best of both lists, and reports whether
 	// no item outside them can beat its last.
 	merge := func() bool {
-		best = best[:0]
-		for _, s := range window {
-			if !byTime.scored[s.rec.id] {
+		best = append(best[:0], window...)
+		for _, s := range byTime.found {
+			if !inWindow[s.rec.id] { // walked before the window widened to it
 				best = append(best, s)
 			}
 		}
-		best = keepBest(append(best, byTime.found...), p.pool)
+		best = keepBest(best, p.pool)
 		return whole || byTime.done() || len(best) >= p.pool && best[p.pool-1].score >= last*byTime.recent
 	}
 	for round := 0; ; round++ {
@@ -217,6 +219,19 @@ func (c *Collection) widenCost(w int) int {
 		return 4 * w
 	}
 	return c.cat.len()
+}
+
+// beamWidth is how many nearest items a graph search of the query
+// finds whatever it is asked for (its beam, Ef); 0 for a scan.
+func (c *Collection) beamWidth(p *plan) int {
+	h, ok := c.idx.(*hnsw.Index)
+	if !ok {
+		return 0
+	}
+	if p.opts.Ef > 0 {
+		return p.opts.Ef
+	}
+	return h.Options().EfSearch
 }
 
 // scoredRec is an item a recency query has scored.
@@ -294,8 +309,7 @@ type recentWalk struct {
 	recs   []*record     // oldest first; nil when recency plays no part
 	next   int           // the index in recs of the next item to walk
 	recent float64       // the recency of the newest item not walked: the most any not walked has
-	scored map[vector.ID]bool
-	found  []scoredRec // the items walked the query sees and its filter passes
+	found  []scoredRec   // the items walked the query sees and its filter passes
 }
 
 // walk scores the items of recs above index to (the newer ones) that
@@ -307,20 +321,25 @@ type recentWalk struct {
 // item left can.
 func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vector.ID]bool) error {
 	r, c := b.r, b.c
-	if b.scored == nil {
-		b.scored = make(map[vector.ID]bool)
-	}
+	// Most items are skipped, so the tests that skip them come first and
+	// cost no exponential: once the pool is full, an item whose
+	// importance, or whose time (not after stop), keeps its score below
+	// the pool's last is passed over; stop moves when that score rises.
+	floor, stop := -1.0, int64(math.MinInt64)
 	for ; b.next > to; b.next-- {
 		rec := b.recs[b.next]
-		decay := r.decay(rec, b.now)
-		if top.full() && top.min() >= last*decay {
-			break // this item and every older one score at most that
+		if top.full() && top.min() != floor {
+			floor, stop = top.min(), b.stopTime(top.min(), last)
 		}
-		if inWindow[rec.id] || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
+		if timeKey(rec) <= stop {
+			break // this item and every older one score at most floor
+		}
+		imp := r.importance(rec)
+		if last*imp < floor {
 			continue
 		}
-		weight := decay * r.importance(rec)
-		if top.full() && last*weight < top.min() {
+		weight := r.decay(rec, b.now) * imp
+		if last*weight < floor || inWindow[rec.id] || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
 			continue
 		}
 		v, err := c.st.Get(rec.id)
@@ -329,7 +348,6 @@ func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vec
 		}
 		d := c.distance(b.q, v)
 		sim := similarity(c.cfg.Metric, d)
-		b.scored[rec.id] = true
 		if b.minSim != nil && sim < *b.minSim {
 			continue
 		}
@@ -342,6 +360,25 @@ func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vec
 		b.recent = r.decay(b.recs[b.next], b.now)
 	}
 	return nil
+}
+
+// stopTime returns the latest time key of an item that, with a relevance
+// of at most last, scores at most floor (whose recency is at most
+// floor/last): every item whose key is not after it does too.
+func (b *recentWalk) stopTime(floor, last float64) int64 {
+	switch {
+	case floor >= last:
+		return math.MaxInt64 // recency is at most 1
+	case floor <= 0 || b.r.HalfLife <= 0:
+		return math.MinInt64
+	}
+	// recency = 2^(-(now-t)/HalfLife) <= x  <=>  t <= now + HalfLife·log2(x);
+	// a nanosecond less keeps the rounding of the logarithm on the safe side.
+	back := -math.Log2(floor/last) * float64(b.r.HalfLife)
+	if back >= float64(b.now)-float64(math.MinInt64) {
+		return math.MinInt64
+	}
+	return b.now - int64(math.Ceil(back)) - 1
 }
 
 // topScores keeps the k best of the scores pushed: a min-heap.
