@@ -423,7 +423,11 @@ func (c *Collection) Restore(ctx context.Context, t time.Time, o *RestoreOptions
 	if err := checkTime("time", t); err != nil {
 		return Restored{}, fmt.Errorf("cairn: restore: %w", err)
 	}
-	if err := c.writeErr(); err != nil {
+	check := c.writeErr // a rehearsal only reads: it may run on a read-only store
+	if o.DryRun {
+		check = c.closedErr
+	}
+	if err := check(); err != nil {
 		return Restored{}, err
 	}
 	at, now := nanos(t), c.now()

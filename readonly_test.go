@@ -180,3 +180,59 @@ func TestReadOnlyBesideWriter(t *testing.T) {
 		}
 	}
 }
+
+// TestReadOnlyHistory reads a collection's history through a read-only
+// open: History, AsOf and a rehearsed Restore answer, an applied Restore
+// is refused with ErrReadOnly, and the file is left as it was.
+func TestReadOnlyHistory(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "past.cairn")
+	w, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, w, "notes", cairn.CollectionConfig{Dim: 8, KeepHistory: &cairn.HistoryPolicy{}})
+	addItems(t, c, 0, 20)
+	then := time.Now()
+	time.Sleep(2 * time.Millisecond)
+	if err := c.Delete(ctx, "id1", "id2"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sum := fileSum(t, path)
+
+	r, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	rc, err := r.Collection(ctx, "notes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vs, err := rc.History(ctx, "id1"); err != nil || len(vs) != 3 || !vs[0].Absent || vs[1].Absent || vs[1].Item.Text != "text 1" {
+		t.Fatalf("History of a deleted item on a reader: %+v, %v; want absent, its one version, absent", vs, err)
+	}
+	snap, err := rc.AsOf(ctx, then)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := snap.Count(ctx); err != nil || n != 20 {
+		t.Fatalf("AsOf before the deletes on a reader: %d items, %v; want 20", n, err)
+	}
+	res, err := rc.Restore(ctx, then, &cairn.RestoreOptions{DryRun: true})
+	if err != nil || len(res.Put) != 2 {
+		t.Fatalf("a rehearsed Restore on a reader: %+v, %v; want 2 items to put back", res, err)
+	}
+	if _, err := rc.Restore(ctx, then, nil); !errors.Is(err, sqlitestore.ErrReadOnly) {
+		t.Fatalf("an applied Restore on a reader: %v, want ErrReadOnly", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fileSum(t, path) != sum {
+		t.Fatal("reading the history through a read-only open changed the file")
+	}
+}
