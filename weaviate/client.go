@@ -44,9 +44,8 @@ var debug = os.Getenv("CAIRN_WEAVIATE_DEBUG") == "1"
 // client sends requests to the nodes in turn, skipping for a while a node
 // that failed to answer.
 type client struct {
-	nodes   []string       // base URLs, "http://host:port"
-	avoid   []atomic.Int64 // per node: unix nanoseconds until which it is skipped
-	next    atomic.Uint64
+	nodes   []string // base URLs, "http://host:port"
+	ring    *ring
 	hc      *http.Client
 	opt     Options
 	retries atomic.Int64 // attempts after the first, for tests and reports
@@ -56,7 +55,7 @@ func newClient(addrs []string, o Options) (*client, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: no node addresses", errInvalid)
 	}
-	c := &client{avoid: make([]atomic.Int64, len(addrs)), opt: o, hc: o.HTTPClient}
+	c := &client{ring: newRing(len(addrs), o.AvoidFor), opt: o, hc: o.HTTPClient}
 	for _, a := range addrs {
 		a = strings.TrimRight(strings.TrimSpace(a), "/")
 		if a == "" {
@@ -77,19 +76,36 @@ func newClient(addrs []string, o Options) (*client, error) {
 	return c, nil
 }
 
+// ring hands out the nodes of one transport in turn, skipping for a while
+// a node that failed to answer.
+type ring struct {
+	avoid    []atomic.Int64 // per node: unix nanoseconds until which it is skipped
+	next     atomic.Uint64
+	avoidFor time.Duration
+}
+
+func newRing(n int, avoidFor time.Duration) *ring {
+	return &ring{avoid: make([]atomic.Int64, n), avoidFor: avoidFor}
+}
+
 // pick returns the index of the next node to try: the next in turn that
 // is not being avoided, or the next in turn if all are.
-func (c *client) pick() int {
-	n := len(c.nodes)
-	start := int(c.next.Add(1) % uint64(n))
+func (r *ring) pick() int {
+	n := len(r.avoid)
+	start := int(r.next.Add(1) % uint64(n))
 	now := time.Now().UnixNano()
 	for i := range n {
 		j := (start + i) % n
-		if c.avoid[j].Load() <= now {
+		if r.avoid[j].Load() <= now {
 			return j
 		}
 	}
 	return start
+}
+
+// shun skips node i for a while: it did not answer, or too slowly.
+func (r *ring) shun(i int) {
+	r.avoid[i].Store(time.Now().Add(r.avoidFor).UnixNano())
 }
 
 // retryable reports whether an HTTP status is worth another attempt
@@ -98,12 +114,51 @@ func retryable(status int) bool {
 	return status == http.StatusTooManyRequests || status >= 500
 }
 
+// do is the retry rule of every request, over HTTP or gRPC: attempt runs
+// on the nodes of r in turn, each run bounded by Options.AttemptTimeout,
+// and is repeated with exponential backoff while it reports an error worth
+// retrying, up to attempts times within the call's time bound
+// (Options.Timeout, or ctx's deadline if sooner). An error not worth
+// retrying is returned as it is; running out of attempts or time gives an
+// error wrapping ErrUnavailable and the last attempt's error.
+func (c *client) do(ctx context.Context, r *ring, attempts int, what string, attempt func(ctx context.Context, node int) (retry bool, err error)) error {
+	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
+	defer cancel()
+	var last error
+	for i := range attempts {
+		if i > 0 {
+			c.retries.Add(1)
+			if err := sleep(ctx, backoff(i)); err != nil {
+				break
+			}
+		}
+		node := r.pick()
+		actx, acancel := context.WithTimeout(ctx, c.opt.AttemptTimeout)
+		retry, err := attempt(actx, node)
+		acancel()
+		if err == nil {
+			return nil
+		}
+		if debug {
+			log.Printf("weaviate: attempt %d %s on node %d: %v", i, what, node, err)
+		}
+		if !retry {
+			return err
+		}
+		last = err
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	if err := ctx.Err(); err != nil && (errors.Is(err, context.Canceled) || last == nil) {
+		return fmt.Errorf("weaviate: %s: %w", what, err)
+	}
+	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, last)
+}
+
 // call sends method path with body (JSON, may be nil) and decodes a 2xx
-// answer into out (if not nil). Attempts go to the nodes in turn, each
-// bounded by Options.AttemptTimeout, and are retried with exponential
-// backoff on network errors and 429/5xx answers, until
-// Options.MaxAttempts or the call's time bound (Options.Timeout, or ctx's
-// deadline if sooner). A 4xx answer is returned at once as an *APIError.
+// answer into out (if not nil), by the rule of do, on network errors and
+// 429/5xx answers. A 4xx answer is returned at once as an *APIError.
 func (c *client) call(ctx context.Context, method, path string, body, out any) (int, error) {
 	return c.callN(ctx, c.opt.MaxAttempts, method, path, body, out)
 }
@@ -117,56 +172,39 @@ func (c *client) callN(ctx context.Context, attempts int, method, path string, b
 			return 0, fmt.Errorf("weaviate: encoding request: %w", err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
-	defer cancel()
-	var last error
-	for attempt := range attempts {
-		if attempt > 0 {
-			c.retries.Add(1)
-			if err := sleep(ctx, backoff(attempt)); err != nil {
-				break
+	status := 0
+	err := c.do(ctx, c.ring, attempts, method+" "+path, func(ctx context.Context, node int) (bool, error) {
+		st, data, err := c.attempt(ctx, node, method, path, payload)
+		if err != nil {
+			return true, err
+		}
+		if st/100 != 2 {
+			status = st
+			return retryable(st), &APIError{Status: st, Message: errorMessage(data)}
+		}
+		status = st
+		if out != nil && len(data) > 0 {
+			if err := json.Unmarshal(data, out); err != nil {
+				return false, fmt.Errorf("weaviate: %s %s: decoding answer: %w", method, path, err)
 			}
 		}
-		status, data, err := c.attempt(ctx, method, path, payload)
-		if err == nil && status/100 == 2 {
-			if out != nil && len(data) > 0 {
-				if err := json.Unmarshal(data, out); err != nil {
-					return status, fmt.Errorf("weaviate: %s %s: decoding answer: %w", method, path, err)
-				}
-			}
-			return status, nil
-		}
-		if debug {
-			log.Printf("weaviate: attempt %d %s %s: status %d, err %v, body %.300s", attempt, method, path, status, err, data)
-		}
-		if err == nil {
-			msg := errorMessage(data)
-			if !retryable(status) {
-				return status, &APIError{Status: status, Message: msg}
-			}
-			err = &APIError{Status: status, Message: msg}
-		}
-		last = err
-		if ctx.Err() != nil {
-			break
-		}
+		return false, nil
+	})
+	var ae *APIError
+	if err != nil && !(errors.As(err, &ae) && !errors.Is(err, ErrUnavailable)) {
+		status = 0
 	}
-	if err := ctx.Err(); err != nil && errors.Is(err, context.Canceled) {
-		return 0, fmt.Errorf("weaviate: %s %s: %w", method, path, err)
-	}
-	return 0, fmt.Errorf("%w: %s %s: %w", ErrUnavailable, method, path, last)
+	return status, err
 }
 
-// attempt sends one request to one node.
-func (c *client) attempt(ctx context.Context, method, path string, payload []byte) (int, []byte, error) {
-	node := c.pick()
-	actx, cancel := context.WithTimeout(ctx, c.opt.AttemptTimeout)
-	defer cancel()
+// attempt sends one request to node, skipping the node for a while if it
+// does not answer.
+func (c *client) attempt(ctx context.Context, node int, method, path string, payload []byte) (int, []byte, error) {
 	var rd io.Reader
 	if payload != nil {
 		rd = bytes.NewReader(payload)
 	}
-	req, err := http.NewRequestWithContext(actx, method, c.nodes[node]+path, rd)
+	req, err := http.NewRequestWithContext(ctx, method, c.nodes[node]+path, rd)
 	if err != nil {
 		return 0, nil, err
 	}
@@ -175,8 +213,7 @@ func (c *client) attempt(ctx context.Context, method, path string, payload []byt
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		// Unreachable or too slow: skip this node for a while.
-		c.avoid[node].Store(time.Now().Add(c.opt.AvoidFor).UnixNano())
+		c.ring.shun(node)
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
@@ -234,18 +271,25 @@ func errorMessage(data []byte) string {
 	return s
 }
 
-// graphQL runs a GraphQL query and decodes its data into out. Errors in
-// the answer are returned as an *APIError, or retried (within the call's
-// bounds) when they say a replica or shard could not be reached.
+// graphQL runs a GraphQL query and decodes its data into out, by the rule
+// of do. Errors in the answer are returned as an *APIError, or retried
+// when they describe a passing state of the cluster (transient).
 func (c *client) graphQL(ctx context.Context, query string, out any) error {
-	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
-	defer cancel()
-	var last error
-	for round := range c.opt.MaxAttempts {
-		if round > 0 {
-			if err := sleep(ctx, backoff(round)); err != nil {
-				return fmt.Errorf("%w: graphql: %w", ErrUnavailable, last)
-			}
+	payload, err := json.Marshal(map[string]string{"query": query})
+	if err != nil {
+		return fmt.Errorf("weaviate: encoding request: %w", err)
+	}
+	return c.do(ctx, c.ring, c.opt.MaxAttempts, "graphql", func(ctx context.Context, node int) (bool, error) {
+		st, data, err := c.attempt(ctx, node, http.MethodPost, "/v1/graphql", payload)
+		if err != nil {
+			return true, err
+		}
+		if st/100 != 2 {
+			// A 4xx is retried when it says a passing state, such as 422
+			// "no graphql provider present" while a node rebuilds its
+			// GraphQL schema after a class change.
+			msg := errorMessage(data)
+			return retryable(st) || transient(msg), &APIError{Status: st, Message: msg}
 		}
 		var resp struct {
 			Data   json.RawMessage `json:"data"`
@@ -253,35 +297,22 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 				Message string `json:"message"`
 			} `json:"errors"`
 		}
-		if _, err := c.call(ctx, http.MethodPost, "/v1/graphql", map[string]string{"query": query}, &resp); err != nil {
-			var ae *APIError
-			if errors.As(err, &ae) && !errors.Is(err, ErrUnavailable) && transient(ae.Message) {
-				// Such as 422 "no graphql provider present" while a node
-				// rebuilds its GraphQL schema after a class change.
-				last = err
-				c.retries.Add(1)
-				continue
-			}
-			return err
+		if err := json.Unmarshal(data, &resp); err != nil {
+			return false, fmt.Errorf("weaviate: graphql: decoding answer: %w", err)
 		}
 		if len(resp.Errors) == 0 {
 			if err := json.Unmarshal(resp.Data, out); err != nil {
-				return fmt.Errorf("weaviate: graphql: decoding answer: %w", err)
+				return false, fmt.Errorf("weaviate: graphql: decoding answer: %w", err)
 			}
-			return nil
+			return false, nil
 		}
 		var msgs []string
 		for _, e := range resp.Errors {
 			msgs = append(msgs, e.Message)
 		}
 		msg := strings.Join(msgs, "; ")
-		last = &APIError{Status: http.StatusOK, Message: msg}
-		if !transient(msg) {
-			return last
-		}
-		c.retries.Add(1)
-	}
-	return fmt.Errorf("%w: graphql: %w", ErrUnavailable, last)
+		return transient(msg), &APIError{Status: http.StatusOK, Message: msg}
+	})
 }
 
 // transient reports whether a server message describes a passing state of
@@ -290,7 +321,7 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 func transient(msg string) bool {
 	m := strings.ToLower(msg)
 	if strings.Contains(m, "inconsistent consistency levels") {
-		return false // not passing while the node is down; see runGet
+		return false // not passing while the node is down; see DB.read
 	}
 	for _, s := range []string{
 		"replica", "connection refused", "connection reset", "broken pipe", "eof",
