@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/codes"
 )
 
 // ErrUnavailable is returned when the cluster did not answer a call within
@@ -27,14 +29,18 @@ import (
 var ErrUnavailable = errors.New("weaviate: cluster unavailable")
 
 // APIError is an error answer from a node that retrying does not change:
-// a 4xx status, or a per-object error of a batch that persisted through
-// the retries.
+// a 4xx status, a gRPC status such as InvalidArgument, or a per-object
+// error of a batch that persisted through the retries.
 type APIError struct {
-	Status  int    // HTTP status; 200 for a per-object error of a batch
-	Message string // what the server said
+	Status  int        // HTTP status; 200 for a per-object error of a batch; 0 for a gRPC status
+	Code    codes.Code // the gRPC status code of a gRPC answer; codes.OK otherwise
+	Message string     // what the server said
 }
 
 func (e *APIError) Error() string {
+	if e.Status == 0 && e.Code != codes.OK {
+		return fmt.Sprintf("weaviate: gRPC %s: %s", e.Code, e.Message)
+	}
 	return fmt.Sprintf("weaviate: HTTP %d: %s", e.Status, e.Message)
 }
 

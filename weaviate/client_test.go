@@ -82,7 +82,7 @@ func fake(t *testing.T, handler http.HandlerFunc) *DB {
 		handler(w, r)
 	}))
 	t.Cleanup(srv.Close)
-	db, err := Open(context.Background(), []string{srv.URL}, &Options{Timeout: 5 * time.Second, MaxAttempts: 4})
+	db, err := Open(context.Background(), []string{srv.URL}, &Options{Timeout: 5 * time.Second, MaxAttempts: 4, Transport: REST})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@
 #   weaviate/cluster.sh heal          drop the nemesis's rules, SIGCONT every node
 #   weaviate/cluster.sh faults        print the nemesis's rules and paused nodes
 #   weaviate/cluster.sh addrs         print the HTTP addresses, comma-separated
+#   weaviate/cluster.sh grpc-addrs    print the gRPC addresses, comma-separated (Options.GRPCAddrs)
 #   weaviate/cluster.sh build         only build (or find) the cached server binary
 #
 # Node i has its own loopback address, 127.0.0.(i+1), and listens there,
@@ -294,6 +295,14 @@ addrs() {
 	echo "$out"
 }
 
+grpc_addrs() {
+	local out=""
+	for i in $(seq 0 $((nodes - 1))); do
+		out+="${out:+,}$(addr "$i"):$((50051 + i))"
+	done
+	echo "$out"
+}
+
 node_arg() {
 	[[ "${1:-}" =~ ^[0-2]$ ]] || die "want a node number 0..$((nodes - 1)), got '${1:-}'"
 }
@@ -304,6 +313,7 @@ down) down ;;
 status) status ;;
 build) build; echo "$bin" ;;
 addrs) addrs ;;
+grpc-addrs) grpc_addrs ;;
 exec)
 	shift
 	ns_exists || die "namespace $ns does not exist (run up first)"
@@ -330,5 +340,5 @@ start)
 	ns_exists || die "namespace $ns does not exist (run up first)"
 	start_node "$2"
 	;;
-*) die "usage: cluster.sh up|down|status|exec CMD...|kill N|start N|cut N M|pause N|heal|faults|addrs|build" ;;
+*) die "usage: cluster.sh up|down|status|exec CMD...|kill N|start N|cut N M|pause N|heal|faults|addrs|grpc-addrs|build" ;;
 esac

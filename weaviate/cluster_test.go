@@ -3,7 +3,7 @@
 // CAIRN_WEAVIATE names the nodes (cluster.sh exec sets nothing; run them as
 //
 //	weaviate/cluster.sh up
-//	weaviate/cluster.sh exec env CAIRN_WEAVIATE=$(weaviate/cluster.sh addrs) go test ./weaviate/
+//	weaviate/cluster.sh exec env CAIRN_WEAVIATE=$(weaviate/cluster.sh addrs) CAIRN_WEAVIATE_GRPC=$(weaviate/cluster.sh grpc-addrs) go test ./weaviate/
 //
 // or with weaviate/test-cluster.sh, which does all of it), and skip
 // otherwise, so that the unit suite stays fast.
@@ -12,6 +12,7 @@ package weaviate
 
 import (
 	"context"
+	"flag"
 	"os"
 	"strings"
 	"testing"
@@ -22,6 +23,10 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
+// clusterTransport is the transport of the cluster tests' DBs; the
+// conformance suites run on both.
+var clusterTransport = flag.String("weaviate.transport", "grpc", "transport of the cluster tests' DBs, grpc or rest (the conformance suites run on both)")
+
 // clusterAddrs returns the nodes of the test cluster, or skips the test.
 func clusterAddrs(t testing.TB) []string {
 	t.Helper()
@@ -30,6 +35,35 @@ func clusterAddrs(t testing.TB) []string {
 		t.Skip("no cluster: set CAIRN_WEAVIATE=host:port,... (see weaviate/cluster.sh)")
 	}
 	return strings.Split(env, ",")
+}
+
+// clusterOptions returns o set to reach the given nodes of the test
+// cluster (all if none) over o.Transport, or -weaviate.transport if that
+// is not set: over gRPC at their addresses in CAIRN_WEAVIATE_GRPC
+// (cluster.sh grpc-addrs), since each node of cluster.sh has its own
+// gRPC port.
+func clusterOptions(t testing.TB, o Options, nodes ...int) *Options {
+	t.Helper()
+	if o.Transport == "" {
+		o.Transport = Transport(*clusterTransport)
+	}
+	if o.Transport != GRPC {
+		return &o
+	}
+	env := os.Getenv("CAIRN_WEAVIATE_GRPC")
+	if env == "" {
+		t.Fatal("CAIRN_WEAVIATE_GRPC is not set: give the nodes' gRPC addresses (weaviate/cluster.sh grpc-addrs), or -weaviate.transport=rest")
+	}
+	all := strings.Split(env, ",")
+	if len(nodes) == 0 {
+		o.GRPCAddrs = all
+		return &o
+	}
+	o.GRPCAddrs = nil
+	for _, i := range nodes {
+		o.GRPCAddrs = append(o.GRPCAddrs, all[i])
+	}
+	return &o
 }
 
 // openCluster connects to the test cluster with 3 shards and replication
@@ -43,7 +77,7 @@ func openCluster(t testing.TB, o *Options) *DB {
 	}
 	opt.Shards, opt.Replication = 3, 2
 	opt.MaxResults = 100000 // cluster.sh sets QUERY_MAXIMUM_RESULTS so
-	db, err := Open(context.Background(), addrs, &opt)
+	db, err := Open(context.Background(), addrs, clusterOptions(t, opt))
 	if err != nil {
 		t.Fatalf("Open(%v): %v", addrs, err)
 	}
@@ -51,11 +85,18 @@ func openCluster(t testing.TB, o *Options) *DB {
 	return db
 }
 
+// transports are the transports the conformance suites run on.
+var transports = []Transport{GRPC, REST}
+
 func TestClusterMemoryStore(t *testing.T) {
 	clusterAddrs(t)
-	memorytest.Run(t, func(t *testing.T, emb cairn.Embedder) cairn.MemoryStore {
-		return openCluster(t, &Options{Embedder: emb})
-	})
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) {
+			memorytest.Run(t, func(t *testing.T, emb cairn.Embedder) cairn.MemoryStore {
+				return openCluster(t, &Options{Embedder: emb, Transport: tr})
+			})
+		})
+	}
 }
 
 // indexFactories returns the store and index factories of vectortest for
@@ -82,13 +123,18 @@ func indexFactories(db *DB, kind cairn.IndexKind) (vectortest.StoreFactory, vect
 }
 
 func TestClusterIndex(t *testing.T) {
-	db := openCluster(t, nil)
-	t.Run("flat", func(t *testing.T) {
-		newStore, newIndex := indexFactories(db, cairn.Flat)
-		vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{})
-	})
-	t.Run("hnsw", func(t *testing.T) {
-		newStore, newIndex := indexFactories(db, cairn.HNSW)
-		vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{Approximate: true, MinRecall: 0.9})
-	})
+	clusterAddrs(t)
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) {
+			db := openCluster(t, &Options{Transport: tr})
+			t.Run("flat", func(t *testing.T) {
+				newStore, newIndex := indexFactories(db, cairn.Flat)
+				vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{})
+			})
+			t.Run("hnsw", func(t *testing.T) {
+				newStore, newIndex := indexFactories(db, cairn.HNSW)
+				vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{Approximate: true, MinRecall: 0.9})
+			})
+		})
+	}
 }

@@ -564,11 +564,13 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 		if limit > 0 {
 			page = min(page, limit-offset)
 		}
-		args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}], consistencyLevel: %s", page, offset, c.db.opt.ReadConsistency)
-		if w.w != nil {
-			args += ", where: " + w.w.gql()
-		}
-		got, err := c.db.runGet(ctx, c.class, args, getFields(readProps, true, false), readProps)
+		got, err := c.db.read(ctx, c.class, func(level Consistency) ([]fetched, error) {
+			args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}], consistencyLevel: %s", page, offset, level)
+			if w.w != nil {
+				args += ", where: " + w.w.gql()
+			}
+			return c.db.runGet(ctx, c.class, args, getFields(readProps, true, false), readProps)
+		})
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: find: %w", err)
 		}

@@ -28,6 +28,7 @@ import (
 // other; see the package documentation for what holds across DBs.
 type DB struct {
 	cl     *client
+	rpc    *rpc // nil when Options.Transport is REST
 	opt    Options
 	closed atomic.Bool
 
@@ -42,10 +43,11 @@ type DB struct {
 const nLocks = 256
 
 // Open connects to the cluster whose nodes listen at addrs ("host:port"
-// of each node's HTTP API, or URLs), checks that it answers, and returns
-// the DB. Requests go to the nodes in turn; a node that does not answer
-// is skipped for a while. It fails with an error wrapping [ErrUnavailable]
-// if no node answers within o.Timeout.
+// of each node's HTTP API, or URLs), checks that it answers, over gRPC
+// too unless o.Transport is REST, and returns the DB. Requests go to the
+// nodes in turn; a node that does not answer is skipped for a while. It
+// fails with an error wrapping [ErrUnavailable] if no node answers within
+// o.Timeout.
 func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
 	opt, err := o.withDefaults(len(addrs))
 	if err != nil {
@@ -56,8 +58,24 @@ func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cl: cl, opt: opt, seed: maphash.MakeSeed()}
+	if opt.Transport == GRPC {
+		gaddrs, err := grpcAddrs(addrs, opt)
+		if err != nil {
+			return nil, err
+		}
+		if db.rpc, err = newRPC(cl, gaddrs, opt, strings.HasPrefix(cl.nodes[0], "https://")); err != nil {
+			return nil, err
+		}
+	}
 	if _, err := cl.call(ctx, http.MethodGet, "/v1/meta", nil, nil); err != nil {
+		db.Close()
 		return nil, fmt.Errorf("weaviate: open: %w", err)
+	}
+	if db.rpc != nil {
+		if err := db.rpc.health(ctx); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("weaviate: open: %w (Options.GRPCAddrs or GRPCPort, or Transport REST)", err)
+		}
 	}
 	return db, nil
 }
@@ -81,6 +99,9 @@ func (db *DB) Close() error {
 	}
 	if db.opt.HTTPClient == nil {
 		db.cl.hc.CloseIdleConnections()
+	}
+	if db.rpc != nil {
+		db.rpc.close()
 	}
 	return nil
 }

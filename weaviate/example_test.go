@@ -16,7 +16,10 @@ func ExampleOpen() {
 	ctx := context.Background()
 	var store cairn.MemoryStore
 	store, err := weaviate.Open(ctx, []string{"127.0.0.1:8080", "127.0.0.1:8081", "127.0.0.1:8082"},
-		&weaviate.Options{WriteConsistency: weaviate.Quorum, ReadConsistency: weaviate.Quorum})
+		&weaviate.Options{WriteConsistency: weaviate.Quorum, ReadConsistency: weaviate.Quorum,
+			// Searches and batch writes go over gRPC; three nodes on one
+			// host have a gRPC port each (default: each host at 50051).
+			GRPCAddrs: []string{"127.0.0.1:50051", "127.0.0.1:50052", "127.0.0.1:50053"}})
 	if err != nil {
 		log.Fatal(err) // wraps weaviate.ErrUnavailable if no node answers in time
 	}

@@ -156,7 +156,7 @@ func (h *harness) replicas(class string) map[string][]int {
 func (h *harness) nodeDB(i int, o Options) *DB {
 	h.t.Helper()
 	o.Shards, o.Replication = 3, 2
-	db, err := Open(context.Background(), []string{h.addrs[i]}, &o)
+	db, err := Open(context.Background(), []string{h.addrs[i]}, clusterOptions(h.t, o, i))
 	if err != nil {
 		h.t.Fatalf("Open(node%d): %v", i, err)
 	}

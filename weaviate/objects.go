@@ -35,7 +35,6 @@ const batchChunk = 500
 func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err error) {
 	ctx, cancel := context.WithTimeout(ctx, db.opt.Timeout)
 	defer cancel()
-	path := "/v1/batch/objects?consistency_level=" + string(db.opt.WriteConsistency)
 	pending := objs
 	var lastMsg string
 	for round := 0; len(pending) > 0; round++ {
@@ -51,17 +50,8 @@ func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err
 		var failed []object
 		for start := 0; start < len(pending); start += batchChunk {
 			chunk := pending[start:min(start+batchChunk, len(pending))]
-			var answer []struct {
-				ID     string `json:"id"`
-				Result struct {
-					Errors *struct {
-						Error []struct {
-							Message string `json:"message"`
-						} `json:"error"`
-					} `json:"errors"`
-				} `json:"result"`
-			}
-			if _, err := db.cl.call(ctx, http.MethodPost, path, map[string]any{"objects": chunk}, &answer); err != nil {
+			bad, err := db.sendBatch(ctx, chunk)
+			if err != nil {
 				var ae *APIError
 				if errors.As(err, &ae) && !errors.Is(err, ErrUnavailable) {
 					return done, err // a bad request: retrying will not help
@@ -72,29 +62,6 @@ func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err
 				lastMsg = err.Error()
 				failed = append(failed, chunk...)
 				continue
-			}
-			bad := map[string]string{}
-			for _, a := range answer {
-				if a.Result.Errors != nil && len(a.Result.Errors.Error) > 0 {
-					var msgs []string
-					for _, e := range a.Result.Errors.Error {
-						msgs = append(msgs, e.Message)
-					}
-					bad[a.ID] = strings.Join(msgs, "; ")
-				}
-			}
-			if len(answer) != len(chunk) {
-				// Every object must be answered for; one that is not was
-				// not written.
-				seen := map[string]bool{}
-				for _, a := range answer {
-					seen[a.ID] = true
-				}
-				for _, o := range chunk {
-					if !seen[o.ID] {
-						bad[o.ID] = "no answer for this object"
-					}
-				}
 			}
 			for _, o := range chunk {
 				if msg, ok := bad[o.ID]; ok {
@@ -108,6 +75,52 @@ func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err
 		pending = failed
 	}
 	return done, nil
+}
+
+// sendBatch sends one batch of objects, over gRPC unless the DB speaks
+// REST only, and returns the per-object errors by UUID.
+func (db *DB) sendBatch(ctx context.Context, chunk []object) (map[string]string, error) {
+	if db.rpc != nil {
+		return db.rpc.batch(ctx, chunk, db.opt.WriteConsistency)
+	}
+	var answer []struct {
+		ID     string `json:"id"`
+		Result struct {
+			Errors *struct {
+				Error []struct {
+					Message string `json:"message"`
+				} `json:"error"`
+			} `json:"errors"`
+		} `json:"result"`
+	}
+	path := "/v1/batch/objects?consistency_level=" + string(db.opt.WriteConsistency)
+	if _, err := db.cl.call(ctx, http.MethodPost, path, map[string]any{"objects": chunk}, &answer); err != nil {
+		return nil, err
+	}
+	bad := map[string]string{}
+	for _, a := range answer {
+		if a.Result.Errors != nil && len(a.Result.Errors.Error) > 0 {
+			var msgs []string
+			for _, e := range a.Result.Errors.Error {
+				msgs = append(msgs, e.Message)
+			}
+			bad[a.ID] = strings.Join(msgs, "; ")
+		}
+	}
+	if len(answer) != len(chunk) {
+		// Every object must be answered for; one that is not was not
+		// written.
+		seen := map[string]bool{}
+		for _, a := range answer {
+			seen[a.ID] = true
+		}
+		for _, o := range chunk {
+			if !seen[o.ID] {
+				bad[o.ID] = "no answer for this object"
+			}
+		}
+	}
+	return bad, nil
 }
 
 // fetched is an object as a read returns it.
@@ -139,6 +152,59 @@ func getFields(props []string, vec, dist bool) string {
 	return b.String()
 }
 
+// read runs a read of cls, get, at the read consistency, and checks that
+// it reached every shard. With a node down, Weaviate resolves QUORUM (and
+// ALL) to the live replicas of each shard, and refuses a read over shards
+// that resolved differently; the live replicas hold every write
+// acknowledged meanwhile (a write is acknowledged by all of them), so
+// such a read goes on at ONE.
+func (db *DB) read(ctx context.Context, cls string, get func(level Consistency) ([]fetched, error)) ([]fetched, error) {
+	rows, err := get(db.opt.ReadConsistency)
+	if err != nil && db.opt.ReadConsistency != One && strings.Contains(err.Error(), "inconsistent consistency levels") {
+		db.cl.retries.Add(1)
+		rows, err = get(One)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := db.reach(ctx, cls); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// search runs q: over gRPC unless the DB speaks REST only, else as a
+// GraphQL Get.
+func (db *DB) search(ctx context.Context, q *query) ([]fetched, error) {
+	return db.read(ctx, q.class, func(level Consistency) ([]fetched, error) {
+		if db.rpc != nil {
+			return db.rpc.search(ctx, q, level)
+		}
+		return db.runGet(ctx, q.class, q.graphQLArgs(level), getFields(q.props, q.withVec, q.vec != nil), q.props)
+	})
+}
+
+// graphQLArgs returns q's arguments of a GraphQL Get at level.
+func (q *query) graphQLArgs(level Consistency) string {
+	var b strings.Builder
+	if q.vec != nil {
+		b.WriteString("nearVector: {vector: [")
+		for i, x := range q.vec {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 32))
+		}
+		b.WriteString("]}, ")
+	}
+	fmt.Fprintf(&b, "limit: %d, consistencyLevel: %s", q.limit, level)
+	if q.where != nil {
+		b.WriteString(", where: ")
+		q.where.graphQL(&b)
+	}
+	return b.String()
+}
+
 // runGet runs a GraphQL Get on cls with the given arguments and
 // selection, and decodes its objects.
 func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []string) ([]fetched, error) {
@@ -146,21 +212,7 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 	var data struct {
 		Get map[string][]map[string]any `json:"Get"`
 	}
-	err := db.cl.graphQL(ctx, q, &data)
-	if level := db.opt.ReadConsistency; err != nil && level != One && strings.Contains(err.Error(), "inconsistent consistency levels") {
-		// With a node down, Weaviate resolves QUORUM (and ALL) to the live
-		// replicas of each shard, and refuses a read over shards that
-		// resolved differently. The live replicas hold every write
-		// acknowledged meanwhile (a write is acknowledged by all of them),
-		// so the read goes on at ONE.
-		db.cl.retries.Add(1)
-		q = strings.Replace(q, "consistencyLevel: "+string(level), "consistencyLevel: ONE", 1)
-		err = db.cl.graphQL(ctx, q, &data)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if err := db.reach(ctx, cls); err != nil {
+	if err := db.cl.graphQL(ctx, q, &data); err != nil {
 		return nil, err
 	}
 	rows := data.Get[cls]
@@ -219,8 +271,7 @@ func (db *DB) getByUUID(ctx context.Context, cls string, uuids []string, props [
 	out := make(map[string]fetched, len(uuids))
 	for start := 0; start < len(uuids); start += batchChunk {
 		chunk := uuids[start:min(start+batchChunk, len(uuids))]
-		args := fmt.Sprintf("where: %s, limit: %d, consistencyLevel: %s", idsWhere(chunk).gql(), len(chunk), db.opt.ReadConsistency)
-		rows, err := db.runGet(ctx, cls, args, getFields(props, vec, false), props)
+		rows, err := db.search(ctx, &query{class: cls, limit: len(chunk), where: idsWhere(chunk), props: props, withVec: vec})
 		if err != nil {
 			return nil, err
 		}
@@ -299,20 +350,7 @@ func (db *DB) count(ctx context.Context, cls string) (int, error) {
 // limit objects, closest first, that w (nil for none) matches, with their
 // vectors if vec is set.
 func (db *DB) nearVector(ctx context.Context, cls string, q []float32, limit int, w *where, props []string, vec bool) ([]fetched, error) {
-	var b strings.Builder
-	b.WriteString("nearVector: {vector: [")
-	for i, x := range q {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(strconv.FormatFloat(float64(x), 'g', -1, 32))
-	}
-	fmt.Fprintf(&b, "]}, limit: %d, consistencyLevel: %s", limit, db.opt.ReadConsistency)
-	if w != nil {
-		b.WriteString(", where: ")
-		w.graphQL(&b)
-	}
-	return db.runGet(ctx, cls, b.String(), getFields(props, vec, true), props)
+	return db.search(ctx, &query{class: cls, vec: q, limit: limit, where: w, props: props, withVec: vec})
 }
 
 // prepare checks v against a collection's dimension and metric and

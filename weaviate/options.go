@@ -5,6 +5,7 @@
 package weaviate
 
 import (
+	"crypto/tls"
 	"fmt"
 	"net/http"
 	"time"
@@ -24,6 +25,17 @@ const (
 	One    Consistency = "ONE"
 	Quorum Consistency = "QUORUM"
 	All    Consistency = "ALL"
+)
+
+// Transport is how a [DB] sends searches and batch writes: over gRPC or
+// over REST and GraphQL. Everything else (schema, deletes, reads by id,
+// Find, counts, the nodes' state) goes over REST either way.
+type Transport string
+
+// The transports.
+const (
+	GRPC Transport = "grpc"
+	REST Transport = "rest"
 )
 
 // Options configure a connection ([Open], [NewIndex]). A nil *Options
@@ -64,6 +76,21 @@ type Options struct {
 	MaxResults int
 	// HTTPClient sends the requests. Default a client of its own.
 	HTTPClient *http.Client
+	// Transport carries searches (Query, an Index's Search, the lookups
+	// of large batches) and batch writes (Add, Upsert, AddBatch).
+	// Default GRPC, the faster (BENCHMARKS.md); REST needs no port
+	// beyond the HTTP one.
+	Transport Transport
+	// GRPCAddrs are the nodes' gRPC addresses, "host:port", in any
+	// number. Default the host of each address given to Open, at
+	// GRPCPort.
+	GRPCAddrs []string
+	// GRPCPort is the nodes' gRPC port where GRPCAddrs is not given.
+	// Default 50051, Weaviate's (its GRPC_PORT).
+	GRPCPort int
+	// GRPCTLS, if set, secures the gRPC connections. Default none, or a
+	// default tls.Config if the addresses given to Open are https URLs.
+	GRPCTLS *tls.Config
 }
 
 func (o *Options) withDefaults(nodes int) (Options, error) {
@@ -97,6 +124,18 @@ func (o *Options) withDefaults(nodes int) (Options, error) {
 	}
 	if out.AvoidFor == 0 {
 		out.AvoidFor = 2 * time.Second
+	}
+	if out.Transport == "" {
+		out.Transport = GRPC
+	}
+	if out.GRPCPort == 0 {
+		out.GRPCPort = 50051
+	}
+	if out.Transport != GRPC && out.Transport != REST {
+		return out, fmt.Errorf("%w: transport %q, want grpc or rest", vector.ErrInvalidOptions, out.Transport)
+	}
+	if out.GRPCPort < 1 || out.GRPCPort > 65535 {
+		return out, fmt.Errorf("%w: GRPCPort %d", vector.ErrInvalidOptions, out.GRPCPort)
 	}
 	for _, c := range []Consistency{out.WriteConsistency, out.ReadConsistency} {
 		if c != One && c != Quorum && c != All {

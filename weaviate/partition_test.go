@@ -213,7 +213,7 @@ func TestClusterPartition(t *testing.T) {
 	t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
 	// The workload's own DB: shorter bounds than the harness's, so that
 	// operations cut off by a fault end, as errors, within the fault.
-	wdb, err := Open(ctx, h.addrs, &Options{Shards: 3, Replication: 2, Timeout: 20 * time.Second, AttemptTimeout: 5 * time.Second})
+	wdb, err := Open(ctx, h.addrs, clusterOptions(t, Options{Shards: 3, Replication: 2, Timeout: 20 * time.Second, AttemptTimeout: 5 * time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}

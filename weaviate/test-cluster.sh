@@ -33,12 +33,13 @@ trap cleanup EXIT
 ./weaviate/cluster.sh up
 t1=$SECONDS
 addrs=$(./weaviate/cluster.sh addrs)
+grpc=$(./weaviate/cluster.sh grpc-addrs)
 # Weaviate v1.39 loses writes, serves partial searches and stays diverged
 # under partitions (RELIABILITY.md, "Partitions"): the partition test
 # reports those as known and fails on anything else. -partition.known=
 # after this script's name asks it to fail on them too.
 set +e
-(cd weaviate && ./cluster.sh exec env CAIRN_WEAVIATE="$addrs" CAIRN_WEAVIATE_CLUSTER="$PWD/cluster.sh" \
+(cd weaviate && ./cluster.sh exec env CAIRN_WEAVIATE="$addrs" CAIRN_WEAVIATE_GRPC="$grpc" CAIRN_WEAVIATE_CLUSTER="$PWD/cluster.sh" \
 	"$bin" -test.count=1 -test.timeout=25m -test.v -test.run '^TestCluster' \
 	-partition.known=lost,undone,partial,diverged "$@") 2>&1 |
 	grep --line-buffered -v '^=== \(RUN\|PAUSE\|CONT\)' | tee "${CAIRN_WEAVIATE_LOG:-/dev/null}"
