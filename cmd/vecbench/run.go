@@ -69,6 +69,7 @@ type config struct {
 	splits                        int       // --splits: the target report's other splits of the queries
 	clients                       []int     // --clients: concurrent goroutines of the clients report
 	weaviate                      string    // --weaviate: the cluster's nodes (weaviate.go)
+	weaviateGRPC                  string    // --weaviate-grpc: their gRPC addresses
 	args                          []string
 }
 
