@@ -57,6 +57,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--filtered", "150%"}, "--filtered \"150%\""},
 		{[]string{"--filtered", ""}, "--filtered \"\""},
 		{[]string{"--clients", "0"}, "--clients \"0\""},
+		{[]string{"--weaviate-grpc", "a:1"}, "--weaviate-grpc needs --weaviate"},
+		{[]string{"--weaviate", "a:1", "--weaviate-grpc", "b:1,"}, "--weaviate-grpc \"b:1,\""},
 		{[]string{"--target-recall", "0"}, "--target-recall: \"0\" is not a recall in (0, 1]"},
 		{[]string{"--target-recall", "0.9,1.5"}, "\"1.5\" is not a recall"},
 		{[]string{"--target-recall", "high"}, "\"high\" is not a recall"},
