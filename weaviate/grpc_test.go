@@ -467,3 +467,31 @@ func TestGRPCAddrs(t *testing.T) {
 		}
 	}
 }
+
+// A gRPC batch is sent only after the cluster answered a lookup of the
+// class through its leader: without a leader, Weaviate's gRPC batch
+// outlives its caller and lands later (see sendBatch).
+func TestGRPCBatchNeedsLeader(t *testing.T) {
+	var batches atomic.Int32
+	db := fakeGRPC(t, func(w http.ResponseWriter, r *http.Request) bool {
+		switch {
+		case strings.HasPrefix(r.URL.Path, "/v1/schema/"):
+			http.Error(w, `{"error":[{"message":"leader not found"}]}`, http.StatusInternalServerError)
+		case strings.HasPrefix(r.URL.Path, "/v1/objects/"):
+			http.NotFound(w, r)
+		case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
+			io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
+		default:
+			return false
+		}
+		return true
+	}, func(context.Context, string, []byte) ([]byte, error) {
+		batches.Add(1)
+		return batchReply(nil), nil
+	}, Options{Timeout: time.Second})
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	err := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: []float32{1, 2}})
+	if !errors.Is(err, ErrUnavailable) || batches.Load() != 0 {
+		t.Fatalf("Add without a leader = %v after %d gRPC batches, want ErrUnavailable and none", err, batches.Load())
+	}
+}

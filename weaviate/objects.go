@@ -53,7 +53,7 @@ func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err
 			bad, err := db.sendBatch(ctx, chunk)
 			if err != nil {
 				var ae *APIError
-				if errors.As(err, &ae) && !errors.Is(err, ErrUnavailable) {
+				if (errors.As(err, &ae) || errors.Is(err, vector.ErrNotFound)) && !errors.Is(err, ErrUnavailable) {
 					return done, err // a bad request: retrying will not help
 				}
 				if ctx.Err() != nil {
@@ -81,6 +81,18 @@ func (db *DB) putObjects(ctx context.Context, objs []object) (done []string, err
 // REST only, and returns the per-object errors by UUID.
 func (db *DB) sendBatch(ctx context.Context, chunk []object) (map[string]string, error) {
 	if db.rpc != nil {
+		// Weaviate v1.39's gRPC BatchObjects looks the class up for each
+		// object until a lookup succeeds, from the Raft leader, by a call
+		// that takes no context (batch.BatchObjectsFromProto,
+		// ClassGetter.getClasses): while the cluster has no leader each
+		// lookup waits and fails, the batch outlives its caller, and
+		// once a leader is back it writes the rest, after the write was
+		// reported failed and undone (TestClusterNoQuorum). REST's batch
+		// looks the class up once and fails whole. So a gRPC batch goes
+		// only to a cluster whose leader just answered that lookup.
+		if _, err := db.getClass(ctx, chunk[0].Class); err != nil {
+			return nil, err
+		}
 		return db.rpc.batch(ctx, chunk, db.opt.WriteConsistency)
 	}
 	var answer []struct {
