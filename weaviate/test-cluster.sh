@@ -3,9 +3,10 @@
 # weaviate-server v1.39.0 into the cache first if it is not there), runs
 # package weaviate's cluster tests inside its network namespace (the
 # memory-store and index conformance suites on 3 shards with replication
-# 2, recall of the cluster's HNSW, the fault tests, 75 s of the partition
-# test), and stops the cluster whatever happens. Needs root, iproute2,
-# curl, nftables and Go.
+# 2, over gRPC and over REST; recall of the cluster's HNSW, the fault
+# tests and 75 s of the partition test over gRPC, or over REST with
+# -weaviate.transport=rest), and stops the cluster whatever happens.
+# Needs root, iproute2, curl, nftables and Go.
 #
 #   weaviate/test-cluster.sh [test binary flags, e.g. -test.run TestClusterRecall]
 #   weaviate/test-cluster.sh -test.run '^TestClusterPartition$' -test.timeout 60m -partition.duration 30m
