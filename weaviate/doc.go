@@ -20,20 +20,23 @@
 //
 // gRPC is the faster path: on the test cluster (3 nodes, 3 shards × 2,
 // 10,000 × 768-d, the same 1,000 queries sent by each path in turn on a
-// busy 2-core machine) a search took p50 6.5 ms over gRPC against 9.5 ms
-// over GraphQL under HNSW (0.69×) and 8.7 ms against 11.8 ms under flat
-// (0.74×), p95 0.69× under both; batches of 1,000 were written 1.6×
-// (HNSW) and 4.8× (flat) as fast (BENCHMARKS.md). Part of each search's
-// time is the REST check that it reached every shard, which both paths
-// pay. It costs weight: the module graph (go list -m all) grows from 27
-// modules to 61, a program that opens a DB links five more modules
-// (google.golang.org/grpc, protobuf, genproto's rpc status, x/net,
-// x/text) and grows from 15.7 MB to 24.7 MB (10.6 to 16.8 MB stripped).
-// The messages are encoded by hand with protowire (wire.go), only the
-// fields used, under Weaviate's field numbers; no generated code. The
-// official client, github.com/weaviate/weaviate-go-client/v5 v5.6.0,
-// would bring 328 modules (the Weaviate server module itself,
-// testcontainers, Docker's client).
+// busy 2-core machine) a search took p50 8.7 ms over gRPC against 12.5 ms
+// over GraphQL under HNSW (0.70×) and 9.9 ms against 13.2 ms under flat
+// (0.75×), p95 0.66× and 0.65×; batches of 1,000 were written 1.6× (HNSW)
+// and 4× (flat) as fast (BENCHMARKS.md). Part of each search's time is the
+// REST check that it reached every shard, which both paths pay; a gRPC
+// batch waits for a lookup of its class through the Raft leader, since
+// without a leader Weaviate v1.39 goes on with a gRPC batch after its
+// caller gave up, and writes it once a leader is back. It costs weight:
+// the module graph (go list -m all) grows from 27 modules to 61, a program
+// that opens a DB links five more modules (google.golang.org/grpc,
+// protobuf, genproto's rpc status, x/net, x/text) and grows from 15.7 MB
+// to 24.7 MB (10.6 to 16.8 MB stripped). The messages are encoded by hand
+// with protowire (wire.go), only the fields used, under Weaviate's field
+// numbers; no generated code. The official client,
+// github.com/weaviate/weaviate-go-client/v5 v5.6.0, would bring 328
+// modules (the Weaviate server module itself, testcontainers, Docker's
+// client).
 //
 // # Mapping
 //
