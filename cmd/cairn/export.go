@@ -82,7 +82,11 @@ func exportItems(ctx context.Context, src interface {
 }, name, tenant string, w *bufio.Writer) error {
 	enc := json.NewEncoder(w)
 	h := header(name, src.Config())
-	if err := enc.Encode(line{Collection: &h, Tenant: tenant}); err != nil {
+	l := line{Collection: &h}
+	if tenant != "" {
+		l.Tenant = &tenant
+	}
+	if err := enc.Encode(l); err != nil {
 		return err
 	}
 	for it, err := range src.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
@@ -104,7 +108,7 @@ func (l line) MarshalJSON() ([]byte, error) {
 	if l.Collection != nil {
 		return json.Marshal(struct {
 			Collection *jsonCollection `json:"collection"`
-			Tenant     string          `json:"tenant,omitempty"`
+			Tenant     *string         `json:"tenant,omitempty"`
 		}{l.Collection, l.Tenant})
 	}
 	return json.Marshal(l.jsonItem)

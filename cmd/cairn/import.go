@@ -1,5 +1,6 @@
 // import.go holds "cairn import", which adds the JSON lines of a stream
-// (see jsonl.go) to a file.
+// (see jsonl.go) to a file: each collection's own items, and its tenants'
+// (created if need be) under their headers.
 //
 // An import is all or nothing unless -batch is given, in one of two ways:
 //
@@ -15,19 +16,21 @@
 //     so that a bad line, an embedder error or an interrupt while reading
 //     writes nothing. Then it writes the spooled items in transactions of
 //     -batch's default size, noting for each what undoes it (the ids it
-//     added to a collection that was there before; with -upsert, the
-//     items it replaced). If a write fails (a duplicate id, times out of
-//     order, the disk, an interrupt), it undoes its transactions, the
-//     latest first, and deletes the collections it created; an item an
-//     -upsert replaced is put back as it was, though it then comes last in
-//     the collection's order (export's). A crash while writing leaves the
-//     transactions written so far: rerunning with -upsert finishes the
-//     import.
+//     added to a collection or tenant that was there before; with
+//     -upsert, the items it replaced). If a write fails (a duplicate id,
+//     times out of order, the disk, an interrupt), it undoes its
+//     transactions, the latest first, and deletes the tenants and
+//     collections it created, the latest first; an item an -upsert
+//     replaced is put back as it was, though it then comes last in its
+//     collection's or tenant's order (export's). A crash while writing
+//     leaves the transactions written so far: rerunning with -upsert
+//     finishes the import.
 //
 // With -batch N, each batch of N items is committed as it is read (into
 // the file itself, created when the first collection is), and a failure
 // keeps the batches before it; the error says how many items they hold
-// and from which line to rerun.
+// and from which line to rerun (with the header of the batch's collection
+// or tenant, which the import created at that header if it was new).
 package main
 
 import (
@@ -61,15 +64,18 @@ const defaultBatch = 1000
 
 const importHelp = `
 Import adds the JSON lines on stdin (as cairn export writes them) to FILE,
-creating FILE if it does not exist. It is all or nothing: a failure (a bad
-line or item, a duplicate id, the embedder, the disk, an interrupt) stores
-nothing and creates no collection. A new FILE is written under a temporary
-name beside it (.FILE.import-*) and renamed into place once complete: a
-failure leaves no file, a crash at most the temporary one. An existing FILE
-is written only once the whole stream has been read and checked (texts
-embedded), and what the import wrote is taken out again if a write fails;
-a crash while writing leaves the part written so far (rerun with -upsert
-to finish).
+creating FILE if it does not exist. A tenant's items, after a header with
+"tenant", go to that tenant of the collection, created if need be; the
+collection must be in FILE or started by a header before. It is all or
+nothing: a failure (a bad line or item, a duplicate id, the embedder, the
+disk, an interrupt) stores nothing and creates no collection or tenant. A
+new FILE is written under a temporary name beside it (.FILE.import-*) and
+renamed into place once complete: a failure leaves no file, a crash at most
+the temporary one. An existing FILE is written only once the whole stream
+has been read and checked (texts embedded), and what the import wrote is
+taken out again if a write fails (tenants it created dropped, items it
+replaced put back); a crash while writing leaves the part written so far
+(rerun with -upsert to finish).
 
 With -batch N, every N items are committed as they are read, and a failure
 keeps those before it: the error says how many items are stored and from
@@ -115,7 +121,7 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	im := &importer{
 		ctx: ctx, e: e, path: path, batchSize: *batch, upsert: *upsert, rename: *coll,
 		defaults: cairn.CollectionConfig{Metric: m, Index: kind}, quiet: *quiet, emb: emb,
-		planned: map[string]cairn.CollectionConfig{},
+		planned: map[string]cairn.CollectionConfig{}, newTenants: map[section]bool{},
 	}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "batch" {
@@ -156,22 +162,25 @@ type importer struct {
 
 	// Reading.
 	name       string                            // the collection of the items being read
+	tenant     string                            // their tenant, "" for the collection's own
 	header     *cairn.CollectionConfig           // its header's configuration, nil if none
 	headerLine int                               // the line of its header, 0 if none
 	cur        *target                           // nil until the collection is resolved
 	planned    map[string]cairn.CollectionConfig // collections this import creates
-	headers    int                               // header lines seen
+	newTenants map[section]bool                  // tenants this import creates
+	streamName string                            // with -collection, the collection the headers name
+	headers    int                               // collection header lines seen
 	pending    []cairn.Item
 	lines      []int // lines[i] is the line of pending[i]
 	read       int   // items read
 
 	// Writing.
-	coll          *cairn.Collection // the collection being written
-	created       []string          // collections this import created, in order
-	stored        int               // items written by this import
-	storedThrough int               // the line of the last item of the last batch written
-	storedHeader  int               // the header line of that batch's collection, 0 if none
-	expired       int               // items skipped because their expires_at had passed
+	dst           itemWriter // the collection or tenant being written
+	created       []section  // collections and tenants this import created, in order
+	stored        int        // items written by this import
+	storedThrough int        // the line of the last item of the last batch written
+	storedHeader  int        // the header line of that batch's collection or tenant, 0 if none
+	expired       int        // items skipped because their expires_at had passed
 
 	// Staging (mode staged): the spooled stream, then the undo records.
 	spool     *os.File
@@ -186,13 +195,26 @@ type importer struct {
 	shownCount int // the count in the last progress line, -1 if none
 }
 
-// target is a collection the stream's items go to.
+// target is a collection, or a tenant of one, the stream's items go to.
 type target struct {
 	name       string
-	cfg        cairn.CollectionConfig
-	create     bool // it does not exist: the import creates it
-	ours       bool // the import created it (or will): no undo records needed
+	tenant     string                 // "" for the collection's own items
+	cfg        cairn.CollectionConfig // the collection's
+	create     bool                   // it does not exist: the import creates it
+	ours       bool                   // the import created it (or will): no undo records needed
 	headerLine int
+}
+
+// section names a collection (tenant "") or a tenant of one.
+type section struct{ coll, tenant string }
+
+// itemWriter is what an import writes to: a *cairn.Collection or a
+// *cairn.Tenant.
+type itemWriter interface {
+	Add(ctx context.Context, items ...cairn.Item) error
+	Upsert(ctx context.Context, items ...cairn.Item) error
+	Get(ctx context.Context, ids ...string) ([]cairn.Item, error)
+	DeleteIfExists(ctx context.Context, ids ...string) (int, error)
 }
 
 // maxLine bounds a line: a 16,384-dimensional embedding as JSON is about
@@ -254,16 +276,7 @@ func (im *importer) readAll() error {
 			if err := im.flush(); err != nil {
 				return err
 			}
-			im.headers++
-			if im.rename != "" && im.headers > 1 {
-				return fmt.Errorf("line %d: -collection renames one collection, and the stream holds more", n)
-			}
-			cfg, _ := l.Collection.config()
-			im.name, im.header, im.headerLine, im.cur = l.Collection.Name, &cfg, n, nil
-			if im.rename != "" {
-				im.name = im.rename
-			}
-			if err := im.resolve(); err != nil { // an empty collection is imported too
+			if err := im.startSection(l, n); err != nil {
 				return fmt.Errorf("line %d: %w", n, err)
 			}
 			continue
@@ -285,6 +298,27 @@ func (im *importer) readAll() error {
 		return fmt.Errorf("line %d: %w", n+1, err)
 	}
 	return im.flush()
+}
+
+// startSection starts the collection or tenant whose header is l, on
+// line n.
+func (im *importer) startSection(l *line, n int) error {
+	name := l.Collection.Name
+	if l.Tenant == nil {
+		im.headers++
+	}
+	if im.rename != "" {
+		if im.headers > 1 || (im.streamName != "" && name != im.streamName) {
+			return errors.New("-collection renames one collection, and the stream holds more")
+		}
+		im.streamName, name = name, im.rename
+	}
+	cfg, _ := l.Collection.config()
+	im.name, im.tenant, im.header, im.headerLine, im.cur = name, "", &cfg, n, nil
+	if l.Tenant != nil {
+		im.tenant = *l.Tenant
+	}
+	return im.resolve() // an empty collection or tenant is imported too
 }
 
 // flush checks the pending items, embeds those given only as text, and
@@ -402,11 +436,37 @@ func (im *importer) lookup(name string) (cfg cairn.CollectionConfig, exists, our
 	return cfg, false, false, err
 }
 
+// tenantExists reports whether the tenant s is among those the import
+// creates or in the file; ours says the import creates its collection,
+// which then has no other.
+func (im *importer) tenantExists(s section, ours bool) (bool, error) {
+	if im.newTenants[s] {
+		return true, nil
+	}
+	if ours || im.db == nil {
+		return false, nil
+	}
+	c, err := im.db.Collection(im.ctx, s.coll)
+	if err != nil {
+		return false, err
+	}
+	_, err = c.Tenant(im.ctx, s.tenant)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, vector.ErrNotFound):
+		return false, nil
+	}
+	return false, err
+}
+
 // resolve settles the collection of the items that follow: an existing one
 // (which a header must agree with in dimension and metric) or a new one
 // with the header's configuration, or the defaults and dim (the first
-// item's dimension) without one. It then starts it: created or opened now,
-// or noted in the spool.
+// item's dimension) without one. For a tenant's header, the collection
+// must exist or be started earlier in the stream, and the tenant is
+// created if need be. It then starts it: created or opened now, or noted
+// in the spool.
 func (im *importer) resolve(dim ...int) error {
 	cfg, exists, ours, err := im.lookup(im.name)
 	if err != nil {
@@ -417,6 +477,8 @@ func (im *importer) resolve(dim ...int) error {
 		h.Metric = vector.Cosine // the default, as CreateCollection fills it in
 	}
 	switch {
+	case im.tenant != "" && !exists:
+		return fmt.Errorf("tenant %q: collection %q is not in the file, and no header before starts it", im.tenant, im.name)
 	case exists && h != nil && (cfg.Dim != h.Dim || cfg.Metric != h.Metric):
 		return fmt.Errorf("collection %q exists with dim %d, %v; the stream has dim %d, %v", im.name, cfg.Dim, cfg.Metric, h.Dim, h.Metric)
 	case exists:
@@ -430,6 +492,17 @@ func (im *importer) resolve(dim ...int) error {
 	if t.create {
 		im.planned[t.name] = cfg
 	}
+	if im.tenant != "" {
+		s := section{im.name, im.tenant}
+		tExists, err := im.tenantExists(s, ours)
+		if err != nil {
+			return fmt.Errorf("tenant %q of %q: %w", im.tenant, im.name, err)
+		}
+		t.tenant, t.create, t.ours = im.tenant, !tExists, ours || im.newTenants[s] || !tExists
+		if t.create {
+			im.newTenants[s] = true
+		}
+	}
 	im.cur = t
 	if im.mode == staged {
 		im.events = append(im.events, event{at: im.spooled, t: t, line: im.headerLine})
@@ -438,22 +511,43 @@ func (im *importer) resolve(dim ...int) error {
 	return im.start(t)
 }
 
-// start creates or opens the collection t in the file, opening the file
-// first if need be.
+// start creates or opens the collection or tenant t in the file, opening
+// the file first if need be.
 func (im *importer) start(t *target) error {
 	if err := im.ensureOpen(); err != nil {
 		return err
 	}
+	var c *cairn.Collection
 	var err error
-	if t.create {
-		im.coll, err = im.db.CreateCollection(im.ctx, t.name, t.cfg)
+	if t.create && t.tenant == "" {
+		c, err = im.db.CreateCollection(im.ctx, t.name, t.cfg)
 		if err == nil {
-			im.created = append(im.created, t.name)
+			im.created = append(im.created, section{coll: t.name})
 		}
 	} else {
-		im.coll, err = im.db.Collection(im.ctx, t.name)
+		c, err = im.db.Collection(im.ctx, t.name)
 	}
-	return err
+	if err != nil {
+		return err
+	}
+	if t.tenant == "" {
+		im.dst = c
+		return nil
+	}
+	var tn *cairn.Tenant
+	if t.create {
+		tn, err = c.CreateTenant(im.ctx, t.tenant)
+		if err == nil {
+			im.created = append(im.created, section{t.name, t.tenant})
+		}
+	} else {
+		tn, err = c.Tenant(im.ctx, t.tenant)
+	}
+	if err != nil {
+		return err
+	}
+	im.dst = tn
+	return nil
 }
 
 // ensureOpen opens the file to write if it is not open yet: the file
@@ -482,7 +576,8 @@ func (im *importer) open(p string) error {
 	return nil
 }
 
-// write stores items (read from lines) in the current collection in one
+// write stores items (read from lines) in the current collection or
+// tenant in one
 // transaction, skipping those already expired. In mode staged, it first
 // notes in the spool how to undo the batch.
 func (im *importer) write(items []cairn.Item, lines []int) error {
@@ -507,9 +602,9 @@ func (im *importer) write(items []cairn.Item, lines []int) error {
 	switch {
 	case len(live) == 0:
 	case im.upsert:
-		err = im.coll.Upsert(im.ctx, live...)
+		err = im.dst.Upsert(im.ctx, live...)
 	default:
-		err = im.coll.Add(im.ctx, live...)
+		err = im.dst.Add(im.ctx, live...)
 	}
 	if err != nil {
 		if first == last {
@@ -521,7 +616,7 @@ func (im *importer) write(items []cairn.Item, lines []int) error {
 		if err := im.appendUndo(undo); err != nil {
 			// The batch is in but could not be noted: take it out now.
 			for _, id := range undo.Delete {
-				im.coll.DeleteIfExists(context.WithoutCancel(im.ctx), id)
+				im.dst.DeleteIfExists(context.WithoutCancel(im.ctx), id)
 			}
 			return fmt.Errorf("lines %d-%d: spool: %w", first, last, err)
 		}

@@ -33,25 +33,26 @@ type spooled struct {
 	jsonItem
 }
 
-// undoRecord undoes one written batch of a collection the import did not
-// create.
+// undoRecord undoes one written batch of a collection or tenant the
+// import did not create.
 type undoRecord struct {
 	Collection string     `json:"c"`
+	Tenant     string     `json:"t,omitempty"`
 	Delete     []string   `json:"del,omitempty"` // ids the batch added
 	Put        []jsonItem `json:"put,omitempty"` // items the batch replaced, as they were
 }
 
-// undoOf returns what undoes writing items to the current collection: the
-// ids it adds are deleted, and with -upsert the items it replaces are put
-// back.
+// undoOf returns what undoes writing items to the current collection or
+// tenant: the ids it adds are deleted, and with -upsert the items it
+// replaces are put back.
 func (im *importer) undoOf(items []cairn.Item) (*undoRecord, error) {
-	u := &undoRecord{Collection: im.cur.name}
+	u := &undoRecord{Collection: im.cur.name, Tenant: im.cur.tenant}
 	for _, it := range items {
 		if !im.upsert {
 			u.Delete = append(u.Delete, it.ID)
 			continue
 		}
-		old, err := im.coll.Get(im.ctx, it.ID)
+		old, err := im.dst.Get(im.ctx, it.ID)
 		switch {
 		case errors.Is(err, vector.ErrNotFound):
 			u.Delete = append(u.Delete, it.ID)
@@ -182,9 +183,9 @@ func (im *importer) writeSpool() error {
 }
 
 // undo takes out what this import wrote (mode staged): its transactions
-// into collections that were there before, the latest first, then the
-// collections it created. It goes on after ctx ends: an interrupt is one
-// of the failures it undoes.
+// into collections and tenants that were there before, the latest first,
+// then the tenants and collections it created, the latest first. It goes
+// on after ctx ends: an interrupt is one of the failures it undoes.
 func (im *importer) undo() error {
 	ctx := context.WithoutCancel(im.ctx)
 	if len(im.undoOffs) > 0 {
@@ -209,7 +210,13 @@ func (im *importer) undo() error {
 		if err != nil {
 			return err
 		}
-		if _, err := c.DeleteIfExists(ctx, u.Delete...); err != nil {
+		var d itemWriter = c
+		if u.Tenant != "" {
+			if d, err = c.Tenant(ctx, u.Tenant); err != nil {
+				return err
+			}
+		}
+		if _, err := d.DeleteIfExists(ctx, u.Delete...); err != nil {
 			return err
 		}
 		now := time.Now()
@@ -221,12 +228,23 @@ func (im *importer) undo() error {
 			put = append(put, cairn.Item{ID: o.ID, Text: o.Text, Metadata: o.Metadata, Embedding: o.Embedding,
 				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, ExpiresAt: o.ExpiresAt})
 		}
-		if err := c.Upsert(ctx, put...); err != nil {
+		if err := d.Upsert(ctx, put...); err != nil {
 			return err
 		}
 	}
 	for i := len(im.created) - 1; i >= 0; i-- {
-		if err := im.db.DeleteCollection(ctx, im.created[i]); err != nil {
+		s := im.created[i]
+		if s.tenant == "" {
+			if err := im.db.DeleteCollection(ctx, s.coll); err != nil {
+				return err
+			}
+			continue
+		}
+		c, err := im.db.Collection(ctx, s.coll)
+		if err == nil {
+			err = c.DeleteTenant(ctx, s.tenant)
+		}
+		if err != nil {
 			return err
 		}
 	}

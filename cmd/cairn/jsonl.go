@@ -3,9 +3,10 @@
 // A stream is a sequence of lines, each one JSON object. A line with a
 // "collection" member starts a collection and describes it; every other
 // line is an item of the collection last started. A header with a
-// "tenant" member as well starts that tenant of the collection (export
-// writes each collection's tenants after its own items; this build's
-// import refuses them, rather than read them as the collection's):
+// "tenant" member as well starts that tenant of the collection, whose
+// items follow (export writes each collection's tenants after its own
+// items; import takes a tenant of a collection the file holds or whose
+// header came before, and creates the tenant if need be):
 //
 //	{"collection":{"name":"notes","dim":3,"metric":"cosine","index":"auto","auto_threshold":20000,"hnsw":{"m":16,"ef_construction":200,"ef_search":64},"ttl":"720h0m0s"}}
 //	{"id":"n1","text":"the user likes Go","metadata":{"topic":"go"},"embedding":[0.6,0.8,0],"created_at":"2026-03-01T12:00:00Z","updated_at":"2026-03-02T08:30:00Z","expires_at":"2026-04-01T12:00:00Z"}
@@ -98,14 +99,15 @@ var errLine = errors.New("bad line")
 type line struct {
 	Collection *jsonCollection `json:"collection"`
 	// Tenant, in a header, names a tenant of the collection, whose items
-	// follow.
-	Tenant string `json:"tenant"`
+	// follow; nil for the collection's own header.
+	Tenant *string `json:"tenant"`
 	jsonItem
 }
 
-// decodeLine decodes one line. An item must have an id; a header must
-// name a collection and describe a valid configuration. Every error wraps
-// errLine.
+// decodeLine decodes one line. An item must have an id and no tenant; a
+// header must name a collection, describe a valid configuration and, if
+// it names a tenant, give a name CreateTenant takes (not empty). Every
+// error wraps errLine.
 func decodeLine(b []byte) (*line, error) {
 	var l line
 	d := json.NewDecoder(bytes.NewReader(b))
@@ -122,14 +124,17 @@ func decodeLine(b []byte) (*line, error) {
 		if _, err := l.Collection.config(); err != nil {
 			return nil, fmt.Errorf("%w: collection %q: %v", errLine, l.Collection.Name, err)
 		}
-		if l.Tenant != "" {
-			// Refused rather than read as the collection's own items.
-			return nil, fmt.Errorf("%w: collection %q, tenant %q: this build's import does not take tenants", errLine, l.Collection.Name, l.Tenant)
+		if l.Tenant != nil && *l.Tenant == "" {
+			return nil, fmt.Errorf("%w: collection %q: empty tenant name", errLine, l.Collection.Name)
 		}
 		return &l, nil
 	}
 	if l.ID == "" {
 		return nil, fmt.Errorf("%w: item without an id", errLine)
+	}
+	if l.Tenant != nil {
+		// Refused rather than read as the collection's own item.
+		return nil, fmt.Errorf("%w: item %q has a tenant; a tenant's items follow its header", errLine, l.ID)
 	}
 	return &l, nil
 }

@@ -15,6 +15,7 @@ func FuzzDecodeLine(f *testing.F) {
 		`{"collection":{"name":"n","dim":0}}`,
 		`{"id":"a","created_at":"2026-01-01T00:00:00Z","future":{"x":[1,2]}}`,
 		`{"id":"a","created_at":"2026-01-01T00:00:00.5+02:00","updated_at":"2026-01-02T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}`,
+		`{"collection":{"name":"n","dim":3},"tenant":"t"}`, `{"collection":{"name":"n","dim":3},"tenant":""}`, `{"id":"a","tenant":"t"}`,
 		`{"id":""}`, `[]`, `null`, `{"id":"a"} {"id":"b"}`, `{"embedding":[1e999]}`,
 	} {
 		f.Add([]byte(s))
