@@ -54,7 +54,8 @@ func fileSum(t *testing.T, path string) [32]byte {
 	return sha256.Sum256(b)
 }
 
-// collectionCounts returns the file's collections and their item counts.
+// collectionCounts returns the file's collections and their item counts,
+// and those of their tenants as "collection/tenant".
 func collectionCounts(t *testing.T, path string) map[string]int {
 	t.Helper()
 	ctx := context.Background()
@@ -74,13 +75,28 @@ func collectionCounts(t *testing.T, path string) map[string]int {
 			t.Fatal(err)
 		}
 		counts[in.Name] = mustCount(t, c)
+		tenants, err := c.Tenants(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range tenants {
+			tn, err := c.Tenant(ctx, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := tn.Count(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			counts[in.Name+"/"+name] = n
+		}
 	}
 	return counts
 }
 
-// exportLines returns the file's export, its lines sorted (an undone
-// -upsert puts back the items it replaced, and they move to the end of the
-// collection's order).
+// exportLines returns the file's export, the item lines under each header
+// sorted (an undone -upsert puts back the items it replaced, and they move
+// to the end of their collection's or tenant's order).
 func exportLines(t *testing.T, path string) []string {
 	t.Helper()
 	r := runCmd(t, "", "export", path)
@@ -88,7 +104,13 @@ func exportLines(t *testing.T, path string) []string {
 		t.Fatalf("export: %+v", r)
 	}
 	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
-	slices.Sort(lines)
+	start := 0
+	for i := 1; i <= len(lines); i++ {
+		if i == len(lines) || strings.HasPrefix(lines[i], `{"collection":`) {
+			slices.Sort(lines[start+1 : i])
+			start = i
+		}
+	}
 	return lines
 }
 
@@ -119,6 +141,13 @@ func TestImportFailureLeavesNoNewFile(t *testing.T) {
 			stdin: itemLines(0, 10, 0, "") + `{"id":"t","text":"only text"}` + "\n", stderr: "503"},
 		{name: "cancelled", args: []string{"-collection", "bulk"}, ctx: cancelled,
 			stdin: itemLines(0, 10, 0, ""), stderr: "canceled"},
+		{name: "duplicate id in a later batch of a tenant", args: []string{"-collection", "bulk"},
+			stdin: itemLines(0, 10, 0, "") + `{"collection":{"name":"x","dim":3},"tenant":"t"}` + "\n" +
+				itemLines(0, 2500, 2200, `{"id":"i5","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "tenant of an unknown collection", stdin: fixture + `{"collection":{"name":"nope","dim":3},"tenant":"t"}` + "\n",
+			stderr: `line 6: tenant "t": collection "nope" is not in the file`},
+		{name: "embedder down in a tenant", args: emb,
+			stdin: fixture + `{"collection":{"name":"notes","dim":3},"tenant":"t"}` + "\n" + `{"id":"t","text":"only text"}` + "\n", stderr: "503"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -144,10 +173,11 @@ func TestImportFailureLeavesNoNewFile(t *testing.T) {
 }
 
 // TestImportFailureLeavesFileUnchanged checks that a failed import into a
-// file that holds other collections changes nothing: the same bytes when
-// it failed before writing, the same collections and items when it had
-// to undo what it wrote.
+// file that holds other collections and tenants changes nothing: the same
+// bytes when it failed before writing, the same collections, tenants and
+// items when it had to undo what it wrote.
 func TestImportFailureLeavesFileUnchanged(t *testing.T) {
+	alice := `{"collection":{"name":"notes","dim":3},"tenant":"alice"}` + "\n"
 	tests := []struct {
 		name, stdin string
 		args        []string
@@ -170,10 +200,25 @@ func TestImportFailureLeavesFileUnchanged(t *testing.T) {
 			stdin: itemLines(0, 2500, 2200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
 		{name: "upsert, repeated id in a later batch", args: []string{"-collection", "notes", "-upsert"},
 			stdin: `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "tenant of an unknown collection", sameBytes: true,
+			stdin: alice + itemLines(0, 10, 0, "") + `{"collection":{"name":"nope","dim":3},"tenant":"t"}` + "\n", stderr: `line 12: tenant "t": collection "nope" is not in the file`},
+		{name: "empty tenant name", sameBytes: true,
+			stdin: alice + itemLines(0, 10, 0, "") + `{"collection":{"name":"notes","dim":3},"tenant":""}` + "\n", stderr: "line 12: bad line"},
+		{name: "bad json in a tenant", sameBytes: true,
+			stdin: alice + itemLines(0, 1000, 500, "{"), stderr: "line 501: bad line"},
+		{name: "duplicate of a stored id in a later batch of a tenant",
+			stdin: alice + itemLines(0, 2500, 2200, `{"id":"z","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "duplicate in a new tenant, after others",
+			stdin: `{"collection":{"name":"h1","dim":2}}` + "\n" + `{"collection":{"name":"h1","dim":2},"tenant":"t1"}` + "\n" +
+				`{"id":"p","embedding":[1,2]}` + "\n" + `{"collection":{"name":"notes","dim":3},"tenant":"bob"}` + "\n" + alice +
+				itemLines(0, 1500, 0, "") + `{"collection":{"name":"notes","dim":3},"tenant":"dave"}` + "\n" +
+				itemLines(0, 1500, 1200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert into a tenant, repeated id in a later batch", args: []string{"-upsert"},
+			stdin: alice + `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := newFile(t)
+			path := newTenantFile(t)
 			colls, export := collectionCounts(t, path), exportLines(t, path)
 			sum := fileSum(t, path) // after the reads, which may save a graph
 
@@ -237,7 +282,7 @@ func TestImportHelp(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("import -h: %+v", r)
 	}
-	for _, s := range []string{"all or nothing", "-batch", "crash"} {
+	for _, s := range []string{"all or nothing", "-batch", "crash", "tenant"} {
 		if !strings.Contains(r.stdout, s) {
 			t.Errorf("import -h lacks %q:\n%s", s, r.stdout)
 		}
