@@ -70,12 +70,18 @@ func clusterOptions(t testing.TB, o Options, nodes ...int) *Options {
 // factor 2, the layout the issue asks the suites to run on.
 func openCluster(t testing.TB, o *Options) *DB {
 	t.Helper()
+	return openClusterReplicated(t, o, 2)
+}
+
+// openClusterReplicated is openCluster at replication factor factor.
+func openClusterReplicated(t testing.TB, o *Options, factor int) *DB {
+	t.Helper()
 	addrs := clusterAddrs(t)
 	var opt Options
 	if o != nil {
 		opt = *o
 	}
-	opt.Shards, opt.Replication = 3, 2
+	opt.Shards, opt.Replication = 3, factor
 	opt.MaxResults = 100000 // cluster.sh sets QUERY_MAXIMUM_RESULTS so
 	db, err := Open(context.Background(), addrs, clusterOptions(t, opt))
 	if err != nil {
@@ -94,6 +100,19 @@ func TestClusterMemoryStore(t *testing.T) {
 		t.Run(string(tr), func(t *testing.T) {
 			memorytest.Run(t, func(t *testing.T, emb cairn.Embedder) cairn.MemoryStore {
 				return openCluster(t, &Options{Embedder: emb, Transport: tr})
+			})
+		})
+	}
+}
+
+// TestClusterUnreplicated runs the memory-store suite on classes of one
+// replica a shard, to which Weaviate refuses any consistency level.
+func TestClusterUnreplicated(t *testing.T) {
+	clusterAddrs(t)
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) {
+			memorytest.Run(t, func(t *testing.T, emb cairn.Embedder) cairn.MemoryStore {
+				return openClusterReplicated(t, &Options{Embedder: emb, Transport: tr}, 1)
 			})
 		})
 	}

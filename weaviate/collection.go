@@ -565,7 +565,10 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 			page = min(page, limit-offset)
 		}
 		got, err := c.db.read(ctx, c.class, func(level Consistency) ([]fetched, error) {
-			args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}], consistencyLevel: %s", page, offset, level)
+			args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}]", page, offset)
+			if level != "" {
+				args += ", consistencyLevel: " + string(level)
+			}
 			if w.w != nil {
 				args += ", where: " + w.w.gql()
 			}

@@ -36,6 +36,7 @@ type DB struct {
 	locks [nLocks]sync.Mutex // writes lock the stripes of their ids
 
 	shards     sync.Map // class → shard count, from its definition
+	factors    sync.Map // class → replication factor, from its definition
 	shardNames sync.Map // class → []string, every shard, as last seen all reachable
 }
 

@@ -93,7 +93,7 @@ func (db *DB) sendBatch(ctx context.Context, chunk []object) (map[string]string,
 		if _, err := db.getClass(ctx, chunk[0].Class); err != nil {
 			return nil, err
 		}
-		return db.rpc.batch(ctx, chunk, db.opt.WriteConsistency)
+		return db.rpc.batch(ctx, chunk, db.level(chunk[0].Class, db.opt.WriteConsistency))
 	}
 	var answer []struct {
 		ID     string `json:"id"`
@@ -105,7 +105,7 @@ func (db *DB) sendBatch(ctx context.Context, chunk []object) (map[string]string,
 			} `json:"errors"`
 		} `json:"result"`
 	}
-	path := "/v1/batch/objects?consistency_level=" + string(db.opt.WriteConsistency)
+	path := "/v1/batch/objects" + levelParam("?", db.level(chunk[0].Class, db.opt.WriteConsistency))
 	if _, err := db.cl.call(ctx, http.MethodPost, path, map[string]any{"objects": chunk}, &answer); err != nil {
 		return nil, err
 	}
@@ -171,8 +171,9 @@ func getFields(props []string, vec, dist bool) string {
 // acknowledged meanwhile (a write is acknowledged by all of them), so
 // such a read goes on at ONE.
 func (db *DB) read(ctx context.Context, cls string, get func(level Consistency) ([]fetched, error)) ([]fetched, error) {
-	rows, err := get(db.opt.ReadConsistency)
-	if err != nil && db.opt.ReadConsistency != One && strings.Contains(err.Error(), "inconsistent consistency levels") {
+	level := db.level(cls, db.opt.ReadConsistency)
+	rows, err := get(level)
+	if err != nil && level != One && level != "" && strings.Contains(err.Error(), "inconsistent consistency levels") {
 		db.cl.retries.Add(1)
 		rows, err = get(One)
 	}
@@ -209,7 +210,10 @@ func (q *query) graphQLArgs(level Consistency) string {
 		}
 		b.WriteString("]}, ")
 	}
-	fmt.Fprintf(&b, "limit: %d, consistencyLevel: %s", q.limit, level)
+	fmt.Fprintf(&b, "limit: %d", q.limit)
+	if level != "" {
+		fmt.Fprintf(&b, ", consistencyLevel: %s", level)
+	}
 	if q.where != nil {
 		b.WriteString(", where: ")
 		q.where.graphQL(&b)
@@ -301,7 +305,7 @@ func (db *DB) getByUUID(ctx context.Context, cls string, uuids []string, props [
 func (db *DB) deleteWhere(ctx context.Context, cls string, w *where) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, db.opt.Timeout)
 	defer cancel()
-	path := "/v1/batch/objects?consistency_level=" + string(db.opt.WriteConsistency)
+	path := "/v1/batch/objects" + levelParam("?", db.level(cls, db.opt.WriteConsistency))
 	body := map[string]any{"match": map[string]any{"class": cls, "where": w}, "output": "minimal", "dryRun": false}
 	total, failedRounds := 0, 0
 	for {
@@ -384,9 +388,13 @@ func (db *DB) getEach(ctx context.Context, cls string, uuids []string, props []s
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, 16)
 	)
-	q := "?consistency_level=" + string(db.opt.ReadConsistency)
+	q := levelParam("?", db.level(cls, db.opt.ReadConsistency))
 	if vec {
-		q += "&include=vector"
+		if q == "" {
+			q = "?include=vector"
+		} else {
+			q += "&include=vector"
+		}
 	}
 	for _, u := range uuids {
 		wg.Add(1)

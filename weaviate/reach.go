@@ -134,15 +134,24 @@ func (db *DB) shardCount(ctx context.Context, cls string) (int, error) {
 // shardsOf reads the shard count of a class as /v1/schema returns it.
 func shardsOf(c class) (int, bool) {
 	for _, k := range []string{"actualCount", "desiredCount"} {
-		switch n := c.ShardingConfig[k].(type) {
-		case float64: // as decoded
-			if n >= 1 {
-				return int(n), true
-			}
-		case int: // as newClass builds it
-			if n >= 1 {
-				return n, true
-			}
+		if n, ok := count(c.ShardingConfig[k]); ok {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// count reads a positive count of a class definition: a JSON number as
+// decoded, or an int as newClass builds it.
+func count(v any) (int, bool) {
+	switch n := v.(type) {
+	case float64:
+		if n >= 1 {
+			return int(n), true
+		}
+	case int:
+		if n >= 1 {
+			return n, true
 		}
 	}
 	return 0, false
@@ -275,7 +284,7 @@ func (db *DB) absent(ctx context.Context, cls string, uuids []string) ([]string,
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			_, err := db.cl.callN(ctx, 2, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+"?consistency_level="+string(db.opt.WriteConsistency), nil, nil)
+			_, err := db.cl.callN(ctx, 2, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+levelParam("?", db.level(cls, db.opt.WriteConsistency)), nil, nil)
 			var ae *APIError
 			switch {
 			case errors.As(err, &ae) && ae.Status == http.StatusNotFound:

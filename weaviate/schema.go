@@ -169,10 +169,11 @@ func schemaTransient(msg string) bool {
 func (db *DB) createClass(ctx context.Context, c class) (err error) {
 	db.shards.Delete(c.Class)
 	db.shardNames.Delete(c.Class)
+	db.factors.Delete(c.Class)
 	again, err := db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
 	defer func() {
-		if n, ok := shardsOf(c); err == nil && ok {
-			db.shards.Store(c.Class, n)
+		if err == nil {
+			db.learn(c)
 		}
 	}()
 	var ae *APIError
@@ -204,10 +205,41 @@ func (db *DB) getClass(ctx context.Context, cls string) (class, error) {
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return c, fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
 	}
-	if n, ok := shardsOf(c); err == nil && ok {
-		db.shards.Store(cls, n)
+	if err == nil {
+		db.learn(c)
 	}
 	return c, err
+}
+
+// learn keeps what the DB needs of c's definition: its shard count and
+// its replication factor.
+func (db *DB) learn(c class) {
+	if n, ok := shardsOf(c); ok {
+		db.shards.Store(c.Class, n)
+	}
+	if n, ok := count(c.ReplicationConfig["factor"]); ok {
+		db.factors.Store(c.Class, n)
+	}
+}
+
+// level is the consistency level of a request about cls that wants
+// level want: none for a class of one replica, whose reads and writes
+// Weaviate refuses to give a level ("Unknown argument consistencyLevel"
+// in GraphQL).
+func (db *DB) level(cls string, want Consistency) Consistency {
+	if n, ok := db.factors.Load(cls); ok && n.(int) == 1 {
+		return ""
+	}
+	return want
+}
+
+// levelParam is the query parameter of level l, after sep ("?" or "&");
+// empty for none.
+func levelParam(sep string, l Consistency) string {
+	if l == "" {
+		return ""
+	}
+	return sep + "consistency_level=" + string(l)
 }
 
 // classes lists every class of the cluster.

@@ -94,8 +94,10 @@ func appendFloats(b []byte, num protowire.Number, v []float32) []byte {
 // encodeSearch encodes q as a SearchRequest read at level.
 func encodeSearch(q *query, level Consistency) []byte {
 	b := make([]byte, 0, 64+4*len(q.vec))
-	b = appendString(b, 1, q.class)                  // collection
-	b = appendVarint(b, 11, levelNumber(level))      // consistency_level
+	b = appendString(b, 1, q.class) // collection
+	if level != "" {
+		b = appendVarint(b, 11, levelNumber(level)) // consistency_level
+	}
 	b = appendMessage(b, 20, func(b []byte) []byte { // properties: these, or none
 		for _, p := range q.props {
 			b = appendString(b, 1, p) // non_ref_properties
@@ -203,6 +205,9 @@ func encodeBatch(objs []object, level Consistency) ([]byte, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	if level == "" {
+		return b, nil
 	}
 	return appendVarint(b, 2, levelNumber(level)), nil
 }
