@@ -92,6 +92,8 @@ var graph = map[string]rule{
 		cairn: []string{"", "vector", "hnsw", "internal/metavalue"},
 		third: []string{"google.golang.org/grpc", "google.golang.org/protobuf/encoding/protowire"},
 	},
+	// scalebench measures the inputs of weaviate/SCALING.md on a cluster.
+	"weaviate/internal/scalebench": {cairn: []string{"", "recall", "vector", "weaviate"}},
 	"cmd/vecbench": {
 		cairn: []string{"", "recall", "flat", "hnsw", "qflat", "sqlitestore", "internal/baseline", "vector", "weaviate"},
 		third: []string{"gonum.org/v1/plot", "gonum.org/v1/gonum"},
