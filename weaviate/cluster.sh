@@ -44,7 +44,9 @@
 # Environment: CAIRN_WEAVIATE_NETNS (namespace, default cairn-wv),
 # CAIRN_WEAVIATE_STATE (data, logs and PID files, default
 # /tmp/cairn-weaviate), CAIRN_WEAVIATE_BIN (a weaviate-server to use
-# instead of the cached build).
+# instead of the cached build), CAIRN_WEAVIATE_RAFT_TIMEOUTS_MULTIPLIER
+# (the nodes' RAFT_TIMEOUTS_MULTIPLIER: Weaviate's default 5 makes a
+# follower wait 5–10 s without a leader before it stands for election).
 set -euo pipefail
 
 version=v1.39.0
@@ -52,6 +54,7 @@ ns=${CAIRN_WEAVIATE_NETNS:-cairn-wv}
 state=${CAIRN_WEAVIATE_STATE:-/tmp/cairn-weaviate}
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/cairn/weaviate-$version
 bin=${CAIRN_WEAVIATE_BIN:-$cache/weaviate-server}
+raft_multiplier=${CAIRN_WEAVIATE_RAFT_TIMEOUTS_MULTIPLIER:-}
 nodes=3
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
@@ -130,6 +133,7 @@ start_node() {
 		RAFT_JOIN="$join" \
 		RAFT_BOOTSTRAP_EXPECT=$nodes \
 		GRPC_PORT=$((50051 + i)) \
+		${raft_multiplier:+RAFT_TIMEOUTS_MULTIPLIER=$raft_multiplier} \
 		setsid sh -c 'echo $$ >"$0.tmp" && mv "$0.tmp" "$0" && exec "$@"' "$pf" \
 		"$bin" --scheme http --host "$(addr "$i")" --port $((8080 + i)) \
 		--read-timeout=120s --write-timeout=120s \
