@@ -60,7 +60,10 @@ type Options struct {
 	// Timeout bounds each call, retries included (a ctx deadline that
 	// comes sooner wins). Default 30 s.
 	Timeout time.Duration
-	// AttemptTimeout bounds one request to one node. Default 10 s.
+	// AttemptTimeout bounds one request to one node. Default 10 s. While
+	// the cluster elects a new Raft leader, live nodes hold requests that
+	// need one for this long: it bounds how long writes stall after the
+	// leader fails, beside the election itself (RELIABILITY.md).
 	AttemptTimeout time.Duration
 	// MaxAttempts is how many times a request is sent before the call
 	// fails with ErrUnavailable; also how many rounds a batch retries the
