@@ -282,7 +282,7 @@ func Measure(ctx context.Context, idx vector.Index, ds *Dataset, truth [][]int32
 	if deepEnough(opt.K) {
 		st.Recall[opt.K] = sumK / float64(nq)
 	}
-	st.Latency = summarise(lat)
+	st.Latency = Summarise(lat)
 	var busy time.Duration
 	for _, d := range lat {
 		busy += d
@@ -348,10 +348,10 @@ func throughput(ctx context.Context, qs []vector.Vector, k, threads int, search 
 	return float64(len(qs)) / elapsed.Seconds(), nil
 }
 
-// summarise returns the percentiles of lat, indexed as the C++ harnesses
-// cairn is compared with index them (the element at ⌊n·p⌋ of the sorted
-// times), so they report the same statistic.
-func summarise(lat []time.Duration) Latency {
+// Summarise returns the percentiles of lat (not empty), indexed as the
+// C++ harnesses cairn is compared with index them (the element at ⌊n·p⌋
+// of the sorted times), so they report the same statistic.
+func Summarise(lat []time.Duration) Latency {
 	s := slices.Clone(lat)
 	slices.Sort(s)
 	n := len(s)

@@ -8,7 +8,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"slices"
 	"strings"
 	"time"
 
@@ -222,24 +221,10 @@ func (b *bench) compareTransports(ctx context.Context, rest, grpc *weaviate.DB, 
 		cb(qi+1, len(ds.Queries))
 	}
 	for i := range lat {
-		c.lat[i] = summarise(lat[i])
+		c.lat[i] = recall.Summarise(lat[i])
 		c.recall[i] = sum[i] / float64(len(ds.Queries))
 	}
 	return c, nil
-}
-
-// summarise returns the percentiles of lat as package recall computes
-// them (the element at ⌊n·p⌋ of the sorted times).
-func summarise(lat []time.Duration) recall.Latency {
-	s := slices.Clone(lat)
-	slices.Sort(s)
-	n := len(s)
-	at := func(p float64) time.Duration { return s[min(int(float64(n)*p), n-1)] }
-	var sum time.Duration
-	for _, d := range s {
-		sum += d
-	}
-	return recall.Latency{P50: s[n/2], P95: at(0.95), P99: at(0.99), Mean: sum / time.Duration(n), Max: s[n-1]}
 }
 
 // clusterRow builds ds in ix (recall.Build adds it in batches of 1,000
