@@ -284,21 +284,26 @@ func TestGRPCStatus(t *testing.T) {
 	}
 }
 
+// holdsNothing answers the REST calls a write makes as a cluster that
+// holds no object: a read by id finds none, a delete by filter matches
+// none. It reports whether it answered r.
+func holdsNothing(w http.ResponseWriter, r *http.Request) bool {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1/objects/"):
+		http.NotFound(w, r)
+	case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
+		io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
+	default:
+		return false
+	}
+	return true
+}
+
 // A node that never answers costs AttemptTimeout per attempt, and the
 // call returns ErrUnavailable by its Timeout, or by ctx's deadline if
 // sooner.
 func TestGRPCDeadline(t *testing.T) {
-	db := fakeGRPC(t, func(w http.ResponseWriter, r *http.Request) bool {
-		switch {
-		case strings.HasPrefix(r.URL.Path, "/v1/objects/"):
-			http.NotFound(w, r)
-		case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
-			io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
-		default:
-			return false
-		}
-		return true
-	}, func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+	db := fakeGRPC(t, holdsNothing, func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
 		<-ctx.Done()
 		return nil, ctx.Err()
 	}, Options{Timeout: time.Second, AttemptTimeout: 200 * time.Millisecond, MaxAttempts: 100})
@@ -477,12 +482,8 @@ func TestGRPCBatchNeedsLeader(t *testing.T) {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/v1/schema/"):
 			http.Error(w, `{"error":[{"message":"leader not found"}]}`, http.StatusInternalServerError)
-		case strings.HasPrefix(r.URL.Path, "/v1/objects/"):
-			http.NotFound(w, r)
-		case r.Method == http.MethodDelete && r.URL.Path == "/v1/batch/objects":
-			io.WriteString(w, `{"results":{"matches":0,"limit":10000,"successful":0,"failed":0}}`)
 		default:
-			return false
+			return holdsNothing(w, r)
 		}
 		return true
 	}, func(context.Context, string, []byte) ([]byte, error) {
