@@ -15,6 +15,7 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -325,7 +326,7 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 // the cluster (a node down or just back, a shard not ready, a replica out
 // of reach, schema not yet propagated) rather than a bad request.
 func transient(msg string) bool {
-	m := strings.ToLower(msg)
+	m := strings.ToLower(quotedName.ReplaceAllString(msg, `""`))
 	if strings.Contains(m, "inconsistent consistency levels") {
 		return false // not passing while the node is down; see DB.read
 	}
@@ -341,3 +342,10 @@ func transient(msg string) bool {
 	}
 	return false
 }
+
+// quotedName matches a name quoted in a server message: a class,
+// property or tenant name, an id. Names are the caller's, so a word in
+// one ("Replicas", "ShardNotes") says nothing of the cluster's state;
+// transient drops them before it looks for its words. A quoted phrase
+// (an address, a wrapped error) has other characters and stays.
+var quotedName = regexp.MustCompile("[\"'`][A-Za-z0-9_-]+[\"'`]")

@@ -216,3 +216,28 @@ func TestSchemaChangeRefused(t *testing.T) {
 		t.Fatalf("createClass refused for its replicas = %v after %d attempts, want the *APIError after 1", err, posts.Load())
 	}
 }
+
+// TestTransient checks which server messages are retried: a passing state
+// of the cluster is, a bad request is not, also when a name it quotes
+// holds one of the words of a passing state.
+func TestTransient(t *testing.T) {
+	for _, c := range []struct {
+		msg  string
+		want bool
+	}{
+		{`cannot achieve consistency level "QUORUM": read repair: replica 127.0.0.2:7101 unreachable`, true},
+		{`Post "http://127.0.0.3:7101/replicas/indices/Notes/shards/x/objects": dial tcp 127.0.0.3:7101: connect: connection refused`, true},
+		{`shard "Notes_abc": not ready`, true},
+		{`no graphql provider present, this is most likely because no schema is present`, true},
+		{`no such prop with name 'importance' found in class 'Notes' in the schema`, true},
+		{`Unknown argument "consistencyLevel" on field "Unreplicated" of type "GetObjectsObj".`, false},
+		{`class "ShardNotes" not found`, false},
+		{`invalid object: no such class with name 'Replicas' found in the schema`, false},
+		{`id '6f1c2e9a-0000-4000-8000-00000000leader' is not a valid uuid`, false},
+		{`inconsistent consistency levels: replica 2 of 3`, false},
+	} {
+		if got := transient(c.msg); got != c.want {
+			t.Errorf("transient(%q) = %v, want %v", c.msg, got, c.want)
+		}
+	}
+}
