@@ -232,16 +232,49 @@ func BenchmarkExperiment(b *testing.B) {
 // (which other work on the machine disturbs less), and each variant's
 // mean recall@10 at ef = 64. Run it with an even -benchtime, such as 6x.
 func BenchmarkBuildExperiment(b *testing.B) {
-	for _, dim := range lowDims {
-		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+	alternateBuilds(b, func(v int) { hnsw.SetExperiment(v) })
+	hnsw.SetExperiment(0)
+}
+
+// BenchmarkBuildCodes alternates builds in one batch walking int8 codes
+// (variant 1) and walking the float32 vectors (variant 0), as
+// BenchmarkBuildExperiment reports them.
+func BenchmarkBuildCodes(b *testing.B) {
+	od, ob := hnsw.SetBuildCodes(1<<30, 0) // to read the defaults
+	defer hnsw.SetBuildCodes(od, ob)
+	alternateBuilds(b, func(v int) {
+		if v == 1 {
+			hnsw.SetBuildCodes(od, ob)
+		} else {
+			hnsw.SetBuildCodes(1<<30, ob)
+		}
+	})
+}
+
+// alternateBuilds builds each data set again and again, calling set(0)
+// and set(1) before alternate builds, and reports the ratio of the two
+// variants' wall and CPU times and their mean recall@10 at ef = 64. The
+// sets are clustered ones of the dimensions lowDims, or the real set
+// $HNSW_BENCH_SET names (as walkSets reads it).
+func alternateBuilds(b *testing.B, set func(v int)) {
+	var sets []walkSet
+	if os.Getenv("HNSW_BENCH_SET") != "" {
+		sets = walkSets(b, true)
+	} else {
+		for _, dim := range lowDims {
 			ds, truth := datasetDim(b, lowDimN(b), dim)
-			defer hnsw.SetExperiment(0)
+			sets = append(sets, walkSet{fmt.Sprintf("d=%d", dim), ds, truth})
+		}
+	}
+	for _, ws := range sets {
+		b.Run(ws.name, func(b *testing.B) {
+			ds, truth := ws.ds, ws.truth
 			var total, cpu [2]time.Duration
 			var rec [2]float64
 			i := 0
 			for b.Loop() {
 				v := i % 2
-				hnsw.SetExperiment(v)
+				set(v)
 				start, cpu0 := time.Now(), cpuTime(b)
 				ix := buildBench(b, ds)
 				total[v] += time.Since(start)

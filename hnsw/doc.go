@@ -75,6 +75,15 @@
 // deletes go on. [Index.Flush] repairs the pending ones at once.
 // [Index.Update] is a delete and an add under one id.
 //
+// Large batches ([Index.AddBatch], [Index.Track]) at dimension 192 or more
+// build on int8 codes: the first makes a code of every node, trained on
+// the store, and their inserts walk the graph on the codes' estimates,
+// then score the ef candidates they found exactly and choose neighbours
+// among them as above. Only which candidates a walk finds can change,
+// where an estimate misranks one at the edge of its beam; the links are
+// chosen on exact distances. The codes last until the first search or
+// [Index.Flush].
+//
 // Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
 // but only collects allowed nodes, so it returns k results whenever k
 // allowed vectors are reachable; a small allow-list ([*vector.IDSet], see

@@ -88,3 +88,11 @@ func (ix *Index) walkCodes(sc *scratch, qz *quant.Quantizer, qv []float32, k, ef
 	}
 	return ix.walk(sc, qv, k, ef, filter, done), true
 }
+
+// SetBuildCodes changes which batches walk on codes (the least dimension
+// and batch size) and returns the old values.
+func SetBuildCodes(minDim, minBatch int) (int, int) {
+	od, ob := buildCodesMinDim, buildCodesMinBatch
+	buildCodesMinDim, buildCodesMinBatch = minDim, minBatch
+	return od, ob
+}

@@ -52,6 +52,12 @@ type Index struct {
 	// inlineMaxDim the copy would double the memory for little gain, and
 	// the row keeps a pointer to the store's vector.
 	inline bool
+	// bcodes holds the codes that batches of inserts walk on
+	// (buildcodes.go), nil if none; batches counts the batches running.
+	// bcodes is set under idMu and mu held for reading, and replaced or
+	// cleared under mu held for writing.
+	bcodes  atomic.Pointer[buildCodes]
+	batches atomic.Int32
 	// row0 is the length in uint32s of a slot's row in a page (a multiple
 	// of 16, 64 bytes, when inline); lnk0 is the offset of its layer-0
 	// list in the row (dim when inline, else 0).
@@ -152,6 +158,11 @@ type scratch struct {
 	// held-out query node); off for every other search.
 	skip   node
 	skipOn bool
+	// An insert's candidates scored exactly after a walk on a batch's
+	// codes (exactCands), their vectors and distances.
+	exact   []cand
+	exactVs []*float32
+	exactDs []float32
 }
 
 // New returns an empty index over s, which it writes through to on Add and
@@ -345,6 +356,14 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 // ctx is cancelled midway, the vectors linked so far stay indexed and
 // stored, the others are removed from the store again, and ctx's error is
 // returned.
+//
+// A batch of at least 1,024 vectors, and an eighth of the index, at
+// dimension 192 or more first makes int8 codes of every node (about
+// d + 4 bytes each, in a table with room for twice the slots), and its
+// inserts walk the graph on them, choosing neighbours on exact distances:
+// builds take 0.6–0.8 of the time at equal recall. The codes stay for the
+// batches and adds that follow, and the first search or [Index.Flush]
+// drops them ([Memory].Build counts them meanwhile).
 func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vector) error {
 	if len(ids) != len(vs) {
 		return fmt.Errorf("hnsw: add batch: %w: %d ids for %d vectors", vector.ErrInvalidOptions, len(ids), len(vs))
@@ -405,7 +424,8 @@ func (ix *Index) putAll(ctx context.Context, ids []vector.ID, vs []vector.Vector
 // goroutines; see [vector.Tracker]. It returns an error wrapping
 // [vector.ErrNotFound] if the store lacks an id and [vector.ErrDuplicateID]
 // if an id is already indexed or repeated, and then indexes nothing. If ctx
-// is cancelled midway, the vectors linked so far stay indexed.
+// is cancelled midway, the vectors linked so far stay indexed. A large
+// batch walks on codes as one of AddBatch does.
 func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	seen := make(map[vector.ID]struct{}, len(ids))
 	for i, id := range ids {
@@ -464,7 +484,9 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 		ix.setVec(s, unsafe.SliceData(vecs[i]))
 	}
 	ix.idMu.Unlock()
+	ix.startBatch(ctx, len(ids))
 	ix.mu.RUnlock()
+	defer ix.endBatch()
 	levels := make([]int, len(ids))
 	for i := range levels {
 		levels[i] = ix.randomLevel()
@@ -616,9 +638,10 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 }
 
 // Flush repairs the graph around every deleted node not yet unlinked and
-// frees their slots, leaving the index at its best: Deletes do this on
-// their own in batches; Flush is for when the deletes are done (WriteTo
-// flushes first). It runs beside searches and inserts, holding the
+// frees their slots, and drops the codes large batches walk on (see
+// [Index.AddBatch]), leaving the index at its best: Deletes do the repairs
+// on their own in batches, the first search drops the codes; Flush is for
+// when the writes are done (WriteTo flushes first). It runs beside searches and inserts, holding the
 // exclusive lock only for moments, as Delete does; deletes made while it
 // runs may be left for later. It returns ctx's error if ctx ends first,
 // with the batches before done.
@@ -626,6 +649,7 @@ func (ix *Index) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: flush: %w", err)
 	}
+	ix.dropBuildCodes()
 	return ix.unlinkSome(ctx, 0, true)
 }
 

@@ -24,8 +24,13 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		}
 	}
 
+	// A batch's codes, if there are any, are walked; the neighbours are
+	// still chosen on exact distances (exactCands).
 	src := source{q: v}
-	cur := cand{ix.dist(v, ix.vec(ep)), ep}
+	if bc := ix.bcodes.Load(); bc != nil && bc.q.PrepareInto(&sc.pq, v) == nil {
+		src.pq, src.bc = &sc.pq, bc
+	}
+	cur := cand{ix.scoreOne(src, ep), ep}
 	for lc := top; lc > lvl; lc-- {
 		cur = ix.greedy(sc, src, cur, lc, 0, false)
 	}
@@ -45,8 +50,11 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 				break
 			}
 		}
-		sc.sels[lc] = ix.selectNeighbors(sc, w, ix.m, sc.sels[lc])
 		sc.ent = append(sc.ent[:0], w...)
+		if src.bc != nil {
+			w = ix.exactCands(sc, v, w)
+		}
+		sc.sels[lc] = ix.selectNeighbors(sc, w, ix.m, sc.sels[lc])
 	}
 	// Link from layer 0 up: s becomes reachable on a layer only once its
 	// lists on that layer and every layer below are set, so a search that

@@ -111,6 +111,7 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 		}
 	}
 
+	ix.searching()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
 	if exact {

@@ -84,10 +84,14 @@ func (ix *Index) hasVec(n node) bool { return ix.pages[n>>pageShift].vecs[n&page
 
 // setVec records v (dim floats, or nil) as node n's vector. With vectors
 // inline it copies v into n's row; the store's slice is not kept. With
-// int8 codes it writes n's code (quantize.go).
+// int8 codes it writes n's code (quantize.go), and a batch's code while
+// one runs (buildcodes.go). idMu is held, or mu for writing.
 func (ix *Index) setVec(n node, v *float32) {
 	if v != nil && ix.quant.q != nil {
 		ix.encodeCode(n, v)
+	}
+	if bc := ix.bcodes.Load(); bc != nil && v != nil {
+		bc.encode(n, v, ix.dim)
 	}
 	p, i := ix.pageOf(n)
 	if ix.inline && v != nil {
@@ -141,6 +145,7 @@ const rowChunkBytes = 16 << 20
 // growLocked makes room for at least want slots; mu must be held for
 // writing. It adds pages; existing ones stay where they are.
 func (ix *Index) growLocked(want int) {
+	ix.growBuildCodesLocked(want)
 	for ix.capacity() < want {
 		rows := pageSize * ix.row0
 		if len(ix.rowChunk) < rows {
@@ -184,6 +189,9 @@ func (ix *Index) memory() Memory {
 		}
 	}
 	m.IDMap = ix.idMapBytes()
+	if bc := ix.bcodes.Load(); bc != nil {
+		m.Build = int64(len(bc.mem))
+	}
 	// Tombstones hold a copy of their vector until they are unlinked.
 	if !ix.inline {
 		m.Deletes += int64(len(ix.tombs)) * int64(sizeClass(ix.dim*4))

@@ -66,11 +66,15 @@ type Memory struct {
 	// Deletes is the free list and the state of deletes waiting to be
 	// unlinked (tombstones, and their vectors above dimension 512).
 	Deletes int64
+	// Build is the table of int8 codes that large batches of inserts
+	// walk on (see [Index.AddBatch]), room for twice the slots; 0 once
+	// the index has been searched or flushed.
+	Build int64
 }
 
 // Total returns the sum of the fields.
 func (m Memory) Total() int64 {
-	return m.Links0 + m.Vectors + m.Codes + m.RowPad + m.Spare + m.Upper + m.Slots + m.IDMap + m.Locks + m.Deletes
+	return m.Links0 + m.Vectors + m.Codes + m.RowPad + m.Spare + m.Upper + m.Slots + m.IDMap + m.Locks + m.Deletes + m.Build
 }
 
 // Stats returns the shape and memory of the graph. It waits for running

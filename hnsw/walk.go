@@ -12,13 +12,16 @@ import (
 
 // source is what a walk scores nodes by: the float32 vectors, from the
 // prepared query q, or the int8 codes, from the query pq prepared for
-// them (pq non-nil). The greedy descent, the layer search and the walk
+// them (pq non-nil): the rows' (Options.Quantize) or a batch's. The greedy descent, the layer search and the walk
 // are written once, over a source; they differ only in the address they
 // prefetch and the kernel they call, which score picks once a neighbour
 // list, not once a node.
 type source struct {
 	q  []float32
 	pq *quant.Query
+	// bc, with pq, holds the codes when they are a batch's (buildCodes)
+	// rather than the rows'.
+	bc *buildCodes
 }
 
 // score returns the distances from src's query to the nodes batch, in
@@ -33,6 +36,13 @@ func (ix *Index) score(sc *scratch, src source, batch []node) []float32 {
 		prefetchAll(vs, ix.pfLines)
 		return ix.distances(sc, src.q, vs)
 	}
+	if bc := src.bc; bc != nil {
+		for i, n := range batch {
+			vs[i] = bc.addr(n)
+		}
+		prefetchAll(vs, bc.lines)
+		return ix.codeDistances(sc, src.pq, vs)
+	}
 	for i, n := range batch {
 		vs[i] = ix.codeAddr(n)
 	}
@@ -42,8 +52,11 @@ func (ix *Index) score(sc *scratch, src source, batch []node) []float32 {
 
 // scoreOne returns the distance from src's query to node n.
 func (ix *Index) scoreOne(src source, n node) float32 {
-	if src.pq == nil {
+	switch {
+	case src.pq == nil:
 		return ix.dist(src.q, ix.vec(n))
+	case src.bc != nil:
+		return src.pq.Distance(src.bc.code(n))
 	}
 	return src.pq.Distance(ix.code(n))
 }

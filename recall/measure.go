@@ -46,8 +46,11 @@ type BuildStats struct {
 // truth expects) and measures the time and memory it takes. An index with
 // [vector.BatchAdder] gets the vectors in batches (about fifty, so progress
 // can be reported and ctx observed between them); otherwise one Add per
-// vector. progress, if non-nil, is called with the number added so far.
-// On error (ctx's included) the index holds a prefix of vs.
+// vector. An index with a Flush(context.Context) error method is flushed
+// at the end, within the time measured: an hnsw index drops there the
+// codes its batches walked on, as its first search would. progress, if
+// non-nil, is called with the number added so far. On error (ctx's
+// included) the index holds a prefix of vs.
 func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress func(done, total int)) (BuildStats, error) {
 	var before runtime.MemStats
 	settle()
@@ -87,6 +90,13 @@ func Build(ctx context.Context, idx vector.Index, vs []vector.Vector, progress f
 			if progress != nil && ((i+1)%every == 0 || i+1 == n) {
 				progress(i+1, n)
 			}
+		}
+	}
+	if f, ok := idx.(interface{ Flush(context.Context) error }); ok {
+		// The index as it will serve queries: hnsw drops the codes its
+		// batches walked on, which the first search would drop.
+		if err := f.Flush(ctx); err != nil {
+			return BuildStats{}, fmt.Errorf("recall: build: %w", err)
 		}
 	}
 	st := BuildStats{N: n, Time: time.Since(start)}

@@ -1,0 +1,169 @@
+package hnsw
+
+// This file holds the codes that batches of inserts walk on: int8 codes
+// of every node, made by a large batch and dropped once the index is
+// searched.
+
+import (
+	"context"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/cairndb/cairn/vector/quant"
+)
+
+// buildCodesMinDim and buildCodesMinBatch decide which batches make
+// codes to walk on: those of at least buildCodesMinBatch vectors, and an
+// eighth of the index, at dimension buildCodesMinDim or more. An insert's
+// walk at EfConstruction scores thousands of nodes, and at high dimension
+// reading their float32 vectors is most of its time; their int8 codes
+// are a quarter of the bytes. One-batch builds of clustered sets (n =
+// 30,000, alternating, BenchmarkBuildExperiment) took 1.00 of the float32
+// walk's time at d = 100, 0.83 at 256, 0.70 at 512 and 0.61 at 768, with
+// the same recall. Making the codes costs a training and one encoding of
+// every node, which the eighth keeps small beside the batch's inserts.
+// Variables for the tests.
+var (
+	buildCodesMinDim   = 192
+	buildCodesMinBatch = 1024
+)
+
+// buildCodes are int8 codes of every node of the index (Index.bcodes),
+// made with a quantizer trained on the store, for inserts to walk on:
+// an insert walks the graph on the codes' distance estimates and scores
+// the nodes it found exactly (exactCands) before choosing its
+// neighbours, so links are chosen on exact distances as before; only
+// which candidates the walk finds can differ, where an estimate misranks
+// a node at the edge of the beam. Searches walk the float32 vectors (or
+// the rows' codes), not these.
+//
+// The codes outlive the batch that made them, so that a build in many
+// batches makes them once, and are dropped by the first search that
+// finds no batch running (or, if one is, by the end of the last batch
+// running), by Flush and by ReadFrom: an index in service does not keep
+// them. Codes are written under idMu (setVec) before their node is
+// linked and read by inserts holding mu, as rows are; the table is
+// replaced, grown or dropped under mu held for writing.
+type buildCodes struct {
+	q      *quant.Quantizer
+	stride uintptr // bytes a slot: GatherSpan rounded up to a line
+	lines  int     // cache lines of a code to prefetch
+	slots  int     // slots the table holds
+	mem    []byte
+	// searched is set by a search that ran beside a batch: the last
+	// batch to end drops the codes.
+	searched atomic.Bool
+}
+
+// startBatch notes a batch of n inserts beginning, and makes the codes
+// for it if it is one to walk on them and there are none. mu is held for
+// reading; the batch's vectors are set. endBatch must follow.
+func (ix *Index) startBatch(ctx context.Context, n int) {
+	ix.batches.Add(1)
+	if ix.dim < buildCodesMinDim || n < max(buildCodesMinBatch, ix.liveCount()/8) || ix.bcodes.Load() != nil {
+		return
+	}
+	q, err := quant.Train(ctx, ix.store, nil)
+	if err != nil {
+		return // walk the float32 vectors
+	}
+	bc := &buildCodes{
+		q:      q,
+		stride: uintptr((q.GatherSpan() + 63) &^ 63),
+		lines:  min((q.CodeSize()+63)/64, 2),
+		slots:  2 * ix.capacity(),
+	}
+	bc.mem = make([]byte, bc.slots*int(bc.stride))
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	if !ix.bcodes.CompareAndSwap(nil, bc) {
+		return // another batch's
+	}
+	for s := node(0); s < ix.next; s++ {
+		if ix.hasVec(s) {
+			bc.encode(s, ix.vecp(s), ix.dim)
+		}
+	}
+}
+
+// endBatch notes a batch ending, and drops the codes if it was the last
+// running and a search ran beside it. mu is not held.
+func (ix *Index) endBatch() {
+	if ix.batches.Add(-1) == 0 {
+		if bc := ix.bcodes.Load(); bc != nil && bc.searched.Load() {
+			ix.dropBuildCodes()
+		}
+	}
+}
+
+// searching is called by every search before it takes mu: it drops the
+// codes if no batch is running, and else leaves that to the last batch.
+func (ix *Index) searching() {
+	if bc := ix.bcodes.Load(); bc != nil {
+		if ix.batches.Load() == 0 {
+			ix.dropBuildCodes()
+		} else {
+			bc.searched.Store(true)
+		}
+	}
+}
+
+// dropBuildCodes drops the codes once no insert walks on them. mu is not
+// held.
+func (ix *Index) dropBuildCodes() {
+	ix.mu.Lock()
+	ix.bcodes.Store(nil)
+	ix.mu.Unlock()
+}
+
+// growBuildCodesLocked makes room in the codes, if any, for want slots:
+// a table for twice as many, the codes copied over. mu is held for
+// writing.
+func (ix *Index) growBuildCodesLocked(want int) {
+	bc := ix.bcodes.Load()
+	if bc == nil || want <= bc.slots {
+		return
+	}
+	nb := &buildCodes{q: bc.q, stride: bc.stride, lines: bc.lines, slots: 2 * want}
+	nb.mem = make([]byte, nb.slots*int(nb.stride))
+	copy(nb.mem, bc.mem)
+	nb.searched.Store(bc.searched.Load())
+	ix.bcodes.Store(nb)
+}
+
+// encode writes the code of v (dim floats) as node n's.
+func (bc *buildCodes) encode(n node, v *float32, dim int) {
+	_, _ = bc.q.Encode(bc.code(n), unsafe.Slice(v, dim)) // the store's vectors pass vector.Check
+}
+
+// addr is node n's code as the address the gather kernel takes.
+func (bc *buildCodes) addr(n node) *float32 {
+	return (*float32)(unsafe.Pointer(&bc.mem[uintptr(n)*bc.stride]))
+}
+
+// code returns node n's code.
+func (bc *buildCodes) code(n node) []byte {
+	o := uintptr(n) * bc.stride
+	return bc.mem[o : o+uintptr(bc.q.CodeSize())]
+}
+
+// exactCands replaces the estimated distances of cs, the result of a walk
+// on codes, with exact ones from v, and returns them sorted (in sc.exact).
+func (ix *Index) exactCands(sc *scratch, v []float32, cs []cand) []cand {
+	vs := sc.exactVs[:0]
+	for _, c := range cs {
+		vs = append(vs, ix.vecp(c.node))
+	}
+	sc.exactVs = vs
+	if cap(sc.exactDs) < len(vs) {
+		sc.exactDs = make([]float32, len(vs), 2*len(vs))
+	}
+	ds := ix.distancesInto(v, vs, sc.exactDs)
+	ex := sc.exact[:0]
+	for i, c := range cs {
+		ex = append(ex, cand{ds[i], c.node})
+	}
+	sortCands(ex)
+	sc.exact = ex
+	return ex
+}
