@@ -83,3 +83,34 @@ func BenchmarkInt8Batch(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInt8GatherAffine measures the gather a graph walk on codes
+// calls: the 32 codes of a neighbour list, anywhere in memory (here in
+// cache), with the affine finish, for every kernel family.
+func BenchmarkInt8GatherAffine(b *testing.B) {
+	r := rand.New(rand.NewPCG(13, 14))
+	const rows = 32
+	for _, dim := range []int{128, 384, 768, 1024} {
+		q := make([]int8, dim)
+		for i := range q {
+			q[i] = int8(r.IntN(129) - 64)
+		}
+		ptrs := make([]*uint8, rows)
+		for i := range ptrs {
+			c := make([]uint8, dim+4)
+			for j := range c {
+				c[j] = uint8(r.IntN(256))
+			}
+			ptrs[i] = &c[0]
+		}
+		out := make([]float32, rows)
+		for _, k := range kernel.Impls() {
+			b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, k.Name), func(b *testing.B) {
+				b.SetBytes(int64(rows * dim))
+				for b.Loop() {
+					k.DotU8I8GatherAffine(q, ptrs, 0.5, 1, out)
+				}
+			})
+		}
+	}
+}

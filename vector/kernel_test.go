@@ -13,7 +13,7 @@ import (
 // kernelLengths are the awkward lengths every kernel is checked at: empty,
 // shorter than one register, one off either side of the 4-, 8-, 16-, 32- and
 // 64-element steps of the SIMD loops, and common embedding sizes.
-var kernelLengths = []int{0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 767, 768, 769, 1536}
+var kernelLengths = []int{0, 1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 767, 768, 769, 800, 1536}
 
 // gammaF32 returns γₖ = k·u/(1−k·u) for float32's unit roundoff u = 2⁻²⁴.
 //

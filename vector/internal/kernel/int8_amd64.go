@@ -23,6 +23,11 @@ func dotU8I8GatherNAVX2(q *int8, codes **uint8, groups, n int, out *int32)
 //go:noescape
 func dotU8I8GatherAffineAVX2(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
 
+// dotU8I8GatherAffineVNNI is dotU8I8GatherAffineAVX2 with AVX-512 VNNI.
+//
+//go:noescape
+func dotU8I8GatherAffineVNNI(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
+
 //go:noescape
 func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 
@@ -142,6 +147,24 @@ func dotU8I8GatherAffineAVX2Wrap(q []int8, codes []*uint8, alpha, base float32, 
 	dotU8I8GatherAffineAVX2(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
 }
 
+// dotU8I8GatherAffineAVX512Wrap is DotU8I8GatherAffine on AVX-512: the
+// VNNI kernel where the CPU has it, else the AVX2 one.
+func dotU8I8GatherAffineAVX512Wrap(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	if !hasVNNI {
+		dotU8I8GatherAffineAVX2Wrap(q, codes, alpha, base, out)
+		return
+	}
+	out = out[:len(codes)]
+	if len(codes) == 0 {
+		return
+	}
+	if len(q) == 0 || len(q)%32 != 0 {
+		DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
+		return
+	}
+	dotU8I8GatherAffineVNNI(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
+}
+
 // DotU8I8 is the selected exact int8 dot product (see int8.go).
 func DotU8I8(q []int8, c []uint8) int32 {
 	if hasAVX2 {
@@ -169,6 +192,10 @@ func DotU8I8Gather(q []int8, codes []*uint8, out []int32) {
 
 // DotU8I8GatherAffine is the selected gather with the affine finish.
 func DotU8I8GatherAffine(q []int8, codes []*uint8, alpha, base float32, out []float32) {
+	if hasAVX512 {
+		dotU8I8GatherAffineAVX512Wrap(q, codes, alpha, base, out)
+		return
+	}
 	if hasAVX2 {
 		dotU8I8GatherAffineAVX2Wrap(q, codes, alpha, base, out)
 		return

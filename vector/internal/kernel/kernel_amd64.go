@@ -7,7 +7,10 @@ import "golang.org/x/sys/cpu"
 // x/sys/cpu reports a feature only when the OS also saves its registers.
 var (
 	hasAVX512 = cpu.X86.HasAVX512F
-	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	// hasVNNI is the AVX-512 int8 dot product with 256-bit forms and
+	// byte loads (VNNI, VL, BW).
+	hasVNNI = hasAVX512 && cpu.X86.HasAVX512VNNI && cpu.X86.HasAVX512VL && cpu.X86.HasAVX512BW
+	hasAVX2 = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 )
 
 var avx512 = Impl{
@@ -22,13 +25,13 @@ var avx512 = Impl{
 	DotGather: dotGatherAVX512,
 	L2Gather:  l2GatherAVX512,
 
-	// The seam for a VNNI int8 kernel (see Impl): AVX-512 CPUs run the
-	// AVX2 one until then.
+	// The gather with the affine finish, which graph walks on codes
+	// call, has a VNNI kernel; the others run the AVX2 ones.
 	DotU8I8:             dotU8I8AVX2Wrap,
 	DotU8I8x4:           dotU8I8x4AVX2Wrap,
 	DotU8I8Batch:        dotU8I8BatchAVX2,
 	DotU8I8Gather:       dotU8I8GatherAVX2,
-	DotU8I8GatherAffine: dotU8I8GatherAffineAVX2Wrap,
+	DotU8I8GatherAffine: dotU8I8GatherAffineAVX512Wrap,
 }
 
 var avx2 = Impl{
