@@ -6,6 +6,7 @@ package hnsw
 
 import (
 	"context"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -49,7 +50,8 @@ type buildCodes struct {
 	stride uintptr // bytes a slot: GatherSpan rounded up to a line
 	lines  int     // cache lines of a code to prefetch
 	slots  int     // slots the table holds
-	mem    []byte
+	mem    []byte  // the table: region's bytes
+	region *region
 	// searched is set by a search that ran beside a batch: the last
 	// batch to end drops the codes.
 	searched atomic.Bool
@@ -67,16 +69,16 @@ func (ix *Index) startBatch(ctx context.Context, n int) {
 	if err != nil {
 		return // walk the float32 vectors
 	}
-	bc := &buildCodes{
-		q:      q,
-		stride: uintptr((q.GatherSpan() + 63) &^ 63),
-		lines:  min((q.CodeSize()+63)/64, 2),
-		slots:  2 * ix.capacity(),
+	stride := uintptr((q.GatherSpan() + 63) &^ 63)
+	bc, err := newBuildCodes(q, stride, 2*ix.capacity())
+	if err != nil {
+		return
 	}
-	bc.mem = make([]byte, bc.slots*int(bc.stride))
+	bc.lines = min((q.CodeSize()+63)/64, 2)
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	if !ix.bcodes.CompareAndSwap(nil, bc) {
+		bc.region.free()
 		return // another batch's
 	}
 	for s := node(0); s < ix.next; s++ {
@@ -112,8 +114,11 @@ func (ix *Index) searching() {
 // held.
 func (ix *Index) dropBuildCodes() {
 	ix.mu.Lock()
-	ix.bcodes.Store(nil)
+	bc := ix.bcodes.Swap(nil)
 	ix.mu.Unlock()
+	if bc != nil {
+		bc.region.free()
+	}
 }
 
 // growBuildCodesLocked makes room in the codes, if any, for want slots:
@@ -124,11 +129,51 @@ func (ix *Index) growBuildCodesLocked(want int) {
 	if bc == nil || want <= bc.slots {
 		return
 	}
-	nb := &buildCodes{q: bc.q, stride: bc.stride, lines: bc.lines, slots: 2 * want}
-	nb.mem = make([]byte, nb.slots*int(nb.stride))
-	copy(nb.mem, bc.mem)
-	nb.searched.Store(bc.searched.Load())
+	nb, err := newBuildCodes(bc.q, bc.stride, 2*want)
+	if err != nil {
+		nb = nil // walk the float32 vectors from now on
+	} else {
+		nb.lines = bc.lines
+		copy(nb.mem, bc.mem)
+		nb.searched.Store(bc.searched.Load())
+	}
 	ix.bcodes.Store(nb)
+	bc.region.free()
+}
+
+// newBuildCodes returns an empty table of codes of q for slots slots,
+// stride bytes apart, in memory mapped for it outside the Go heap: the
+// heap would keep the pages of a dropped table (tens of MiB) resident
+// long after. The memory is unmapped when the table is dropped, or when
+// it is collected without having been (an index no longer used).
+func newBuildCodes(q *quant.Quantizer, stride uintptr, slots int) (*buildCodes, error) {
+	r, err := mapRegion(slots * int(stride))
+	if err != nil {
+		return nil, err
+	}
+	bc := &buildCodes{q: q, stride: stride, slots: slots, mem: r.b, region: r}
+	runtime.AddCleanup(bc, func(r *region) { r.free() }, r)
+	return bc, nil
+}
+
+// region is memory mapped by mapRegion, unmapped by the first free.
+type region struct {
+	b     []byte
+	freed atomic.Bool
+}
+
+func mapRegion(n int) (*region, error) {
+	b, err := mapBytes(n)
+	if err != nil {
+		return nil, err
+	}
+	return &region{b: b}, nil
+}
+
+func (r *region) free() {
+	if r.freed.CompareAndSwap(false, true) {
+		unmapBytes(r.b)
+	}
 }
 
 // encode writes the code of v (dim floats) as node n's.

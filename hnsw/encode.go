@@ -347,7 +347,9 @@ func (ix *Index) installLocked(g *Index) {
 	ix.inline, ix.row0, ix.lnk0, ix.rowBytes = g.inline, g.row0, g.lnk0, g.rowBytes
 	ix.codeLines = g.codeLines
 	ix.quant.q = g.quant.q
-	ix.bcodes.Store(nil) // codes of the graph replaced
+	if bc := ix.bcodes.Swap(nil); bc != nil { // codes of the graph replaced
+		bc.region.free()
+	}
 	ix.quant.encoded.Store(0)
 	ix.quant.clipped.Store(0)
 	ix.pages, ix.rowChunk, ix.rowAlloc = g.pages, g.rowChunk, g.rowAlloc
