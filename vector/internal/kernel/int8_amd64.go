@@ -35,6 +35,11 @@ func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 // consecutive codes stride bytes apart, writing 4*groups sums to out. It
 // prefetches up to three groups past the last: prefetches never fault.
 //
+// dotU8I8StridedVNNI is dotU8I8StridedAVX2 with AVX-512 VNNI.
+//
+//go:noescape
+func dotU8I8StridedVNNI(q *int8, codes *uint8, n, stride, groups int, out *int32)
+
 //go:noescape
 func dotU8I8StridedAVX2(q *int8, codes *uint8, n, stride, groups int, out *int32)
 
@@ -70,12 +75,29 @@ func dotU8I8x4AVX2Wrap(q []int8, a, b, c, d []uint8) (out [4]int32) {
 }
 
 func dotU8I8BatchAVX2(q []int8, codes []uint8, stride int, out []int32) {
+	dotU8I8BatchX86(q, codes, stride, out, false)
+}
+
+// dotU8I8BatchAVX512 is DotU8I8Batch on AVX-512: the VNNI kernel where
+// the CPU has it, else the AVX2 one.
+func dotU8I8BatchAVX512(q []int8, codes []uint8, stride int, out []int32) {
+	dotU8I8BatchX86(q, codes, stride, out, hasVNNI)
+}
+
+// dotU8I8BatchX86 runs the strided kernel, VNNI's if vnni, over the
+// groups of four codes and the largest multiple of 32 bytes, and adds the
+// rest in Go.
+func dotU8I8BatchX86(q []int8, codes []uint8, stride int, out []int32, vnni bool) {
 	n := len(q)
 	m := n &^ 31
 	g := len(out) / 4
 	if m > 0 && g > 0 {
 		codes := codes[:(4*g-1)*stride+n] // the sums' bounds check
-		dotU8I8StridedAVX2(&q[0], &codes[0], m, stride, g, &out[0])
+		if vnni {
+			dotU8I8StridedVNNI(&q[0], &codes[0], m, stride, g, &out[0])
+		} else {
+			dotU8I8StridedAVX2(&q[0], &codes[0], m, stride, g, &out[0])
+		}
 		if m < n {
 			for i := range 4 * g {
 				c := codes[i*stride : i*stride+n]
@@ -205,6 +227,10 @@ func DotU8I8GatherAffine(q []int8, codes []*uint8, alpha, base float32, out []fl
 
 // DotU8I8Batch is the selected strided batch of int8 dot products.
 func DotU8I8Batch(q []int8, codes []uint8, stride int, out []int32) {
+	if hasAVX512 {
+		dotU8I8BatchAVX512(q, codes, stride, out)
+		return
+	}
 	if hasAVX2 {
 		dotU8I8BatchAVX2(q, codes, stride, out)
 		return
