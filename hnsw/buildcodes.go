@@ -18,12 +18,10 @@ import (
 // eighth of the index, at dimension buildCodesMinDim or more. An insert's
 // walk at EfConstruction scores thousands of nodes, and at high dimension
 // reading their float32 vectors is most of its time; their int8 codes
-// are a quarter of the bytes. One-batch builds of clustered sets (n =
-// 30,000, alternating, BenchmarkBuildExperiment) took 1.00 of the float32
-// walk's time at d = 100, 0.83 at 256, 0.70 at 512 and 0.61 at 768, with
-// the same recall. Making the codes costs a training and one encoding of
-// every node, which the eighth keeps small beside the batch's inserts.
-// Variables for the tests.
+// are a quarter of the bytes. Below 192 dimensions nothing was gained
+// (BenchmarkBuildCodes; its figures are in BENCHMARKS.md). Making the
+// codes costs a training and one encoding of every node, which the eighth
+// keeps small beside the batch's inserts. Variables for the tests.
 var (
 	buildCodesMinDim   = 192
 	buildCodesMinBatch = 1024
