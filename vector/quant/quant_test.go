@@ -496,3 +496,43 @@ func FuzzPrepare(f *testing.F) {
 		}
 	})
 }
+
+// TestLargeQuery prepares, under Dot and L2, a query whose components are
+// near the largest a store accepts against codes of data as large: the
+// float32 sums of its weights overflow, and the preparation must still
+// give finite estimates and bounds that hold.
+func TestLargeQuery(t *testing.T) {
+	r := rand.New(rand.NewPCG(41, 42))
+	for _, m := range []vector.Metric{vector.Dot, vector.L2} {
+		vs := randVecs(r, 60, 4)
+		for _, v := range vs {
+			for j := range v {
+				v[j] *= 1e18
+			}
+		}
+		q := train(t, storeOf(t, 4, m, vs), nil)
+		qv := vector.Vector{4e18, -3e18, 5e17, 1e18}
+		pq, err := q.Prepare(qv)
+		if err != nil {
+			t.Fatalf("%v: Prepare: %v", m, err)
+		}
+		bound, noise := float64(pq.ErrorBound()), float64(pq.NoiseSD())
+		if math.IsInf(bound, 0) || math.IsNaN(bound) || math.IsInf(noise, 0) || math.IsNaN(noise) {
+			t.Fatalf("%v: ErrorBound %v, NoiseSD %v", m, bound, noise)
+		}
+		code := make([]byte, q.CodeSize())
+		for i, v := range vs {
+			if _, err := q.Encode(code, v); err != nil {
+				t.Fatal(err)
+			}
+			est := float64(pq.Distance(code))
+			exact := float64(vector.SquaredL2(qv, v))
+			if m == vector.Dot {
+				exact = -float64(vector.InnerProduct(qv, v))
+			}
+			if math.IsInf(est, 0) || math.IsNaN(est) || exact < est-bound*(1+1e-3) {
+				t.Errorf("%v: vector %d: estimate %g, exact %g, bound %g", m, i, est, exact, bound)
+			}
+		}
+	}
+}
