@@ -154,37 +154,33 @@ func dotU8I8GatherAVX2(q []int8, codes []*uint8, out []int32) {
 	}
 }
 
-// dotU8I8GatherAffineAVX2Wrap is DotU8I8GatherAffine: one assembly call
-// when len(q) is a multiple of 32 (package quant pads its queries so), the
-// generic form otherwise.
+// dotU8I8GatherAffineAVX2Wrap is DotU8I8GatherAffine on AVX2.
 func dotU8I8GatherAffineAVX2Wrap(q []int8, codes []*uint8, alpha, base float32, out []float32) {
-	out = out[:len(codes)]
-	if len(codes) == 0 {
-		return
-	}
-	if len(q) == 0 || len(q)%32 != 0 {
-		DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
-		return
-	}
-	dotU8I8GatherAffineAVX2(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
+	dotU8I8GatherAffineX86(q, codes, alpha, base, out, false)
 }
 
 // dotU8I8GatherAffineAVX512Wrap is DotU8I8GatherAffine on AVX-512: the
 // VNNI kernel where the CPU has it, else the AVX2 one.
 func dotU8I8GatherAffineAVX512Wrap(q []int8, codes []*uint8, alpha, base float32, out []float32) {
-	if !hasVNNI {
-		dotU8I8GatherAffineAVX2Wrap(q, codes, alpha, base, out)
-		return
-	}
+	dotU8I8GatherAffineX86(q, codes, alpha, base, out, hasVNNI)
+}
+
+// dotU8I8GatherAffineX86 is one assembly call, VNNI's if vnni, when
+// len(q) is a multiple of 32 (package quant pads its queries so), the
+// generic form otherwise.
+func dotU8I8GatherAffineX86(q []int8, codes []*uint8, alpha, base float32, out []float32, vnni bool) {
 	out = out[:len(codes)]
 	if len(codes) == 0 {
 		return
 	}
-	if len(q) == 0 || len(q)%32 != 0 {
+	switch {
+	case len(q) == 0 || len(q)%32 != 0:
 		DotU8I8GatherAffineGeneric(q, codes, alpha, base, out)
-		return
+	case vnni:
+		dotU8I8GatherAffineVNNI(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
+	default:
+		dotU8I8GatherAffineAVX2(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
 	}
-	dotU8I8GatherAffineVNNI(&q[0], &codes[0], len(codes), len(q), &out[0], alpha, base)
 }
 
 // DotU8I8 is the selected exact int8 dot product (see int8.go).
