@@ -7,6 +7,7 @@ package hnsw
 import (
 	"context"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"unsafe"
 
@@ -37,10 +38,13 @@ var (
 // the rows' codes), not these.
 //
 // The codes outlive the batch that made them, so that a build in many
-// batches makes them once, and are dropped by the first search that
-// finds no batch running (or, if one is, by the end of the last batch
-// running), by Flush and by ReadFrom: an index in service does not keep
-// them. Codes are written under idMu (setVec) before their node is
+// batches makes them once, and again only when they go stale by the rule
+// of quant.Quantizer.Stale (trained on less than a full sample and the
+// index has doubled since, or the data has drifted out of their ranges:
+// walks on clipped codes find poor neighbours, TestBuildCodesDrift).
+// The first search that finds no batch running drops them (if one is,
+// the end of the last batch running does), and so do Flush and ReadFrom:
+// an index in service does not keep them. Codes are written under idMu (setVec) before their node is
 // linked and read by inserts holding mu, as rows are; the table is
 // replaced, grown or dropped under mu held for writing.
 type buildCodes struct {
@@ -53,6 +57,9 @@ type buildCodes struct {
 	// searched is set by a search that ran beside a batch: the last
 	// batch to end drops the codes.
 	searched atomic.Bool
+	// encoded and clipped count the codes written since q was trained
+	// and their clipped components: q.Stale's drift measure.
+	encoded, clipped atomic.Int64
 }
 
 // startBatch notes a batch of n inserts beginning, and makes the codes
@@ -60,7 +67,19 @@ type buildCodes struct {
 // reading; the batch's vectors are set. endBatch must follow.
 func (ix *Index) startBatch(ctx context.Context, n int) {
 	ix.batches.Add(1)
-	if ix.dim < buildCodesMinDim || n < max(buildCodesMinBatch, ix.liveCount()/8) || ix.bcodes.Load() != nil {
+	if ix.dim < buildCodesMinDim {
+		return
+	}
+	if bc := ix.bcodes.Load(); bc != nil {
+		if !bc.q.Stale(ix.liveCount(), int(bc.encoded.Load()), bc.clipped.Load()) {
+			return
+		}
+		// Trained on less than a sample, or drifted from: make them
+		// again for this batch, as a large one would.
+		ix.mu.RUnlock()
+		ix.dropBuildCodes()
+		ix.mu.RLock()
+	} else if n < max(buildCodesMinBatch, ix.liveCount()/8) {
 		return
 	}
 	q, err := quant.Train(ctx, ix.store, nil)
@@ -176,7 +195,9 @@ func (r *region) free() {
 
 // encode writes the code of v (dim floats) as node n's.
 func (bc *buildCodes) encode(n node, v *float32, dim int) {
-	_, _ = bc.q.Encode(bc.code(n), unsafe.Slice(v, dim)) // the store's vectors pass vector.Check
+	c, _ := bc.q.Encode(bc.code(n), unsafe.Slice(v, dim)) // the store's vectors pass vector.Check
+	bc.encoded.Add(1)
+	bc.clipped.Add(int64(c))
 }
 
 // addr is node n's code as the address the gather kernel takes.
@@ -191,7 +212,9 @@ func (bc *buildCodes) code(n node) []byte {
 }
 
 // exactCands replaces the estimated distances of cs, the result of a walk
-// on codes, with exact ones from v, and returns them sorted (in sc.exact).
+// on codes, with exact ones from v, and returns them sorted (in sc.exact),
+// nodes at equal distances in the walk's order, as the float32 walk
+// leaves them.
 func (ix *Index) exactCands(sc *scratch, v []float32, cs []cand) []cand {
 	vs := sc.exactVs[:0]
 	for _, c := range cs {
@@ -206,7 +229,7 @@ func (ix *Index) exactCands(sc *scratch, v []float32, cs []cand) []cand {
 	for i, c := range cs {
 		ex = append(ex, cand{ds[i], c.node})
 	}
-	sortCands(ex)
+	slices.SortStableFunc(ex, func(a, b cand) int { return cmpDist(a.dist, b.dist) })
 	sc.exact = ex
 	return ex
 }

@@ -232,3 +232,52 @@ func seqIDs(lo, hi int) []vector.ID {
 	}
 	return ids
 }
+
+// TestBuildCodesDrift builds in batches whose data drift far outside the
+// ranges the codes were trained on, too little of it at a time for a
+// batch of its own to make codes: the codes must be made again, or the
+// inserts walk the float32 vectors, and recall hold against a build that
+// never walks codes.
+func TestBuildCodesDrift(t *testing.T) {
+	ctx := context.Background()
+	const n, more = 6000, 2000
+	ds := recall.Clustered(n+more, 50, 16, 21)
+	ds.Metric = vector.L2
+	for i := n; i < n+more; i++ {
+		for j := range ds.Base[i] {
+			ds.Base[i][j] = 3*ds.Base[i][j] + 2
+		}
+	}
+	for i := range ds.Queries {
+		for j := range ds.Queries[i] {
+			ds.Queries[i][j] = 3*ds.Queries[i][j] + 2
+		}
+	}
+	truth, err := recall.GroundTruth(ctx, ds, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func(codes bool) float64 {
+		minDim := 1 << 30
+		if codes {
+			minDim = 1
+		}
+		od, ob := hnsw.SetBuildCodes(minDim, 1000)
+		defer hnsw.SetBuildCodes(od, ob)
+		ix := newIndex(t, memStore(t, ds.Dim, ds.Metric), &hnsw.Options{M: 8, EfConstruction: 48})
+		if err := ix.AddBatch(ctx, seqIDs(0, n), ds.Base[:n]); err != nil {
+			t.Fatal(err)
+		}
+		for lo := n; lo < n+more; lo += more / 4 {
+			if err := ix.AddBatch(ctx, seqIDs(lo, lo+more/4), ds.Base[lo:lo+more/4]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return meanRecall(t, ix, ds, truth, 10, 32)
+	}
+	withCodes, without := build(true), build(false)
+	t.Logf("recall@10 at ef 32 on the drifted queries: built walking codes %.4f, float32 %.4f", withCodes, without)
+	if withCodes < without-0.02 {
+		t.Errorf("recall@10 after a drifting build on codes %.4f, on float32 %.4f", withCodes, without)
+	}
+}

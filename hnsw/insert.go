@@ -41,20 +41,17 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 	}
 	for lc := hi; lc >= 0; lc-- {
 		ix.searchLayer(sc, src, sc.ent, ix.opts.EfConstruction, ix.opts.EfConstruction, lc, false, nil, nil)
-		w := sc.w
 		// Another insert may have made s reachable already; never link
 		// s to itself.
-		for i, c := range w {
-			if c.node == s {
-				w = append(w[:i], w[i+1:]...)
-				break
-			}
-		}
-		sc.ent = append(sc.ent[:0], w...)
+		found := withoutNode(sc.w, s)
+		w := found
 		if src.bc != nil {
-			w = ix.exactCands(sc, v, w)
+			w = ix.exactCands(sc, v, found)
 		}
 		sc.sels[lc] = ix.selectNeighbors(sc, w, ix.m, sc.sels[lc])
+		// The next layer starts from what this one found, scored as its
+		// walk scores.
+		sc.ent = append(sc.ent[:0], found...)
 	}
 	// Link from layer 0 up: s becomes reachable on a layer only once its
 	// lists on that layer and every layer below are set, so a search that
@@ -65,4 +62,14 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 			ix.addLink(sc, c.node, s, c.dist, lc)
 		}
 	}
+}
+
+// withoutNode removes node s from cs, if there, and returns cs.
+func withoutNode(cs []cand, s node) []cand {
+	for i, c := range cs {
+		if c.node == s {
+			return append(cs[:i], cs[i+1:]...)
+		}
+	}
+	return cs
 }
