@@ -70,6 +70,15 @@ func (ix *Index) startBatch(ctx context.Context, n int) {
 	if ix.dim < buildCodesMinDim {
 		return
 	}
+	if ix.quant.q != nil {
+		// The rows' codes (Options.Quantize) serve from now on.
+		if ix.bcodes.Load() != nil {
+			ix.mu.RUnlock()
+			ix.dropBuildCodes()
+			ix.mu.RLock()
+		}
+		return
+	}
 	if bc := ix.bcodes.Load(); bc != nil {
 		if !bc.q.Stale(ix.liveCount(), int(bc.encoded.Load()), bc.clipped.Load()) {
 			return

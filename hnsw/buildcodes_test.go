@@ -281,3 +281,40 @@ func TestBuildCodesDrift(t *testing.T) {
 		t.Errorf("recall@10 after a drifting build on codes %.4f, on float32 %.4f", withCodes, without)
 	}
 }
+
+// TestBuildCodesQuantizedRows checks that an index that keeps int8 codes
+// in its rows makes build codes only before it has trained any: its
+// first batch walks a table of its own, the batches after it the rows'
+// codes, and the table is gone.
+func TestBuildCodesQuantizedRows(t *testing.T) {
+	od, ob := hnsw.SetBuildCodes(1, 500)
+	defer hnsw.SetBuildCodes(od, ob)
+	ds := recall.Clustered(3000, 100, 64, 4)
+	ctx := context.Background()
+	ix := newIndex(t, memStore(t, ds.Dim, ds.Metric), &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeInt8})
+	if err := ix.AddBatch(ctx, seqIDs(0, 1000), ds.Base[:1000]); err != nil {
+		t.Fatal(err)
+	}
+	if b := ix.Stats().Memory.Build; b == 0 {
+		t.Fatal("the first batch made no build codes")
+	}
+	if ix.Quantizer() == nil {
+		t.Fatal("no row codes after the first batch")
+	}
+	if err := ix.AddBatch(ctx, seqIDs(1000, 3000), ds.Base[1000:]); err != nil {
+		t.Fatal(err)
+	}
+	if b := ix.Stats().Memory.Build; b != 0 {
+		t.Errorf("%d bytes of build codes beside the rows' codes", b)
+	}
+	if err := ix.Verify(); err != nil {
+		t.Fatal(err)
+	}
+	truth, err := recall.GroundTruth(ctx, ds, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := meanRecall(t, ix, ds, truth, 10, 32); r < 0.95 {
+		t.Errorf("recall@10 at ef 32: %.4f", r)
+	}
+}

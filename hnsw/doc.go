@@ -82,7 +82,8 @@
 // among them as above. Only which candidates a walk finds can change,
 // where an estimate misranks one at the edge of its beam; the links are
 // chosen on exact distances. The codes last until the first search or
-// [Index.Flush].
+// [Index.Flush]. Under [QuantizeInt8] every insert walks the rows' codes
+// once they are trained.
 //
 // Filtered search ([vector.SearchOptions].Filter) walks the graph as usual
 // but only collects allowed nodes, so it returns k results whenever k

@@ -363,7 +363,8 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 // inserts walk the graph on them, choosing neighbours on exact distances:
 // builds take 0.6–0.8 of the time at equal recall. The codes stay for the
 // batches and adds that follow, and the first search or [Index.Flush]
-// drops them ([Memory].Build counts them meanwhile).
+// drops them ([Memory].Build counts them meanwhile). An index with
+// [Options].Quantize walks the codes of its rows instead, once trained.
 func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vector) error {
 	if len(ids) != len(vs) {
 		return fmt.Errorf("hnsw: add batch: %w: %d ids for %d vectors", vector.ErrInvalidOptions, len(ids), len(vs))
@@ -398,6 +399,7 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	}
 	defer ix.noteChange(0)
 	defer ix.refreshCodes(ctx)
+	ix.refreshCodes(ctx) // the batch walks the rows' codes: fresh ones
 	if err := ix.link(ctx, ids, slots, true); err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
@@ -450,6 +452,7 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	ix.mu.RUnlock()
 	defer ix.noteChange(0)
 	defer ix.refreshCodes(ctx)
+	ix.refreshCodes(ctx) // the batch walks the rows' codes: fresh ones
 	if err := ix.link(ctx, ids, slots, false); err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}

@@ -24,11 +24,16 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		}
 	}
 
-	// A batch's codes, if there are any, are walked; the neighbours are
-	// still chosen on exact distances (exactCands).
+	// Codes, if there are any, are walked: a batch's (buildcodes.go), or
+	// the rows' of an index that quantizes; the neighbours are still
+	// chosen on exact distances (exactCands).
 	src := source{q: v}
-	if bc := ix.bcodes.Load(); bc != nil && bc.q.PrepareInto(&sc.pq, v) == nil {
-		src.pq, src.bc = &sc.pq, bc
+	if bc := ix.bcodes.Load(); bc != nil {
+		if bc.q.PrepareInto(&sc.pq, v) == nil {
+			src.pq, src.bc = &sc.pq, bc
+		}
+	} else if qz := ix.quant.q; qz != nil && ix.dim >= buildCodesMinDim && ix.prepareCodes(sc, qz, v) {
+		src.pq = &sc.pq
 	}
 	cur := cand{ix.scoreOne(src, ep), ep}
 	for lc := top; lc > lvl; lc-- {
@@ -45,7 +50,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		// s to itself.
 		found := withoutNode(sc.w, s)
 		w := found
-		if src.bc != nil {
+		if src.pq != nil {
 			w = ix.exactCands(sc, v, found)
 		}
 		sc.sels[lc] = ix.selectNeighbors(sc, w, ix.m, sc.sels[lc])

@@ -38,9 +38,11 @@ import (
 // the estimates misrank a node near the edge of the beam, or by more than
 // the measured bound; QuantizedRecall tests bound the loss.
 //
-// The graph is built as without quantization (inserts walk and prune with
-// float32), so both kinds of graph have the same links. Validation does not
-// change: quantization never changes which inputs are refused.
+// Inserts walk the codes too once they are trained, at dimension 192 or
+// more, and choose and prune neighbours on exact float32 distances, as
+// large batches of any index do on codes of their own (see
+// [Index.AddBatch]). Validation does not change: quantization never
+// changes which inputs are refused.
 //
 // The codes are trained from the store's vectors when the index first
 // holds any, and trained again, every code re-encoded, when they go stale
