@@ -44,9 +44,10 @@ var (
 // walks on clipped codes find poor neighbours, TestBuildCodesDrift).
 // The first search that finds no batch running drops them (if one is,
 // the end of the last batch running does), and so do Flush and ReadFrom:
-// an index in service does not keep them. Codes are written under idMu (setVec) before their node is
-// linked and read by inserts holding mu, as rows are; the table is
-// replaced, grown or dropped under mu held for writing.
+// an index in service does not keep them. Codes are written under idMu
+// (setVec) before their node is linked and read by inserts holding mu,
+// as rows are; the table is replaced, grown or dropped under mu held for
+// writing.
 type buildCodes struct {
 	q      *quant.Quantizer
 	stride uintptr // bytes a slot: GatherSpan rounded up to a line

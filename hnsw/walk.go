@@ -12,10 +12,10 @@ import (
 
 // source is what a walk scores nodes by: the float32 vectors, from the
 // prepared query q, or the int8 codes, from the query pq prepared for
-// them (pq non-nil): the rows' (Options.Quantize) or a batch's. The greedy descent, the layer search and the walk
-// are written once, over a source; they differ only in the address they
-// prefetch and the kernel they call, which score picks once a neighbour
-// list, not once a node.
+// them (pq non-nil): the rows' (Options.Quantize) or a batch's. The
+// greedy descent, the layer search and the walk are written once, over a
+// source; they differ only in the address they prefetch and the kernel
+// they call, which score picks once a neighbour list, not once a node.
 type source struct {
 	q  []float32
 	pq *quant.Query
