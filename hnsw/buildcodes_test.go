@@ -31,16 +31,7 @@ func TestBuildCodesRecall(t *testing.T) {
 				t.Fatal(err)
 			}
 			build := func(codes bool) float64 {
-				minDim := 1 << 30
-				if codes {
-					minDim = 1
-				}
-				od, ob := hnsw.SetBuildCodes(minDim, 1000)
-				defer hnsw.SetBuildCodes(od, ob)
-				ix := newIndex(t, memStore(t, ds.Dim, ds.Metric), &hnsw.Options{M: 8, EfConstruction: 64, Workers: 2})
-				if err := ix.AddBatch(context.Background(), seqIDs(0, n), ds.Base); err != nil {
-					t.Fatal(err)
-				}
+				ix := buildInBatches(t, ds, &hnsw.Options{M: 8, EfConstruction: 64, Workers: 2}, codes, n)
 				if b := ix.Stats().Memory.Build; (b > 0) != codes {
 					t.Errorf("codes=%v: %d bytes of build codes after the batch", codes, b)
 				}
@@ -224,6 +215,29 @@ func TestBuildCodesConcurrent(t *testing.T) {
 	}
 }
 
+// buildInBatches returns a new index with options o holding the first
+// vectors of ds's base, added in batches of the sizes given, each of at
+// least 1,000 vectors making build codes (any dimension) if codes, none
+// ever making them if not.
+func buildInBatches(t *testing.T, ds *recall.Dataset, o *hnsw.Options, codes bool, sizes ...int) *hnsw.Index {
+	t.Helper()
+	minDim := 1 << 30
+	if codes {
+		minDim = 1
+	}
+	od, ob := hnsw.SetBuildCodes(minDim, 1000)
+	defer hnsw.SetBuildCodes(od, ob)
+	ix := newIndex(t, memStore(t, ds.Dim, ds.Metric), o)
+	lo := 0
+	for _, n := range sizes {
+		if err := ix.AddBatch(context.Background(), seqIDs(lo, lo+n), ds.Base[lo:lo+n]); err != nil {
+			t.Fatal(err)
+		}
+		lo += n
+	}
+	return ix
+}
+
 // seqIDs returns the ids from lo to hi, hi excluded.
 func seqIDs(lo, hi int) []vector.ID {
 	ids := make([]vector.ID, hi-lo)
@@ -258,21 +272,7 @@ func TestBuildCodesDrift(t *testing.T) {
 		t.Fatal(err)
 	}
 	build := func(codes bool) float64 {
-		minDim := 1 << 30
-		if codes {
-			minDim = 1
-		}
-		od, ob := hnsw.SetBuildCodes(minDim, 1000)
-		defer hnsw.SetBuildCodes(od, ob)
-		ix := newIndex(t, memStore(t, ds.Dim, ds.Metric), &hnsw.Options{M: 8, EfConstruction: 48})
-		if err := ix.AddBatch(ctx, seqIDs(0, n), ds.Base[:n]); err != nil {
-			t.Fatal(err)
-		}
-		for lo := n; lo < n+more; lo += more / 4 {
-			if err := ix.AddBatch(ctx, seqIDs(lo, lo+more/4), ds.Base[lo:lo+more/4]); err != nil {
-				t.Fatal(err)
-			}
-		}
+		ix := buildInBatches(t, ds, &hnsw.Options{M: 8, EfConstruction: 48}, codes, n, more/4, more/4, more/4, more/4)
 		return meanRecall(t, ix, ds, truth, 10, 32)
 	}
 	withCodes, without := build(true), build(false)
