@@ -257,18 +257,7 @@ func seqIDs(lo, hi int) []vector.ID {
 func TestBuildCodesDrift(t *testing.T) {
 	ctx := context.Background()
 	const n, more = 6000, 2000
-	ds := recall.Clustered(n+more, 50, 16, 21)
-	ds.Metric = vector.L2
-	for i := n; i < n+more; i++ {
-		for j := range ds.Base[i] {
-			ds.Base[i][j] = 3*ds.Base[i][j] + 2
-		}
-	}
-	for i := range ds.Queries {
-		for j := range ds.Queries[i] {
-			ds.Queries[i][j] = 3*ds.Queries[i][j] + 2
-		}
-	}
+	ds := driftSet(n, more)
 	truth, err := recall.GroundTruth(ctx, ds, 10)
 	if err != nil {
 		t.Fatal(err)

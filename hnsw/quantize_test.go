@@ -320,18 +320,7 @@ func TestQuantizedConcurrent(t *testing.T) {
 func TestQuantizedDrift(t *testing.T) {
 	ctx := context.Background()
 	const n, more = 6000, 2000
-	ds := recall.Clustered(n+more, 50, 16, 21)
-	ds.Metric = vector.L2
-	for i := n; i < n+more; i++ {
-		for j := range ds.Base[i] {
-			ds.Base[i][j] = 3*ds.Base[i][j] + 2
-		}
-	}
-	for i := range ds.Queries {
-		for j := range ds.Queries[i] {
-			ds.Queries[i][j] = 3*ds.Queries[i][j] + 2
-		}
-	}
+	ds := driftSet(n, more)
 	s := memStore(t, ds.Dim, ds.Metric)
 	ix := newIndex(t, s, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeInt8})
 	add := func(lo, hi int) {
@@ -616,4 +605,23 @@ func TestQuantizedRealEmbeddings(t *testing.T) {
 			})
 		}
 	}
+}
+
+// driftSet returns clustered 16-d L2 data whose last more base vectors,
+// after the first n, and every query lie far outside the ranges of the
+// first n (3x + 2): data that codes trained on the first n clip.
+func driftSet(n, more int) *recall.Dataset {
+	ds := recall.Clustered(n+more, 50, 16, 21)
+	ds.Metric = vector.L2
+	for i := n; i < n+more; i++ {
+		for j := range ds.Base[i] {
+			ds.Base[i][j] = 3*ds.Base[i][j] + 2
+		}
+	}
+	for i := range ds.Queries {
+		for j := range ds.Queries[i] {
+			ds.Queries[i][j] = 3*ds.Queries[i][j] + 2
+		}
+	}
+	return ds
 }
