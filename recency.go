@@ -105,14 +105,16 @@ func (r *Recency) importance(rec *record) float64 {
 // newest first (catalog.times), each scored exactly. An item on neither
 // list scores at most the least relevance in the window times the
 // recency of the newest item not walked, so once the pool's last score
-// reaches that bound, no other item can beat it. Each round walks as far
-// as the bound needs (the items newer than the recency it needs are
-// counted in the time order), stopping early when the pool's last score
-// rises enough, but no further than four items for each distance that
-// widening the window four times would cost (widenCost: most walked items
-// are skipped without a distance); then, if the bound is not reached, it
-// widens the window. The first window is at least the graph's beam, which
-// a search fills whatever it is asked for. mu is held.
+// reaches that bound, no other item can beat it. Each round searches the
+// window, then walks as far as the bound needs (the items newer than the
+// recency it needs are counted in the time order), stopping early when
+// the pool's last score rises enough, but no further than four items for
+// each distance that widening the window four times would cost
+// (widenCost: most walked items are skipped without a distance); then, if
+// the bound is not reached, it widens the window. The first window is at
+// least the graph's beam, which a search fills whatever it is asked for;
+// the walk starts once it is in the pool, which skips most items. mu is
+// held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
 	now := p.view.Now()
@@ -123,66 +125,30 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		if err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
-		byTime.q, byTime.recs = prepared, c.cat.times.ordered()
-		byTime.next = len(byTime.recs) - 1
+		byTime.q = prepared
+		byTime.list, byTime.imps = c.cat.times.ordered(r)
+		byTime.next = len(byTime.list.recs) - 1
 	}
 	step := max(recencyWindow, 4*p.pool, c.beamWidth(p))
 	var (
-		window   []scoredRec // the window's items
-		inWindow = make(map[vector.ID]bool, step)
-		last     = 1.0 // the least relevance in the window
-		whole    bool  // the window holds every item that can pass
-		w        = 0
-		best     []scoredRec
+		best  = scoredPool{k: p.pool}
+		last  = 1.0 // the least relevance in the window
+		whole bool  // the window holds every item that can pass
+		w     = 0
 	)
-	// merge makes best the pool best of both lists, and reports whether
-	// no item outside them can beat its last.
-	merge := func() bool {
-		best = append(best[:0], window...)
-		for _, s := range byTime.found {
-			if !inWindow[s.rec.id] { // walked before the window widened to it
-				best = append(best, s)
-			}
-		}
-		best = keepBest(best, p.pool)
-		return whole || byTime.done() || len(best) >= p.pool && best[p.pool-1].score >= last*byTime.recent
+	// reached reports whether no item outside the lists can beat the
+	// pool's last.
+	reached := func() bool {
+		return whole || byTime.done() || best.full() && best.floor() >= last*byTime.recent
 	}
-	for round := 0; ; round++ {
-		if byTime.recs != nil && !byTime.done() {
-			// The first round walks a step; the later ones as far as the
-			// bound needs (the items whose recency, times the window's
-			// last relevance, is above the pool's last score), stopping
-			// early if the pool rises, but not much further than widening
-			// the window would cost.
-			to := byTime.next - step
-			if round > 0 {
-				to = -1
-				if len(best) >= p.pool {
-					to = byTime.cut(best[p.pool-1].score / last)
-				}
-				if !whole {
-					to = max(to, byTime.next-4*c.widenCost(4*w))
-				}
-			}
-			top := topScores{k: p.pool}
-			for _, s := range best {
-				top.push(s.score)
-			}
-			if err := byTime.walk(max(to, -1), &top, last, inWindow); err != nil {
-				return nil, err
-			}
-			if round > 0 && merge() {
-				break
-			}
-		}
+	for {
 		if !whole {
 			w = min(max(step, 4*w), n)
 			hits, err := c.vectorHits(ctx, p, q, w)
 			if err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
-			window, last = window[:0], 0
-			clear(inWindow)
+			last = 0
 			stopped := false // MinSimilarity stopped the list: nothing beyond can pass it
 			for i, h := range hits {
 				sim := similarity(c.cfg.Metric, h.Distance)
@@ -192,19 +158,38 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 				}
 				last = relevance(sim)
 				rec := c.cat.recs.get(h.ID)
-				inWindow[h.ID] = true
-				window = append(window, scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
+				best.push(scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
 					score: recencyScore(r, rec, last, now)})
 			}
 			whole = stopped || len(hits) < w || w == n
 		}
-		if merge() {
+		if reached() {
 			break
 		}
+		if byTime.walking() {
+			// Walk as far as the bound needs (the items whose recency,
+			// times the window's last relevance, is above the pool's last
+			// score), stopping early if the pool rises, but not much
+			// further than widening the window would cost.
+			to := -1
+			if best.full() {
+				to = byTime.cut(best.floor() / last)
+			}
+			if !whole {
+				to = max(to, byTime.next-4*c.widenCost(4*w))
+			}
+			if err := byTime.walk(max(to, -1), &best, last); err != nil {
+				return nil, err
+			}
+			if reached() {
+				break
+			}
+		}
 	}
-	cands := make([]candidate, min(len(best), p.pool))
+	pool := best.sorted()
+	cands := make([]candidate, len(pool))
 	for i := range cands {
-		s := &best[i]
+		s := &pool[i]
 		cands[i].rec = s.rec
 		cands[i].res.Distance, cands[i].res.Similarity, cands[i].res.Score, cands[i].res.VectorRank = float64(s.dist), s.sim, s.score, s.rank
 	}
@@ -255,43 +240,63 @@ func cmpScored(a, b scoredRec) int {
 	return cmp.Compare(a.rec.id, b.rec.id)
 }
 
-// keepBest moves the k best of s (by cmpScored) to its front, best
-// first, and returns them.
-func keepBest(s []scoredRec, k int) []scoredRec {
-	if len(s) <= k {
-		slices.SortFunc(s, cmpScored)
-		return s
+// scoredPool keeps the k best items pushed (by cmpScored), each once: a
+// heap with the worst at its root. The items that leave it are worse than
+// every one it keeps, so its last score only rises.
+type scoredPool struct {
+	k int
+	h []scoredRec
+}
+
+func (p *scoredPool) full() bool { return len(p.h) >= p.k }
+
+// floor is the pool's last score; the pool is full.
+func (p *scoredPool) floor() float64 { return p.h[0].score }
+
+// worse reports whether h[i] ranks after h[j].
+func (p *scoredPool) worse(i, j int) bool { return cmpScored(p.h[i], p.h[j]) > 0 }
+
+// push adds s if the pool is not full or s beats its worst, and s's item
+// is not in the pool already (both lists may find an item: then the
+// window's rank is kept).
+func (p *scoredPool) push(s scoredRec) {
+	if p.full() && cmpScored(s, p.h[0]) > 0 {
+		return
 	}
-	// A heap of the k best so far, the worst of them at its root.
-	h := s[:k]
-	worse := func(i, j int) bool { return cmpScored(h[i], h[j]) > 0 }
-	down := func(i int) {
-		for {
-			m, l, r := i, 2*i+1, 2*i+2
-			if l < k && worse(l, m) {
-				m = l
-			}
-			if r < k && worse(r, m) {
-				m = r
-			}
-			if m == i {
-				return
-			}
-			h[i], h[m] = h[m], h[i]
-			i = m
+	for i := range p.h {
+		if p.h[i].rec == s.rec {
+			p.h[i].rank = max(p.h[i].rank, s.rank)
+			return
 		}
 	}
-	for i := k/2 - 1; i >= 0; i-- {
-		down(i)
-	}
-	for _, x := range s[k:] {
-		if cmpScored(x, h[0]) < 0 {
-			h[0] = x
-			down(0)
+	if !p.full() {
+		p.h = append(p.h, s)
+		for i := len(p.h) - 1; i > 0 && p.worse(i, (i-1)/2); i = (i - 1) / 2 {
+			p.h[i], p.h[(i-1)/2] = p.h[(i-1)/2], p.h[i]
 		}
+		return
 	}
-	slices.SortFunc(h, cmpScored)
-	return h
+	p.h[0] = s
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(p.h) && p.worse(l, m) {
+			m = l
+		}
+		if r < len(p.h) && p.worse(r, m) {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		p.h[i], p.h[m] = p.h[m], p.h[i]
+		i = m
+	}
+}
+
+// sorted returns the pool's items, best first.
+func (p *scoredPool) sorted() []scoredRec {
+	slices.SortFunc(p.h, cmpScored)
+	return p.h
 }
 
 // recentWalk is the walk of a recency query through the items newest
@@ -306,40 +311,43 @@ type recentWalk struct {
 	minSim *float64
 	now    int64
 	q      vector.Vector // the query, prepared
-	recs   []*record     // oldest first; nil when recency plays no part
-	next   int           // the index in recs of the next item to walk
+	list   timeList      // oldest first; empty when recency plays no part
+	imps   []float64     // the importance of each item of list; nil for none
+	next   int           // the index in list of the next item to walk
 	recent float64       // the recency of the newest item not walked: the most any not walked has
-	found  []scoredRec   // the items walked the query sees and its filter passes
 }
 
-// walk scores the items of recs above index to (the newer ones) that
-// the query sees, and sets recent to the recency of the newest item left.
-// top holds the best scores so far (the pool's, of both lists), which it
-// keeps up to date. The walk skips the items of the window, which scores
-// them, and those that cannot beat the pool's last score (not in the
-// window, their relevance is at most last); and it stops early once no
-// item left can.
-func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vector.ID]bool) error {
-	r, c := b.r, b.c
+// walk scores the items of the list above index to (the newer ones)
+// that the query sees, pushing them to best, and sets recent to the
+// recency of the newest item left. It skips those that cannot beat the
+// pool's last score (not in the window, their relevance is at most
+// last), and it stops early once no item left can.
+func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
+	c, keys := b.c, b.list.keys
 	// Most items are skipped, so the tests that skip them come first and
-	// cost no exponential: once the pool is full, an item whose
-	// importance, or whose time (not after stop), keeps its score below
-	// the pool's last is passed over; stop moves when that score rises.
+	// read only the keys and importances, in sequence: once the pool is
+	// full, an item whose importance, or whose time (not after stop),
+	// keeps its score below the pool's last is passed over; stop moves
+	// when that score rises.
 	floor, stop := -1.0, int64(math.MinInt64)
 	for ; b.next > to; b.next-- {
-		rec := b.recs[b.next]
-		if top.full() && top.min() != floor {
-			floor, stop = top.min(), b.stopTime(top.min(), last)
+		i := b.next
+		if best.full() && best.floor() != floor {
+			floor, stop = best.floor(), b.stopTime(best.floor(), last)
 		}
-		if timeKey(rec) <= stop {
+		if keys[i] <= stop {
 			break // this item and every older one score at most floor
 		}
-		imp := r.importance(rec)
+		imp := 1.0
+		if b.imps != nil {
+			imp = b.imps[i]
+		}
 		if last*imp < floor {
 			continue
 		}
-		weight := r.decay(rec, b.now) * imp
-		if last*weight < floor || inWindow[rec.id] || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
+		weight := b.decay(keys[i]) * imp
+		rec := b.list.recs[i]
+		if last*weight < floor || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
 			continue
 		}
 		v, err := c.st.Get(rec.id)
@@ -351,15 +359,21 @@ func (b *recentWalk) walk(to int, top *topScores, last float64, inWindow map[vec
 		if b.minSim != nil && sim < *b.minSim {
 			continue
 		}
-		score := relevance(sim) * weight
-		b.found = append(b.found, scoredRec{rec: rec, dist: d, sim: sim, score: score})
-		top.push(score)
+		best.push(scoredRec{rec: rec, dist: d, sim: sim, score: relevance(sim) * weight})
 	}
 	b.recent = 0
 	if b.next >= 0 {
-		b.recent = r.decay(b.recs[b.next], b.now)
+		b.recent = b.decay(keys[b.next])
 	}
 	return nil
+}
+
+// decay is the recency of an item of time key k (Recency.decay).
+func (b *recentWalk) decay(k int64) float64 {
+	if k < b.now {
+		return math.Exp2(-float64(b.now-k) / float64(b.r.HalfLife))
+	}
+	return 1
 }
 
 // stopTime returns the latest time key of an item that, with a relevance
@@ -381,53 +395,16 @@ func (b *recentWalk) stopTime(floor, last float64) int64 {
 	return b.now - int64(math.Ceil(back)) - 1
 }
 
-// topScores keeps the k best of the scores pushed: a min-heap.
-type topScores struct {
-	k int
-	h []float64
-}
-
-func (t *topScores) full() bool   { return len(t.h) >= t.k }
-func (t *topScores) min() float64 { return t.h[0] }
-
-func (t *topScores) push(x float64) {
-	if !t.full() {
-		t.h = append(t.h, x)
-		for i := len(t.h) - 1; i > 0 && t.h[(i-1)/2] > t.h[i]; i = (i - 1) / 2 {
-			t.h[i], t.h[(i-1)/2] = t.h[(i-1)/2], t.h[i]
-		}
-		return
-	}
-	if x <= t.h[0] {
-		return
-	}
-	t.h[0] = x
-	for i := 0; ; {
-		m, l, r := i, 2*i+1, 2*i+2
-		if l < len(t.h) && t.h[l] < t.h[m] {
-			m = l
-		}
-		if r < len(t.h) && t.h[r] < t.h[m] {
-			m = r
-		}
-		if m == i {
-			return
-		}
-		t.h[i], t.h[m] = t.h[m], t.h[i]
-		i = m
-	}
-}
-
-// cut returns the index in recs of the newest item whose recency is at
-// most x: the walk must go down to it for the recency of the items left
-// to be at most x.
+// cut returns the index in the list of the newest item whose recency is
+// at most x: the walk must go down to it for the recency of the items
+// left to be at most x.
 func (b *recentWalk) cut(x float64) int {
 	if x >= 1 {
 		return b.next
 	}
 	// The first (oldest first) index whose recency is above x, less one.
-	i, _ := slices.BinarySearchFunc(b.recs, x, func(rec *record, x float64) int {
-		if b.r.decay(rec, b.now) > x {
+	i, _ := slices.BinarySearchFunc(b.list.keys, x, func(k int64, x float64) int {
+		if b.decay(k) > x {
 			return 1
 		}
 		return -1
@@ -435,8 +412,12 @@ func (b *recentWalk) cut(x float64) int {
 	return min(i-1, b.next)
 }
 
+// walking reports whether the query walks the items by time: whether
+// recency plays a part.
+func (b *recentWalk) walking() bool { return b.r.HalfLife > 0 }
+
 // done reports whether the walk has seen every item.
-func (b *recentWalk) done() bool { return b.recs != nil && b.next < 0 }
+func (b *recentWalk) done() bool { return b.walking() && b.next < 0 }
 
 func cmpFloat(a, b float64) int {
 	switch {

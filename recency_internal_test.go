@@ -51,6 +51,9 @@ func recencyCollection(t testing.TB, kind IndexKind, metric vector.Metric, vs []
 		v := vs[i]
 		at := clk.Now().Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour))))
 		md := map[string]any{"group": i % 5}
+		for _, key := range extraImportance {
+			md[key] = rng.Float64()
+		}
 		switch rng.IntN(6) {
 		case 0: // no importance
 		case 1:
@@ -105,10 +108,16 @@ func exhaustive(t *testing.T, c *Collection, q []float32, o *QueryOptions, now t
 	return out
 }
 
+// extraImportance are more metadata keys of the fixture's items, numbers
+// from 0 to 1: with "importance" and "group", queries ask for more keys
+// than a time order keeps importances for.
+var extraImportance = []string{"w1", "w2", "w3", "w4"}
+
 // TestRecencyExact checks a flat collection's recency queries against an
 // exhaustive ranking by the documented formula: the same top k, by
 // score, whatever the half-life (from minutes, where recency decides, to
-// years, where relevance does), importance, filter and MinSimilarity.
+// years, where relevance does), importance (under more keys than a time
+// order keeps), filter and MinSimilarity.
 func TestRecencyExact(t *testing.T) {
 	clk := NewFakeClock()
 	for _, metric := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
@@ -121,7 +130,7 @@ func TestRecencyExact(t *testing.T) {
 			}
 			o := &QueryOptions{Recency: &Recency{
 				HalfLife:   []time.Duration{0, time.Minute, time.Hour, 24 * time.Hour, 3 * 365 * 24 * time.Hour}[trial%5],
-				Importance: []string{"", "importance"}[trial/5%2],
+				Importance: append([]string{"", "importance", "group"}, extraImportance...)[trial/5%7],
 			}}
 			if trial%3 == 0 {
 				o.Filter = Eq("group", trial%5)
@@ -276,6 +285,68 @@ func TestRecencyOptions(t *testing.T) {
 	for i := range given {
 		if given[i] != want[i].ID {
 			t.Fatalf("reranker's candidate %d is %s, want %s", i, given[i], want[i].ID)
+		}
+	}
+}
+
+// TestRecencyConcurrent runs recency queries on several goroutines, each
+// asking for importance under its own keys (more, together, than a time
+// order keeps), beside a writer that upserts items at times out of order
+// and deletes some, so that queries sort the time order and extend and
+// drop its importances while others walk it; run it with -race. Once the
+// writer is done, every key's query agrees with the exhaustive ranking.
+func TestRecencyConcurrent(t *testing.T) {
+	ctx := context.Background()
+	clk := NewFakeClock()
+	c := recencyFixture(t, Flat, vector.Cosine, 1000, 8, clk)
+	keys := append([]string{"importance", "group"}, extraImportance...)
+	q := []float32{1, 0.5, 0, 0, -1, 0, 0.25, 0}
+	option := func(key string) *QueryOptions {
+		return &QueryOptions{Recency: &Recency{HalfLife: 24 * time.Hour, Importance: key}}
+	}
+	done := make(chan struct{})
+	errs := make(chan error, len(keys))
+	for g := range len(keys) {
+		go func() {
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					errs <- nil
+					return
+				default:
+				}
+				res, err := c.Query(ctx, q, 10, option(keys[(g+i)%len(keys)]))
+				if err == nil && !slices.IsSortedFunc(res, func(a, b Result) int { return -cmpFloat(a.Score, b.Score) }) {
+					err = fmt.Errorf("results not best first: %v", res)
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 5 {
+		churn(t, c, rng, clk.Now())
+	}
+	close(done)
+	for range keys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range keys {
+		o := option(key)
+		got, err := c.Query(ctx, q, 10, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exhaustive(t, c, q, o, clk.Now())
+		for i := range got {
+			if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
+				t.Fatalf("importance %q: result %d is %s at %v, want %s at %v", key, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
 		}
 	}
 }

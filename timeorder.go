@@ -11,18 +11,34 @@ import (
 )
 
 // timeOrder lists published records by UpdatedAt, oldest first (a record
-// without one as if it were the newest, as recency counts it). Writers
-// append under the collection's lock, held exclusively: most writes are
-// stamped now, which keeps the list in order. A query, holding the lock
-// shared, takes ordered, which sorts the list again when writes left it
-// out of order or mostly retired. The lists queries walk are never
-// changed in place: a sort builds a new one.
+// without one as if it were the newest, as recency counts it), with each
+// record's time key beside it, so that a walk reads the keys in sequence
+// and touches only the records it scores. Writers append under the
+// collection's lock, held exclusively: most writes are stamped now, which
+// keeps the list in order. A query, holding the lock shared, takes
+// ordered, which sorts the list again when writes left it out of order or
+// mostly retired. The lists queries walk are never changed in place: a
+// sort builds new ones, and appends write past the end a query holds.
 type timeOrder struct {
-	mu      sync.Mutex // serialises the queries that sort
-	recs    []*record
-	sorted  int // recs[:sorted] is in order
-	retired int // records of recs retired since the last sort
+	mu      sync.Mutex // serialises the queries that sort or fill weights
+	list    timeList
+	sorted  int // list[:sorted] is in order
+	retired int // records of the list retired since the last sort
+	// imps holds, for a few metadata keys, the importance of each record
+	// of the list under that key (Recency.importance), for the records
+	// of list that queries have asked for; a sort drops them.
+	imps map[string][]float64
 }
+
+// timeList is the records in time order and their keys (timeKey).
+type timeList struct {
+	keys []int64
+	recs []*record
+}
+
+// maxImportanceKeys bounds how many metadata keys a timeOrder keeps
+// importances for; a query on one more starts them again.
+const maxImportanceKeys = 4
 
 // timeKey is the key records are ordered by.
 func timeKey(r *record) int64 {
@@ -39,32 +55,57 @@ func cmpTime(a, b *record) int {
 // add appends a record being published; the collection's lock is held
 // exclusively.
 func (t *timeOrder) add(r *record) {
-	if t.sorted == len(t.recs) && (t.sorted == 0 || cmpTime(t.recs[t.sorted-1], r) <= 0) {
+	n := len(t.list.recs)
+	if t.sorted == n && (n == 0 || cmpTime(t.list.recs[n-1], r) <= 0) {
 		t.sorted++
 	}
-	t.recs = append(t.recs, r)
+	t.list.recs = append(t.list.recs, r)
+	t.list.keys = append(t.list.keys, timeKey(r))
 }
 
 // retire counts a record retired; the collection's lock is held
 // exclusively.
 func (t *timeOrder) retire() { t.retired++ }
 
-// ordered returns the records in order, oldest first; retired ones may
-// be among them (a caller skips those not published). The collection's
-// lock is held, shared or exclusively.
-func (t *timeOrder) ordered() []*record {
+// ordered returns the records in order, oldest first, and, if key is not
+// empty, the importance of each under key (nil for none); retired
+// records may be among them (a caller skips those not published). The
+// collection's lock is held, shared or exclusively.
+func (t *timeOrder) ordered(r *Recency) (timeList, []float64) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.sorted == len(t.recs) && t.retired <= len(t.recs)/2 {
-		return t.recs
+	if n := len(t.list.recs); t.sorted < n || t.retired > n/2 {
+		t.sort()
 	}
-	out := make([]*record, 0, len(t.recs)-t.retired)
-	for _, r := range t.recs {
+	if r.Importance == "" {
+		return t.list, nil
+	}
+	imps, ok := t.imps[r.Importance]
+	if !ok && len(t.imps) >= maxImportanceKeys {
+		clear(t.imps)
+	}
+	if t.imps == nil {
+		t.imps = make(map[string][]float64)
+	}
+	for _, rec := range t.list.recs[len(imps):] {
+		imps = append(imps, r.importance(rec))
+	}
+	t.imps[r.Importance] = imps
+	return t.list, imps
+}
+
+// sort orders the published records again, into new lists.
+func (t *timeOrder) sort() {
+	recs := make([]*record, 0, len(t.list.recs)-t.retired)
+	for _, r := range t.list.recs {
 		if r.published() {
-			out = append(out, r)
+			recs = append(recs, r)
 		}
 	}
-	slices.SortFunc(out, cmpTime)
-	t.recs, t.sorted, t.retired = out, len(out), 0
-	return out
+	slices.SortFunc(recs, cmpTime)
+	keys := make([]int64, len(recs))
+	for i, r := range recs {
+		keys[i] = timeKey(r)
+	}
+	t.list, t.sorted, t.retired, t.imps = timeList{keys: keys, recs: recs}, len(recs), 0, nil
 }
