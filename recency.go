@@ -81,10 +81,19 @@ func recencyScore(r *Recency, rec *record, rel float64, now int64) float64 {
 // decay is the recency factor of rec at now: 1 without a half-life, and
 // for an UpdatedAt not before now, or none.
 func (r *Recency) decay(rec *record, now int64) float64 {
-	if r.HalfLife > 0 && rec.updated != noTime && rec.updated < now {
-		return math.Exp2(-float64(now-rec.updated) / float64(r.HalfLife))
+	if r.HalfLife > 0 && rec.updated != noTime {
+		return math.Exp2(-ageAt(now, rec.updated) / float64(r.HalfLife))
 	}
 	return 1
+}
+
+// ageAt returns how long before now (Unix nanoseconds) time t is, 0 if
+// it is not before: in float64, with no overflow for any two times.
+func ageAt(now, t int64) float64 {
+	if t >= now {
+		return 0
+	}
+	return float64(uint64(now) - uint64(t)) // the difference fits in a uint64
 }
 
 // importance is the importance factor of rec: 1 without an Importance key
@@ -370,10 +379,7 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 
 // decay is the recency of an item of time key k (Recency.decay).
 func (b *recentWalk) decay(k int64) float64 {
-	if k < b.now {
-		return math.Exp2(-float64(b.now-k) / float64(b.r.HalfLife))
-	}
-	return 1
+	return math.Exp2(-ageAt(b.now, k) / float64(b.r.HalfLife))
 }
 
 // stopTime returns the latest time key of an item that, with a relevance

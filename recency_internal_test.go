@@ -350,3 +350,32 @@ func TestRecencyConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// TestRecencyOldTimes checks recency for an item updated centuries before
+// now, further than an int64 of nanoseconds can subtract: its recency is
+// about 0, not an overflow.
+func TestRecencyOldTimes(t *testing.T) {
+	ctx := context.Background()
+	clk := NewFakeClock()
+	db := OpenMemory(nil)
+	defer db.Close()
+	db.clock = clk.Now
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, Index: Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := time.Date(1700, 1, 1, 0, 0, 0, 0, time.UTC)
+	err = c.Add(ctx,
+		Item{ID: "old", Embedding: []float32{1, 0}, CreatedAt: long, UpdatedAt: long},
+		Item{ID: "new", Embedding: []float32{1, 1}, CreatedAt: clk.Now().Add(-time.Hour), UpdatedAt: clk.Now().Add(-time.Hour)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := c.Query(ctx, []float32{1, 0}, 2, &QueryOptions{Recency: &Recency{HalfLife: 24 * time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || res[0].ID != "new" || res[1].ID != "old" || res[1].Score < 0 || res[1].Score > 1e-300 {
+		t.Fatalf("results %+v, want new first and old at a score of about 0", res)
+	}
+}
