@@ -54,9 +54,11 @@ type Recency struct {
 	Importance string
 }
 
-// recencyWindow is the first window of a recency query: at least this
-// many candidates, and four times k.
-const recencyWindow = 40
+// recencyWindow is the least first window of a recency query, which is
+// also at least its pool and the graph's beam. A wider first window of a
+// scan lowers the bound the walk must beat, but keeping its results costs
+// more than the walk saves (measured in BENCHMARKS.md).
+const recencyWindow = 10
 
 // checkRecency checks r for a query in mode.
 func checkRecency(r *Recency, mode QueryMode, bad func(string, ...any) error) error {
@@ -138,7 +140,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		byTime.list, byTime.imps = c.cat.times.ordered(r)
 		byTime.next = len(byTime.list.recs) - 1
 	}
-	step := max(recencyWindow, 4*p.pool, c.beamWidth(p))
+	step := max(recencyWindow, p.pool, c.beamWidth(p))
 	var (
 		best  = scoredPool{k: p.pool}
 		last  = 1.0 // the least relevance in the window
