@@ -326,6 +326,7 @@ type recentWalk struct {
 	imps   []float64     // the importance of each item of list; nil for none
 	next   int           // the index in list of the next item to walk
 	recent float64       // the recency of the newest item not walked: the most any not walked has
+	batch  *walkBatch    // the items waiting to be scored; nil until the walk starts
 }
 
 // walk scores the items of the list above index to (the newer ones)
@@ -334,12 +335,18 @@ type recentWalk struct {
 // pool's last score (not in the window, their relevance is at most
 // last), and it stops early once no item left can.
 func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
-	c, keys := b.c, b.list.keys
+	keys := b.list.keys
+	if b.batch == nil {
+		b.batch = new(walkBatch)
+	}
 	// Most items are skipped, so the tests that skip them come first and
 	// read only the keys and importances, in sequence: once the pool is
 	// full, an item whose importance, or whose time (not after stop),
-	// keeps its score below the pool's last is passed over; stop moves
-	// when that score rises.
+	// keeps its score below the pool's last is passed over. The others
+	// wait in a batch, scored together so that the reads of their
+	// records and vectors overlap; stop moves when the pool's last score
+	// rises, so an item may be scored that a walk one at a time would
+	// have passed over, never the other way.
 	floor, stop := -1.0, int64(math.MinInt64)
 	for ; b.next > to; b.next-- {
 		i := b.next
@@ -357,20 +364,20 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 			continue
 		}
 		weight := b.decay(keys[i]) * imp
-		rec := b.list.recs[i]
-		if last*weight < floor || !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
+		if last*weight < floor {
 			continue
 		}
-		v, err := c.st.Get(rec.id)
-		if err != nil { // a published version's vector is in the store
-			return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, rec.key, err)
+		t := b.batch
+		t.idx[t.n], t.weights[t.n] = i, weight
+		t.n++
+		if t.n == walkBatchLen {
+			if err := b.score(best); err != nil {
+				return err
+			}
 		}
-		d := c.distance(b.q, v)
-		sim := similarity(c.cfg.Metric, d)
-		if b.minSim != nil && sim < *b.minSim {
-			continue
-		}
-		best.push(scoredRec{rec: rec, dist: d, sim: sim, score: relevance(sim) * weight})
+	}
+	if err := b.score(best); err != nil {
+		return err
 	}
 	b.recent = 0
 	if b.next >= 0 {
@@ -378,6 +385,55 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	}
 	return nil
 }
+
+// score scores the batch's items that the query sees (published,
+// visible, passing its filter) and pushes them to best; it empties the
+// batch.
+func (b *recentWalk) score(best *scoredPool) error {
+	t, c := b.batch, b.c
+	m := 0
+	for j := range t.n {
+		rec := b.list.recs[t.idx[j]]
+		if !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
+			continue
+		}
+		t.recs[m], t.weights[m] = rec, t.weights[j]
+		m++
+	}
+	t.n = 0
+	for j, rec := range t.recs[:m] {
+		v, err := c.st.Get(rec.id)
+		if err != nil { // a published version's vector is in the store
+			return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, rec.key, err)
+		}
+		t.rows[j] = &v[0]
+	}
+	c.distances(b.q, t.rows[:m], t.dists[:m])
+	for j, rec := range t.recs[:m] {
+		d := t.dists[j]
+		sim := similarity(c.cfg.Metric, d)
+		if b.minSim != nil && sim < *b.minSim {
+			continue
+		}
+		best.push(scoredRec{rec: rec, dist: d, sim: sim, score: relevance(sim) * t.weights[j]})
+	}
+	return nil
+}
+
+// walkBatch is the items a walk has yet to score: their indexes in the
+// list and their recency × importance, then, while score runs, their
+// records, vectors and distances.
+type walkBatch struct {
+	n       int
+	idx     [walkBatchLen]int
+	recs    [walkBatchLen]*record
+	weights [walkBatchLen]float64
+	rows    [walkBatchLen]*float32
+	dists   [walkBatchLen]float32
+}
+
+// walkBatchLen is how many items a walk scores together.
+const walkBatchLen = 32
 
 // decay is the recency of an item of time key k (Recency.decay).
 func (b *recentWalk) decay(k int64) float64 {

@@ -635,6 +635,23 @@ func (c *Collection) distance(a, b vector.Vector) float32 {
 	return vector.SquaredL2(a, b)
 }
 
+// distances writes the distance from a to each row of rows (vectors of
+// the collection's dimension) into out, as distance does, in one gather.
+func (c *Collection) distances(a vector.Vector, rows []*float32, out []float32) {
+	if c.cfg.Metric == vector.L2 {
+		vector.SquaredL2Gather(a, rows, out)
+		return
+	}
+	vector.InnerProductGather(a, rows, out)
+	for i, ip := range out[:len(rows)] {
+		if c.cfg.Metric == vector.Cosine {
+			out[i] = 1 - ip
+		} else {
+			out[i] = -ip
+		}
+	}
+}
+
 // keywordHits returns the n best versions the query sees that hold any of
 // p's words and match its filter. mu is held.
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
