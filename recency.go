@@ -124,8 +124,8 @@ func (r *Recency) importance(rec *record) float64 {
 // (widenCost: most walked items are skipped without a distance); then, if
 // the bound is not reached, it widens the window. The first window is at
 // least the graph's beam, which a search fills whatever it is asked for;
-// the walk starts once it is in the pool, which skips most items. mu is
-// held.
+// the walk starts once that window is in the pool, whose last score lets
+// it skip most items. mu is held.
 func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]candidate, error) {
 	r := p.opts.Recency
 	now := p.view.Now()
