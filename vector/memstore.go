@@ -3,9 +3,11 @@ package vector
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/cairndb/cairn/internal/hugepage"
+	"github.com/cairndb/cairn/internal/pagefile"
 )
 
 // blockSlots is the number of vectors in one arena block. Blocks are
@@ -36,6 +38,9 @@ const chunkBytes = 16 << 20
 type MemStore struct {
 	dim    int
 	metric Metric
+	// pages holds the arena when it is paged (NewPagedMemStore); nil
+	// when the arena is the process's own memory.
+	pages *pagefile.File
 
 	mu     sync.RWMutex
 	blocks [][]float32 // each blockSlots*dim long
@@ -59,6 +64,52 @@ func NewMemStore(dim int, m Metric) (*MemStore, error) {
 		return nil, fmt.Errorf("%w: invalid metric %v", ErrInvalidOptions, m)
 	}
 	return &MemStore{dim: dim, metric: m}, nil
+}
+
+// NewPagedMemStore returns an empty MemStore whose arena is paged: it
+// lives in an unlinked temporary file in dir, mapped into memory, so the
+// kernel keeps in memory only the vectors that are read, and reclaims
+// them under memory pressure. It suits an index that reads few of its
+// vectors per query, as an HNSW index walked on int8 codes does (only to
+// rescore a query's finalists): its resident memory is then the graph and
+// the codes. Reads that miss the page cache read the disk, so dir should
+// be on a local disk (a tmpfs gains nothing). Linux only: elsewhere it
+// returns an error wrapping errors.ErrUnsupported.
+//
+// Close frees the file's space; its mapping is undone once the store is
+// unreachable. So the vectors Get returns stay readable while the store
+// is reachable (an index over the store holds it), as zeros after Close;
+// a caller that keeps a vector beyond that must copy it. A Put that
+// cannot grow the file (a full disk) returns an error and stores nothing.
+func NewPagedMemStore(dim int, m Metric, dir string) (*MemStore, error) {
+	s, err := NewMemStore(dim, m)
+	if err != nil {
+		return nil, err
+	}
+	if s.pages, err = pagefile.Create(dir); err != nil {
+		return nil, fmt.Errorf("paged store: %w", err)
+	}
+	runtime.AddCleanup(s, func(p *pagefile.File) { _ = p.Close() }, s.pages)
+	return s, nil
+}
+
+// Paged reports whether the store's arena is paged (NewPagedMemStore).
+func (s *MemStore) Paged() bool { return s.pages != nil }
+
+// PageOut writes a paged store's arena back to its file and drops it from
+// memory: each vector is read from the disk the next time it is read, and
+// the memory held is the store's slots and id map alone. It returns nil
+// at once for a store that is not paged.
+func (s *MemStore) PageOut() error {
+	if s.pages == nil {
+		return nil
+	}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if s.closed {
+		return ErrClosed
+	}
+	return s.pages.PageOut()
 }
 
 // Dim returns the dimension of the store's vectors.
@@ -107,6 +158,9 @@ func (s *MemStore) Put(ctx context.Context, id ID, v Vector) error {
 	if _, ok := s.slot.get(id, s.ids); ok {
 		return fmt.Errorf("put %d: %w", id, ErrDuplicateID)
 	}
+	if err := s.reserveLocked(1); err != nil {
+		return fmt.Errorf("put %d: %w", id, err)
+	}
 	s.insertLocked(id, v)
 	return nil
 }
@@ -142,13 +196,32 @@ func (s *MemStore) PutBatch(ctx context.Context, ids []ID, vs []Vector) error {
 			return fmt.Errorf("put batch: item %d (id %d): %w", i, id, ErrDuplicateID)
 		}
 	}
+	if err := s.reserveLocked(len(ids)); err != nil {
+		return fmt.Errorf("put batch: %w", err)
+	}
 	for i, id := range ids {
 		s.insertLocked(id, vs[i])
 	}
 	return nil
 }
 
-// insertLocked writes a validated vector into a free slot.
+// reserveLocked makes room for n more vectors: blocks for those the free
+// slots cannot take. It fails only when a paged arena cannot grow, and
+// then leaves the stored vectors as they were.
+func (s *MemStore) reserveLocked(n int) error {
+	need := len(s.ids) + max(n-len(s.free), 0)
+	for len(s.blocks)*blockSlots < need {
+		b, err := s.newBlockLocked()
+		if err != nil {
+			return err
+		}
+		s.blocks = append(s.blocks, b)
+	}
+	return nil
+}
+
+// insertLocked writes a validated vector into a free slot, or a new one
+// in the blocks reserveLocked made.
 func (s *MemStore) insertLocked(id ID, v Vector) {
 	var sl uint32
 	if n := len(s.free); n > 0 {
@@ -158,9 +231,6 @@ func (s *MemStore) insertLocked(id ID, v Vector) {
 		s.live[sl] = true
 	} else {
 		sl = uint32(len(s.ids))
-		if int(sl)/blockSlots == len(s.blocks) {
-			s.blocks = append(s.blocks, s.newBlockLocked())
-		}
 		s.ids = append(s.ids, id)
 		s.live = append(s.live, true)
 	}
@@ -173,17 +243,26 @@ func (s *MemStore) insertLocked(id ID, v Vector) {
 }
 
 // newBlockLocked returns a zeroed block of blockSlots vectors, carved from
-// the current chunk or from a new one (see chunkBytes).
-func (s *MemStore) newBlockLocked() []float32 {
+// the current chunk or from a new one (see chunkBytes): in the process's
+// memory, or in the paged arena's file.
+func (s *MemStore) newBlockLocked() ([]float32, error) {
 	bs := blockSlots * s.dim
 	if len(s.chunk) < bs {
 		k := min(max(len(s.blocks), 1), max(chunkBytes/(4*bs), 1))
-		s.chunk = hugepage.Float32s(k * bs)
+		if s.pages == nil {
+			s.chunk = hugepage.Float32s(k * bs)
+		} else {
+			c, err := s.pages.Float32s(k * bs)
+			if err != nil {
+				return nil, err
+			}
+			s.chunk = c
+		}
 		s.alloc += int64(4 * k * bs)
 	}
 	b := s.chunk[:bs:bs]
 	s.chunk = s.chunk[bs:]
-	return b
+	return b, nil
 }
 
 // Delete removes id; its slot is reused by a later Put. See [Store.Delete].
@@ -275,10 +354,23 @@ type StoreMemory struct {
 	Slots int64
 	// IDMap is the table from ids to slots.
 	IDMap int64
+	// Paged is set when Vectors and Spare lie in the file of a paged
+	// arena (NewPagedMemStore), which the kernel pages in as they are
+	// read, rather than in the process's own memory.
+	Paged bool
 }
 
-// Total returns the sum of the fields.
+// Total returns the sum of the byte counts.
 func (m StoreMemory) Total() int64 { return m.Vectors + m.Spare + m.Slots + m.IDMap }
+
+// Resident returns the bytes that live in the process's own memory: Total
+// less the paged arena's file, if the store is paged.
+func (m StoreMemory) Resident() int64 {
+	if m.Paged {
+		return m.Slots + m.IDMap
+	}
+	return m.Total()
+}
 
 // Memory returns the bytes the store holds, counted from what it holds.
 func (s *MemStore) Memory() StoreMemory {
@@ -289,14 +381,21 @@ func (s *MemStore) Memory() StoreMemory {
 	m.Spare = s.alloc - m.Vectors
 	m.Slots = int64(cap(s.ids))*8 + int64(cap(s.live)) + int64(cap(s.free))*4 + int64(cap(s.blocks))*24
 	m.IDMap = int64(len(s.slot.cells)) * 4
+	m.Paged = s.pages != nil
 	return m
 }
 
-// Close releases the arena. Later calls return [ErrClosed]; Close itself is
-// idempotent.
+// Close releases the arena: a paged one's disk space at once (vectors
+// still held read as zeros), the memory when it is no longer referenced.
+// Later calls return [ErrClosed]; Close itself is idempotent.
 func (s *MemStore) Close() error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.pages != nil && !s.closed {
+		if err := s.pages.Release(); err != nil {
+			return err
+		}
+	}
 	s.closed = true
 	s.blocks, s.chunk, s.ids, s.live, s.free = nil, nil, nil, nil, nil
 	s.alloc = 0
