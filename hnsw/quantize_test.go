@@ -11,8 +11,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"sync"
 	"testing"
 
@@ -192,6 +195,66 @@ func TestQuantizedConformance(t *testing.T) {
 		return ix
 	}
 	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
+	if runtime.GOOS == "linux" {
+		// Codes in memory, the vectors they are rescored with paged.
+		paged := func(t *testing.T, dim int, m vector.Metric) vector.Store { return pagedStore(t, dim, m) }
+		t.Run("Paged", func(t *testing.T) {
+			vectortest.TestIndex(t, paged, mk, vectortest.IndexConfig{Approximate: true})
+		})
+	}
+}
+
+func pagedStore(t testing.TB, dim int, m vector.Metric) *vector.MemStore {
+	s, err := vector.NewPagedMemStore(dim, m, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+// TestQuantizedPagedOut walks an int8 index whose store was paged out
+// after the build: the finalists' vectors are read back from the file,
+// and a walk that sees every node returns the exact ranking, bit for bit.
+func TestQuantizedPagedOut(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		return
+	}
+	const dim, n = 256, 2000
+	ctx := context.Background()
+	st := pagedStore(t, dim, vector.Cosine)
+	// One worker: a graph whose every node ef = n reaches.
+	opts := *int8Opts
+	opts.Workers = 1
+	ix := newIndex(t, st, &opts)
+	r := rand.New(rand.NewPCG(3, 4))
+	vec := func() vector.Vector {
+		v := make(vector.Vector, dim)
+		for j := range v {
+			v[j] = float32(r.NormFloat64())
+		}
+		return v
+	}
+	ids, vs := make([]vector.ID, n), make([]vector.Vector, n)
+	for i := range n {
+		ids[i], vs[i] = vector.ID(i), vec()
+	}
+	if err := ix.AddBatch(ctx, ids, vs); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.PageOut(); err != nil {
+		t.Fatal(err)
+	}
+	for range 20 {
+		q := vec()
+		got, err := ix.SearchWith(ctx, q, 10, &hnsw.SearchOptions{Ef: n})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := exactTop(t, st, vector.Cosine, q, ids, 10); !slices.Equal(got, want) {
+			t.Fatalf("ef = n over the paged-out store: %v, exact %v", got, want)
+		}
+	}
 }
 
 // TestQuantizedFilterAndDelete checks that the int8 walk returns only
