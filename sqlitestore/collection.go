@@ -75,8 +75,17 @@ var (
 	_ vector.BlockViewer = (*Collection)(nil)
 )
 
-func newCollection(db *DB, id int64, name string, cfg CollectionConfig) (*Collection, error) {
-	arena, err := vector.NewMemStore(cfg.Dim, cfg.Metric)
+// newCollection returns the collection (or, for a tenant, the tenant of
+// the collection) id; its arena is paged when db's options say so and
+// paged is set.
+func newCollection(db *DB, id int64, name string, cfg CollectionConfig, paged bool) (*Collection, error) {
+	var arena *vector.MemStore
+	var err error
+	if dir := db.opts.PageVectorsIn; paged && dir != "" {
+		arena, err = vector.NewPagedMemStore(cfg.Dim, cfg.Metric, dir)
+	} else {
+		arena, err = vector.NewMemStore(cfg.Dim, cfg.Metric)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -297,6 +306,15 @@ func (c *Collection) Get(id vector.ID) (vector.Vector, error) {
 	defer c.mu.RUnlock()
 	return c.arena.Get(id)
 }
+
+// Memory returns the bytes the collection's arena of vectors holds (see
+// [vector.StoreMemory]; Paged is set under [Options.PageVectorsIn]).
+func (c *Collection) Memory() vector.StoreMemory { return c.arena.Memory() }
+
+// PageOut drops the collection's vectors from memory when they are paged
+// ([Options.PageVectorsIn]; see [vector.MemStore.PageOut]), and does
+// nothing otherwise. It never writes the SQLite file.
+func (c *Collection) PageOut() error { return c.arena.PageOut() }
 
 // Put stores v under id durably, with no key, text or metadata; see
 // [vector.Store] and [Collection.PutItems].

@@ -718,7 +718,7 @@ func (db *DB) loadCollections(ctx context.Context) error {
 			rows.Close()
 			return fmt.Errorf("%w: collection %q has dimension %d, metric %q", vector.ErrCorrupt, name, dim, metric)
 		}
-		c, err := newCollection(db, id, name, CollectionConfig{Dim: int(dim), Metric: m, Settings: settings})
+		c, err := newCollection(db, id, name, CollectionConfig{Dim: int(dim), Metric: m, Settings: settings}, true)
 		if err != nil {
 			rows.Close()
 			return err
@@ -799,7 +799,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 			return mapErr(err)
 		}
 		id, _ := res.LastInsertId()
-		c, err = newCollection(db, id, name, cfg)
+		c, err = newCollection(db, id, name, cfg, true)
 		if err == nil {
 			err = execAll(ctx, conn,
 				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT, %s)", c.table, itemColumns),

@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 	"time"
 
 	"github.com/cairndb/cairn/vector"
@@ -75,6 +78,21 @@ type Options struct {
 	// holds no commit is read as immutable. Default false.
 	ReadOnly bool
 
+	// PageVectorsIn, when set, names a directory in which each collection
+	// keeps its in-memory copy of the vectors paged
+	// ([vector.NewPagedMemStore]): in an unlinked temporary file mapped
+	// into memory, which the kernel pages in as it is read and reclaims
+	// under memory pressure. It suits HNSW indexes walked on int8 codes,
+	// which read the float32 vectors only to rescore a query's finalists,
+	// and float32 HNSW indexes at dimension 512 or less, which walk their
+	// own copy: the process's memory is then the graph. Exact (flat)
+	// search reads every vector, so it runs at the disk's speed once the
+	// vectors outgrow the page cache. The directory should be on a local
+	// disk; nothing is left in it. Tenants' vectors stay in memory. Linux
+	// only: elsewhere Open fails with an error wrapping both
+	// [vector.ErrInvalidOptions] and errors.ErrUnsupported. Default "":
+	// every vector in memory.
+	PageVectorsIn string
 	// Logger receives reports worth acting on: a saved index that is
 	// missing, stale or damaged (rebuild it), space reclaimed, slow opens.
 	// Default: nothing is logged.
@@ -97,6 +115,15 @@ func (o *Options) Validate() error {
 	if o.MaxGroup < 0 {
 		errs = append(errs, fmt.Errorf("negative MaxGroup %d", o.MaxGroup))
 	}
+	if o.PageVectorsIn != "" && runtime.GOOS != "linux" {
+		errs = append(errs, fmt.Errorf("PageVectorsIn: %w on %s", errors.ErrUnsupported, runtime.GOOS))
+	} else if o.PageVectorsIn != "" {
+		if fi, err := os.Stat(o.PageVectorsIn); err != nil {
+			errs = append(errs, fmt.Errorf("PageVectorsIn: %w", err))
+		} else if !fi.IsDir() {
+			errs = append(errs, fmt.Errorf("PageVectorsIn: %s is not a directory", o.PageVectorsIn))
+		}
+	}
 	if len(errs) > 0 {
 		return fmt.Errorf("sqlitestore: %w: %w", vector.ErrInvalidOptions, errors.Join(errs...))
 	}
@@ -111,6 +138,13 @@ func (o *Options) withDefaults() Options {
 	}
 	if c.MaxGroup == 0 {
 		c.MaxGroup = 1024
+	}
+	if c.PageVectorsIn != "" {
+		// The directory as Open found it, whatever the working
+		// directory later.
+		if abs, err := filepath.Abs(c.PageVectorsIn); err == nil {
+			c.PageVectorsIn = abs
+		}
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)

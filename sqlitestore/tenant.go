@@ -147,7 +147,7 @@ func tenantIndexPrefix(tenant int64) string {
 // newTenant returns the tenant of parent with row id id, empty, its
 // statements bound. The caller holds connMu.
 func newTenant(ctx context.Context, parent *Collection, id int64, name string, changes int64) (*Collection, error) {
-	t, err := newCollection(parent.db, parent.id, name, CollectionConfig{Dim: parent.dim, Metric: parent.metric, Settings: parent.Settings()})
+	t, err := newCollection(parent.db, parent.id, name, CollectionConfig{Dim: parent.dim, Metric: parent.metric, Settings: parent.Settings()}, false)
 	if err != nil {
 		return nil, err
 	}
