@@ -127,6 +127,63 @@ func BenchmarkLayout(b *testing.B) {
 	}
 }
 
+// BenchmarkRowAlign compares rows rounded to 64 bytes with rows rounded
+// to 16 (HNSW_BENCH_ALIGN uint32s, default 4) on the same graph (that of
+// BenchmarkSearchDim, loaded twice), queries alternating between them,
+// with float32 rows inline and, under HNSW_BENCH_QUANTIZE=int8, with int8
+// rows; it reports the time of the shorter rows over the 64-byte ones,
+// and each one's median latency.
+func BenchmarkRowAlign(b *testing.B) {
+	q := hnsw.QuantizeNone
+	if os.Getenv("HNSW_BENCH_QUANTIZE") == "int8" {
+		q = hnsw.QuantizeInt8
+	}
+	alt := 4
+	if s := os.Getenv("HNSW_BENCH_ALIGN"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n <= 0 || n&(n-1) != 0 {
+			b.Fatalf("HNSW_BENCH_ALIGN=%q: want a power of two", s)
+		}
+		alt = n
+	}
+	for _, dim := range append(lowDims, 768) {
+		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
+			ds, _ := datasetDim(b, lowDimN(b), dim)
+			built := cachedBuild(b, ds)
+			var buf bytes.Buffer
+			if _, err := built.WriteTo(&buf); err != nil {
+				b.Fatal(err)
+			}
+			load := func(align int) *hnsw.Index {
+				oldA, oldD := hnsw.SetRowAlign(align), hnsw.SetInlineMaxDim(ds.Dim)
+				defer hnsw.SetRowAlign(oldA)
+				defer hnsw.SetInlineMaxDim(oldD)
+				ix, err := hnsw.New(built.Store(), &hnsw.Options{Quantize: q})
+				if err != nil {
+					b.Fatal(err)
+				}
+				if _, err := ix.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+					b.Fatal(err)
+				}
+				return ix
+			}
+			ixs := [2]*hnsw.Index{load(16), load(alt)}
+			for _, ef := range []int{16, 64, 256} {
+				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+					o := &hnsw.SearchOptions{Ef: ef}
+					on := func(ix *hnsw.Index) func([]float32) error {
+						return func(q []float32) error {
+							_, err := ix.SearchWith(context.Background(), q, 10, o)
+							return err
+						}
+					}
+					alternate(b, ds, ef, fmt.Sprintf("align%dB/align64B", 4*alt), [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
+				})
+			}
+		})
+	}
+}
+
 // alternate runs the queries of ds at beam width ef on the two variants
 // in alternating blocks of altBlock queries (each block the same queries
 // on both, first on one and then on the other, the order alternating, so

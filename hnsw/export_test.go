@@ -32,6 +32,14 @@ func SetInlineMaxDim(d int) int {
 	return old
 }
 
+// SetRowAlign changes the multiple that new indexes round their rows to,
+// for the layout benchmark, and returns the old value.
+func SetRowAlign(n int) int {
+	old := rowAlign
+	rowAlign = n
+	return old
+}
+
 // Inline reports whether the index keeps its vectors inline.
 func (ix *Index) Inline() bool {
 	ix.mu.RLock()

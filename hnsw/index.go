@@ -58,9 +58,9 @@ type Index struct {
 	// cleared under mu held for writing.
 	bcodes  atomic.Pointer[buildCodes]
 	batches atomic.Int32
-	// row0 is the length in uint32s of a slot's row in a page (a multiple
-	// of 16, 64 bytes, when inline); lnk0 is the offset of its layer-0
-	// list in the row (dim when inline, else 0).
+	// row0 is the length in uint32s of a slot's row in a page (rounded by
+	// alignRow when the row holds a vector or a code); lnk0 is the offset
+	// of its layer-0 list in the row (dim when inline, else 0).
 	row0, lnk0 int
 	rowBytes   uintptr // row0·4
 	// pfLines is the number of cache lines of a vector to prefetch.
@@ -204,14 +204,14 @@ func (ix *Index) setLayout() {
 	ix.inline = ix.dim <= inlineMaxDim
 	ix.row0, ix.lnk0 = ix.stride0, 0
 	if ix.inline {
-		ix.row0, ix.lnk0 = (ix.dim+ix.stride0+15)&^15, ix.dim
+		ix.row0, ix.lnk0 = alignRow(ix.dim+ix.stride0, false), ix.dim
 	}
 	if ix.opts.Quantize != QuantizeNone {
 		// The row holds the int8 code in place of the float32 copy
 		// (quantize.go); the walk reads the code, not the vector.
 		cw := codeWords(ix.dim)
 		ix.inline = false
-		ix.row0, ix.lnk0 = (cw+ix.stride0+15)&^15, cw
+		ix.row0, ix.lnk0 = alignRow(cw+ix.stride0, true), cw
 		ix.codeLines = min((ix.codeSize()+63)/64, 2)
 	}
 	ix.rowBytes = uintptr(ix.row0) * 4

@@ -38,6 +38,29 @@ const lockStripes = 4096
 // benchmarks and tests.
 var inlineMaxDim = 512
 
+// rowAlign, when not 0, is the multiple in uint32s that every row's
+// length is rounded up to (see alignRow), for the layout benchmark.
+var rowAlign = 0
+
+// alignRow rounds the length of a row (see page.rows0) up, in uint32s, so
+// that every row starts on a boundary: of 16 bytes for rows of float32
+// vectors shorter than 1 KiB, of 64 bytes (a cache line) for the others.
+// A vector that starts on a line is read in one line fewer: with 64-byte
+// rows, walks on rows of 1 KiB or more and on rows of codes ran 2-5%
+// faster (BenchmarkRowAlign), while on float32 rows under 1 KiB they ran
+// no slower with 16-byte rows, whose padding is a tenth as much (at d =
+// 100, 12 bytes a row instead of 44).
+func alignRow(n int, codes bool) int {
+	a := rowAlign
+	if a == 0 {
+		a = 16
+		if !codes && n*4 < 1024 {
+			a = 4
+		}
+	}
+	return (n + a - 1) / a * a
+}
+
 // page holds the per-slot state of pageSize consecutive slots.
 type page struct {
 	// rows0 holds one row of row0 uint32s per slot: the layer-0 list
@@ -134,7 +157,8 @@ func (ix *Index) lock(n node) *sync.Mutex { return &ix.locks[n%lockStripes] }
 func (ix *Index) capacity() int { return len(ix.pages) << pageShift }
 
 // rowChunkBytes bounds the memory the rows of new pages are carved from at
-// once: chunks double with the index (1, 1, 2, 4, … pages) up to about
+// once: chunks double with the index (1, 1, 2, 4, … pages; a grow by
+// several pages at once carves no more than it needs) up to about
 // rowChunkBytes, so that the rows of a large graph lie in arrays big
 // enough for huge pages (internal/hugepage; the store's vectors get the
 // same, vector.MemStore). With 4 KiB pages nearly every node a walk steps
@@ -150,6 +174,11 @@ func (ix *Index) growLocked(want int) {
 		rows := pageSize * ix.row0
 		if len(ix.rowChunk) < rows {
 			k := min(max(len(ix.pages), 1), max(rowChunkBytes/(4*rows), 1))
+			if need := (want - ix.capacity() + pageSize - 1) / pageSize; need > 1 {
+				// A grow by many pages at once (a load, a batch)
+				// carves its last chunk to what it needs.
+				k = min(k, need)
+			}
 			ix.rowChunk = hugepage.Uint32s(k * rows)
 			ix.rowAlloc += int64(4 * k * rows)
 		}

@@ -49,7 +49,8 @@ type Memory struct {
 	// Codes is the int8 codes of the slots handed out under
 	// [QuantizeInt8] (CodeBytes counts those of every slot of the pages).
 	Codes int64
-	// RowPad is the padding that starts every row on a 64-byte line.
+	// RowPad is the padding that starts every row on a boundary of 16
+	// or 64 bytes.
 	RowPad int64
 	// Spare is rows allocated but not yet handed out: the rest of the
 	// last page and of the chunk pages are carved from.
