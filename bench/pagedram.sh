@@ -52,9 +52,9 @@ for r in $(seq "$rounds"); do
 		done
 	done
 done
-python3 - "$out" "$rounds" <<'PY'
-import glob, json, os, statistics, sys
-out, rounds = sys.argv[1], int(sys.argv[2])
+python3 - "$out" "$rounds" "$peermetric" <<'PY'
+import json, os, statistics, sys
+out, rounds, peermetric = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 def lines(f):
     return [json.loads(l) for l in open(f)] if os.path.exists(f) else []
 hn = [lines(f"{out}/hnswlib-{r}.jsonl") for r in range(1, rounds + 1)]
@@ -82,4 +82,6 @@ for ef in efs:
     i0, i1, ic = at("int8", 0, "warm", ef, "p50_us"), at("int8", 1, "warm", ef, "p50_us"), at("int8", 1, "cold", ef, "p50_us")
     f0, f1 = at("none", 0, "warm", ef, "p50_us"), at("none", 1, "warm", ef, "p50_us")
     print(f"| {ef} | {r32:.4f} | {r8:.4f} | {i0:.1f} | {i1:.1f} | {i1/i0:.2f} | {ic:.0f} | {f0:.1f} | {f1:.1f} | {f1/f0:.2f} | {h:.1f} |")
+if peermetric == "ip":
+    print("\nhnswlib searched by inner product on the vectors as stored: its memory is the same as under cosine, its latencies are not of the same search (bench/peers.sh compares speed).")
 PY
