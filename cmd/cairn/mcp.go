@@ -649,6 +649,9 @@ func (m *memory) search(ctx context.Context, _ *mcp.CallToolRequest, in searchIn
 			return nil, out, toolError("half_life_days and importance rank by meaning: use mode vector")
 		}
 		hl := min(in.HalfLifeDays*float64(24*time.Hour), float64(math.MaxInt64/2)) // centuries: no decay to speak of
+		if in.HalfLifeDays > 0 {
+			hl = max(hl, 1) // under a nanosecond: one, not 0 (no recency)
+		}
 		o.Recency = &cairn.Recency{HalfLife: time.Duration(hl), Importance: in.Importance}
 	}
 	res, err := c.QueryText(ctx, in.Query, k, o)

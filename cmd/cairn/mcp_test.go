@@ -527,6 +527,12 @@ func TestMCPMergeAndRank(t *testing.T) {
 	if e := call(t, cs, "memory_search", map[string]any{"query": "tea", "half_life_days": -1}, nil); e == "" {
 		t.Fatal("negative half_life_days accepted")
 	}
+	// A half-life under a nanosecond is the shortest there is, not none:
+	// every memory has aged to nothing.
+	found = searchOut{}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "tea in the morning", "k": 2, "half_life_days": 1e-20}, &found); e != "" || len(found.Hits) != 2 || found.Hits[0].Score != 0 {
+		t.Fatalf("search with half_life_days 1e-20: %q %+v", e, found)
+	}
 }
 
 // TestMCPConcurrentStores has 16 callers store 100 memories each at once
