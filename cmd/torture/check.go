@@ -82,7 +82,7 @@ func check(ctx context.Context, path string, want model, pending []*op, seed uin
 	if err := sdb.Close(); err != nil {
 		v.damage("close after integrity check: %v", err)
 	}
-	db, err := cairn.Open(ctx, path, nil)
+	db, err := cairn.Open(ctx, path, storeOptions(sqlitestore.SyncFull))
 	if err != nil {
 		v.refused = err
 		return v

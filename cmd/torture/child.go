@@ -55,7 +55,7 @@ func (ch *child) fail(seq int, err error) {
 }
 
 func (ch *child) open() {
-	db, err := cairn.Open(context.Background(), ch.path, &cairn.Options{SQLite: &sqlitestore.Options{Sync: ch.sync}})
+	db, err := cairn.Open(context.Background(), ch.path, storeOptions(ch.sync))
 	if err != nil {
 		ch.fail(0, fmt.Errorf("open: %w", err))
 	}

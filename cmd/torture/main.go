@@ -31,7 +31,9 @@
 //	go run -tags cairn_crashpoint ./cmd/torture -trials 1000 -dir /some/disk
 //
 // The second form also kills at crash points inside the library (between
-// a commit and its acknowledgement, inside an index save). The last line
+// a commit and its acknowledgement, inside an index save). With
+// -page-vectors DIR the children and the checks page the vectors in DIR
+// (sqlitestore.Options.PageVectorsIn). The last line
 // is "trials N, acknowledged A, lost L, refused R, corrupt C"; the exit
 // status is non-zero if any write was lost, any file refused or damaged.
 package main
@@ -70,6 +72,7 @@ func main() {
 		verbose  = flag.Bool("v", false, "report every trial")
 		within   = flag.Duration("kill-within", 3*time.Second, "kill each child within about this long of its start")
 		keep     = flag.Bool("keep", false, "keep the database files")
+		pages    = flag.String("page-vectors", "", "page the collections' vectors in this directory (sqlitestore.Options.PageVectorsIn), in the children and the checks")
 
 		soak       = flag.Duration("soak", 0, "instead of crash trials, soak for this long (8 writers, 8 readers, deletes and upserts) sampling RSS and file size")
 		soakEvery  = flag.Duration("soak-every", 10*time.Second, "sampling interval of -soak")
@@ -97,6 +100,7 @@ func main() {
 		*seed = uint64(time.Now().UnixNano())
 	}
 	killWithin = *within
+	pageVectorsIn = *pages
 	if *childMode {
 		if *childLog != "" {
 			if err := powerfail.Register(*childLog); err != nil {
@@ -143,6 +147,16 @@ func main() {
 
 // killWithin bounds how long a child runs before it is killed (-kill-within).
 var killWithin = 3 * time.Second
+
+// pageVectorsIn is the directory in which the children and the checks
+// page the collections' vectors (-page-vectors), "" for none.
+var pageVectorsIn string
+
+// storeOptions returns the options the children and the checks open a
+// file with: sync as given, the vectors paged under -page-vectors.
+func storeOptions(sync sqlitestore.Sync) *cairn.Options {
+	return &cairn.Options{SQLite: &sqlitestore.Options{Sync: sync, PageVectorsIn: pageVectorsIn}}
+}
 
 // kill strategies
 const (
@@ -351,7 +365,7 @@ type trialResult struct {
 
 // runTrial runs one child on path and kills it as kill says.
 func runTrial(ctx context.Context, self, path string, trial int, seed uint64, kill, syncFlag string, r *rand.Rand, readBeside bool, extra ...string) trialResult {
-	args := append([]string{"-child", "-path", path, "-trial", fmt.Sprint(trial), "-seed", fmt.Sprint(seed), "-sync", syncFlag}, extra...)
+	args := append([]string{"-child", "-path", path, "-trial", fmt.Sprint(trial), "-seed", fmt.Sprint(seed), "-sync", syncFlag, "-page-vectors", pageVectorsIn}, extra...)
 	cmd := exec.Command(self, args...)
 	cmd.Env = os.Environ()
 	switch kill {
