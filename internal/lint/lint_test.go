@@ -29,11 +29,12 @@ type rule struct {
 // place here.
 var graph = map[string]rule{
 	"vector/internal/kernel": {third: []string{"golang.org/x/sys/cpu"}},
-	"vector":                 {cairn: []string{"vector/internal/kernel", "internal/hugepage"}, third: []string{"golang.org/x/sys/cpu"}},
+	"vector":                 {cairn: []string{"vector/internal/kernel", "internal/hugepage", "internal/pagefile"}, third: []string{"golang.org/x/sys/cpu"}},
 	"vector/quant":           {cairn: []string{"vector", "vector/internal/kernel"}, third: []string{"golang.org/x/sys/cpu"}},
 	"flat":                   {cairn: []string{"vector"}},
 	"hnsw":                   {cairn: []string{"vector", "vector/quant", "internal/hugepage", "internal/hnswseam", "internal/pace", "internal/reservoir"}},
 	"internal/hugepage":      {},
+	"internal/pagefile":      {third: []string{"golang.org/x/sys/unix"}},
 	// What hnsw shares with the root alone: the seam it fills in, the
 	// pacer of background work and the reservoir of recent queries.
 	"internal/hnswseam":     {},
@@ -88,6 +89,7 @@ var graph = map[string]rule{
 	// recency through the API.
 	"bench/history":  {cairn: []string{""}},
 	"bench/agentmem": {cairn: []string{"", "recall", "vector"}},
+	"bench/pagedram": {cairn: []string{"hnsw", "recall", "sqlitestore", "vector"}},
 	"weaviate": {
 		cairn: []string{"", "vector", "hnsw", "internal/metavalue"},
 		third: []string{"google.golang.org/grpc", "google.golang.org/protobuf/encoding/protowire"},
