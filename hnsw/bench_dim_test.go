@@ -110,19 +110,7 @@ func BenchmarkLayout(b *testing.B) {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
 			n := lowDimN(b)
 			ds, _ := datasetDim(b, n, dim)
-			ixs := layoutPair(b, ds)
-			for _, ef := range []int{16, 64, 256} {
-				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
-					o := &hnsw.SearchOptions{Ef: ef}
-					on := func(ix *hnsw.Index) func([]float32) error {
-						return func(q []float32) error {
-							_, err := ix.SearchWith(context.Background(), q, 10, o)
-							return err
-						}
-					}
-					alternate(b, ds, ef, "pointer/inline", [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
-				})
-			}
+			alternateIndexes(b, ds, "pointer/inline", layoutPair(b, ds))
 		})
 	}
 }
@@ -167,19 +155,24 @@ func BenchmarkRowAlign(b *testing.B) {
 				}
 				return ix
 			}
-			ixs := [2]*hnsw.Index{load(16), load(alt)}
-			for _, ef := range []int{16, 64, 256} {
-				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
-					o := &hnsw.SearchOptions{Ef: ef}
-					on := func(ix *hnsw.Index) func([]float32) error {
-						return func(q []float32) error {
-							_, err := ix.SearchWith(context.Background(), q, 10, o)
-							return err
-						}
-					}
-					alternate(b, ds, ef, fmt.Sprintf("align%dB/align64B", 4*alt), [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
-				})
+			alternateIndexes(b, ds, fmt.Sprintf("align%dB/align64B", 4*alt), [2]*hnsw.Index{load(16), load(alt)})
+		})
+	}
+}
+
+// alternateIndexes runs alternate on two indexes of ds at ef 16, 64 and
+// 256, k = 10.
+func alternateIndexes(b *testing.B, ds *recall.Dataset, ratio string, ixs [2]*hnsw.Index) {
+	for _, ef := range []int{16, 64, 256} {
+		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
+			o := &hnsw.SearchOptions{Ef: ef}
+			on := func(ix *hnsw.Index) func([]float32) error {
+				return func(q []float32) error {
+					_, err := ix.SearchWith(context.Background(), q, 10, o)
+					return err
+				}
 			}
+			alternate(b, ds, ef, ratio, [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
 		})
 	}
 }

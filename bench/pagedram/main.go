@@ -110,15 +110,7 @@ func metric(data string) (vector.Metric, error) {
 	if err != nil {
 		return 0, err
 	}
-	switch strings.TrimSpace(string(b)) {
-	case "l2", "euclidean":
-		return vector.L2, nil
-	case "cosine", "angular":
-		return vector.Cosine, nil
-	case "dot", "ip":
-		return vector.Dot, nil
-	}
-	return 0, fmt.Errorf("unknown metric %q in %s.metric", b, data)
+	return recall.MetricOf(string(b))
 }
 
 func build(ctx context.Context, c config, m vector.Metric, out io.Writer) error {
@@ -195,8 +187,9 @@ func resident() memory {
 	return m
 }
 
-// settle collects the garbage and returns what it freed to the system,
-// so that the resident figures count live memory.
+// settle collects the garbage and gives the freed memory back to the
+// system before reading the resident memory, so that it counts what is
+// live.
 func settle() memory {
 	runtime.GC()
 	debug.FreeOSMemory()
@@ -270,8 +263,7 @@ func query(ctx context.Context, c config, out io.Writer) error {
 	if err := emit(line{Phase: "opened", OpenSeconds: open.Seconds(), Graph: &gm}); err != nil {
 		return err
 	}
-	pageOut := func() error { return coll.PageOut() }
-	if err := pageOut(); err != nil {
+	if err := coll.PageOut(); err != nil {
 		return err
 	}
 	if err := emit(line{Phase: "paged out"}); err != nil {
@@ -305,7 +297,7 @@ func query(ctx context.Context, c config, out io.Writer) error {
 			QPS: float64(len(lat)) / sum.Seconds()})
 	}
 	for _, ef := range c.efs {
-		if err := pageOut(); err != nil {
+		if err := coll.PageOut(); err != nil {
 			return err
 		}
 		lat, rec, err := pass(ef)
