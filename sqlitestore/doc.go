@@ -13,7 +13,9 @@
 // every collection's vectors into an in-memory arena (a [vector.MemStore]),
 // and Get, ForEach, ViewBlocks — hence every search — read only the arena:
 // an exact search over a Collection runs the same code as over a MemStore.
-// A write goes to SQLite first and, once its transaction has committed, to
+// With [Options.PageVectorsIn] the arena is paged from an unlinked
+// temporary file, so that the kernel keeps resident only the vectors that
+// are read. A write goes to SQLite first and, once its transaction has committed, to
 // the arena, so a reader never sees a write that could still be lost.
 //
 // Items carry an [Item.ID] (a [vector.ID], the row's integer key), an

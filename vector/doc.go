@@ -1,7 +1,8 @@
 // Package vector is the floor of cairn: the vector and id types, the
 // distance metrics and their SIMD kernels, the sentinel errors every package
 // returns, the two interfaces every store and index implements, and
-// [MemStore], the in-memory store.
+// [MemStore], the in-memory store (or one paged from a temporary file,
+// [NewPagedMemStore]).
 //
 // # Model
 //
