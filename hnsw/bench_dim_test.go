@@ -110,7 +110,7 @@ func BenchmarkLayout(b *testing.B) {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
 			n := lowDimN(b)
 			ds, _ := datasetDim(b, n, dim)
-			alternateIndexes(b, ds, "pointer/inline", layoutPair(b, ds))
+			alternateIndexes(b, ds, "pointer/inline", layoutPair(b, ds), nil)
 		})
 	}
 }
@@ -155,14 +155,14 @@ func BenchmarkRowAlign(b *testing.B) {
 				}
 				return ix
 			}
-			alternateIndexes(b, ds, fmt.Sprintf("align%dB/align64B", 4*alt), [2]*hnsw.Index{load(16), load(alt)})
+			alternateIndexes(b, ds, fmt.Sprintf("align%dB/align64B", 4*alt), [2]*hnsw.Index{load(16), load(alt)}, nil)
 		})
 	}
 }
 
 // alternateIndexes runs alternate on two indexes of ds at ef 16, 64 and
-// 256, k = 10.
-func alternateIndexes(b *testing.B, ds *recall.Dataset, ratio string, ixs [2]*hnsw.Index) {
+// 256, k = 10, and then, if not nil, then at each ef.
+func alternateIndexes(b *testing.B, ds *recall.Dataset, ratio string, ixs [2]*hnsw.Index, then func(b *testing.B, ef int)) {
 	for _, ef := range []int{16, 64, 256} {
 		b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
 			o := &hnsw.SearchOptions{Ef: ef}
@@ -173,6 +173,9 @@ func alternateIndexes(b *testing.B, ds *recall.Dataset, ratio string, ixs [2]*hn
 				}
 			}
 			alternate(b, ds, ef, ratio, [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
+			if then != nil {
+				then(b, ef)
+			}
 		})
 	}
 }

@@ -59,21 +59,11 @@ func BenchmarkQuantized(b *testing.B) {
 		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
 			ds, truth := datasetDim(b, lowDimN(b), dim)
 			ixs := quantPair(b, ds)
-			for _, ef := range []int{16, 64, 256} {
-				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {
-					o := &hnsw.SearchOptions{Ef: ef}
-					on := func(ix *hnsw.Index) func([]float32) error {
-						return func(q []float32) error {
-							_, err := ix.SearchWith(context.Background(), q, 10, o)
-							return err
-						}
-					}
-					alternate(b, ds, ef, "int8/float32", [2]func([]float32) error{on(ixs[0]), on(ixs[1])})
-					for v, name := range []string{"recall-float32", "recall-int8"} {
-						b.ReportMetric(meanRecall(b, ixs[v], ds, truth, 10, ef), name)
-					}
-				})
-			}
+			alternateIndexes(b, ds, "int8/float32", ixs, func(b *testing.B, ef int) {
+				for v, name := range []string{"recall-float32", "recall-int8"} {
+					b.ReportMetric(meanRecall(b, ixs[v], ds, truth, 10, ef), name)
+				}
+			})
 		})
 	}
 }
