@@ -39,12 +39,17 @@ import (
 // the least relevance in the window times the recency of the last item
 // walked by time (importance is at most 1), so once the k-th best score
 // reaches that bound, no other item can beat it. Each round advances the
-// list whose factor of the bound is the larger. A query whose best items
-// all score low walks far: most of the collection, when relevance says
-// little (unrelated items alike) and recency little more (a half-life
-// much longer than the items' spread in time). With MMR, the score stands
-// in for the similarity to the query; a reranker is given the best by
-// score. Keyword and hybrid queries refuse it.
+// list whose factor of the bound is the larger. Once walks go past a
+// thousand items, the collection keeps int8 codes of the newest items
+// they reach (package quant: Dim+4 bytes each, for at most a quarter of
+// the items, in memory only), and a walk reads an item's vector only
+// where its code, with a strict bound on its error, cannot rule it out.
+// A query whose best items all score low walks far: most of the
+// collection, when relevance says little (unrelated items alike) and
+// recency little more (a half-life much longer than the items' spread
+// in time). With MMR, the score stands in for the similarity to the
+// query; a reranker is given the best by score. Keyword and hybrid
+// queries refuse it.
 type Recency struct {
 	// HalfLife is the age at which recency halves. Zero means recency
 	// plays no part (only importance does); it must not be negative.
@@ -137,8 +142,14 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
 		byTime.q = prepared
-		byTime.list, byTime.imps = c.cat.times.ordered(r)
+		byTime.list, byTime.imps, byTime.codes = c.cat.times.ordered(ctx, r, c.st)
 		byTime.next = len(byTime.list.recs) - 1
+		if byTime.codes.qz != nil {
+			byTime.cb = &p.scratchSpace().codes
+			if err := byTime.cb.prepare(&byTime.codes, q); err != nil {
+				return nil, fmt.Errorf("cairn: query: %w", err)
+			}
+		}
 	}
 	step := max(recencyWindow, p.pool, c.beamWidth(p))
 	var (
@@ -161,6 +172,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			}
 			last = 0
 			stopped := false // MinSimilarity stopped the list: nothing beyond can pass it
+			recs := hitRecords(&c.cat.recs, hits, p.scratchSpace())
 			for i, h := range hits {
 				sim := similarity(c.cfg.Metric, h.Distance)
 				if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
@@ -168,9 +180,13 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 					break
 				}
 				last = relevance(sim)
-				rec := c.cat.recs.get(h.ID)
+				rec := recs[i]
+				d := r.decay(rec, now)
+				if best.full() && last*d < best.floor() {
+					continue // its importance is at most 1: it cannot make the pool
+				}
 				best.push(scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
-					score: recencyScore(r, rec, last, now)})
+					score: last * d * r.importance(rec)})
 			}
 			whole = stopped || len(hits) < w || w == n
 		}
@@ -197,6 +213,9 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			}
 		}
 	}
+	if byTime.walking() {
+		c.cat.times.noteWalk(len(byTime.list.keys) - 1 - byTime.next)
+	}
 	pool := best.sorted()
 	cands := make([]candidate, len(pool))
 	for i := range cands {
@@ -205,6 +224,21 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		cands[i].res.Distance, cands[i].res.Similarity, cands[i].res.Score, cands[i].res.VectorRank = float64(s.dist), s.sim, s.score, s.rank
 	}
 	return cands, nil
+}
+
+// hitRecords returns the record of each hit, in sc's memory, having read
+// each one's time in a loop of independent reads: their cache misses
+// overlap, rather than come one at a time in the loop that scores them.
+func hitRecords(t *recTable, hits []vector.Result, sc *queryScratch) []*record {
+	recs := sc.recs[:0]
+	var sum int64
+	for _, h := range hits {
+		r := t.get(h.ID)
+		recs = append(recs, r)
+		sum += r.updated
+	}
+	sc.recs, sc.sink = recs, sum
+	return recs
 }
 
 // widenCost is about what a search for the w nearest costs, in
@@ -327,6 +361,8 @@ type recentWalk struct {
 	next   int           // the index in list of the next item to walk
 	recent float64       // the recency of the newest item not walked: the most any not walked has
 	batch  *walkBatch    // the items waiting to be scored; nil until the walk starts
+	codes  recentCodes   // codes of the newest items of list
+	cb     *codeBound    // the query prepared for codes; nil without
 }
 
 // walk scores the items of the list above index to (the newer ones)
@@ -348,6 +384,11 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	// rises, so an item may be scored that a walk one at a time would
 	// have passed over, never the other way.
 	floor, stop := -1.0, int64(math.MinInt64)
+	// high is the recency of an item walked, at least that of every
+	// older one: the tests use it for the items older by less than
+	// HalfLife/decayRun (those after highEnd), and only those that pass
+	// get a recency of their own.
+	high, highEnd := 1.0, int64(math.MaxInt64)
 	for ; b.next > to; b.next-- {
 		i := b.next
 		if best.full() && best.floor() != floor {
@@ -363,12 +404,18 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 		if last*imp < floor {
 			continue
 		}
-		weight := b.decay(keys[i]) * imp
-		if last*weight < floor {
+		if keys[i] < highEnd {
+			high = b.decay(keys[i])
+			highEnd = math.MinInt64
+			if run := int64(b.r.HalfLife / decayRun); keys[i] > math.MinInt64+run {
+				highEnd = keys[i] - run
+			}
+		}
+		if last*high*imp < floor {
 			continue
 		}
 		t := b.batch
-		t.idx[t.n], t.weights[t.n] = i, weight
+		t.idx[t.n], t.imps[t.n], t.weights[t.n] = i, imp, high*imp
 		t.n++
 		if t.n == walkBatchLen {
 			if err := b.score(best); err != nil {
@@ -388,16 +435,23 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 
 // score scores the batch's items that the query sees (published,
 // visible, passing its filter) and pushes them to best; it empties the
-// batch.
+// batch. Items whose codes bound their score below the pool's last are
+// passed over first, unread.
 func (b *recentWalk) score(best *scoredPool) error {
 	t, c := b.batch, b.c
+	if b.cb != nil && best.full() {
+		b.passOver(best.floor())
+	}
 	m := 0
 	for j := range t.n {
+		if t.weights[j] < 0 {
+			continue // passed over
+		}
 		rec := b.list.recs[t.idx[j]]
 		if !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
 			continue
 		}
-		t.recs[m], t.weights[m] = rec, t.weights[j]
+		t.recs[m], t.weights[m] = rec, b.decay(b.list.keys[t.idx[j]])*t.imps[j]
 		m++
 	}
 	t.n = 0
@@ -420,20 +474,51 @@ func (b *recentWalk) score(best *scoredPool) error {
 	return nil
 }
 
+// passOver marks (with a weight of -1) the batch's items whose codes
+// bound their score below floor, or their similarity below
+// MinSimilarity.
+func (b *recentWalk) passOver(floor float64) {
+	t, rc := b.batch, &b.codes
+	m := 0
+	for j := range t.n {
+		if rc.has(t.idx[j]) {
+			t.codes[m], t.coded[m] = rc.code(t.idx[j]), j
+			m++
+		}
+	}
+	b.cb.q.GatherDistances(t.codes[:m], t.dists[:m])
+	for h, j := range t.coded[:m] {
+		d := b.cb.lowest(t.dists[h], rc.resid[t.idx[j]-rc.from])
+		sim := similarity(b.c.cfg.Metric, d)
+		if relevance(sim)*t.weights[j] < floor || b.minSim != nil && sim < *b.minSim {
+			t.weights[j] = -1
+		}
+	}
+}
+
 // walkBatch is the items a walk has yet to score: their indexes in the
-// list and their recency × importance, then, while score runs, their
-// records, vectors and distances.
+// list, their importances and a bound on their recency × importance,
+// then, while score runs, their codes, records, vectors and distances
+// (and recency × importance).
 type walkBatch struct {
 	n       int
 	idx     [walkBatchLen]int
 	recs    [walkBatchLen]*record
+	imps    [walkBatchLen]float64
 	weights [walkBatchLen]float64
+	codes   [walkBatchLen]*byte
+	coded   [walkBatchLen]int // the batch index of each of codes
 	rows    [walkBatchLen]*float32
 	dists   [walkBatchLen]float32
 }
 
 // walkBatchLen is how many items a walk scores together.
 const walkBatchLen = 32
+
+// A walk tests the items up to HalfLife/decayRun older than one it
+// computed the recency of against that recency, over 0.5% more than
+// theirs at most; each item that passes gets its own.
+const decayRun = 128
 
 // decay is the recency of an item of time key k (Recency.decay).
 func (b *recentWalk) decay(k int64) float64 {
@@ -466,13 +551,9 @@ func (b *recentWalk) cut(x float64) int {
 	if x >= 1 {
 		return b.next
 	}
-	// The first (oldest first) index whose recency is above x, less one.
-	i, _ := slices.BinarySearchFunc(b.list.keys, x, func(k int64, x float64) int {
-		if b.decay(k) > x {
-			return 1
-		}
-		return -1
-	})
+	// The first (oldest first) index whose key is after the latest
+	// whose recency is at most x, less one.
+	i, _ := slices.BinarySearch(b.list.keys, b.stopTime(x, 1)+1)
 	return min(i-1, b.next)
 }
 

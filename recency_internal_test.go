@@ -119,6 +119,23 @@ var extraImportance = []string{"w1", "w2", "w3", "w4"}
 // years, where relevance does), importance (under more keys than a time
 // order keeps), filter and MinSimilarity.
 func TestRecencyExact(t *testing.T) {
+	for _, codes := range []bool{false, true} {
+		t.Run(map[bool]string{false: "vectors", true: "codes"}[codes], func(t *testing.T) {
+			withCodes(t, codes)
+			testRecencyExact(t)
+		})
+	}
+}
+
+// withCodes makes recency walks keep codes of the newest items from
+// their first query (on), or never (off), until the test ends.
+func withCodes(t *testing.T, on bool) {
+	was := minCodeDepth
+	minCodeDepth = map[bool]int{false: math.MaxInt, true: 0}[on]
+	t.Cleanup(func() { minCodeDepth = was })
+}
+
+func testRecencyExact(t *testing.T) {
 	clk := NewFakeClock()
 	for _, metric := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
 		c := recencyFixture(t, Flat, metric, 3000, 8, clk)
@@ -296,6 +313,7 @@ func TestRecencyOptions(t *testing.T) {
 // drop its importances while others walk it; run it with -race. Once the
 // writer is done, every key's query agrees with the exhaustive ranking.
 func TestRecencyConcurrent(t *testing.T) {
+	withCodes(t, true) // filled by the queries as the writer appends
 	ctx := context.Background()
 	clk := NewFakeClock()
 	c := recencyFixture(t, Flat, vector.Cosine, 1000, 8, clk)

@@ -156,6 +156,9 @@ type queryScratch struct {
 	lists  []map[vector.ID]struct{} // the posting lists a complement excludes
 	bits   bitFilter
 	allBut allBut
+	codes  codeBound // a recency query's bound from codes
+	recs   []*record // a recency query's window
+	sink   int64     // keeps hitRecords' reads
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
@@ -174,6 +177,7 @@ func (p *plan) release() {
 	if p.scratch != nil {
 		// Let the posting lists go.
 		p.scratch.allBut = allBut{}
+		clear(p.scratch.recs)
 		clear(p.scratch.lists[:cap(p.scratch.lists)])
 		scratchPool.Put(p.scratch)
 		p.scratch = nil

@@ -5,9 +5,13 @@ package cairn
 
 import (
 	"cmp"
+	"context"
 	"math"
 	"slices"
 	"sync"
+	"sync/atomic"
+
+	"github.com/cairndb/cairn/vector"
 )
 
 // timeOrder lists published records by UpdatedAt, oldest first (a record
@@ -17,10 +21,11 @@ import (
 // collection's lock, held exclusively: most writes are stamped now, which
 // keeps the list in order. A query, holding the lock shared, takes
 // ordered, which sorts the list again when writes left it out of order or
-// mostly retired. The lists queries walk are never changed in place: a
-// sort builds new ones, and appends write past the end a query holds.
+// mostly retired, and fills the importances and codes walks read. The
+// lists queries walk are never changed in place: a sort builds new ones,
+// and appends write past the end a query holds.
 type timeOrder struct {
-	mu      sync.Mutex // serialises the queries that sort or fill weights
+	mu      sync.Mutex // serialises the queries that sort or fill importances and codes
 	list    timeList
 	sorted  int // list[:sorted] is in order
 	retired int // records of the list retired since the last sort
@@ -28,6 +33,11 @@ type timeOrder struct {
 	// of the list under that key (Recency.importance), for the records
 	// of list that queries have asked for; a sort drops them.
 	imps map[string][]float64
+	// codes holds int8 codes of the newest records (recentcodes.go), as
+	// deep as walks go; a sort starts them again.
+	codes recentCodes
+	// walked is the most items a walk went through, newest first.
+	walked atomic.Int64
 }
 
 // timeList is the records in time order and their keys (timeKey).
@@ -67,18 +77,36 @@ func (t *timeOrder) add(r *record) {
 // exclusively.
 func (t *timeOrder) retire() { t.retired++ }
 
-// ordered returns the records in order, oldest first, and, if key is not
-// empty, the importance of each under key (nil for none); retired
-// records may be among them (a caller skips those not published). The
-// collection's lock is held, shared or exclusively.
-func (t *timeOrder) ordered(r *Recency) (timeList, []float64) {
+// ordered returns the records in order, oldest first, the importance of
+// each under r's key (nil for none), and codes of the newest as deep as
+// walks go (st holds their vectors); retired records may be among them
+// (a caller skips those not published). The collection's lock is held,
+// shared or exclusively.
+func (t *timeOrder) ordered(ctx context.Context, r *Recency, st vector.Store) (timeList, []float64, recentCodes) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if n := len(t.list.recs); t.sorted < n || t.retired > n/2 {
 		t.sort()
 	}
+	t.codes.fill(ctx, t.list, int(t.walked.Load()), st)
+	return t.list, t.importances(r), t.codes
+}
+
+// noteWalk records that a walk went through n items, newest first.
+func (t *timeOrder) noteWalk(n int) {
+	for {
+		w := t.walked.Load()
+		if int64(n) <= w || t.walked.CompareAndSwap(w, int64(n)) {
+			return
+		}
+	}
+}
+
+// importances returns the importance of each record of the list under
+// r's key, nil for none; t.mu is held.
+func (t *timeOrder) importances(r *Recency) []float64 {
 	if r.Importance == "" {
-		return t.list, nil
+		return nil
 	}
 	imps, ok := t.imps[r.Importance]
 	if !ok && len(t.imps) >= maxImportanceKeys {
@@ -91,7 +119,7 @@ func (t *timeOrder) ordered(r *Recency) (timeList, []float64) {
 		imps = append(imps, r.importance(rec))
 	}
 	t.imps[r.Importance] = imps
-	return t.list, imps
+	return imps
 }
 
 // sort orders the published records again, into new lists.
@@ -108,4 +136,7 @@ func (t *timeOrder) sort() {
 		keys[i] = timeKey(r)
 	}
 	t.list, t.sorted, t.retired, t.imps = timeList{keys: keys, recs: recs}, len(recs), 0, nil
+	if t.codes.qz != nil {
+		t.codes = recentCodes{qz: t.codes.qz, stride: t.codes.stride, from: len(recs)}
+	}
 }
