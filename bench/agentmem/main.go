@@ -186,9 +186,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	at := time.Now()
+	weights := make([]float64, len(all))
+	for i, it := range all {
+		age := max(at.Sub(it.UpdatedAt), 0)
+		imp := min(max(it.Metadata["importance"].(float64), 0), 1)
+		weights[i] = math.Pow(0.5, float64(age)/float64(*halfLife)) * imp
+	}
 	found, total := 0, 0
 	for qi, q := range ds.Queries {
-		best := exhaustive(all, q, *halfLife, at)
+		best := exhaustive(all, weights, q)
 		for _, id := range best {
 			total++
 			if slices.ContainsFunc(got[qi], func(r cairn.Result) bool { return r.ID == id }) {
@@ -238,34 +244,35 @@ func dataset(dir string, n, nq, dim int) (*recall.Dataset, error) {
 }
 
 // exhaustive returns the ids of the 10 best items under Recency's score,
-// computed over every item.
-func exhaustive(all []cairn.Item, q []float32, halfLife time.Duration, now time.Time) []string {
+// computed over every item: weights holds each item's recency ×
+// importance at the time of the queries.
+func exhaustive(all []cairn.Item, weights []float64, q []float32) []string {
 	qn := slices.Clone(q)
-	norm := float32(0)
+	norm := 0.0
 	for _, x := range qn {
-		norm += x * x
+		norm += float64(x) * float64(x)
 	}
 	for i := range qn {
-		qn[i] /= float32(math.Sqrt(float64(norm)))
+		qn[i] = float32(float64(qn[i]) / math.Sqrt(norm))
 	}
 	type scored struct {
 		id    string
 		score float64
 	}
-	s := make([]scored, len(all))
+	var best []scored // the 10 best so far, best first
 	for i, it := range all {
-		cos := 0.0
-		for j, x := range qn {
-			cos += float64(x) * float64(it.Embedding[j]) // both unit length
+		cos := float64(vector.InnerProduct(qn, it.Embedding)) // both unit length
+		sc := max(cos, 0) * weights[i]
+		if len(best) == 10 && sc <= best[9].score {
+			continue
 		}
-		age := max(now.Sub(it.UpdatedAt), 0)
-		imp := min(max(it.Metadata["importance"].(float64), 0), 1)
-		s[i] = scored{it.ID, max(cos, 0) * math.Pow(0.5, float64(age)/float64(halfLife)) * imp}
+		at, _ := slices.BinarySearchFunc(best, sc, func(a scored, s float64) int { return cmp.Compare(s, a.score) })
+		best = slices.Insert(best, at, scored{it.ID, sc})
+		best = best[:min(len(best), 10)]
 	}
-	slices.SortFunc(s, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
-	ids := make([]string, 10)
+	ids := make([]string, len(best))
 	for i := range ids {
-		ids[i] = s[i].id
+		ids[i] = best[i].id
 	}
 	return ids
 }
