@@ -50,9 +50,6 @@ func (rc *recentCodes) has(i int) bool {
 // code returns the code of the item at list index i (has(i)).
 func (rc *recentCodes) code(i int) *byte { return &rc.buf[(i-rc.from)*rc.stride] }
 
-// bytes returns the memory the codes take.
-func (rc *recentCodes) bytes() int { return cap(rc.buf) + 4*cap(rc.resid) }
-
 // fill brings the codes to the end of list, and back as far as the
 // deepest walk went and a quarter more, within a quarter of the list. It
 // starts them (training a quantizer on st) once a walk went minCodeDepth
