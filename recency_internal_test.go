@@ -397,3 +397,39 @@ func TestRecencyOldTimes(t *testing.T) {
 		t.Fatalf("results %+v, want new first and old at a score of about 0", res)
 	}
 }
+
+// TestRecencyCodesStart checks the codes at their default threshold: on
+// 20,000 items with a half-life as long as their spread in time, walks
+// go past minCodeDepth, the codes start, and every answer, before and
+// after writes between the queries, is the exhaustive ranking.
+func TestRecencyCodesStart(t *testing.T) {
+	clk := NewFakeClock()
+	c := recencyFixture(t, Flat, vector.Cosine, 20000, 16, clk)
+	rng := rand.New(rand.NewPCG(9, 9))
+	for trial := range 40 {
+		if trial == 20 {
+			churn(t, c, rng, clk.Now())
+		}
+		q := make([]float32, 16)
+		for j := range q {
+			q[j] = float32(rng.NormFloat64())
+		}
+		o := &QueryOptions{Recency: &Recency{HalfLife: 30 * 24 * time.Hour, Importance: "importance"}}
+		got, err := c.Query(context.Background(), q, 10, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := exhaustive(t, c, q, o, clk.Now())
+		for i := range got {
+			if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
+				t.Fatalf("trial %d: result %d is %s at %v, want %s at %v", trial, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+			}
+		}
+	}
+	c.cat.times.mu.Lock()
+	started := c.cat.times.codes.qz != nil
+	c.cat.times.mu.Unlock()
+	if !started {
+		t.Fatalf("no codes after walks of up to %d items", c.cat.times.walked.Load())
+	}
+}
