@@ -108,6 +108,17 @@ func exhaustive(t *testing.T, c *Collection, q []float32, o *QueryOptions, now t
 	return out
 }
 
+// sameScores returns an error naming the first result of got whose
+// score is not want's at the same rank (ties may list other items).
+func sameScores(got, want []Result) error {
+	for i := range got {
+		if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
+			return fmt.Errorf("result %d is %s at %v, want %s at %v", i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
+		}
+	}
+	return nil
+}
+
 // extraImportance are more metadata keys of the fixture's items, numbers
 // from 0 to 1: with "importance" and "group", queries ask for more keys
 // than a time order keeps importances for.
@@ -167,11 +178,10 @@ func testRecencyExact(t *testing.T) {
 			if len(got) != min(k, len(want)) {
 				t.Fatalf("%v trial %d: %d results, want %d", metric, trial, len(got), min(k, len(want)))
 			}
+			if err := sameScores(got, want); err != nil {
+				t.Fatalf("%v trial %d (%+v): %v", metric, trial, *o.Recency, err)
+			}
 			for i := range got {
-				if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
-					t.Fatalf("%v trial %d (%+v): result %d is %s at %v, want %s at %v",
-						metric, trial, *o.Recency, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
-				}
 				if i > 0 && got[i].Score > got[i-1].Score {
 					t.Fatalf("%v trial %d: results not best first", metric, trial)
 				}
@@ -361,10 +371,8 @@ func TestRecencyConcurrent(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := exhaustive(t, c, q, o, clk.Now())
-		for i := range got {
-			if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
-				t.Fatalf("importance %q: result %d is %s at %v, want %s at %v", key, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
-			}
+		if err := sameScores(got, want); err != nil {
+			t.Fatalf("importance %q: %v", key, err)
 		}
 	}
 }
@@ -420,10 +428,8 @@ func TestRecencyCodesStart(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := exhaustive(t, c, q, o, clk.Now())
-		for i := range got {
-			if math.Abs(got[i].Score-want[i].Score) > 1e-6*max(1, want[i].Score) {
-				t.Fatalf("trial %d: result %d is %s at %v, want %s at %v", trial, i, got[i].ID, got[i].Score, want[i].ID, want[i].Score)
-			}
+		if err := sameScores(got, want); err != nil {
+			t.Fatalf("trial %d: %v", trial, err)
 		}
 	}
 	c.cat.times.mu.Lock()

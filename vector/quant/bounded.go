@@ -4,10 +4,8 @@
 package quant
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
-	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 	"github.com/cairndb/cairn/vector/internal/kernel"
@@ -120,8 +118,7 @@ func (r *BoundedQuery) GatherDistances(codes []*byte, out []float32) {
 			case vector.Dot:
 				out[lo+i] = -ip
 			default:
-				norm := math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), r.dim)), normBytes)))
-				out[lo+i] = r.qq - 2*ip + norm
+				out[lo+i] = r.qq - 2*ip + normAt(c, r.dim)
 			}
 		}
 	}

@@ -230,10 +230,14 @@ func (r *Query) GatherDistances(codes []*byte, out []float32) {
 		}
 	default:
 		for i, ip := range out {
-			norm := math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(codes[i]), r.dim)), normBytes)))
-			out[i] = r.qq - 2*ip + norm
+			out[i] = r.qq - 2*ip + normAt(codes[i], r.dim)
 		}
 	}
+}
+
+// normAt returns the ‖x‖² trailer of the code at c, of dimension dim.
+func normAt(c *byte, dim int) float32 {
+	return math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), dim)), normBytes)))
 }
 
 // Distances writes into out[i] the estimated distance to code i of codes,
