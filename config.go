@@ -135,8 +135,9 @@ type CollectionConfig struct {
 	// hnsw): the graph calibrates itself, [IndexInfo].Calibration
 	// reports what it chose, and an Auto collection routes by it.
 	// HNSW.Quantize = hnsw.QuantizeInt8 makes the graph walk int8 codes
-	// of the embeddings (a quarter of the bytes) and rescore its
-	// finalists exactly, so scores stay exact (see [hnsw.Quantize]); it
+	// of the embeddings (a quarter of the bytes), hnsw.QuantizeBinary
+	// 1-bit codes (a thirty-second), and rescore its finalists exactly,
+	// so scores stay exact (see [hnsw.Quantize]); it
 	// is off by default, stored with the collection, and an undefined
 	// value is refused by Validate.
 	HNSW hnsw.Options

@@ -74,7 +74,7 @@ type settings struct {
 		Seed           uint64  `json:"seed,omitempty"`
 		TargetRecall   float64 `json:"target_recall,omitempty"`
 		TargetK        int     `json:"target_k,omitempty"`
-		Quantize       string  `json:"quantize,omitempty"` // "int8"; absent for none
+		Quantize       string  `json:"quantize,omitempty"` // "int8" or "binary"; absent for none
 	} `json:"hnsw"`
 	QFlat struct {
 		Rescore int     `json:"rescore,omitempty"`

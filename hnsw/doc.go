@@ -161,7 +161,9 @@
 // distances are exact. The graph is built with
 // float32 as without the option. Codes are trained from the store and
 // trained again as it grows or drifts; see [Quantize] for the rules and
-// their cost.
+// their cost. [QuantizeBinary] keeps 1-bit codes instead (a sign a
+// dimension: 204 bytes a node at d = 1536), coarser, walked the same
+// way.
 //
 // # Concurrency
 //
@@ -198,7 +200,8 @@
 // [Index.Track] then. Loading is a linear decode with no distance
 // computation, far cheaper than a rebuild (see BenchmarkLoad). An index
 // with [QuantizeInt8] writes format version 2, which adds the option and
-// the quantizer; loading encodes the codes again from the store (O(n·d)),
+// the quantizer, and one with [QuantizeBinary] version 3, the same
+// fields, which builds that know only int8 codes refuse as newer; loading encodes the codes again from the store (O(n·d)),
 // and trains a quantizer from it for a version-1 graph read by an index
 // with the option set.
 package hnsw

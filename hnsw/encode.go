@@ -33,13 +33,15 @@ import (
 // ([quant.Quantizer.MarshalBinary]). An index without quantization writes
 // version 1, byte for byte as before; a version-1 graph is read with the
 // reading index's own Quantize option, and codes trained from the store.
+// Version 3 is version 2 written with [QuantizeBinary], so that builds
+// that know only int8 codes refuse it as a newer format.
 //
 // Vectors are not encoded: they live in the store, and ReadFrom resolves
 // every id against it. Nor are codes: ReadFrom encodes them again from the
 // store with the saved quantizer (or trains one when there is none).
 const (
 	magic         = "cairnHNS"
-	formatVersion = 2
+	formatVersion = 3
 	headerLen     = 8 + 4 + 8
 )
 

@@ -207,9 +207,9 @@ func (ix *Index) setLayout() {
 		ix.row0, ix.lnk0 = alignRow(ix.dim+ix.stride0, false), ix.dim
 	}
 	if ix.opts.Quantize != QuantizeNone {
-		// The row holds the int8 code in place of the float32 copy
+		// The row holds the code in place of the float32 copy
 		// (quantize.go); the walk reads the code, not the vector.
-		cw := codeWords(ix.dim)
+		cw := codeWords(ix.dim, ix.opts.Quantize)
 		ix.inline = false
 		ix.row0, ix.lnk0 = alignRow(cw+ix.stride0, true), cw
 		ix.codeLines = min((ix.codeSize()+63)/64, 2)

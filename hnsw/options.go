@@ -104,8 +104,9 @@ type Options struct {
 	TargetK int
 
 	// Quantize chooses what the graph walks at query time: float32
-	// vectors ([QuantizeNone], the default) or int8 codes ([QuantizeInt8]),
-	// whose finalists are rescored exactly (see [Quantize]). It is saved
+	// vectors ([QuantizeNone], the default), int8 codes ([QuantizeInt8])
+	// or 1-bit codes ([QuantizeBinary]), whose finalists are rescored
+	// exactly (see [Quantize]). It is saved
 	// with the graph by [Index.WriteTo]. Must be a defined Quantize value.
 	Quantize Quantize
 }
@@ -169,7 +170,7 @@ func (o *Options) Validate() error {
 	}
 	o.validateTarget(bad)
 	if !o.Quantize.valid() {
-		bad("Quantize = %d, want QuantizeNone or QuantizeInt8", o.Quantize)
+		bad("Quantize = %d, want QuantizeNone, QuantizeInt8 or QuantizeBinary", o.Quantize)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -38,7 +38,15 @@ import (
 // the estimates misrank a node near the edge of the beam, or by more than
 // the measured bound; QuantizedRecall tests bound the loss.
 //
-// Inserts walk the codes too once they are trained, at dimension 192 or
+// With [QuantizeBinary] the row holds a 1-bit code instead: a sign a
+// dimension about the data's mean, in whole 64-bit words, and a 12-byte
+// trailer (quant.TrainOptions.Bits = 1; 204 bytes at d = 1536 against
+// 1,540 for int8). Its estimates are much coarser; they choose what the
+// walk expands and which finalists are rescored, as int8 ones do, and
+// the rescoring's measured stop widens with their spread. Inserts walk
+// the float32 vectors.
+//
+// Inserts walk int8 codes too once they are trained, at dimension 192 or
 // more, and choose and prune neighbours on exact float32 distances, as
 // large batches of any index do on codes of their own (see
 // [Index.AddBatch]). Validation does not change: quantization never
@@ -62,32 +70,55 @@ const (
 	QuantizeNone Quantize = iota
 	// QuantizeInt8 walks int8 codes and rescores the finalists exactly.
 	QuantizeInt8
+	// QuantizeBinary walks 1-bit codes (a sign a dimension, about the
+	// data's mean: [quant.TrainOptions].Bits = 1) and rescores the
+	// finalists exactly. Inserts walk the float32 vectors.
+	QuantizeBinary
 )
 
-// String returns "none" or "int8", or "Quantize(n)" for an undefined value.
+// String returns "none", "int8" or "binary", or "Quantize(n)" for an
+// undefined value.
 func (q Quantize) String() string {
 	switch q {
 	case QuantizeNone:
 		return "none"
 	case QuantizeInt8:
 		return "int8"
+	case QuantizeBinary:
+		return "binary"
 	}
 	return fmt.Sprintf("Quantize(%d)", uint8(q))
 }
 
-// ParseQuantize returns the Quantize named s ("none" or "", "int8"), or an
-// error wrapping [vector.ErrInvalidOptions].
+// ParseQuantize returns the Quantize named s ("none" or "", "int8",
+// "binary"), or an error wrapping [vector.ErrInvalidOptions].
 func ParseQuantize(s string) (Quantize, error) {
 	switch s {
 	case "", "none":
 		return QuantizeNone, nil
 	case "int8":
 		return QuantizeInt8, nil
+	case "binary":
+		return QuantizeBinary, nil
 	}
-	return 0, fmt.Errorf("hnsw: %w: quantization %q, want none or int8", vector.ErrInvalidOptions, s)
+	return 0, fmt.Errorf("hnsw: %w: quantization %q, want none, int8 or binary", vector.ErrInvalidOptions, s)
 }
 
-func (q Quantize) valid() bool { return q <= QuantizeInt8 }
+func (q Quantize) valid() bool { return q <= QuantizeBinary }
+
+// bits is the size of a coded component under q: 1 for QuantizeBinary,
+// else 8.
+func (q Quantize) bits() int {
+	if q == QuantizeBinary {
+		return 1
+	}
+	return 8
+}
+
+// trainOptions are the options codes under q are trained with.
+func (q Quantize) trainOptions() *quant.TrainOptions {
+	return &quant.TrainOptions{Bits: q.bits()}
+}
 
 // quantState is an index's int8 state. q is read under mu (held either
 // way) and replaced under mu held for writing, with every code.
@@ -100,12 +131,12 @@ type quantState struct {
 	refreshing sync.Mutex
 }
 
-// codeWords is the number of uint32s a code of a vector of dim
+// codeWords is the number of uint32s a code under q of a vector of dim
 // components takes at the start of a layer-0 row.
-func codeWords(dim int) int { return (dim + 4 + 3) / 4 }
+func codeWords(dim int, q Quantize) int { return (quant.CodeSizeOf(dim, q.bits()) + 3) / 4 }
 
 // codeSize is the length in bytes of one code.
-func (ix *Index) codeSize() int { return ix.dim + 4 }
+func (ix *Index) codeSize() int { return quant.CodeSizeOf(ix.dim, ix.opts.Quantize.bits()) }
 
 // codep returns a pointer to node n's code, at the start of its row.
 func (ix *Index) codep(n node) *byte {
@@ -160,7 +191,7 @@ func (ix *Index) refreshCodes(ctx context.Context) {
 	}
 	defer ix.quant.refreshing.Unlock()
 	ix.mu.RLock()
-	on, qz := ix.opts.Quantize == QuantizeInt8, ix.quant.q
+	on, qz := ix.opts.Quantize != QuantizeNone, ix.quant.q
 	live := ix.liveCount()
 	if !on || live == 0 || qz != nil && !qz.Stale(live, int(ix.quant.encoded.Load()), ix.quant.clipped.Load()) {
 		ix.mu.RUnlock()
@@ -169,14 +200,14 @@ func (ix *Index) refreshCodes(ctx context.Context) {
 	// Train reads the store's rows outside the store's lock (ForEach), so
 	// it runs under mu held for reading: searches and inserts go on, but no
 	// Delete can free a slot, and a Put reuse its memory, while it reads.
-	nq, err := quant.Train(ctx, ix.store, nil)
+	nq, err := quant.Train(ctx, ix.store, ix.opts.Quantize.trainOptions())
 	ix.mu.RUnlock()
 	if err != nil {
 		return
 	}
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if ix.opts.Quantize == QuantizeInt8 && nq.Check(ix.dim, ix.metric) == nil {
+	if ix.opts.Quantize != QuantizeNone && nq.Check(ix.dim, ix.metric) == nil {
 		ix.installQuantizerLocked(nq)
 	}
 }
@@ -335,13 +366,17 @@ func (ix *Index) exactLimit(dk float32) float32 {
 	return ix.rescoreLimit(dk)
 }
 
-// writeVersion is the format version WriteTo writes: 2 with quantization,
-// else 1, the format of graphs without it (see encode.go).
+// writeVersion is the format version WriteTo writes: 3 with 1-bit codes,
+// 2 with int8 codes, else 1, the format of graphs without them (see
+// encode.go).
 func (ix *Index) writeVersion() uint32 {
-	if ix.opts.Quantize != QuantizeNone {
-		return formatVersion
+	switch ix.opts.Quantize {
+	case QuantizeNone:
+		return 1
+	case QuantizeInt8:
+		return 2
 	}
-	return 1
+	return formatVersion
 }
 
 // appendQuantizer appends the version-2 fields: Quantize, the length of
@@ -357,7 +392,8 @@ func (ix *Index) appendQuantizer(b []byte) []byte {
 }
 
 // decodeQuantizer reads the version-2 fields into o.Quantize and returns
-// the saved quantizer (nil if none). A version-1 body has none: o keeps
+// the saved quantizer (nil if none). Version 3 holds QuantizeBinary, and
+// only it. A version-1 body has none: o keeps
 // the reading index's option. A quantizer in a newer format gives an error
 // wrapping [vector.ErrUnsupportedVersion], anything damaged one wrapping
 // [vector.ErrCorrupt].
@@ -370,7 +406,8 @@ func decodeQuantizer(d *decoder, version uint32, o *Options) (*quant.Quantizer, 
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, d.err)
 	}
-	if !o.Quantize.valid() || uint64(n) > uint64(len(d.b)) || n > 0 && o.Quantize == QuantizeNone {
+	if !o.Quantize.valid() || (o.Quantize == QuantizeBinary) != (version == 3) ||
+		uint64(n) > uint64(len(d.b)) || n > 0 && o.Quantize == QuantizeNone {
 		return nil, fmt.Errorf("%w: quantization %d with a quantizer of %d bytes", vector.ErrCorrupt, o.Quantize, n)
 	}
 	if n == 0 {
@@ -398,12 +435,15 @@ func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 		if err := qz.Check(ix.dim, ix.metric); err != nil {
 			return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 		}
+		if qz.Bits() != ix.opts.Quantize.bits() {
+			return fmt.Errorf("%w: codes of %d bits saved with quantization %v", vector.ErrCorrupt, qz.Bits(), ix.opts.Quantize)
+		}
 	}
 	// A saved quantizer trained on a store since grown past its sample
 	// (Stale's growth rule; no drift is known at load) is trained again.
 	if qz == nil || qz.Stale(ix.live, 0, 0) {
 		var err error
-		if qz, err = quant.Train(context.Background(), ix.store, nil); err != nil {
+		if qz, err = quant.Train(context.Background(), ix.store, ix.opts.Quantize.trainOptions()); err != nil {
 			return fmt.Errorf("%w: training the codes: %w", ErrStoreMismatch, err)
 		}
 	}

@@ -30,7 +30,7 @@ func TestWalkCodesEstimates(t *testing.T) {
 		t.Fatal(err)
 	}
 	qz := ix.Quantizer()
-	if qz == nil || ix.inline || ix.lnk0 != codeWords(ds.Dim) {
+	if qz == nil || ix.inline || ix.lnk0 != codeWords(ds.Dim, QuantizeInt8) {
 		t.Fatalf("quantizer %v, inline %v, links at %d", qz, ix.inline, ix.lnk0)
 	}
 	differ, total := 0, 0

@@ -33,12 +33,18 @@ var int8Opts = &hnsw.Options{Quantize: hnsw.QuantizeInt8}
 // they walk.
 func pair(t testing.TB, ds *recall.Dataset, o hnsw.Options) (f, q *hnsw.Index) {
 	t.Helper()
+	return pairWith(t, ds, o, hnsw.QuantizeInt8)
+}
+
+// pairWith is pair with codes of kind.
+func pairWith(t testing.TB, ds *recall.Dataset, o hnsw.Options, kind hnsw.Quantize) (f, q *hnsw.Index) {
+	t.Helper()
 	f, s := build(t, ds, &o)
 	var buf bytes.Buffer
 	if _, err := f.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	o.Quantize = hnsw.QuantizeInt8
+	o.Quantize = kind
 	q = newIndex(t, s, &o)
 	if _, err := q.ReadFrom(&buf); err != nil {
 		t.Fatal(err)
@@ -496,10 +502,13 @@ func TestQuantizedReopen(t *testing.T) {
 }
 
 // quantizedTiny is the golden graph's data as an int8 graph, saved.
-func quantizedTiny(t testing.TB) []byte {
+func quantizedTiny(t testing.TB) []byte { return quantizedTinyWith(t, hnsw.QuantizeInt8) }
+
+// quantizedTinyWith is quantizedTiny with codes of kind.
+func quantizedTinyWith(t testing.TB, kind hnsw.Quantize) []byte {
 	ds := recall.Clustered(40, 1, 4, 3)
 	s := memStore(t, 4, vector.L2)
-	ix := newIndex(t, s, &hnsw.Options{M: 4, EfConstruction: 16, Quantize: hnsw.QuantizeInt8})
+	ix := newIndex(t, s, &hnsw.Options{M: 4, EfConstruction: 16, Quantize: kind})
 	for i, v := range ds.Base {
 		if i == 7 {
 			continue
@@ -539,7 +548,8 @@ func TestQuantizedReadBad(t *testing.T) {
 		{"damaged quantizer", mutate(func(b []byte) { b[qAt+40] ^= 1 }), vector.ErrCorrupt},
 		{"unknown quantization", mutate(func(b []byte) { b[qAt-5] = 7 }), vector.ErrCorrupt},
 		{"quantizer too long", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[qAt-4:], 1<<30) }), vector.ErrCorrupt},
-		{"newer graph", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 3) }), vector.ErrUnsupportedVersion},
+		{"newer graph", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 4) }), vector.ErrUnsupportedVersion},
+		{"int8 codes in version 3", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 3) }), vector.ErrCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, s := tinyGraph(t)
@@ -554,13 +564,14 @@ func TestQuantizedReadBad(t *testing.T) {
 	}
 }
 
-// FuzzReadFromQuantized is FuzzReadFrom seeded with an int8 graph, so that
-// mutations reach the quantizer's fields.
+// FuzzReadFromQuantized is FuzzReadFrom seeded with an int8 graph and a
+// 1-bit one, so that mutations reach the quantizer's fields.
 func FuzzReadFromQuantized(f *testing.F) {
 	good := quantizedTiny(f)
 	f.Add(good, false)
 	f.Add(good, true)
 	f.Add(good[:60], true)
+	f.Add(quantizedTinyWith(f, hnsw.QuantizeBinary), true)
 	ds := recall.Clustered(40, 1, 4, 3)
 	f.Fuzz(func(t *testing.T, data []byte, fixCRC bool) {
 		s, _ := vector.NewMemStore(4, vector.L2)
@@ -595,10 +606,10 @@ func FuzzReadFromQuantized(f *testing.F) {
 // the names.
 func TestQuantizeOptions(t *testing.T) {
 	s := memStore(t, 4, vector.L2)
-	if _, err := hnsw.New(s, &hnsw.Options{Quantize: 2}); !errors.Is(err, vector.ErrInvalidOptions) {
-		t.Errorf("Quantize 2: %v, want ErrInvalidOptions", err)
+	if _, err := hnsw.New(s, &hnsw.Options{Quantize: 3}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Quantize 3: %v, want ErrInvalidOptions", err)
 	}
-	for _, q := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8} {
+	for _, q := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8, hnsw.QuantizeBinary} {
 		if p, err := hnsw.ParseQuantize(q.String()); err != nil || p != q {
 			t.Errorf("ParseQuantize(%q) = %v, %v", q.String(), p, err)
 		}

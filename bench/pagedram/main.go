@@ -73,18 +73,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&c.efc, "efc", 200, "build: efConstruction")
 	fs.IntVar(&c.passes, "passes", 3, "query: warm passes per ef")
 	fs.StringVar(&efs, "ef", "10,16,24,32,48,64,96,128,200", "query: the ef values")
-	q := fs.String("quantize", "int8", "what the graph walks: int8 or none (float32)")
+	q := fs.String("quantize", "int8", "what the graph walks: int8, binary (1-bit codes) or none (float32)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
-	switch *q {
-	case "int8":
-		c.quantize = hnsw.QuantizeInt8
-	case "none":
-		c.quantize = hnsw.QuantizeNone
-	default:
-		return fmt.Errorf("bad -quantize %q", *q)
+	qz, err := hnsw.ParseQuantize(*q)
+	if err != nil {
+		return fmt.Errorf("bad -quantize: %w", err)
 	}
+	c.quantize = qz
 	if c.data == "" || c.db == "" {
 		return fmt.Errorf("-data and -db are required")
 	}

@@ -89,7 +89,7 @@ type jsonHNSW struct {
 	Seed           uint64  `json:"seed,omitempty"`
 	TargetRecall   float64 `json:"target_recall,omitempty"`
 	TargetK        int     `json:"target_k,omitempty"`
-	Quantize       string  `json:"quantize,omitempty"` // "int8"; absent for none
+	Quantize       string  `json:"quantize,omitempty"` // "int8" or "binary"; absent for none
 }
 
 // errLine marks a line that is not in the format.

@@ -86,7 +86,7 @@ type params struct {
 	Ef             int  `json:"ef,omitempty"`
 	Overfetch      bool `json:"overfetch,omitempty"`
 	Rescore        int  `json:"rescore,omitempty"` // qflat's candidates per result
-	// Quantize is what an HNSW graph walks: "int8" for codes
+	// Quantize is what an HNSW graph walks: "int8" or "binary" for codes
 	// (--quantize), empty for float32.
 	Quantize string `json:"quantize,omitempty"`
 }

@@ -12,10 +12,11 @@
 //	vecbench --indexes [--clustered] flat, HNSW and qflat at 10,000, 50,000, 100,000
 //	vecbench --sweep                HNSW over a grid of M × efConstruction × ef,
 //	                                with the Pareto front and recommendations
-//	vecbench --sweep --quantize int8
+//	vecbench --sweep --quantize int8|binary
 //	                                the same, and each graph walked again on
-//	                                int8 codes (hnsw.QuantizeInt8) in a table
-//	                                of its own, each ef float32 then int8
+//	                                int8 or 1-bit codes (hnsw.QuantizeInt8,
+//	                                hnsw.QuantizeBinary) in a table of its
+//	                                own, each ef float32 then on the codes
 //	vecbench --peers                the index table plus github.com/coder/hnsw
 //	vecbench --filtered 0.01,0.99   filtered search, as VectorDBBench's 1% and
 //	                                99% cases: flat and HNSW, through the

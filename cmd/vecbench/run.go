@@ -148,9 +148,10 @@ Data:
 
 Sweep grid:
   --m 8,16,32  --efc 100,200  --ef 10,20,40,80,160,320
-  --quantize int8           also walk each graph on int8 codes (hnsw.QuantizeInt8):
-                            the same graph loaded again, its rows beside the
-                            float32 ones, each ef measured float32 then int8
+  --quantize int8|binary    also walk each graph on int8 or 1-bit codes
+                            (hnsw.QuantizeInt8, hnsw.QuantizeBinary): the same
+                            graph loaded again, its rows beside the float32
+                            ones, each ef measured float32 then on the codes
 
 Output and run:
   --json FILE     every figure and the machine, as JSON (fields in vecbench's doc)
@@ -297,7 +298,7 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	if quantize != "" {
 		q, err := hnsw.ParseQuantize(quantize)
 		if err != nil {
-			return nil, usagef("--quantize %s: want int8 (or none)", quantize)
+			return nil, usagef("--quantize %s: want int8 or binary (or none)", quantize)
 		}
 		if !c.sweep {
 			return nil, usagef("--quantize walks the graphs of --sweep; add --sweep")

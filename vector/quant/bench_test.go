@@ -40,3 +40,36 @@ func prepareQueries(b *testing.B, q *quant.Quantizer, p *quant.Query, v vector.V
 		}
 	}
 }
+
+// BenchmarkGather scores 64 codes in cache with GatherDistances, int8 and
+// 1-bit, at d = 768 and 1536: the kernel a graph walk calls a
+// neighbour list at a time.
+func BenchmarkGather(b *testing.B) {
+	r := rand.New(rand.NewPCG(43, 44))
+	for _, dim := range []int{768, 1536} {
+		vs := randVecs(r, 256, dim)
+		s := storeOf(b, dim, vector.Cosine, vs)
+		for _, bits := range []int{8, 1} {
+			b.Run(fmt.Sprintf("d=%d/bits=%d", dim, bits), func(b *testing.B) {
+				q := train(b, s, &quant.TrainOptions{Bits: bits})
+				n := q.GatherSpan()
+				arena := make([]byte, 64*n)
+				codes := make([]*byte, 64)
+				for i := range codes {
+					if _, err := q.Encode(arena[i*n:i*n+q.CodeSize()], vs[i]); err != nil {
+						b.Fatal(err)
+					}
+					codes[i] = &arena[i*n]
+				}
+				p, err := q.Prepare(vs[100])
+				if err != nil {
+					b.Fatal(err)
+				}
+				out := make([]float32, 64)
+				for b.Loop() {
+					p.GatherDistances(codes, out)
+				}
+			})
+		}
+	}
+}

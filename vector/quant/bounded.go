@@ -40,8 +40,13 @@ type BoundedQuery struct {
 }
 
 // PrepareBounded prepares v as PrepareInto does (the same checks and
-// errors; normalised under Cosine) into r, reusing its storage.
+// errors; normalised under Cosine) into r, reusing its storage. A 1-bit
+// quantizer gives an error wrapping [vector.ErrInvalidOptions]: its codes
+// have no strict bound.
 func (q *Quantizer) PrepareBounded(r *BoundedQuery, v vector.Vector) error {
+	if q.bits == 1 {
+		return fmt.Errorf("%w: quant: a bounded query needs int8 codes", vector.ErrInvalidOptions)
+	}
 	sum, err := vector.CheckNorm(v, q.dim, q.metric)
 	if err != nil {
 		return fmt.Errorf("quant: prepare: %w", err)
@@ -126,7 +131,7 @@ func (r *BoundedQuery) GatherDistances(codes []*byte, out []float32) {
 
 // Residual returns ‖x − x̂‖, rounded up: how far v (normalised under
 // Cosine, as Encode codes it) lies from what its code stands for. code
-// must be v's code.
+// must be v's int8 code (q's Bits 8).
 func (q *Quantizer) Residual(v vector.Vector, code []byte) float32 {
 	scale := 1.0
 	if q.metric == vector.Cosine {

@@ -14,13 +14,16 @@ import (
 
 // The binary form, little-endian:
 //
-//	magic "CQNT" | version u16 | metric u8 | 0 u8 | dim u32 | clip f64 |
+//	magic "CQNT" | version u16 | metric u8 | bits u8 | dim u32 | clip f64 |
 //	sample u64 | trained u64 | lo [dim]f32 | step [dim]f32 | crc32c u32
 //
-// The checksum (Castagnoli) covers every byte before it.
+// Version 1, int8 codes, has bits 0. Version 2, 1-bit codes, has bits 1,
+// clip 0 and no step: lo is the mean. The checksum (Castagnoli) covers
+// every byte before it. An int8 quantizer is written in version 1, so
+// that builds which read only that still read it.
 const (
 	magic         = "CQNT"
-	formatVersion = 1
+	formatVersion = 2
 	headerBytes   = 4 + 2 + 1 + 1 + 4 + 8 + 8 + 8
 )
 
@@ -30,8 +33,13 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 func (q *Quantizer) MarshalBinary() ([]byte, error) {
 	b := make([]byte, 0, headerBytes+8*q.dim+4)
 	b = append(b, magic...)
-	b = binary.LittleEndian.AppendUint16(b, formatVersion)
-	b = append(b, byte(q.metric), 0)
+	if q.bits == 1 {
+		b = binary.LittleEndian.AppendUint16(b, 2)
+		b = append(b, byte(q.metric), 1)
+	} else {
+		b = binary.LittleEndian.AppendUint16(b, 1)
+		b = append(b, byte(q.metric), 0)
+	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(q.dim))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(q.clip))
 	b = binary.LittleEndian.AppendUint64(b, uint64(q.sample))
@@ -39,7 +47,7 @@ func (q *Quantizer) MarshalBinary() ([]byte, error) {
 	for _, x := range q.lo {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
-	for _, x := range q.step {
+	for _, x := range q.step { // none for 1-bit codes
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
@@ -55,14 +63,19 @@ func (q *Quantizer) UnmarshalBinary(data []byte) error {
 	if len(data) < headerBytes+4 || string(data[:4]) != magic {
 		return corrupt("not a quantizer")
 	}
-	if v := binary.LittleEndian.Uint16(data[4:]); v != formatVersion {
-		if v > formatVersion {
-			return fmt.Errorf("%w: quant: format version %d (this build reads %d)", vector.ErrUnsupportedVersion, v, formatVersion)
-		}
-		return corrupt(fmt.Sprintf("format version %d", v))
+	v := binary.LittleEndian.Uint16(data[4:])
+	switch {
+	case v > formatVersion:
+		return fmt.Errorf("%w: quant: format version %d (this build reads %d)", vector.ErrUnsupportedVersion, v, formatVersion)
+	case v == 0 || data[7] != byte(v-1):
+		return corrupt(fmt.Sprintf("format version %d with bits %d", v, data[7]))
+	}
+	perDim := 8 // lo and step
+	if v == 2 {
+		perDim = 4 // the mean
 	}
 	dim := int(binary.LittleEndian.Uint32(data[8:]))
-	if dim <= 0 || dim > MaxDim || len(data) != headerBytes+8*dim+4 {
+	if dim <= 0 || dim > MaxDim || len(data) != headerBytes+perDim*dim+4 {
 		return corrupt(fmt.Sprintf("dimension %d in %d bytes", dim, len(data)))
 	}
 	body := data[:len(data)-4]
@@ -75,14 +88,24 @@ func (q *Quantizer) UnmarshalBinary(data []byte) error {
 		clip:    math.Float64frombits(binary.LittleEndian.Uint64(data[12:])),
 		sample:  int(min(binary.LittleEndian.Uint64(data[20:]), math.MaxInt32)),
 		trained: int(min(binary.LittleEndian.Uint64(data[28:]), math.MaxInt32)),
+		bits:    8,
 		lo:      make([]float32, dim),
-		step:    make([]float32, dim),
-		inv:     make([]float32, dim),
 	}
-	if !r.metric.Valid() || data[7] != 0 || !(r.clip >= 0 && r.clip < 0.25) {
+	if !r.metric.Valid() || !(r.clip >= 0 && r.clip < 0.25) || v == 2 && r.clip != 0 {
 		return corrupt("bad header fields")
 	}
 	p := data[headerBytes:]
+	if v == 2 {
+		r.bits = 1
+		for j := range dim {
+			if r.lo[j] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:])); !finite(r.lo[j]) {
+				return corrupt(fmt.Sprintf("mean of dimension %d", j))
+			}
+		}
+		*q = r
+		return nil
+	}
+	r.step, r.inv = make([]float32, dim), make([]float32, dim)
 	for j := range dim {
 		lo := math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:]))
 		step := math.Float32frombits(binary.LittleEndian.Uint32(p[4*(dim+j):]))

@@ -49,8 +49,12 @@ type TrainOptions struct {
 	// Clip is the fraction of each dimension's sampled values left outside
 	// its range at each end, in [0, 0.25); those values are clamped to the
 	// nearest end. Default DefaultClip; a negative value means 0 (min/max
-	// ranges).
+	// ranges). 1-bit codes have no ranges and ignore it.
 	Clip float64
+	// Bits is the size of a coded component: 8 (int8 codes, the default
+	// for 0) or 1 (a sign bit about the sample's mean; see
+	// [Quantizer.Bits]).
+	Bits int
 }
 
 func (o *TrainOptions) withDefaults() (TrainOptions, error) {
@@ -67,8 +71,14 @@ func (o *TrainOptions) withDefaults() (TrainOptions, error) {
 	case r.Clip < 0:
 		r.Clip = 0
 	}
+	if r.Bits == 0 {
+		r.Bits = 8
+	}
 	if r.Sample < 0 || r.Clip >= 0.25 || math.IsNaN(r.Clip) {
 		return r, fmt.Errorf("%w: quant: sample %d must not be negative and clip %v must be below 0.25", vector.ErrInvalidOptions, r.Sample, r.Clip)
+	}
+	if r.Bits != 8 && r.Bits != 1 {
+		return r, fmt.Errorf("%w: quant: %d bits a component, want 8 or 1", vector.ErrInvalidOptions, r.Bits)
 	}
 	return r, nil
 }
@@ -80,8 +90,9 @@ type Quantizer struct {
 	dim     int
 	metric  vector.Metric
 	clip    float64
-	sample  int // the Sample option it was trained with
-	trained int // vectors in the store at training
+	sample  int   // the Sample option it was trained with
+	trained int   // vectors in the store at training
+	bits    uint8 // 1 for sign codes (then lo is the mean, step and inv nil); else int8
 	lo      []float32
 	step    []float32
 	inv     []float32 // 1/step, or 0 where step is 0
@@ -129,8 +140,13 @@ func Train(ctx context.Context, s vector.Store, opts *TrainOptions) (*Quantizer,
 	if n == 0 {
 		return nil, fmt.Errorf("%w: quant: train: the store is empty", vector.ErrInvalidOptions)
 	}
+	if o.Bits == 1 {
+		q := &Quantizer{dim: dim, metric: m, sample: o.Sample, trained: seen, bits: 1}
+		q.setMean(arena, n)
+		return q, nil
+	}
 	q := &Quantizer{
-		dim: dim, metric: m, clip: o.Clip, sample: o.Sample, trained: seen,
+		dim: dim, metric: m, clip: o.Clip, sample: o.Sample, trained: seen, bits: 8,
 		lo: make([]float32, dim), step: make([]float32, dim), inv: make([]float32, dim),
 	}
 	if err := q.setRanges(ctx, arena, n); err != nil {
@@ -332,14 +348,32 @@ func (q *Quantizer) Dim() int { return q.dim }
 // Metric returns the metric q estimates distances under.
 func (q *Quantizer) Metric() vector.Metric { return q.metric }
 
-// CodeSize returns the length of one code: Dim bytes and a 4-byte norm.
-func (q *Quantizer) CodeSize() int { return q.dim + normBytes }
+// CodeSize returns the length of one code: Dim bytes and a 4-byte norm,
+// or for 1-bit codes Dim bits in 64-bit words and a 12-byte trailer
+// ([CodeSizeOf]).
+func (q *Quantizer) CodeSize() int { return CodeSizeOf(q.dim, int(q.bits)) }
+
+// Bits returns the size of a coded component: 8 for int8 codes, 1 for
+// sign codes. A 1-bit code holds, for each component of x − μ (μ the
+// sample's mean), whether it is positive, and estimates inner products
+// far more coarsely than int8 codes: an index walks them only to choose
+// which vectors to score exactly.
+func (q *Quantizer) Bits() int {
+	if q.bits == 1 {
+		return 1
+	}
+	return 8
+}
 
 // Trained returns how many vectors the store held when q was trained.
 func (q *Quantizer) Trained() int { return q.trained }
 
 // Range returns the range of dimension j: the values coded 0 and 255.
+// For 1-bit codes both are the mean of dimension j.
 func (q *Quantizer) Range(j int) (lo, hi float32) {
+	if q.bits == 1 {
+		return q.lo[j], q.lo[j]
+	}
 	return q.lo[j], q.lo[j] + 255*q.step[j]
 }
 
@@ -370,6 +404,10 @@ func (q *Quantizer) Encode(dst []byte, v vector.Vector) (clipped int, err error)
 	}
 	if err := vector.Check(v, q.dim, q.metric); err != nil {
 		return 0, fmt.Errorf("quant: encode: %w", err)
+	}
+	if q.bits == 1 {
+		q.encodeBits(dst, v)
+		return 0, nil
 	}
 	var sum float64
 	for _, x := range v {

@@ -36,8 +36,16 @@ type Query struct {
 	// codes' rounding alone (NoiseSD).
 	sigma float32
 	alpha float32 // the weight of one unit of the int8 dot product
-	base  float32 // Σ qⱼ·loⱼ
-	qq    float32 // ‖q‖²
+	base  float32 // Σ qⱼ·loⱼ (for 1-bit codes, ⟨q, μ⟩)
+	qq    float32 // ‖q‖² (for 1-bit codes, ‖q − μ‖²)
+
+	// For 1-bit codes (bits = 1; 0 means int8): the bit planes of the
+	// query's rounded components (prepareBits), the scratch of their
+	// values, and what turns a count into a sum.
+	bits            uint8
+	planes          []uint64
+	ys              []float32
+	lo, delta, sumY float32
 }
 
 // Prepare validates v as a search query ([vector.Check]: the same errors
@@ -53,9 +61,14 @@ func (q *Quantizer) Prepare(v vector.Vector) (*Query, error) {
 
 // GatherSpan returns the number of bytes [Query.GatherDistances] reads at
 // each code: Dim rounded up to a multiple of 32, or CodeSize if that is
-// more. Codes kept in rows at least that long (an index's layer-0 rows)
+// more (CodeSize for 1-bit codes). Codes kept in rows at least that long (an index's layer-0 rows)
 // can be scored without a tail.
-func (q *Quantizer) GatherSpan() int { return max((q.dim+31)&^31, q.CodeSize()) }
+func (q *Quantizer) GatherSpan() int {
+	if q.bits == 1 {
+		return q.CodeSize()
+	}
+	return max((q.dim+31)&^31, q.CodeSize())
+}
 
 // PrepareInto is Prepare into r, reusing r's storage: a search that keeps
 // one Query allocates nothing for it. r must not be in use by another
@@ -75,6 +88,10 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	sum, err := vector.CheckNorm(v, q.dim, q.metric)
 	if err != nil {
 		return fmt.Errorf("quant: prepare: %w", err)
+	}
+	if q.bits == 1 {
+		q.prepareBits(r, v, sum)
+		return nil
 	}
 	base32, wmax32, half32, sq32 := kernel.WeightSums(v, q.lo, q.step)
 	base, wmax, half, sq := float64(base32), float64(wmax32), float64(half32), float64(sq32)
@@ -98,6 +115,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	wp = wp[:span]
 	clear(wp[q.dim:])
 	*r = Query{
+		planes: r.planes, ys: r.ys, // kept for a 1-bit quantizer's next use
 		metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp,
 		base: float32(base * scale), qq: float32(sum),
 		sigma: float32(scale * math.Sqrt(sq/12)),
@@ -142,7 +160,12 @@ func weightSums64(v, lo, step []float32) (base, half, sq float64) {
 // candidate's estimate minus b exceeds the k-th exact distance found, no
 // later candidate (in ascending order of estimate) can rank among the
 // first k.
+//
+// A 1-bit code's estimate has no such bound: ErrorBound is +Inf.
 func (r *Query) ErrorBound() float32 {
+	if r.bits == 1 {
+		return float32(math.Inf(1))
+	}
 	if r.metric == vector.L2 {
 		return 2 * r.slack
 	}
@@ -160,8 +183,13 @@ func (r *Query) ErrorBound() float32 {
 // twice the standard deviation on codes spread over their whole ranges,
 // less on real data, whose codes crowd the middle); a search that
 // rescores measures the whole from the codes it scores exactly. Unlike
-// ErrorBound it is a typical size, not a bound.
+// ErrorBound it is a typical size, not a bound. For 1-bit codes it is
+// 0: their error is mostly the signs', which only the scored codes
+// measure.
 func (r *Query) NoiseSD() float32 {
+	if r.bits == 1 {
+		return 0
+	}
 	if r.metric == vector.L2 {
 		return 2 * r.sigma
 	}
@@ -188,8 +216,11 @@ func (r *Query) finish(dot int32, code []byte) float32 {
 // [vector.InnerProduct] it is low-level arithmetic: it panics if code is
 // not CodeSize bytes.
 func (r *Query) Distance(code []byte) float32 {
-	if len(code) != r.dim+normBytes {
+	if len(code) != r.codeSize() {
 		panic("quant: Distance of a code of the wrong length")
+	}
+	if r.bits == 1 {
+		return r.bitsDistance(code)
 	}
 	return r.finish(kernel.DotU8I8(r.w, code), code)
 }
@@ -198,9 +229,12 @@ func (r *Query) Distance(code []byte) float32 {
 // memory, in one pass over the query (a graph scores a node's neighbours
 // with it). It panics if a code is not CodeSize bytes.
 func (r *Query) Distance4(a, b, c, d []byte) [4]float32 {
-	n := r.dim + normBytes
+	n := r.codeSize()
 	if len(a) != n || len(b) != n || len(c) != n || len(d) != n {
 		panic("quant: Distance4 of a code of the wrong length")
+	}
+	if r.bits == 1 {
+		return [4]float32{r.bitsDistance(a), r.bitsDistance(b), r.bitsDistance(c), r.bitsDistance(d)}
 	}
 	dots := kernel.DotU8I8x4(r.w, a, b, c, d)
 	return [4]float32{r.finish(dots[0], a), r.finish(dots[1], b), r.finish(dots[2], c), r.finish(dots[3], d)}
@@ -214,6 +248,13 @@ func (r *Query) Distance4(a, b, c, d []byte) [4]float32 {
 func (r *Query) GatherDistances(codes []*byte, out []float32) {
 	out = out[:len(codes)]
 	if len(codes) == 0 {
+		return
+	}
+	if r.bits == 1 {
+		n := r.codeSize()
+		for i, c := range codes {
+			out[i] = r.bitsDistance(unsafe.Slice(c, n))
+		}
 		return
 	}
 	// The kernel writes each inner-product estimate base + alpha·dot
@@ -235,6 +276,14 @@ func (r *Query) GatherDistances(codes []*byte, out []float32) {
 	}
 }
 
+// codeSize is the length of the codes r scores.
+func (r *Query) codeSize() int {
+	if r.bits == 1 {
+		return CodeSizeOf(r.dim, 1)
+	}
+	return r.dim + normBytes
+}
+
 // normAt returns the ‖x‖² trailer of the code at c, of dimension dim.
 func normAt(c *byte, dim int) float32 {
 	return math.Float32frombits(binary.LittleEndian.Uint32(unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), dim)), normBytes)))
@@ -244,9 +293,15 @@ func normAt(c *byte, dim int) float32 {
 // len(out) codes of CodeSize bytes laid end to end: the kernel of a scan.
 // It panics if len(codes) != len(out)·CodeSize.
 func (r *Query) Distances(codes []byte, out []float32) {
-	n := r.dim + normBytes
+	n := r.codeSize()
 	if len(codes) != n*len(out) {
 		panic("quant: Distances size mismatch")
+	}
+	if r.bits == 1 {
+		for i := range out {
+			out[i] = r.bitsDistance(codes[i*n : (i+1)*n])
+		}
+		return
 	}
 	var buf [64]int32
 	for lo := 0; lo < len(out); lo += len(buf) {
