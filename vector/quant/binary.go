@@ -8,8 +8,10 @@ import (
 	"encoding/binary"
 	"math"
 	"math/bits"
+	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/internal/kernel"
 )
 
 // binTrailer is the size of a 1-bit code's trailer: the scale
@@ -93,10 +95,10 @@ func (q *Quantizer) encodeBits(dst []byte, v vector.Vector) {
 
 // prepareBits prepares v, of squared norm sum, for 1-bit codes into r,
 // reusing r's storage. The components y of the query less the mean
-// are rounded to queryLevels steps, u = round((y − lo)/Δ), and
-// laid out as four bit planes, the plane of bit b of every u word by
-// word, so that Σ uⱼ over the set bits of a code word is four AND and
-// popcount pairs.
+// are rounded to queryLevels steps, u = round((y − lo)/Δ), and laid out
+// as four bit planes (plane b holds bit b of every u; kernel.BitsGather),
+// so that Σ uⱼ over the set bits of a code is four AND and popcount
+// pairs a word.
 func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 	scale := 1.0
 	if q.metric == vector.Cosine {
@@ -104,10 +106,10 @@ func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 	}
 	words := binWords(q.dim)
 	planes, y := r.planes, r.ys
-	if cap(planes) < 4*words || cap(y) < q.dim {
-		planes, y = make([]uint64, 4*words), make([]float32, q.dim)
+	if cap(planes) < 4*words+kernel.BitsPad || cap(y) < q.dim {
+		planes, y = make([]uint64, 4*words+kernel.BitsPad), make([]float32, q.dim)
 	}
-	planes, y = planes[:4*words], y[:q.dim]
+	planes, y = planes[:4*words+kernel.BitsPad], y[:q.dim]
 	clear(planes)
 	lo, hi := math.Inf(1), math.Inf(-1)
 	var base, qq float64
@@ -128,7 +130,7 @@ func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 		sumU += u
 		for b := range 4 {
 			if u>>b&1 != 0 {
-				planes[4*(j/64)+b] |= 1 << (j % 64)
+				planes[b*words+j/64] |= 1 << (j % 64)
 			}
 		}
 	}
@@ -142,11 +144,27 @@ func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 	}
 }
 
-// bitsDistance returns the estimated distance from the 1-bit query r to
-// the code at c (CodeSize bytes). With x' = x − μ and y = q − μ, s the
-// code's signs (±1) and its trailer's scale c = ‖x'‖²/‖x'‖₁, the inner
-// product ⟨x', y⟩ is estimated as c·⟨s, y⟩: exact for y = x', and
-// RaBitQ's estimator without its random rotation. Then
+// bitsDistances writes the estimated distance from the 1-bit query r
+// to the code at codes[i] into out[i] (see bitsFinish).
+func (r *Query) bitsDistances(codes []*byte, out []float32) {
+	out = out[:len(codes)]
+	if len(out) == 0 {
+		return
+	}
+	// The kernel's sums go into out's own memory, each read back just
+	// before its distance takes its place.
+	sums := unsafe.Slice((*int32)(unsafe.Pointer(&out[0])), len(out))
+	kernel.BitsGather(r.planes, binWords(r.dim), codes, sums)
+	for i, c := range codes {
+		out[i] = r.bitsFinish(sums[i], c)
+	}
+}
+
+// bitsFinish returns the estimated distance to the code at c whose
+// bit-plane sum is t. With x' = x − μ and y = q − μ, s the code's signs
+// (±1) and its trailer's scale c = ‖x'‖²/‖x'‖₁, the inner product ⟨x', y⟩
+// is estimated as c·⟨s, y⟩: exact for y = x', and RaBitQ's estimator
+// without its random rotation. Then
 //
 //	⟨x, q⟩ = ⟨x', y⟩ + ⟨x', μ⟩ + ⟨μ, q⟩    (Cosine, Dot)
 //	‖x − q‖² = ‖x'‖² + ‖y‖² − 2⟨x', y⟩      (L2)
@@ -154,21 +172,12 @@ func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 // where ⟨x', μ⟩ or ‖x'‖², the exact term, is in the trailer. Centring
 // the query too keeps ⟨x', μ⟩, which signs estimate badly, out of the
 // estimate.
-func (r *Query) bitsDistance(c []byte) float32 {
-	words := len(r.planes) / 4
-	c = c[:8*words+binTrailer]
-	var t int
-	for w := range words {
-		b := binary.LittleEndian.Uint64(c[8*w:])
-		p := r.planes[4*w : 4*w+4 : 4*w+4]
-		t += bits.OnesCount64(b&p[0]) + bits.OnesCount64(b&p[1])<<1 +
-			bits.OnesCount64(b&p[2])<<2 + bits.OnesCount64(b&p[3])<<3
-	}
-	tr := c[8*words:]
+func (r *Query) bitsFinish(t int32, c *byte) float32 {
+	tr := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(c), 8*binWords(r.dim))), binTrailer)
 	scale := math.Float32frombits(binary.LittleEndian.Uint32(tr))
 	exact := math.Float32frombits(binary.LittleEndian.Uint32(tr[4:]))
 	pop := binary.LittleEndian.Uint32(tr[8:])
-	// Σ yⱼ over the set bits, then ⟨s, y⟩ = 2·that − Σ y.
+	// Σ ŷⱼ over the set bits, then ⟨s, ŷ⟩ = 2·that − Σ ŷ.
 	ip := scale * (2*(r.delta*float32(t)+r.lo*float32(pop)) - r.sumY)
 	switch r.metric {
 	case vector.Cosine:
@@ -177,4 +186,11 @@ func (r *Query) bitsDistance(c []byte) float32 {
 		return -(ip + exact + r.base)
 	}
 	return exact + r.qq - 2*ip
+}
+
+// bitsDistance is the estimated distance to one code of CodeSize bytes.
+func (r *Query) bitsDistance(c []byte) float32 {
+	var out [1]float32
+	r.bitsDistances([]*byte{&c[0]}, out[:])
+	return out[0]
 }

@@ -1,6 +1,6 @@
-// Package quant is int8 scalar quantization of cairn's vectors: a
+// Package quant is scalar quantization of cairn's vectors: a
 // [Quantizer] trained from the data maps each float32 vector to a code of
-// one byte a dimension, and a [Query] prepared once per search estimates
+// one byte a dimension (or one bit: see 1-bit codes below), and a [Query] prepared once per search estimates
 // the distance from the query to any code with integer dot products
 // (vector/internal/kernel: AVX2 assembly, portable Go under the purego
 // tag). An index scans or walks the codes, a quarter of the float32 bytes,
@@ -37,6 +37,21 @@
 //
 // A code is [Quantizer.CodeSize] bytes: Dim code bytes, then ‖x‖² as a
 // little-endian float32 (1 under Cosine).
+//
+// # 1-bit codes
+//
+// Trained with [TrainOptions].Bits = 1, a quantizer keeps the sample's
+// mean μ instead of ranges, and a code is a sign a dimension: bit j of x's
+// code is set where xⱼ > μⱼ (in 64-bit words, then a 12-byte trailer:
+// the scale ‖x−μ‖²/‖x−μ‖₁, the exact term ‖x−μ‖² under L2 or ⟨x−μ, μ⟩
+// otherwise, and the count of set bits). A query, less μ too, is rounded
+// to 16 levels held as four bit planes, so that scoring a code is four
+// AND and popcount pairs a word (AVX-512's vector popcount where the CPU
+// has it). With s the signs, ⟨x−μ, q−μ⟩ is estimated as the scale times
+// ⟨s, q−μ⟩ (RaBitQ's estimator, without its random rotation), and the
+// distance follows as above. The estimates are far coarser than int8
+// ones, and have no strict bound ([Query.ErrorBound] is +Inf): they serve
+// to choose what to score exactly.
 //
 // # Bad input
 //

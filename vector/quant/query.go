@@ -251,10 +251,7 @@ func (r *Query) GatherDistances(codes []*byte, out []float32) {
 		return
 	}
 	if r.bits == 1 {
-		n := r.codeSize()
-		for i, c := range codes {
-			out[i] = r.bitsDistance(unsafe.Slice(c, n))
-		}
+		r.bitsDistances(codes, out)
 		return
 	}
 	// The kernel writes each inner-product estimate base + alpha·dot
