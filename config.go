@@ -137,7 +137,8 @@ type CollectionConfig struct {
 	// HNSW.Quantize = hnsw.QuantizeInt8 makes the graph walk int8 codes
 	// of the embeddings (a quarter of the bytes), hnsw.QuantizeBinary
 	// 1-bit codes (a thirty-second), and rescore its finalists exactly,
-	// so scores stay exact (see [hnsw.Quantize]); it
+	// so scores stay exact (see [hnsw.Quantize]); HNSW.QuantizeDims codes
+	// only the embeddings' first components (Matryoshka truncation); it
 	// is off by default, stored with the collection, and an undefined
 	// value is refused by Validate.
 	HNSW hnsw.Options
@@ -197,6 +198,9 @@ func (c CollectionConfig) Validate() error {
 	}
 	if err := c.HNSW.Validate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.HNSW.QuantizeDims > c.Dim {
+		errs = append(errs, fmt.Errorf("HNSW.QuantizeDims %d exceeds Dim %d", c.HNSW.QuantizeDims, c.Dim))
 	}
 	if err := c.QFlat.Validate(); err != nil {
 		errs = append(errs, err)

@@ -1,6 +1,6 @@
-// This file tests an HNSW collection with int8 traversal
-// (CollectionConfig.HNSW.Quantize): validation, persistence of the option
-// and the graph, and exact scores.
+// This file tests an HNSW collection that walks codes
+// (CollectionConfig.HNSW.Quantize, QuantizeDims): validation, persistence
+// of the options and the graph, and exact scores.
 
 package cairn_test
 
@@ -18,18 +18,28 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// TestQuantizedCollection creates an HNSW collection with int8 traversal
-// in a file, checks its scores against an exact collection's, reopens the
-// file, and checks that the option and the answers survive.
+// TestQuantizedCollection creates an HNSW collection that walks int8
+// codes, 1-bit codes, or int8 codes of a prefix, in a file, checks its
+// scores against an exact collection's, reopens the file, and checks that
+// the options and the answers survive.
 func TestQuantizedCollection(t *testing.T) {
+	for _, o := range []hnsw.Options{
+		{M: 8, Quantize: hnsw.QuantizeInt8},
+		{M: 8, Quantize: hnsw.QuantizeBinary},
+		{M: 8, Quantize: hnsw.QuantizeInt8, QuantizeDims: 16},
+	} {
+		t.Run(fmt.Sprintf("%v-%d", o.Quantize, o.QuantizeDims), func(t *testing.T) { quantizedCollection(t, o) })
+	}
+}
+
+func quantizedCollection(t *testing.T, o hnsw.Options) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cairn.db")
 	db, err := cairn.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := cairn.CollectionConfig{Dim: 24, Metric: vector.L2, Index: cairn.HNSW,
-		HNSW: hnsw.Options{M: 8, Quantize: hnsw.QuantizeInt8}}
+	cfg := cairn.CollectionConfig{Dim: 24, Metric: vector.L2, Index: cairn.HNSW, HNSW: o}
 	c := mustCollection(t, db, "q", cfg)
 	ex := mustCollection(t, db, "exact", cairn.CollectionConfig{Dim: 24, Metric: vector.L2, Index: cairn.Flat})
 	r := rand.New(rand.NewPCG(3, 3))
@@ -69,7 +79,7 @@ func TestQuantizedCollection(t *testing.T) {
 	if c, err = db.Collection(ctx, "q"); err != nil {
 		t.Fatal(err)
 	}
-	if got := c.Config(); got.Index != cairn.HNSW || got.HNSW.Quantize != hnsw.QuantizeInt8 {
+	if got := c.Config(); got.Index != cairn.HNSW || got.HNSW.Quantize != o.Quantize || got.HNSW.QuantizeDims != o.QuantizeDims {
 		t.Fatalf("config after reopen: %+v", got)
 	}
 	for i, q := range qs {
@@ -83,13 +93,16 @@ func TestQuantizedCollection(t *testing.T) {
 	}
 }
 
-// TestQuantizedCollectionInvalid checks that an undefined quantization is
-// refused when the collection is created.
+// TestQuantizedCollectionInvalid checks that an undefined quantization, a
+// QuantizeDims without one and one past Dim are refused when the
+// collection is created.
 func TestQuantizedCollectionInvalid(t *testing.T) {
 	db := cairn.OpenMemory(nil)
 	defer db.Close()
-	_, err := db.CreateCollection(context.Background(), "bad", cairn.CollectionConfig{Dim: 4, HNSW: hnsw.Options{Quantize: 9}})
-	if !errors.Is(err, vector.ErrInvalidOptions) {
-		t.Fatalf("Quantize 9: %v, want ErrInvalidOptions", err)
+	for _, o := range []hnsw.Options{{Quantize: 9}, {QuantizeDims: 2}, {Quantize: hnsw.QuantizeInt8, QuantizeDims: 5}} {
+		_, err := db.CreateCollection(context.Background(), "bad", cairn.CollectionConfig{Dim: 4, HNSW: o})
+		if !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Fatalf("%+v: %v, want ErrInvalidOptions", o, err)
+		}
 	}
 }

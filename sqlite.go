@@ -75,6 +75,7 @@ type settings struct {
 		TargetRecall   float64 `json:"target_recall,omitempty"`
 		TargetK        int     `json:"target_k,omitempty"`
 		Quantize       string  `json:"quantize,omitempty"` // "int8" or "binary"; absent for none
+		QuantizeDims   int     `json:"quantize_dims,omitempty"`
 	} `json:"hnsw"`
 	QFlat struct {
 		Rescore int     `json:"rescore,omitempty"`
@@ -113,6 +114,7 @@ func encodeSettings(cfg CollectionConfig) ([]byte, error) {
 	if cfg.HNSW.Quantize != hnsw.QuantizeNone {
 		h.Quantize = cfg.HNSW.Quantize.String()
 	}
+	h.QuantizeDims = cfg.HNSW.QuantizeDims
 	q := &s.QFlat
 	q.Rescore, q.Sample, q.Clip = cfg.QFlat.Rescore, cfg.QFlat.Train.Sample, cfg.QFlat.Train.Clip
 	if cfg.TTL != 0 {
@@ -161,6 +163,7 @@ func decodeSettings(dim int, m vector.Metric, b []byte) (CollectionConfig, error
 		}
 		cfg.HNSW.Quantize = qz
 	}
+	cfg.HNSW.QuantizeDims = h.QuantizeDims
 	q := s.QFlat
 	cfg.QFlat = qflat.Options{Rescore: q.Rescore, Train: quant.TrainOptions{Sample: q.Sample, Clip: q.Clip}}
 	if s.TTL != "" {

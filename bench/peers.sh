@@ -6,12 +6,13 @@
 # peer's with the QPS ratio cairn ÷ peer at each target recall, then build
 # time and index memory of all of them.
 #
-#   bench/peers.sh DIR/NAME [--peers hnswlib,faiss,usearch] [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png] [--quantize int8]
+#   bench/peers.sh DIR/NAME [--peers hnswlib,faiss,usearch] [--metric cosine|dot|l2] [--ef LIST] [--m 16] [--efc 200] [--rounds 2] [--plot FILE.svg|png] [--quantize int8|binary [--quantize-dims N]]
 #
 # --peers picks the peers (default all three); each round runs cairn and
 # then each of them in that order (with --plot, the peers first).
 #
-# With --quantize int8, cairn's sweep also walks its graph on int8 codes
+# With --quantize int8 (or binary: 1-bit codes; --quantize-dims N: codes of
+# the first N components only), cairn's sweep also walks its graph on the codes
 # (vecbench --sweep --quantize int8: the same graph, each ef float32 then
 # int8), and its rows get tables of their own against each peer, with the
 # int8 recall's difference from cairn's float32 at each ef.
@@ -44,11 +45,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 name=$1; shift
 ef=10,12,16,20,24,32,40,48,64,80,96,128,160,200,256,320,400,512,640,800
-m=16; efc=200; rounds=2; plot=; metric=; quantize=; peerlist=hnswlib,faiss,usearch
+m=16; efc=200; rounds=2; plot=; metric=; quantize=; qdims=; peerlist=hnswlib,faiss,usearch
 while [ $# -gt 0 ]; do
 	case $1 in
 	--peers) peerlist=$2; shift 2 ;;
 	--quantize) quantize=$2; shift 2 ;;
+	--quantize-dims) qdims=$2; shift 2 ;;
 	--metric) metric=$2; shift 2 ;;
 	--plot) plot=$2; shift 2 ;;
 	--ef) ef=$2; shift 2 ;;
@@ -70,9 +72,10 @@ cosine | dot | l2) ;;
 *) echo "--metric $metric: want cosine, dot or l2" >&2; exit 2 ;;
 esac
 case $quantize in
-'' | int8) ;;
-*) echo "--quantize $quantize: want int8" >&2; exit 2 ;;
+'' | int8 | binary) ;;
+*) echo "--quantize $quantize: want int8 or binary" >&2; exit 2 ;;
 esac
+[ -z "$qdims" ] || [ -n "$quantize" ] || { echo "--quantize-dims needs --quantize" >&2; exit 2; }
 peerdir=${PEERS_DIR:-../shared/peers}
 IFS=, read -r -a peers <<< "$peerlist"
 for p in "${peers[@]}"; do
@@ -116,7 +119,7 @@ esac
 cairn() {
 	echo "round $1: cairn" >&2
 	"$out/vecbench" --sweep --quiet --data "$name.base.fvecs" --queries "$name.query.fvecs" --gt "$name.gt.ivecs" \
-		--metric "$metric" --m "$m" --efc "$efc" --ef "$ef" ${quantize:+--quantize "$quantize"} --json "$out/cairn-$1.json" "${@:2}" > /dev/null
+		--metric "$metric" --m "$m" --efc "$efc" --ef "$ef" ${quantize:+--quantize "$quantize"} ${qdims:+--quantize-dims "$qdims"} --json "$out/cairn-$1.json" "${@:2}" > /dev/null
 }
 peer() { # peer NAME ROUND
 	echo "round $2: $1" >&2

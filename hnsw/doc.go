@@ -163,7 +163,9 @@
 // trained again as it grows or drifts; see [Quantize] for the rules and
 // their cost. [QuantizeBinary] keeps 1-bit codes instead (a sign a
 // dimension: 204 bytes a node at d = 1536), coarser, walked the same
-// way.
+// way; [Options].QuantizeDims makes either code hold only each vector's
+// first components (Matryoshka truncation), the finalists still rescored
+// on the whole vectors.
 //
 // # Concurrency
 //

@@ -33,8 +33,9 @@ import (
 // ([quant.Quantizer.MarshalBinary]). An index without quantization writes
 // version 1, byte for byte as before; a version-1 graph is read with the
 // reading index's own Quantize option, and codes trained from the store.
-// Version 3 is version 2 written with [QuantizeBinary], so that builds
-// that know only int8 codes refuse it as a newer format.
+// Version 3, written with [QuantizeBinary] or [Options.QuantizeDims], adds
+// QuantizeDims (uint32) after Quantize, so that builds that know only
+// int8 codes of whole vectors refuse it as a newer format.
 //
 // Vectors are not encoded: they live in the store, and ReadFrom resolves
 // every id against it. Nor are codes: ReadFrom encodes them again from the
@@ -239,6 +240,7 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 		Workers:        ix.opts.Workers,
 		Progress:       ix.opts.Progress,
 		Quantize:       ix.opts.Quantize,
+		QuantizeDims:   ix.opts.QuantizeDims,
 	}
 	qz, err := decodeQuantizer(d, version, &o)
 	if err != nil {

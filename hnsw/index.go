@@ -181,6 +181,9 @@ func New(s vector.Store, o *Options) (*Index, error) {
 	if !m.Valid() || s.Dim() <= 0 {
 		return nil, fmt.Errorf("hnsw: %w: store has metric %v and dimension %d", vector.ErrInvalidOptions, m, s.Dim())
 	}
+	if o != nil && o.QuantizeDims > s.Dim() {
+		return nil, fmt.Errorf("hnsw: %w: QuantizeDims %d of vectors of %d", vector.ErrInvalidOptions, o.QuantizeDims, s.Dim())
+	}
 	opts := o.withDefaults()
 	ix := &Index{
 		store:   s,
@@ -209,7 +212,7 @@ func (ix *Index) setLayout() {
 	if ix.opts.Quantize != QuantizeNone {
 		// The row holds the code in place of the float32 copy
 		// (quantize.go); the walk reads the code, not the vector.
-		cw := codeWords(ix.dim, ix.opts.Quantize)
+		cw := codeWords(ix.coded(), ix.opts.Quantize)
 		ix.inline = false
 		ix.row0, ix.lnk0 = alignRow(cw+ix.stride0, true), cw
 		ix.codeLines = min((ix.codeSize()+63)/64, 2)

@@ -32,7 +32,7 @@ func (ix *Index) insert(sc *scratch, s node, v []float32, lvl int) {
 		if bc.q.PrepareInto(&sc.pq, v) == nil {
 			src.pq, src.bc = &sc.pq, bc
 		}
-	} else if qz := ix.quant.q; qz != nil && qz.Bits() == 8 && ix.dim >= buildCodesMinDim && ix.prepareCodes(sc, qz, v) {
+	} else if qz := ix.quant.q; qz != nil && qz.Bits() == 8 && qz.Coded() == ix.dim && ix.dim >= buildCodesMinDim && ix.prepareCodes(sc, qz, v) {
 		src.pq = &sc.pq
 	}
 	cur := cand{ix.scoreOne(src, ep), ep}

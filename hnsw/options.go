@@ -109,6 +109,16 @@ type Options struct {
 	// exactly (see [Quantize]). It is saved
 	// with the graph by [Index.WriteTo]. Must be a defined Quantize value.
 	Quantize Quantize
+
+	// QuantizeDims, if not zero, makes the codes hold only the first
+	// QuantizeDims components of each vector (renormalised under Cosine):
+	// Matryoshka truncation, for embeddings trained so that a prefix ranks
+	// nearly as the whole does (OpenAI's text-embedding-3, nomic-embed).
+	// The walk estimates distances between prefixes; the finalists are
+	// rescored on whole vectors, so returned distances stay exact. It
+	// needs Quantize, must not exceed the store's dimension, and is saved
+	// with the graph.
+	QuantizeDims int
 }
 
 // withDefaults returns o with every zero field replaced by its default. A
@@ -171,6 +181,9 @@ func (o *Options) Validate() error {
 	o.validateTarget(bad)
 	if !o.Quantize.valid() {
 		bad("Quantize = %d, want QuantizeNone, QuantizeInt8 or QuantizeBinary", o.Quantize)
+	}
+	if o.QuantizeDims < 0 || o.QuantizeDims > 0 && o.Quantize == QuantizeNone {
+		bad("QuantizeDims = %d, want 0, or a positive number with Quantize", o.QuantizeDims)
 	}
 	if len(errs) == 0 {
 		return nil

@@ -46,6 +46,13 @@ import (
 // the rescoring's measured stop widens with their spread. Inserts walk
 // the float32 vectors.
 //
+// With [Options].QuantizeDims either kind of code holds only each
+// vector's first QuantizeDims components (renormalised under Cosine):
+// Matryoshka truncation. The walk then ranks by the prefixes' distances,
+// whose error against the whole vectors' has no strict bound, so the
+// rescoring stops by the measured bound alone, as for 1-bit codes.
+// Inserts walk the float32 vectors.
+//
 // Inserts walk int8 codes too once they are trained, at dimension 192 or
 // more, and choose and prune neighbours on exact float32 distances, as
 // large batches of any index do on codes of their own (see
@@ -115,9 +122,18 @@ func (q Quantize) bits() int {
 	return 8
 }
 
-// trainOptions are the options codes under q are trained with.
-func (q Quantize) trainOptions() *quant.TrainOptions {
-	return &quant.TrainOptions{Bits: q.bits()}
+// trainOptions are the options the codes of an index with o are
+// trained with.
+func (o *Options) trainOptions() *quant.TrainOptions {
+	return &quant.TrainOptions{Bits: o.Quantize.bits(), Dims: o.QuantizeDims}
+}
+
+// coded is how many leading components of a vector its code holds.
+func (ix *Index) coded() int {
+	if ix.opts.QuantizeDims > 0 {
+		return ix.opts.QuantizeDims
+	}
+	return ix.dim
 }
 
 // quantState is an index's int8 state. q is read under mu (held either
@@ -131,12 +147,12 @@ type quantState struct {
 	refreshing sync.Mutex
 }
 
-// codeWords is the number of uint32s a code under q of a vector of dim
-// components takes at the start of a layer-0 row.
+// codeWords is the number of uint32s a code under q of dim components
+// takes at the start of a layer-0 row.
 func codeWords(dim int, q Quantize) int { return (quant.CodeSizeOf(dim, q.bits()) + 3) / 4 }
 
 // codeSize is the length in bytes of one code.
-func (ix *Index) codeSize() int { return quant.CodeSizeOf(ix.dim, ix.opts.Quantize.bits()) }
+func (ix *Index) codeSize() int { return quant.CodeSizeOf(ix.coded(), ix.opts.Quantize.bits()) }
 
 // codep returns a pointer to node n's code, at the start of its row.
 func (ix *Index) codep(n node) *byte {
@@ -200,7 +216,7 @@ func (ix *Index) refreshCodes(ctx context.Context) {
 	// Train reads the store's rows outside the store's lock (ForEach), so
 	// it runs under mu held for reading: searches and inserts go on, but no
 	// Delete can free a slot, and a Put reuse its memory, while it reads.
-	nq, err := quant.Train(ctx, ix.store, ix.opts.Quantize.trainOptions())
+	nq, err := quant.Train(ctx, ix.store, ix.opts.trainOptions())
 	ix.mu.RUnlock()
 	if err != nil {
 		return
@@ -366,14 +382,14 @@ func (ix *Index) exactLimit(dk float32) float32 {
 	return ix.rescoreLimit(dk)
 }
 
-// writeVersion is the format version WriteTo writes: 3 with 1-bit codes,
-// 2 with int8 codes, else 1, the format of graphs without them (see
-// encode.go).
+// writeVersion is the format version WriteTo writes: 3 with 1-bit or
+// truncated codes, 2 with int8 codes of whole vectors, else 1, the format
+// of graphs without codes (see encode.go).
 func (ix *Index) writeVersion() uint32 {
-	switch ix.opts.Quantize {
-	case QuantizeNone:
+	switch {
+	case ix.opts.Quantize == QuantizeNone:
 		return 1
-	case QuantizeInt8:
+	case ix.opts.Quantize == QuantizeInt8 && ix.opts.QuantizeDims == 0:
 		return 2
 	}
 	return formatVersion
@@ -383,6 +399,9 @@ func (ix *Index) writeVersion() uint32 {
 // the quantizer's binary form and that form. mu is held.
 func (ix *Index) appendQuantizer(b []byte) []byte {
 	b = append(b, byte(ix.opts.Quantize))
+	if ix.writeVersion() >= 3 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(ix.opts.QuantizeDims))
+	}
 	var form []byte
 	if ix.quant.q != nil {
 		form, _ = ix.quant.q.MarshalBinary() // never fails
@@ -392,8 +411,8 @@ func (ix *Index) appendQuantizer(b []byte) []byte {
 }
 
 // decodeQuantizer reads the version-2 fields into o.Quantize and returns
-// the saved quantizer (nil if none). Version 3 holds QuantizeBinary, and
-// only it. A version-1 body has none: o keeps
+// the saved quantizer (nil if none). Version 3 adds QuantizeDims after
+// Quantize, and is the one that holds QuantizeBinary. A version-1 body has none: o keeps
 // the reading index's option. A quantizer in a newer format gives an error
 // wrapping [vector.ErrUnsupportedVersion], anything damaged one wrapping
 // [vector.ErrCorrupt].
@@ -401,12 +420,15 @@ func decodeQuantizer(d *decoder, version uint32, o *Options) (*quant.Quantizer, 
 	if version < 2 {
 		return nil, nil
 	}
-	o.Quantize = Quantize(d.u8())
+	o.Quantize, o.QuantizeDims = Quantize(d.u8()), 0
+	if version >= 3 {
+		o.QuantizeDims = int(d.u32())
+	}
 	n := d.u32()
 	if d.err != nil {
 		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, d.err)
 	}
-	if !o.Quantize.valid() || (o.Quantize == QuantizeBinary) != (version == 3) ||
+	if !o.Quantize.valid() || o.Quantize == QuantizeBinary && version < 3 || o.QuantizeDims > quant.MaxDim ||
 		uint64(n) > uint64(len(d.b)) || n > 0 && o.Quantize == QuantizeNone {
 		return nil, fmt.Errorf("%w: quantization %d with a quantizer of %d bytes", vector.ErrCorrupt, o.Quantize, n)
 	}
@@ -435,15 +457,16 @@ func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 		if err := qz.Check(ix.dim, ix.metric); err != nil {
 			return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 		}
-		if qz.Bits() != ix.opts.Quantize.bits() {
-			return fmt.Errorf("%w: codes of %d bits saved with quantization %v", vector.ErrCorrupt, qz.Bits(), ix.opts.Quantize)
+		if qz.Bits() != ix.opts.Quantize.bits() || qz.Coded() != ix.coded() {
+			return fmt.Errorf("%w: codes of %d bits of %d components saved with quantization %v of %d",
+				vector.ErrCorrupt, qz.Bits(), qz.Coded(), ix.opts.Quantize, ix.coded())
 		}
 	}
 	// A saved quantizer trained on a store since grown past its sample
 	// (Stale's growth rule; no drift is known at load) is trained again.
 	if qz == nil || qz.Stale(ix.live, 0, 0) {
 		var err error
-		if qz, err = quant.Train(context.Background(), ix.store, ix.opts.Quantize.trainOptions()); err != nil {
+		if qz, err = quant.Train(context.Background(), ix.store, ix.opts.trainOptions()); err != nil {
 			return fmt.Errorf("%w: training the codes: %w", ErrStoreMismatch, err)
 		}
 	}

@@ -93,6 +93,9 @@ func inspect(ctx context.Context, path string) (*fileInfo, error) {
 		if h.Quantize != hnsw.QuantizeNone {
 			graph += " quantize=" + h.Quantize.String()
 		}
+		if h.QuantizeDims > 0 {
+			graph += fmt.Sprintf(" quantize-dims=%d", h.QuantizeDims)
+		}
 		switch cfg.Index {
 		case cairn.Auto:
 			ci.Params = fmt.Sprintf("threshold=%d %s", cfg.AutoThreshold, graph)

@@ -90,6 +90,7 @@ type jsonHNSW struct {
 	TargetRecall   float64 `json:"target_recall,omitempty"`
 	TargetK        int     `json:"target_k,omitempty"`
 	Quantize       string  `json:"quantize,omitempty"` // "int8" or "binary"; absent for none
+	QuantizeDims   int     `json:"quantize_dims,omitempty"`
 }
 
 // errLine marks a line that is not in the format.
@@ -173,6 +174,7 @@ func (h *jsonCollection) config() (cairn.CollectionConfig, error) {
 		if cfg.HNSW.Quantize, err = hnsw.ParseQuantize(p.Quantize); err != nil {
 			return cfg, err
 		}
+		cfg.HNSW.QuantizeDims = p.QuantizeDims
 	}
 	return cfg, cfg.Validate()
 }
@@ -189,6 +191,7 @@ func header(name string, cfg cairn.CollectionConfig) jsonCollection {
 	if o.Quantize != hnsw.QuantizeNone {
 		p.Quantize = o.Quantize.String()
 	}
+	p.QuantizeDims = o.QuantizeDims
 	if p != (jsonHNSW{}) {
 		h.HNSW = &p
 	}

@@ -32,4 +32,21 @@ func TestHeaderQuantize(t *testing.T) {
 	if _, err := decodeLine([]byte(`{"collection":{"name":"q","dim":4,"hnsw":{"quantize":"int4"}}}`)); err == nil {
 		t.Error("an unknown quantization was accepted")
 	}
+	l, err = decodeLine([]byte(`{"collection":{"name":"q","dim":4,"index":"hnsw","hnsw":{"quantize":"binary","quantize_dims":3}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg, err = l.Collection.config(); err != nil || cfg.HNSW.Quantize != hnsw.QuantizeBinary || cfg.HNSW.QuantizeDims != 3 {
+		t.Fatalf("config %+v, %v", cfg, err)
+	}
+	if b, _ = json.Marshal(header("q", cfg)); !strings.Contains(string(b), `"hnsw":{"quantize":"binary","quantize_dims":3}`) {
+		t.Fatalf("header %s", b)
+	}
+	l, err = decodeLine([]byte(`{"collection":{"name":"q","dim":4,"index":"hnsw","hnsw":{"quantize":"int8","quantize_dims":5}}}`))
+	if err == nil {
+		_, err = l.Collection.config()
+	}
+	if err == nil {
+		t.Error("quantize_dims past dim was accepted")
+	}
 }

@@ -87,7 +87,8 @@ type params struct {
 	Overfetch      bool `json:"overfetch,omitempty"`
 	Rescore        int  `json:"rescore,omitempty"` // qflat's candidates per result
 	// Quantize is what an HNSW graph walks: "int8" or "binary" for codes
-	// (--quantize), empty for float32.
+	// (--quantize), with "-N" for codes of the first N components
+	// (--quantize-dims), empty for float32.
 	Quantize string `json:"quantize,omitempty"`
 }
 

@@ -6,6 +6,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
@@ -49,8 +50,17 @@ func recommend(rows []result) []int {
 // hnswOptions is p as the hnsw.Options literal that builds it.
 func hnswOptions(p params) string {
 	q := ""
-	if p.Quantize == hnsw.QuantizeInt8.String() {
-		q = ", Quantize: hnsw.QuantizeInt8"
+	if p.Quantize != "" {
+		kind, dims, _ := strings.Cut(p.Quantize, "-") // quantizeLabel's form
+		switch kind {
+		case hnsw.QuantizeInt8.String():
+			q = ", Quantize: hnsw.QuantizeInt8"
+		case hnsw.QuantizeBinary.String():
+			q = ", Quantize: hnsw.QuantizeBinary"
+		}
+		if dims != "" {
+			q += ", QuantizeDims: " + dims
+		}
 	}
 	return fmt.Sprintf("hnsw.Options{M: %d, EfConstruction: %d, EfSearch: %d%s}", p.M, p.EfConstruction, p.Ef, q)
 }

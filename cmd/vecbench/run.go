@@ -59,6 +59,7 @@ type config struct {
 	threads                       int
 	ms, efcs, efs                 []int
 	quantize                      hnsw.Quantize // --quantize: the sweep also walks the same graphs with it
+	quantizeDims                  int           // --quantize-dims: codes of the first so many components
 	dataPath, queryPath, gtPath   string
 	metric                        vector.Metric
 	exportDir, jsonPath, plotPath string
@@ -152,6 +153,8 @@ Sweep grid:
                             (hnsw.QuantizeInt8, hnsw.QuantizeBinary): the same
                             graph loaded again, its rows beside the float32
                             ones, each ef measured float32 then on the codes
+  --quantize-dims 256       codes of each vector's first 256 components only
+                            (hnsw.Options.QuantizeDims: Matryoshka truncation)
 
 Output and run:
   --json FILE     every figure and the machine, as JSON (fields in vecbench's doc)
@@ -177,6 +180,7 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	fs.BoolVar(&c.indexes, "indexes", false, "")
 	fs.BoolVar(&c.sweep, "sweep", false, "")
 	fs.StringVar(&quantize, "quantize", "", "")
+	fs.IntVar(&c.quantizeDims, "quantize-dims", 0, "")
 	fs.BoolVar(&c.peers, "peers", false, "")
 	fs.BoolVar(&c.quick, "quick", false, "")
 	fs.BoolVar(&c.quiet, "quiet", false, "")
@@ -304,6 +308,9 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 			return nil, usagef("--quantize walks the graphs of --sweep; add --sweep")
 		}
 		c.quantize = q
+	}
+	if c.quantizeDims != 0 && (c.quantize == hnsw.QuantizeNone || c.quantizeDims < 0) {
+		return nil, usagef("--quantize-dims %d: a positive number, with --quantize", c.quantizeDims)
 	}
 	for _, p := range []struct{ flag, path string }{{"json", c.jsonPath}, {"plot", c.plotPath}} {
 		if p.path != "" {

@@ -46,6 +46,8 @@ func TestBadFlags(t *testing.T) {
 		{[]string{"--sweep", "--m", "1"}, "--m 1"},
 		{[]string{"--sweep", "--quantize", "int4"}, "--quantize int4"},
 		{[]string{"--indexes", "--quantize", "int8"}, "add --sweep"},
+		{[]string{"--sweep", "--quantize-dims", "8"}, "--quantize-dims 8"},
+		{[]string{"--sweep", "--quantize", "binary", "--quantize-dims", "-2"}, "--quantize-dims -2"},
 		{[]string{"--plot", filepath.Join(dir, "x.pdf")}, "want a .svg or .png"},
 		{[]string{"--json", filepath.Join(dir, "missing", "x.json")}, "does not exist"},
 		{[]string{"--threads", "-1"}, "--threads -1"},
@@ -476,3 +478,27 @@ func equalVecs(a, b []vector.Vector) bool {
 }
 
 func nanValue() float64 { var z float64; return z / z }
+
+// TestSweepQuantizeDims checks --quantize binary --quantize-dims: the
+// walk's table is labelled with the codes, and a recommendation of such
+// a row sets both options.
+func TestSweepQuantizeDims(t *testing.T) {
+	dir := t.TempDir()
+	out, errOut, err := runArgs(t, context.Background(), tiny(dir, "--sweep", "--clustered", "--sizes", "600", "--m", "8", "--efc", "40",
+		"--ef", "10,80", "--quantize", "binary", "--quantize-dims", "24")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	if want := "## HNSW sweep, walking binary-24 codes"; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	for label, want := range map[string]string{
+		"binary-24": "hnsw.Options{M: 8, EfConstruction: 40, EfSearch: 80, Quantize: hnsw.QuantizeBinary, QuantizeDims: 24}",
+		"int8":      "hnsw.Options{M: 8, EfConstruction: 40, EfSearch: 80, Quantize: hnsw.QuantizeInt8}",
+		"":          "hnsw.Options{M: 8, EfConstruction: 40, EfSearch: 80}",
+	} {
+		if got := hnswOptions(params{M: 8, EfConstruction: 40, Ef: 80, Quantize: label}); got != want {
+			t.Errorf("%q: %s, want %s", label, got, want)
+		}
+	}
+}

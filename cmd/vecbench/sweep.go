@@ -32,7 +32,7 @@ func (b *bench) sweepReport(ctx context.Context) error {
 		b.results = append(b.results, rows...)
 		if b.c.quantize != hnsw.QuantizeNone {
 			markPareto(qrows)
-			b.printSweep(ds, qrows, b.c.quantize.String())
+			b.printSweep(ds, qrows, b.c.quantizeLabel())
 			b.results = append(b.results, qrows...)
 		}
 		if err != nil {
@@ -83,7 +83,7 @@ func (b *bench) sweepOne(ctx context.Context, ds *recall.Dataset, truth [][]int3
 					}
 					p, st := params{M: m, EfConstruction: efc, Ef: max(ef, b.c.k)}, bs
 					if ix == qx {
-						p.Quantize, st = b.c.quantize.String(), qbs
+						p.Quantize, st = b.c.quantizeLabel(), qbs
 					}
 					qs, err := b.measure(ctx, ix, ds, truth, b.c.k, "hnsw "+p.String(), search)
 					if err != nil {
@@ -132,7 +132,7 @@ func (b *bench) quantized(hx *hnsw.Index, bs recall.BuildStats) (*hnsw.Index, re
 		return nil, bs, err
 	}
 	o := hx.Options()
-	o.Quantize = b.c.quantize
+	o.Quantize, o.QuantizeDims = b.c.quantize, b.c.quantizeDims
 	o.Progress = nil
 	qx, err := hnsw.New(hx.Store(), &o)
 	if err != nil {
@@ -147,6 +147,15 @@ func (b *bench) quantized(hx *hnsw.Index, bs recall.BuildStats) (*hnsw.Index, re
 	qbs.Time += time.Since(start)
 	qbs.Bytes += qx.Stats().GraphBytes - hx.Stats().GraphBytes
 	return qx, qbs, nil
+}
+
+// quantizeLabel names the codes of --quantize: "int8", "binary", or with
+// --quantize-dims "int8-256" (codes of the first 256 components).
+func (c *config) quantizeLabel() string {
+	if c.quantizeDims > 0 {
+		return fmt.Sprintf("%v-%d", c.quantize, c.quantizeDims)
+	}
+	return c.quantize.String()
 }
 
 // markPareto marks the rows no other row beats on both recall and QPS.

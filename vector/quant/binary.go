@@ -62,7 +62,9 @@ func (q *Quantizer) encodeBits(dst []byte, v vector.Vector) {
 		for _, x := range v {
 			sum += float64(x) * float64(x)
 		}
-		scale = 1 / math.Sqrt(sum)
+		if sum > 0 { // a prefix can be zero
+			scale = 1 / math.Sqrt(sum)
+		}
 	}
 	var l1, l2, xm float64
 	var pop int
@@ -93,7 +95,8 @@ func (q *Quantizer) encodeBits(dst []byte, v vector.Vector) {
 	binary.LittleEndian.PutUint32(t[8:], uint32(pop))
 }
 
-// prepareBits prepares v, of squared norm sum, for 1-bit codes into r,
+// prepareBits prepares v (its first Coded components), of squared norm
+// sum, for 1-bit codes into r,
 // reusing r's storage. The components y of the query less the mean
 // are rounded to queryLevels steps, u = round((y − lo)/Δ), and laid out
 // as four bit planes (plane b holds bit b of every u; kernel.BitsGather),
@@ -101,7 +104,7 @@ func (q *Quantizer) encodeBits(dst []byte, v vector.Vector) {
 // pairs a word.
 func (q *Quantizer) prepareBits(r *Query, v vector.Vector, sum float64) {
 	scale := 1.0
-	if q.metric == vector.Cosine {
+	if q.metric == vector.Cosine && sum > 0 {
 		scale = 1 / math.Sqrt(sum)
 	}
 	words := binWords(q.dim)

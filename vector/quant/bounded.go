@@ -41,11 +41,11 @@ type BoundedQuery struct {
 
 // PrepareBounded prepares v as PrepareInto does (the same checks and
 // errors; normalised under Cosine) into r, reusing its storage. A 1-bit
-// quantizer gives an error wrapping [vector.ErrInvalidOptions]: its codes
-// have no strict bound.
+// quantizer, or one of truncated codes, gives an error wrapping
+// [vector.ErrInvalidOptions]: their estimates have no strict bound.
 func (q *Quantizer) PrepareBounded(r *BoundedQuery, v vector.Vector) error {
-	if q.bits == 1 {
-		return fmt.Errorf("%w: quant: a bounded query needs int8 codes", vector.ErrInvalidOptions)
+	if q.bits == 1 || q.dim < q.full {
+		return fmt.Errorf("%w: quant: a bounded query needs int8 codes of whole vectors", vector.ErrInvalidOptions)
 	}
 	sum, err := vector.CheckNorm(v, q.dim, q.metric)
 	if err != nil {

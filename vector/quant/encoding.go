@@ -15,12 +15,15 @@ import (
 // The binary form, little-endian:
 //
 //	magic "CQNT" | version u16 | metric u8 | bits u8 | dim u32 | clip f64 |
-//	sample u64 | trained u64 | lo [dim]f32 | step [dim]f32 | crc32c u32
+//	sample u64 | trained u64 | [full u32] | lo [dim]f32 | [step [dim]f32] |
+//	crc32c u32
 //
-// Version 1, int8 codes, has bits 0. Version 2, 1-bit codes, has bits 1,
-// clip 0 and no step: lo is the mean. The checksum (Castagnoli) covers
-// every byte before it. An int8 quantizer is written in version 1, so
-// that builds which read only that still read it.
+// Version 1 has bits 0 (int8 codes), no full (it is dim) and step.
+// Version 2 has bits 8 or 1 and full, the vectors' dimension, of which
+// codes hold the first dim components; with 1 bit, clip is 0, lo is the
+// mean and there is no step. The checksum (Castagnoli) covers every byte
+// before it. An int8 quantizer of whole vectors is written in version 1,
+// so that builds which read only that still read it.
 const (
 	magic         = "CQNT"
 	formatVersion = 2
@@ -31,19 +34,23 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // MarshalBinary returns q in its versioned, checksummed binary form.
 func (q *Quantizer) MarshalBinary() ([]byte, error) {
-	b := make([]byte, 0, headerBytes+8*q.dim+4)
+	b := make([]byte, 0, headerBytes+4+8*q.dim+4)
 	b = append(b, magic...)
-	if q.bits == 1 {
-		b = binary.LittleEndian.AppendUint16(b, 2)
-		b = append(b, byte(q.metric), 1)
-	} else {
+	v1 := q.bits != 1 && q.dim == q.full
+	if v1 {
 		b = binary.LittleEndian.AppendUint16(b, 1)
 		b = append(b, byte(q.metric), 0)
+	} else {
+		b = binary.LittleEndian.AppendUint16(b, 2)
+		b = append(b, byte(q.metric), byte(q.Bits()))
 	}
 	b = binary.LittleEndian.AppendUint32(b, uint32(q.dim))
 	b = binary.LittleEndian.AppendUint64(b, math.Float64bits(q.clip))
 	b = binary.LittleEndian.AppendUint64(b, uint64(q.sample))
 	b = binary.LittleEndian.AppendUint64(b, uint64(q.trained))
+	if !v1 {
+		b = binary.LittleEndian.AppendUint32(b, uint32(q.full))
+	}
 	for _, x := range q.lo {
 		b = binary.LittleEndian.AppendUint32(b, math.Float32bits(x))
 	}
@@ -63,19 +70,22 @@ func (q *Quantizer) UnmarshalBinary(data []byte) error {
 	if len(data) < headerBytes+4 || string(data[:4]) != magic {
 		return corrupt("not a quantizer")
 	}
-	v := binary.LittleEndian.Uint16(data[4:])
+	v, bits := binary.LittleEndian.Uint16(data[4:]), data[7]
 	switch {
 	case v > formatVersion:
 		return fmt.Errorf("%w: quant: format version %d (this build reads %d)", vector.ErrUnsupportedVersion, v, formatVersion)
-	case v == 0 || data[7] != byte(v-1):
-		return corrupt(fmt.Sprintf("format version %d with bits %d", v, data[7]))
+	case v == 0 || v == 1 && bits != 0 || v == 2 && bits != 8 && bits != 1:
+		return corrupt(fmt.Sprintf("format version %d with bits %d", v, bits))
 	}
-	perDim := 8 // lo and step
+	head, perDim := headerBytes, 8 // lo and step
 	if v == 2 {
+		head += 4
+	}
+	if bits == 1 {
 		perDim = 4 // the mean
 	}
 	dim := int(binary.LittleEndian.Uint32(data[8:]))
-	if dim <= 0 || dim > MaxDim || len(data) != headerBytes+perDim*dim+4 {
+	if dim <= 0 || dim > MaxDim || len(data) != head+perDim*dim+4 {
 		return corrupt(fmt.Sprintf("dimension %d in %d bytes", dim, len(data)))
 	}
 	body := data[:len(data)-4]
@@ -84,6 +94,7 @@ func (q *Quantizer) UnmarshalBinary(data []byte) error {
 	}
 	r := Quantizer{
 		dim:     dim,
+		full:    dim,
 		metric:  vector.Metric(data[6]),
 		clip:    math.Float64frombits(binary.LittleEndian.Uint64(data[12:])),
 		sample:  int(min(binary.LittleEndian.Uint64(data[20:]), math.MaxInt32)),
@@ -91,11 +102,15 @@ func (q *Quantizer) UnmarshalBinary(data []byte) error {
 		bits:    8,
 		lo:      make([]float32, dim),
 	}
-	if !r.metric.Valid() || !(r.clip >= 0 && r.clip < 0.25) || v == 2 && r.clip != 0 {
+	if v == 2 {
+		r.full = int(binary.LittleEndian.Uint32(data[headerBytes:]))
+	}
+	if !r.metric.Valid() || !(r.clip >= 0 && r.clip < 0.25) || bits == 1 && r.clip != 0 ||
+		r.full < dim || r.full > MaxDim {
 		return corrupt("bad header fields")
 	}
-	p := data[headerBytes:]
-	if v == 2 {
+	p := data[head:]
+	if bits == 1 {
 		r.bits = 1
 		for j := range dim {
 			if r.lo[j] = math.Float32frombits(binary.LittleEndian.Uint32(p[4*j:])); !finite(r.lo[j]) {

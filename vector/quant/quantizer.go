@@ -55,6 +55,12 @@ type TrainOptions struct {
 	// for 0) or 1 (a sign bit about the sample's mean; see
 	// [Quantizer.Bits]).
 	Bits int
+	// Dims, if not zero, codes only the first Dims components of each
+	// vector (renormalised under Cosine): Matryoshka truncation, for
+	// embeddings trained so that their leading components carry the
+	// most (OpenAI's text-embedding-3, nomic-embed and others). It must
+	// not exceed the store's dimension. See [Quantizer.Coded].
+	Dims int
 }
 
 func (o *TrainOptions) withDefaults() (TrainOptions, error) {
@@ -80,6 +86,9 @@ func (o *TrainOptions) withDefaults() (TrainOptions, error) {
 	if r.Bits != 8 && r.Bits != 1 {
 		return r, fmt.Errorf("%w: quant: %d bits a component, want 8 or 1", vector.ErrInvalidOptions, r.Bits)
 	}
+	if r.Dims < 0 {
+		return r, fmt.Errorf("%w: quant: Dims %d is negative", vector.ErrInvalidOptions, r.Dims)
+	}
 	return r, nil
 }
 
@@ -87,7 +96,8 @@ func (o *TrainOptions) withDefaults() (TrainOptions, error) {
 // the package documentation for the rule). It is immutable and safe for
 // concurrent use.
 type Quantizer struct {
-	dim     int
+	dim     int // the components a code holds: the first dim of full
+	full    int // the vectors' dimension
 	metric  vector.Metric
 	clip    float64
 	sample  int   // the Sample option it was trained with
@@ -109,9 +119,16 @@ func Train(ctx context.Context, s vector.Store, opts *TrainOptions) (*Quantizer,
 	if err != nil {
 		return nil, err
 	}
-	dim, m := s.Dim(), s.Metric()
-	if dim <= 0 || dim > MaxDim || !m.Valid() {
-		return nil, fmt.Errorf("%w: quant: dimension %d (at most %d) or metric %v", vector.ErrInvalidOptions, dim, MaxDim, m)
+	full, m := s.Dim(), s.Metric()
+	if full <= 0 || full > MaxDim || !m.Valid() {
+		return nil, fmt.Errorf("%w: quant: dimension %d (at most %d) or metric %v", vector.ErrInvalidOptions, full, MaxDim, m)
+	}
+	if o.Dims > full {
+		return nil, fmt.Errorf("%w: quant: Dims %d of vectors of %d", vector.ErrInvalidOptions, o.Dims, full)
+	}
+	dim := full
+	if o.Dims > 0 {
+		dim = o.Dims
 	}
 	// Reservoir sampling (Algorithm R) into one arena.
 	r := rand.New(rand.NewPCG(0x9e3779b97f4a7c15, uint64(dim)))
@@ -125,11 +142,11 @@ func Train(ctx context.Context, s vector.Store, opts *TrainOptions) (*Quantizer,
 		}
 		seen++
 		if len(arena) < o.Sample*dim {
-			arena = append(arena, v...)
+			arena = append(arena, v[:dim]...)
 			return nil
 		}
 		if j := r.IntN(seen); j < o.Sample {
-			copy(arena[j*dim:(j+1)*dim], v)
+			copy(arena[j*dim:(j+1)*dim], v[:dim])
 		}
 		return nil
 	})
@@ -140,21 +157,30 @@ func Train(ctx context.Context, s vector.Store, opts *TrainOptions) (*Quantizer,
 	if n == 0 {
 		return nil, fmt.Errorf("%w: quant: train: the store is empty", vector.ErrInvalidOptions)
 	}
+	if dim < full && m == vector.Cosine {
+		for i := range n {
+			unitPrefix(arena[i*dim : (i+1)*dim])
+		}
+	}
+	// Trained as a quantizer of the prefixes (dim = full = dim), so that
+	// rankError encodes and prepares the arena's rows, then widened.
+	var q *Quantizer
 	if o.Bits == 1 {
-		q := &Quantizer{dim: dim, metric: m, sample: o.Sample, trained: seen, bits: 1}
+		q = &Quantizer{dim: dim, full: dim, metric: m, sample: o.Sample, trained: seen, bits: 1}
 		q.setMean(arena, n)
-		return q, nil
+	} else {
+		q = &Quantizer{
+			dim: dim, full: dim, metric: m, clip: o.Clip, sample: o.Sample, trained: seen, bits: 8,
+			lo: make([]float32, dim), step: make([]float32, dim), inv: make([]float32, dim),
+		}
+		if err := q.setRanges(ctx, arena, n); err != nil {
+			return nil, err
+		}
+		if g := q.global(); chooseRanges && g.rankError(arena, n) < q.rankError(arena, n) {
+			q = g
+		}
 	}
-	q := &Quantizer{
-		dim: dim, metric: m, clip: o.Clip, sample: o.Sample, trained: seen, bits: 8,
-		lo: make([]float32, dim), step: make([]float32, dim), inv: make([]float32, dim),
-	}
-	if err := q.setRanges(ctx, arena, n); err != nil {
-		return nil, err
-	}
-	if g := q.global(); chooseRanges && g.rankError(arena, n) < q.rankError(arena, n) {
-		q = g
-	}
+	q.full = full
 	return q, nil
 }
 
@@ -343,7 +369,42 @@ func (q *Quantizer) setStep(j int, lo, step float32) {
 }
 
 // Dim returns the dimension of the vectors q encodes.
-func (q *Quantizer) Dim() int { return q.dim }
+func (q *Quantizer) Dim() int { return q.full }
+
+// Coded returns how many leading components of a vector its code holds:
+// Dim, unless [TrainOptions].Dims truncated the codes. Distances are then
+// estimated between the vectors' first Coded components (renormalised
+// under Cosine), which rank like the whole vectors only as far as the
+// leading components carry what the rest do.
+func (q *Quantizer) Coded() int { return q.dim }
+
+// prefix returns the first Coded components of v and their sum of
+// squares: v and sum as they are when codes hold every component.
+func (q *Quantizer) prefix(v vector.Vector, sum float64) (vector.Vector, float64) {
+	if q.dim == q.full {
+		return v, sum
+	}
+	v, sum = v[:q.dim], 0
+	for _, x := range v {
+		sum += float64(x) * float64(x)
+	}
+	return v, sum
+}
+
+// unitPrefix scales v to unit length in float64, unless it is zero.
+func unitPrefix(v []float32) {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 {
+		return
+	}
+	f := 1 / math.Sqrt(s)
+	for i := range v {
+		v[i] = float32(float64(v[i]) * f)
+	}
+}
 
 // Metric returns the metric q estimates distances under.
 func (q *Quantizer) Metric() vector.Metric { return q.metric }
@@ -383,8 +444,8 @@ func (q *Quantizer) Range(j int) (lo, hi float32) {
 // the metrics do. An index checks a quantizer it read back from a file
 // this way before it trusts the codes stored with it.
 func (q *Quantizer) Check(dim int, m vector.Metric) error {
-	if dim != q.dim {
-		return fmt.Errorf("%w: quant: codes of dimension %d for vectors of %d", vector.ErrDimensionMismatch, q.dim, dim)
+	if dim != q.full {
+		return fmt.Errorf("%w: quant: codes of dimension %d for vectors of %d", vector.ErrDimensionMismatch, q.full, dim)
 	}
 	if m != q.metric {
 		return fmt.Errorf("%w: quant: codes for metric %v, vectors under %v", vector.ErrInvalidOptions, q.metric, m)
@@ -402,9 +463,10 @@ func (q *Quantizer) Encode(dst []byte, v vector.Vector) (clipped int, err error)
 	if len(dst) != q.CodeSize() {
 		return 0, fmt.Errorf("%w: quant: encode into %d bytes, want %d", vector.ErrInvalidOptions, len(dst), q.CodeSize())
 	}
-	if err := vector.Check(v, q.dim, q.metric); err != nil {
+	if err := vector.Check(v, q.full, q.metric); err != nil {
 		return 0, fmt.Errorf("quant: encode: %w", err)
 	}
+	v = v[:q.dim]
 	if q.bits == 1 {
 		q.encodeBits(dst, v)
 		return 0, nil
@@ -414,7 +476,7 @@ func (q *Quantizer) Encode(dst []byte, v vector.Vector) (clipped int, err error)
 		sum += float64(x) * float64(x)
 	}
 	scale := float32(1)
-	if q.metric == vector.Cosine {
+	if q.metric == vector.Cosine && sum > 0 { // a prefix can be zero
 		scale = float32(1 / math.Sqrt(sum))
 		sum = 1
 	}

@@ -39,6 +39,10 @@ type Query struct {
 	base  float32 // Σ qⱼ·loⱼ (for 1-bit codes, ⟨q, μ⟩)
 	qq    float32 // ‖q‖² (for 1-bit codes, ‖q − μ‖²)
 
+	// truncated is whether the codes hold only the vectors' first
+	// components (TrainOptions.Dims).
+	truncated bool
+
 	// For 1-bit codes (bits = 1; 0 means int8): the bit planes of the
 	// query's rounded components (prepareBits), the scratch of their
 	// values, and what turns a count into a sum.
@@ -74,8 +78,8 @@ func (q *Quantizer) GatherSpan() int {
 // one Query allocates nothing for it. r must not be in use by another
 // goroutine; on error it is unchanged.
 func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
-	if len(v) != q.dim {
-		_, err := vector.CheckNorm(v, q.dim, q.metric)
+	if len(v) != q.full {
+		_, err := vector.CheckNorm(v, q.full, q.metric)
 		return fmt.Errorf("quant: prepare: %w", err)
 	}
 	// vector.CheckNorm checks the query and sums Σv² as every store and
@@ -85,12 +89,14 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	// quarter of an int8 walk's time at small ef). Each weight is the
 	// one product v[j]*step[j] in both kernels, so the largest, scaled to
 	// queryMax, never rounds past it.
-	sum, err := vector.CheckNorm(v, q.dim, q.metric)
+	sum, err := vector.CheckNorm(v, q.full, q.metric)
 	if err != nil {
 		return fmt.Errorf("quant: prepare: %w", err)
 	}
+	v, sum = q.prefix(v, sum)
 	if q.bits == 1 {
 		q.prepareBits(r, v, sum)
+		r.truncated = q.dim < q.full
 		return nil
 	}
 	base32, wmax32, half32, sq32 := kernel.WeightSums(v, q.lo, q.step)
@@ -103,7 +109,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 		base, half, sq = weightSums64(v, q.lo, q.step)
 	}
 	scale := 1.0
-	if q.metric == vector.Cosine {
+	if q.metric == vector.Cosine && sum > 0 { // a prefix can be zero
 		scale = 1 / math.Sqrt(sum)
 		sum = 1
 	}
@@ -116,7 +122,7 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	clear(wp[q.dim:])
 	*r = Query{
 		planes: r.planes, ys: r.ys, // kept for a 1-bit quantizer's next use
-		metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp,
+		metric: q.metric, dim: q.dim, w: wp[:q.dim], wp: wp, truncated: q.dim < q.full,
 		base: float32(base * scale), qq: float32(sum),
 		sigma: float32(scale * math.Sqrt(sq/12)),
 	}
@@ -161,9 +167,10 @@ func weightSums64(v, lo, step []float32) (base, half, sq float64) {
 // later candidate (in ascending order of estimate) can rank among the
 // first k.
 //
-// A 1-bit code's estimate has no such bound: ErrorBound is +Inf.
+// A 1-bit code's estimate has no such bound, nor has one of truncated
+// codes against the whole vectors' distance: ErrorBound is +Inf.
 func (r *Query) ErrorBound() float32 {
-	if r.bits == 1 {
+	if r.bits == 1 || r.truncated {
 		return float32(math.Inf(1))
 	}
 	if r.metric == vector.L2 {
