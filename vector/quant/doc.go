@@ -1,7 +1,8 @@
 // Package quant is scalar quantization of cairn's vectors: a
 // [Quantizer] trained from the data maps each float32 vector to a code of
-// one byte a dimension (or one bit: see 1-bit codes below), and a [Query] prepared once per search estimates
-// the distance from the query to any code with integer dot products
+// one byte a dimension (or one bit: see 1-bit codes below), and a [Query]
+// prepared once per search estimates the distance from the query to any
+// code with integer dot products
 // (vector/internal/kernel: AVX2 assembly, portable Go under the purego
 // tag). An index scans or walks the codes, a quarter of the float32 bytes,
 // and rescores its best candidates exactly from the [vector.Store].
@@ -52,6 +53,15 @@
 // distance follows as above. The estimates are far coarser than int8
 // ones, and have no strict bound ([Query.ErrorBound] is +Inf): they serve
 // to choose what to score exactly.
+//
+// # Truncated codes
+//
+// [TrainOptions].Dims codes only each vector's first Dims components
+// (renormalised under Cosine), for Matryoshka embeddings, whose prefixes
+// rank nearly as the whole vectors do. Everything above then holds of the
+// prefixes; vectors and queries are still taken and checked whole, and
+// ErrorBound is +Inf, since nothing bounds a prefix's distance against the
+// whole vectors'.
 //
 // # Bad input
 //
