@@ -62,21 +62,7 @@ func TestBinaryRealEmbeddings(t *testing.T) {
 // TestBinaryConformance runs the index conformance suite on 1-bit codes:
 // exact distances in the exact order, filters, deletes, bad input.
 func TestBinaryConformance(t *testing.T) {
-	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
-	mk := func(t *testing.T, s vector.Store) vector.Index {
-		ix := newIndex(t, s, binaryOpts)
-		var ids []vector.ID
-		if err := s.ForEach(func(id vector.ID, _ vector.Vector) error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.Track(context.Background(), ids); err != nil {
-			t.Fatal(err)
-		}
-		return ix
-	}
+	newStore, mk := newMemStore, tracking(binaryOpts)
 	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
 }
 

@@ -35,10 +35,14 @@ func newIndex(t testing.TB, s vector.Store, o *hnsw.Options) *hnsw.Index {
 	return ix
 }
 
-func TestConformance(t *testing.T) {
-	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
-	mk := func(t *testing.T, s vector.Store) vector.Index {
-		ix := newIndex(t, s, nil)
+// newMemStore is memStore as the conformance suite's store factory.
+func newMemStore(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
+
+// tracking is the conformance suite's index factory: a new index with o
+// over the store, tracking every vector the store holds.
+func tracking(o *hnsw.Options) vectortest.IndexFactory {
+	return func(t *testing.T, s vector.Store) vector.Index {
+		ix := newIndex(t, s, o)
 		var ids []vector.ID
 		if err := s.ForEach(func(id vector.ID, _ vector.Vector) error {
 			ids = append(ids, id)
@@ -51,6 +55,10 @@ func TestConformance(t *testing.T) {
 		}
 		return ix
 	}
+}
+
+func TestConformance(t *testing.T) {
+	newStore, mk := newMemStore, tracking(nil)
 	t.Run("MemStore", func(t *testing.T) {
 		vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
 	})

@@ -185,21 +185,7 @@ func TestQuantizedExactDistances(t *testing.T) {
 // int8 index: quantization changes neither what is refused nor the
 // contract.
 func TestQuantizedConformance(t *testing.T) {
-	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
-	mk := func(t *testing.T, s vector.Store) vector.Index {
-		ix := newIndex(t, s, int8Opts)
-		var ids []vector.ID
-		if err := s.ForEach(func(id vector.ID, _ vector.Vector) error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.Track(context.Background(), ids); err != nil {
-			t.Fatal(err)
-		}
-		return ix
-	}
+	newStore, mk := newMemStore, tracking(int8Opts)
 	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
 	if runtime.GOOS == "linux" {
 		// Codes in memory, the vectors they are rescored with paged.

@@ -68,22 +68,10 @@ func TestTruncatedRealEmbeddings(t *testing.T) {
 // components, the case truncation is not for: at three quarters recall@10
 // was 0.967–0.987 against the bar of 0.9, at half 0.77–0.82.
 func TestTruncatedConformance(t *testing.T) {
-	newStore := func(t *testing.T, dim int, m vector.Metric) vector.Store { return memStore(t, dim, m) }
 	mk := func(t *testing.T, s vector.Store) vector.Index {
-		ix := newIndex(t, s, &hnsw.Options{Quantize: hnsw.QuantizeInt8, QuantizeDims: max(1, s.Dim()*3/4)})
-		var ids []vector.ID
-		if err := s.ForEach(func(id vector.ID, _ vector.Vector) error {
-			ids = append(ids, id)
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		if err := ix.Track(context.Background(), ids); err != nil {
-			t.Fatal(err)
-		}
-		return ix
+		return tracking(&hnsw.Options{Quantize: hnsw.QuantizeInt8, QuantizeDims: max(1, s.Dim()*3/4)})(t, s)
 	}
-	vectortest.TestIndex(t, newStore, mk, vectortest.IndexConfig{Approximate: true})
+	vectortest.TestIndex(t, newMemStore, mk, vectortest.IndexConfig{Approximate: true})
 }
 
 // TestTruncatedOptions checks the refusals of QuantizeDims and that a
