@@ -28,9 +28,11 @@ type Stats struct {
 	GraphBytes int64
 	// BytesPerVector is GraphBytes / Len.
 	BytesPerVector float64
-	// CodeBytes is the part of GraphBytes that holds the int8 codes the
-	// walk reads under [QuantizeInt8], d + 4 bytes a slot (0 otherwise);
-	// the rows then hold no float32 copy of the vectors.
+	// CodeBytes is the part of GraphBytes that holds the codes the walk
+	// reads: under [QuantizeInt8] d + 4 bytes a slot, under
+	// [QuantizeBinary] 8·⌈d/64⌉ + 12 (d the coded components:
+	// QuantizeDims, or the dimension); 0 otherwise. The rows then hold no
+	// float32 copy of the vectors.
 	CodeBytes int64
 	// Memory is where the bytes of GraphBytes go.
 	Memory Memory
@@ -46,8 +48,8 @@ type Memory struct {
 	// Vectors is the graph's own float32 copies of the vectors, kept in
 	// the rows at dimension ≤ 512 (see the package doc); 0 otherwise.
 	Vectors int64
-	// Codes is the int8 codes of the slots handed out under
-	// [QuantizeInt8] (CodeBytes counts those of every slot of the pages).
+	// Codes is the codes of the slots handed out under [Options].Quantize
+	// (CodeBytes counts those of every slot of the pages).
 	Codes int64
 	// RowPad is the padding that starts every row on a boundary of 16
 	// or 64 bytes.
