@@ -8,7 +8,6 @@ import (
 	"context"
 	"encoding/binary"
 	"errors"
-	"fmt"
 	"testing"
 
 	"github.com/cairndb/cairn/hnsw"
@@ -70,7 +69,6 @@ func TestBinaryConformance(t *testing.T) {
 // 3, the same quantizer and results; a saved quantizer whose codes
 // disagree with the saved option is corrupt.
 func TestBinaryReopen(t *testing.T) {
-	ctx := context.Background()
 	ds := recall.Clustered(1500, 30, 96, 4)
 	ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeBinary})
 	var buf bytes.Buffer
@@ -88,24 +86,7 @@ func TestBinaryReopen(t *testing.T) {
 	if ix2.Options().Quantize != hnsw.QuantizeBinary || ix2.Quantizer().Bits() != 1 {
 		t.Fatalf("Quantize %v after loading a 1-bit graph", ix2.Options().Quantize)
 	}
-	a, _ := ix.Quantizer().MarshalBinary()
-	b, _ := ix2.Quantizer().MarshalBinary()
-	if !bytes.Equal(a, b) {
-		t.Error("the quantizer read back differs")
-	}
-	for i, q := range ds.Queries {
-		r1, err := ix.Search(ctx, q, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r2, err := ix2.Search(ctx, q, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(r1) != fmt.Sprint(r2) {
-			t.Fatalf("query %d: %v before, %v after", i, r1, r2)
-		}
-	}
+	sameLoad(t, ix, ix2, ds.Queries)
 
 	// The Quantize byte (after Seed) says int8, the version 3: corrupt;
 	// version 2 with int8 and a 1-bit quantizer: corrupt too.

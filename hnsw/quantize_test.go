@@ -434,24 +434,7 @@ func TestQuantizedReopen(t *testing.T) {
 	if ix2.Options().Quantize != hnsw.QuantizeInt8 {
 		t.Fatalf("Quantize %v after loading an int8 graph", ix2.Options().Quantize)
 	}
-	a, _ := ix.Quantizer().MarshalBinary()
-	b, _ := ix2.Quantizer().MarshalBinary()
-	if !bytes.Equal(a, b) {
-		t.Error("the quantizer read back differs")
-	}
-	for i, q := range ds.Queries {
-		r1, err := ix.Search(ctx, q, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r2, err := ix2.Search(ctx, q, 10, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if fmt.Sprint(r1) != fmt.Sprint(r2) {
-			t.Fatalf("query %d: %v before, %v after", i, r1, r2)
-		}
-	}
+	sameLoad(t, ix, ix2, ds.Queries)
 	// The loaded graph keeps working.
 	if err := ix2.Add(ctx, 99999, ds.Queries[0]); err != nil {
 		t.Fatal(err)
@@ -484,6 +467,30 @@ func TestQuantizedReopen(t *testing.T) {
 	}
 	if !bytes.Equal(v1.Bytes(), golden) {
 		t.Error("a graph without quantization is no longer written as the version-1 golden file")
+	}
+}
+
+// sameLoad checks that b, loaded from a's saved graph, has a's quantizer
+// and answers every query as a does.
+func sameLoad(t *testing.T, a, b *hnsw.Index, queries []vector.Vector) {
+	t.Helper()
+	qa, _ := a.Quantizer().MarshalBinary()
+	qb, _ := b.Quantizer().MarshalBinary()
+	if !bytes.Equal(qa, qb) {
+		t.Error("the quantizer read back differs")
+	}
+	for i, q := range queries {
+		r1, err := a.Search(context.Background(), q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r2, err := b.Search(context.Background(), q, 10, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(r1) != fmt.Sprint(r2) {
+			t.Fatalf("query %d: %v before, %v after", i, r1, r2)
+		}
 	}
 }
 
