@@ -8,7 +8,11 @@ gcide-fasttext-100 data set (bench/data/gcide-fasttext.sh):
   sentences.txt  the distinct sentences of that text with 4 to 60 tokens,
                  in a fixed pseudo-random order (seed 1): the texts embedded.
 
-    dict_sentences.py OUTDIR
+With --foldoc, the entries of the Free On-line Dictionary of Computing
+(dict-foldoc) are read too, after the other two: the text of the larger
+dicts-fasttext sets.
+
+    dict_sentences.py OUTDIR [--foldoc]
 """
 import gzip
 import random
@@ -16,9 +20,11 @@ import re
 import sys
 
 out = sys.argv[1]
+foldoc = "--foldoc" in sys.argv[2:]
 TAG = re.compile(r"\[(?:1913 Webster|Webster 1913[^\]]*|PJC|WordNet[^\]]*|MW10|RH|Century[^\]]*|Chambers[^\]]*|[A-Z][A-Za-z. ]{0,20}Dict\.?[^\]]*)\]")
 PRON = re.compile(r"\\[^\\]*\\")
 CITE = re.compile(r"--\s*[A-Z][\w. ,&']{0,40}\.?")
+FOLDOC_META = re.compile(r"<[a-z ,/-]+>|\(\d{4}-\d{2}-\d{2}\)|\(\S+://\S+\)")
 TOKEN = re.compile(r"[a-z0-9]+(?:['-][a-z0-9]+)*")
 SPLIT = re.compile(r"(?<=[.;?!])\s+")
 
@@ -27,10 +33,11 @@ def tokens(text):
     return TOKEN.findall(text.lower())
 
 
-def gcide_paragraphs():
-    """The indented body of every GCIDE entry, paragraph by paragraph."""
+def dict_paragraphs(path):
+    """The indented body of every entry of a dictd file, paragraph by
+    paragraph."""
     para = []
-    with gzip.open("/usr/share/dictd/gcide.dict.dz", "rt", encoding="utf-8", errors="replace") as f:
+    with gzip.open(path, "rt", encoding="utf-8", errors="replace") as f:
         for line in f:
             if not line.strip() or not line[0].isspace():
                 if para:
@@ -56,7 +63,10 @@ def wordnet_glosses():
 corpus = open(f"{out}/corpus.txt", "w")
 seen = set()
 sentences = []
-for source in (gcide_paragraphs(), wordnet_glosses()):
+sources = [dict_paragraphs("/usr/share/dictd/gcide.dict.dz"), wordnet_glosses()]
+if foldoc:
+    sources.append(FOLDOC_META.sub(" ", p) for p in dict_paragraphs("/usr/share/dictd/foldoc.dict.dz"))
+for source in sources:
     for para in source:
         para = CITE.sub(" ", PRON.sub(" ", TAG.sub(" ", para))).replace("{", "").replace("}", "")
         toks = tokens(para)

@@ -24,9 +24,16 @@ dim=${DIM:-100}
 epochs=${EPOCHS:-5}
 sentences=${SENTENCES:-}
 name=gcide-fasttext-$dim
+extract=()
+packages=(fasttext dict-gcide wordnet-base python3-numpy)
+if [ -n "${FOLDOC:-}" ]; then
+	name=dicts-fasttext-$dim
+	extract=(--foldoc)
+	packages+=(dict-foldoc)
+fi
 out=${1:-$HOME/.cache/cairn-data}/$name
 need=()
-for p in fasttext dict-gcide wordnet-base python3-numpy; do
+for p in "${packages[@]}"; do
 	dpkg -s "$p" >/dev/null 2>&1 || need+=("$p")
 done
 if [ ${#need[@]} -gt 0 ]; then
@@ -36,7 +43,7 @@ mkdir -p "$out/work"
 cd "$out/work"
 if [ ! -s corpus.txt ] || [ ! -s sentences.txt ]; then
 	echo "$name: extracting sentences" >&2
-	nice -n 19 /usr/bin/python3 "$repo/bench/data/dict_sentences.py" .
+	nice -n 19 /usr/bin/python3 "$repo/bench/data/dict_sentences.py" . "${extract[@]}"
 fi
 if [ ! -s model.bin ] || [ corpus.txt -nt model.bin ]; then
 	echo "$name: training fastText (skipgram, $dim-d, $epochs epochs, 1 thread, seed 1)" >&2
@@ -62,3 +69,6 @@ Source: Debian packages dict-gcide $(dpkg-query -W -f='${Version}' dict-gcide) (
   fasttext $(dpkg-query -W -f='${Version}' fasttext) (MIT). The vectors are derived from GPL text:
   keep them out of the repository (see bench/data/README.md).
 TXT
+if [ -n "${FOLDOC:-}" ]; then
+	echo "  With dict-foldoc $(dpkg-query -W -f='${Version}' dict-foldoc) (FOLDOC, GNU FDL 1.1 or later)."
+fi
