@@ -63,8 +63,8 @@
 // other and a walk's reads share cache lines and pages: when a graph is
 // read ([Index.ReadFrom]), and when an index of at least 16,384 nodes has
 // doubled since the last time, at the end of the insert or batch that
-// doubled it, if no delete is waiting to be unlinked and no other insert
-// is under way. Answers stay the same; on 541,190 real 100-d vectors
+// doubled it, if no unlink of deleted nodes and no other insert is under
+// way. Answers stay the same; on 541,190 real 100-d vectors
 // queries took 0.90–0.93 of the time, with int8 codes 0.79–0.86. The
 // renumbering copies the rows and holds searches off while it runs (about
 // 0.8 s at that size: about once per doubling, as a growing slice copies).

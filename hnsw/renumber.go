@@ -16,7 +16,7 @@ func (ix *Index) renumberIfGrown() {
 		ix.idMu.Lock()
 		defer ix.idMu.Unlock()
 		return ix.live >= renumberMinLen && ix.live >= 2*ix.renumberedAt &&
-			len(ix.tombs) == 0 && ix.unl == nil && ix.pending == 0 && ix.batches.Load() == 0
+			ix.unl == nil && ix.pending == 0 && ix.batches.Load() == 0
 	}
 	ix.mu.RLock()
 	ok := due()
@@ -38,16 +38,16 @@ func (ix *Index) renumberIfGrown() {
 // neighbours lie near each other in the rows, so that more of what a walk
 // reads shares cache lines and pages with what it read just before.
 //
-// It renumbers only a quiet graph: no tombstones, no unlink under way, no
-// slots reserved by inserts not yet linked, no batch running; it reports
-// whether it did. mu is held for writing (or the index is not yet shared:
+// It renumbers only a quiet graph: no unlink under way, no slots reserved
+// by inserts not yet linked, no batch running; it reports whether it did.
+// Tombstones keep their flag and their place in the list of those waiting. mu is held for writing (or the index is not yet shared:
 // a graph being read). The results of searches do not change,
 // but for the order of nodes at equal distances.
 func (ix *Index) renumberLocked() bool {
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	ep, top, ok := ix.entry()
-	if !ok || len(ix.tombs) > 0 || ix.unl != nil || ix.pending > 0 || ix.batches.Load() > 0 {
+	if !ok || ix.unl != nil || ix.pending > 0 || ix.batches.Load() > 0 {
 		return false
 	}
 	// order lists the old slots in their new order; to maps an old slot
@@ -103,6 +103,7 @@ func (ix *Index) renumberLocked() bool {
 		np.upper[ni] = op.upper[oi]
 		np.ids[ni] = op.ids[oi]
 		np.level[ni] = op.level[oi]
+		np.tomb[ni] = op.tomb[oi]
 		np.vecs[ni] = op.vecs[oi]
 		if ix.inline {
 			np.vecs[ni] = (*float32)(unsafe.Pointer(unsafe.SliceData(row)))
@@ -114,7 +115,12 @@ func (ix *Index) renumberLocked() bool {
 	ix.next, ix.free = node(len(order)), nil
 	ix.byID = idMap{}
 	for n := range order {
-		ix.idPut(node(n))
+		if !ix.isTomb(node(n)) { // a tombstone's id is free
+			ix.idPut(node(n))
+		}
+	}
+	for i, s := range ix.tombs {
+		ix.tombs[i] = node(to[s] - 1)
 	}
 	ix.ep.Store(packEntry(node(to[ep]-1), top))
 	ix.renumbers++

@@ -18,7 +18,8 @@ import (
 // TestRenumberAnswersAlike loads one saved graph twice, once renumbered,
 // and checks that the two answer every query alike, keep their shape, and
 // go on taking inserts and deletes: with vectors inline, behind pointers
-// and as int8 codes, and with free slots (deleted nodes) to drop.
+// and as int8 codes, with free slots (unlinked nodes) to drop and with
+// tombstones to carry.
 func TestRenumberAnswersAlike(t *testing.T) {
 	for _, c := range []struct {
 		name     string
@@ -114,6 +115,28 @@ func TestRenumberAnswersAlike(t *testing.T) {
 			if err := b.Verify(); err != nil {
 				t.Fatal(err)
 			}
+			// Renumbered with tombstones waiting: they stay deleted,
+			// and are unlinked later.
+			if !b.Renumber() {
+				t.Fatal("not renumbered with tombstones waiting")
+			}
+			for i := 1; i < 400; i += 9 {
+				got, err := b.Search(ctx, ds.Base[i], 3, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, g := range got {
+					if g.ID%9 == 1 && g.ID < 400 {
+						t.Fatalf("deleted id %d returned after renumbering", g.ID)
+					}
+				}
+			}
+			if err := b.Flush(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Verify(); err != nil {
+				t.Fatal(err)
+			}
 			for i, q := range ds.Queries[:50] {
 				got, err := b.Search(ctx, q, 1, nil)
 				if err != nil {
@@ -159,15 +182,17 @@ func TestConcurrentRenumbering(t *testing.T) {
 			}
 		}
 	})
-	wg.Go(func() { // deletes, repaired at once, so that the graph is quiet between
+	wg.Go(func() { // deletes, repaired now and then
 		for i := 0; i < 1200; i += 40 {
 			if err := ix.Delete(ctx, vector.ID(i)); err != nil && !errors.Is(err, vector.ErrNotFound) {
 				t.Error(err)
 				return
 			}
-			if err := ix.Flush(ctx); err != nil {
-				t.Error(err)
-				return
+			if i%200 == 0 {
+				if err := ix.Flush(ctx); err != nil {
+					t.Error(err)
+					return
+				}
 			}
 		}
 	})
