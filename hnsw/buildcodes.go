@@ -203,26 +203,6 @@ func (r *region) free() {
 	}
 }
 
-// renumbered returns a copy of the codes with the slots renumbered:
-// order lists the old slots in their new order (renumber.go). It returns
-// nil, and the inserts walk the float32 vectors, if there is no memory
-// for the copy.
-func (bc *buildCodes) renumbered(order []node) *buildCodes {
-	nb, err := newBuildCodes(bc.q, bc.stride, max(bc.slots, len(order)))
-	if err != nil {
-		return nil
-	}
-	nb.lines = bc.lines
-	nb.searched.Store(bc.searched.Load())
-	nb.encoded.Store(bc.encoded.Load())
-	nb.clipped.Store(bc.clipped.Load())
-	w := int(bc.stride)
-	for n, s := range order {
-		copy(nb.mem[n*w:(n+1)*w], bc.mem[int(s)*w:(int(s)+1)*w])
-	}
-	return nb
-}
-
 // encode writes the code of v (dim floats) as node n's.
 func (bc *buildCodes) encode(n node, v *float32, dim int) {
 	c, _ := bc.q.Encode(bc.code(n), unsafe.Slice(v, dim)) // the store's vectors pass vector.Check

@@ -667,21 +667,14 @@ func (u *universe) changed(ix *Index) bool {
 // for one page.
 func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self []heldOut, k int, pacer *pace.Pacer) ([][]vector.ID, *universe, error) {
 	tops := make([]*vector.TopK, len(queries))
-	var univ *universe
-	var epoch uint64
-	// start (re)starts the scan; mu is held for reading.
-	start := func() {
-		for i := range tops {
-			tops[i] = vector.NewTopK(k)
-		}
-		univ = &universe{}
-		ix.idMu.Lock()
-		univ.next, univ.live, univ.tomb = ix.next, ix.live, len(ix.tombs)
-		ix.idMu.Unlock()
-		epoch = ix.renumbers
+	for i := range tops {
+		tops[i] = vector.NewTopK(k)
 	}
+	univ := &universe{}
 	ix.mu.RLock()
-	start()
+	ix.idMu.Lock()
+	univ.next, univ.live, univ.tomb = ix.next, ix.live, len(ix.tombs)
+	ix.idMu.Unlock()
 	ix.mu.RUnlock()
 	var ids []vector.ID
 	var vs [][]float32
@@ -690,12 +683,6 @@ func (ix *Index) exactNeighbours(ctx context.Context, queries [][]float32, self 
 			return nil, nil, fmt.Errorf("hnsw: calibrate: %w", err)
 		}
 		ix.mu.RLock()
-		if ix.renumbers != epoch {
-			// The nodes moved to other slots (renumber.go): those
-			// passed may lie ahead now.
-			start()
-			first = 0
-		}
 		// The page's vectors are gathered under idMu, which inserts
 		// take, and scored without it.
 		ix.idMu.Lock()

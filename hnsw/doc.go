@@ -58,17 +58,6 @@
 // its ef finalists, only those that can rank among the first k are scored
 // again with the single kernel (see Index.rescoreLimit).
 //
-// Slots are renumbered in the order a breadth-first walk of layer 0 from
-// the entry point meets the nodes, so that neighbours' rows lie near each
-// other and a walk's reads share cache lines and pages: when a graph is
-// read ([Index.ReadFrom]), and when an index of at least 16,384 nodes has
-// doubled since the last time, at the end of the insert or batch that
-// doubled it, if no unlink of deleted nodes and no other insert is under
-// way. Answers stay the same; on 541,190 real 100-d vectors
-// queries took 0.90–0.93 of the time, with int8 codes 0.79–0.86. The
-// renumbering copies the rows and holds searches off while it runs (about
-// 0.8 s at that size: about once per doubling, as a growing slice copies).
-//
 // Deletes tombstone a node: its id is free at once and searches stop
 // returning it, but still walk through it (on a copy of its vector, since
 // the store may reuse the memory) until its batch is unlinked. Once

@@ -171,9 +171,7 @@ func (d *decoder) u64() uint64 {
 // and Progress stay. A truncated or damaged stream gives an error wrapping
 // [vector.ErrCorrupt], a newer format [vector.ErrUnsupportedVersion], a
 // graph that does not match the store [ErrStoreMismatch]; on error the index
-// is unchanged. ReadFrom reads exactly the bytes WriteTo wrote, and
-// renumbers the slots of a graph of 16,384 nodes or more (see the package
-// doc), before it takes the lock. It waits for
+// is unchanged. ReadFrom reads exactly the bytes WriteTo wrote. It waits for
 // running searches and inserts and blocks new ones while it installs the
 // graph.
 func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
@@ -340,9 +338,6 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 	if err := g.loadCodes(qz); err != nil {
 		return nil, err
 	}
-	if g.live >= renumberMinLen {
-		g.renumberLocked()
-	}
 	return g, nil
 }
 
@@ -363,8 +358,6 @@ func (ix *Index) installLocked(g *Index) {
 	ix.quant.clipped.Store(0)
 	ix.pages, ix.rowChunk, ix.rowAlloc = g.pages, g.rowChunk, g.rowAlloc
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
-	ix.renumbers++
-	ix.renumberedAt = g.renumberedAt
 	ix.tombs, ix.dead, ix.unl = nil, nil, nil
 	ix.ep.Store(g.ep.Load())
 	ix.rngMu.Lock()

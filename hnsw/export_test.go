@@ -104,25 +104,3 @@ func SetBuildCodes(minDim, minBatch int) (int, int) {
 	buildCodesMinDim, buildCodesMinBatch = minDim, minBatch
 	return od, ob
 }
-
-// Renumber renumbers the slots (renumber.go) and reports whether it did.
-func (ix *Index) Renumber() bool {
-	ix.mu.Lock()
-	defer ix.mu.Unlock()
-	return ix.renumberLocked()
-}
-
-// SetRenumberMinLen changes the least number of nodes an index renumbers,
-// and returns the old value.
-func SetRenumberMinLen(n int) int {
-	old := renumberMinLen
-	renumberMinLen = n
-	return old
-}
-
-// Renumbers returns how many times the slots were renumbered or replaced.
-func (ix *Index) Renumbers() uint64 {
-	ix.mu.RLock()
-	defer ix.mu.RUnlock()
-	return ix.renumbers
-}

@@ -120,13 +120,6 @@ type Index struct {
 	// shared lock.
 	repairMu sync.Mutex
 
-	// renumbers counts the renumberings of the slots (renumber.go) and
-	// graphs read in their place, so that a scan that gives up the lock
-	// between pages can tell that the slots it has passed moved;
-	// renumberedAt is the number of nodes at the last one. Guarded by mu.
-	renumbers    uint64
-	renumberedAt int
-
 	// cal is the recall-target state (see calibrate.go).
 	cal calibrator
 
@@ -329,7 +322,6 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	ids := []vector.ID{id}
-	defer ix.renumberIfGrown()
 	defer ix.refreshCodes(ctx) // after mu is released
 	slots, err := ix.reserve(ids)
 	if err != nil {
@@ -409,7 +401,6 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
 	defer ix.noteChange(0)
-	defer ix.renumberIfGrown()
 	defer ix.refreshCodes(ctx)
 	ix.refreshCodes(ctx) // the batch walks the rows' codes: fresh ones
 	if err := ix.link(ctx, ids, slots, true); err != nil {
@@ -463,7 +454,6 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	}
 	ix.mu.RUnlock()
 	defer ix.noteChange(0)
-	defer ix.renumberIfGrown()
 	defer ix.refreshCodes(ctx)
 	ix.refreshCodes(ctx) // the batch walks the rows' codes: fresh ones
 	if err := ix.link(ctx, ids, slots, false); err != nil {
