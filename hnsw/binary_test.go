@@ -71,14 +71,7 @@ func TestBinaryConformance(t *testing.T) {
 func TestBinaryReopen(t *testing.T) {
 	ds := recall.Clustered(1500, 30, 96, 4)
 	ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeBinary})
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	saved := buf.Bytes()
-	if v := binary.LittleEndian.Uint32(saved[8:]); v != 3 {
-		t.Fatalf("a 1-bit graph is written in format version %d, want 3", v)
-	}
+	saved := saveGraph(t, ix, 3)
 	ix2 := newIndex(t, s, int8Opts) // the stream's option wins
 	if _, err := ix2.ReadFrom(bytes.NewReader(saved)); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 package hnsw_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"testing"
 
@@ -172,4 +174,18 @@ func TestAddBatchRollback(t *testing.T) {
 			}
 		})
 	}
+}
+
+// saveGraph returns ix's saved graph, having checked that it is written in
+// format version want.
+func saveGraph(t testing.TB, ix *hnsw.Index, want uint32) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	if _, err := ix.WriteTo(&buf); err != nil {
+		t.Fatal(err)
+	}
+	if v := binary.LittleEndian.Uint32(buf.Bytes()[8:]); v != want {
+		t.Fatalf("graph written in format version %d, want %d", v, want)
+	}
+	return buf.Bytes()
 }

@@ -419,16 +419,10 @@ func TestQuantizedReopen(t *testing.T) {
 	ctx := context.Background()
 	ds := recall.Clustered(1200, 40, 20, 4)
 	ix, s := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 48, Quantize: hnsw.QuantizeInt8})
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	if v := binary.LittleEndian.Uint32(buf.Bytes()[8:]); v != 2 {
-		t.Fatalf("an int8 graph is written in format version %d, want 2", v)
-	}
+	saved := saveGraph(t, ix, 2)
 	// Read by an index whose own option is off: the stream's wins.
 	ix2 := newIndex(t, s, nil)
-	if _, err := ix2.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+	if _, err := ix2.ReadFrom(bytes.NewReader(saved)); err != nil {
 		t.Fatal(err)
 	}
 	if ix2.Options().Quantize != hnsw.QuantizeInt8 {

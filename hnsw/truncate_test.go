@@ -91,14 +91,7 @@ func TestTruncatedOptions(t *testing.T) {
 
 	ds := recall.Clustered(600, 5, 32, 4)
 	ix, st := build(t, ds, &hnsw.Options{M: 8, EfConstruction: 32, Quantize: hnsw.QuantizeInt8, QuantizeDims: 12})
-	var buf bytes.Buffer
-	if _, err := ix.WriteTo(&buf); err != nil {
-		t.Fatal(err)
-	}
-	saved := buf.Bytes()
-	if v := binary.LittleEndian.Uint32(saved[8:]); v != 3 {
-		t.Fatalf("format version %d, want 3", v)
-	}
+	saved := saveGraph(t, ix, 3)
 	back := newIndex(t, st, nil)
 	if _, err := back.ReadFrom(bytes.NewReader(saved)); err != nil {
 		t.Fatal(err)
