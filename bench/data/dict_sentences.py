@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Extracts real English text from two Debian dictionaries for the
-gcide-fasttext-100 data set (bench/data/gcide-fasttext.sh):
+"""Extracts real English text from Debian dictionaries for the
+gcide-fasttext and dicts-fasttext data sets (bench/data/gcide-fasttext.sh):
 
   corpus.txt     every definition paragraph of GCIDE (dict-gcide) and every
                  WordNet 3.0 gloss (wordnet-base), lower-cased and tokenised:
