@@ -1174,7 +1174,7 @@ func fileErr(err error) error {
 	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY,
 		sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_ABORT:
 		return err
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
 		return lockErr(err)
 	}
 	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
@@ -1194,10 +1194,12 @@ func scanErr(err error) error {
 	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 }
 
-// lockErr is mapErr that also turns "busy" into [ErrLocked].
+// lockErr is mapErr that also turns "busy" into [ErrLocked], and SQLite's
+// "locking protocol": what a reader gets after some ten seconds of retries
+// beside a writer stopped halfway through updating the log's index.
 func lockErr(err error) error {
 	switch sqliteCode(err) & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	return mapErr(err)

@@ -21,7 +21,10 @@ var (
 	// another one) has the file open. A cairn database has one owner at a
 	// time: the owner holds an exclusive lock on the file until Close, so a
 	// second opener fails at once (or after [Options.LockTimeout]) instead
-	// of waiting for writes that could interleave with its own.
+	// of waiting for writes that could interleave with its own. A
+	// read-only Open returns it when the owner holds the whole file for
+	// longer than the reader waits, or has stopped (a debugger, SIGSTOP)
+	// halfway through updating the log's index.
 	ErrLocked = errors.New("sqlitestore: database is locked by another owner")
 
 	// ErrReadOnly is returned by every write to a DB opened with

@@ -510,9 +510,9 @@ func readBesideChild(ctx context.Context, p *os.Process, path string, printed fu
 	lines := printed()
 	db, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
 	if errors.Is(err, sqlitestore.ErrLocked) {
-		// Stopped while it held the whole file: recovering or deleting
-		// its log.
-		return nil, nil, "the writer held the whole file", nil
+		// Stopped while it held the whole file (recovering or deleting
+		// its log) or halfway through updating the log's index.
+		return nil, nil, "the writer held a lock a reader needs", nil
 	}
 	if err != nil {
 		return nil, nil, "", err
