@@ -11,15 +11,18 @@
 // but less than 2 MiB at each end; no memory is added to align it); once
 // the array is garbage, a cleanup withdraws the advice (MADV_NOHUGEPAGE,
 // which under "madvise" is the default), so the heap memory it leaves
-// behind is returned to the system in small pages as before. Under
-// "always" and "never", on other systems or below MinBytes it is a plain
-// make.
+// behind is returned to the system in small pages as before. Go may hand
+// that memory to a new array before the cleanup runs; a ledger of which
+// array advised each huge page last keeps the cleanup off the pages a
+// newer array holds. Under "always" and "never", on other systems or
+// below MinBytes it is a plain make.
 //
 // The functions are safe to call concurrently.
 package hugepage
 
 import (
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 )
@@ -59,12 +62,74 @@ func alloc[T float32 | uint32](n int) []T {
 		return s
 	}
 	start, length := interior(uintptr(unsafe.Pointer(unsafe.SliceData(s))), uintptr(n*w))
-	if length > 0 && advise(start, length, true) == nil {
-		runtime.AddCleanup(unsafe.SliceData(s), func(r [2]uintptr) {
-			_ = advise(r[0], r[1], false)
-		}, [2]uintptr{start, length})
+	if c, ok := pages.claim(start, length); ok {
+		runtime.AddCleanup(unsafe.SliceData(s), pages.release, c)
 	}
 	return s
+}
+
+// pages is the ledger of the process's advised huge pages.
+var pages = ledger{owner: map[uintptr]uint64{}, advise: advise}
+
+// A ledger records which array advised each huge page last, so that an
+// array's cleanup withdraws the advice only from the pages no newer array
+// has claimed. Its methods are safe to call concurrently.
+type ledger struct {
+	mu     sync.Mutex // serialises the advice with the map
+	owner  map[uintptr]uint64
+	last   uint64 // the claim most recently handed out
+	advise func(start, length uintptr, on bool) error
+}
+
+// claim is one array's advice on a range of whole huge pages.
+type claim struct {
+	id            uint64
+	start, length uintptr
+}
+
+// claim advises [start, start+length) and records the pages as the new
+// claim's; ok is false (and nothing recorded) if there are no pages or
+// the system refuses.
+func (l *ledger) claim(start, length uintptr) (c claim, ok bool) {
+	if length == 0 {
+		return claim{}, false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.advise(start, length, true) != nil {
+		return claim{}, false
+	}
+	l.last++
+	for p := start; p < start+length; p += Size {
+		l.owner[p] = l.last
+	}
+	return claim{l.last, start, length}, true
+}
+
+// release withdraws c's advice from the pages that are still c's, in
+// runs of consecutive pages.
+func (l *ledger) release(c claim) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var run uintptr // the first page of the current run; 0 for none
+	withdraw := func(end uintptr) {
+		if run != 0 {
+			_ = l.advise(run, end-run, false)
+			run = 0
+		}
+	}
+	end := c.start + c.length
+	for p := c.start; p < end; p += Size {
+		if l.owner[p] != c.id {
+			withdraw(p)
+			continue
+		}
+		delete(l.owner, p)
+		if run == 0 {
+			run = p
+		}
+	}
+	withdraw(end)
 }
 
 // interior returns the huge pages that lie wholly inside the size bytes

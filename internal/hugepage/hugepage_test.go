@@ -1,6 +1,8 @@
 package hugepage
 
 import (
+	"errors"
+	"slices"
 	"testing"
 	"unsafe"
 )
@@ -75,5 +77,63 @@ func TestAdvise(t *testing.T) {
 	}
 	if err := advise(start+1, Size, true); err == nil {
 		t.Error("advice on an unaligned address accepted")
+	}
+}
+
+// TestLedger checks that an array's cleanup withdraws the advice only
+// from the pages no newer array has claimed: Go may reuse the memory of a
+// garbage array for a new one before the old one's cleanup runs.
+func TestLedger(t *testing.T) {
+	type call struct {
+		start, length uintptr
+		on            bool
+	}
+	var calls []call
+	refuse := false
+	l := ledger{owner: map[uintptr]uint64{}, advise: func(start, length uintptr, on bool) error {
+		if refuse {
+			return errors.New("refused")
+		}
+		calls = append(calls, call{start, length, on})
+		return nil
+	}}
+	a, okA := l.claim(1*Size, 4*Size) // pages 1..4
+	b, okB := l.claim(3*Size, 3*Size) // pages 3..5: a's last two reused
+	if !okA || !okB {
+		t.Fatal("claims refused")
+	}
+	calls = nil
+	l.release(a)
+	if want := []call{{1 * Size, 2 * Size, false}}; !slices.Equal(calls, want) {
+		t.Fatalf("releasing the older claim: %v, want %v", calls, want)
+	}
+	calls = nil
+	l.release(b)
+	if want := []call{{3 * Size, 3 * Size, false}}; !slices.Equal(calls, want) {
+		t.Fatalf("releasing the newer claim: %v, want %v", calls, want)
+	}
+	if len(l.owner) != 0 {
+		t.Fatalf("pages left in the ledger: %v", l.owner)
+	}
+
+	// A claim in the middle of an older one splits its withdrawal.
+	a, _ = l.claim(1*Size, 5*Size)
+	_, _ = l.claim(3*Size, Size)
+	calls = nil
+	l.release(a)
+	if want := []call{{1 * Size, 2 * Size, false}, {4 * Size, 2 * Size, false}}; !slices.Equal(calls, want) {
+		t.Fatalf("releasing around a newer claim: %v, want %v", calls, want)
+	}
+
+	// No pages, or advice refused: no claim, nothing recorded.
+	if _, ok := l.claim(8*Size, 0); ok {
+		t.Error("a claim of no pages")
+	}
+	refuse = true
+	if _, ok := l.claim(8*Size, Size); ok {
+		t.Error("a claim the system refused")
+	}
+	if _, ok := l.owner[8*Size]; ok {
+		t.Error("a refused claim recorded its page")
 	}
 }
