@@ -409,7 +409,8 @@ func (db *DB) beginLocked(ctx context.Context) error {
 		err = db.tx.exec(ctx, db.tx.begin)
 	}
 	if err != nil {
-		return fmt.Errorf("begin: %w", mapErr(err))
+		// Busy: another program holds SQLite's write lock.
+		return fmt.Errorf("begin: %w", lockErr(err))
 	}
 	return nil
 }

@@ -24,7 +24,9 @@ var (
 	// of waiting for writes that could interleave with its own. A
 	// read-only Open returns it when the owner holds the whole file for
 	// longer than the reader waits, or has stopped (a debugger, SIGSTOP)
-	// halfway through updating the log's index.
+	// halfway through updating the log's index; a write, when another
+	// program holds SQLite's write lock on the file for longer than
+	// [Options.LockTimeout].
 	ErrLocked = errors.New("sqlitestore: database is locked by another owner")
 
 	// ErrReadOnly is returned by every write to a DB opened with

@@ -50,7 +50,9 @@ type Options struct {
 	Sync Sync
 
 	// LockTimeout is how long Open waits for another owner of the file to
-	// close it before it gives up with [ErrLocked]. Default 0: fail at once.
+	// close it before it gives up with [ErrLocked], and how long a write
+	// waits for another program that holds SQLite's write lock on the
+	// file. Default 0: fail at once.
 	// A read-only Open waits at least 5 s, for the moments when a writer
 	// holds the whole file (recovering its log after a crash, or deleting
 	// it at Close); a writer's ordinary work never holds up a reader.

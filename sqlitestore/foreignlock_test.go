@@ -27,19 +27,7 @@ func TestReaderBesideStalledWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	raw, err := sql.Open("sqlite", fileURI(path, url.Values{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	conn, err := raw.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatal(err)
-	}
+	conn := foreignWriter(t, path)
 	shm, err := os.OpenFile(path+"-shm", os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -69,7 +57,6 @@ func TestReaderBesideStalledWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	conn.Close()
-	raw.Close()
 	r, err = Open(ctx, path, &Options{ReadOnly: true})
 	if err != nil {
 		t.Fatalf("reader after the writer went: %v", err)
@@ -82,4 +69,63 @@ func TestReaderBesideStalledWriter(t *testing.T) {
 	if rc.Len() != 10 {
 		t.Fatalf("reader after the writer went sees %d items, want 10", rc.Len())
 	}
+}
+
+// TestWriteBesideForeignWriter: another program (the sqlite3 shell, say)
+// holds SQLite's write lock on the file, which the docs ask no one to do
+// while cairn has it open. A write then fails with ErrLocked at once
+// (LockTimeout 0), not with SQLite's bare "database is locked", and
+// changes nothing; once the other program lets go, writes go on.
+func TestWriteBesideForeignWriter(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t, nil)
+	c := mustCollection(t, db, "c", 8, vector.L2)
+	putRange(t, c, 1, 6)
+
+	conn := foreignWriter(t, path)
+	err := c.PutItems(ctx, []Item{itemFor(6, 8)})
+	if !errors.Is(err, ErrLocked) {
+		t.Fatalf("a write while another program holds the write lock: %v, want ErrLocked", err)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+
+	putRange(t, c, 6, 11)
+	if c.Len() != 10 {
+		t.Fatalf("%d items after the other program let go, want 10", c.Len())
+	}
+	for id := vector.ID(1); id <= 10; id++ {
+		it, err := c.GetItem(ctx, id)
+		if err != nil {
+			t.Fatalf("item %d: %v", id, err)
+		}
+		if err := checkItem(it, 8); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// foreignWriter opens a plain SQLite connection to path, as another
+// program would, and takes SQLite's write lock (BEGIN IMMEDIATE); the
+// caller ends the transaction. The connection is closed at the test's
+// end.
+func foreignWriter(t *testing.T, path string) *sql.Conn {
+	t.Helper()
+	ctx := context.Background()
+	raw, err := sql.Open("sqlite", fileURI(path, url.Values{}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { raw.Close() })
+	conn, err := raw.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
+		t.Fatalf("another program's write lock: %v", err)
+	}
+	return conn
 }
