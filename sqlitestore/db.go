@@ -790,7 +790,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 			return vector.ErrDuplicateID
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		res, err := conn.ExecContext(ctx, "INSERT INTO collections (name, dim, metric, settings) VALUES (?, ?, ?, ?)",
 			name, cfg.Dim, cfg.Metric.String(), nullJSON(cfg.Settings))
@@ -891,7 +891,7 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 			return vector.ErrNotFound
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		c.closeStmts()
 		db.forget(c.table)
@@ -1116,8 +1116,10 @@ func beginImmediate(ctx context.Context, conn *sql.Conn) error {
 	_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
+		// Busy: another program holds SQLite's write lock.
+		return lockErr(err)
 	}
-	return err
+	return nil
 }
 
 func execAll(ctx context.Context, conn *sql.Conn, stmts ...string) error {
@@ -1146,14 +1148,20 @@ func sqliteCode(err error) int {
 	return 0
 }
 
-// mapErr wraps SQLite's corruption codes around [vector.ErrCorrupt].
+// mapErr wraps SQLite's corruption codes around [vector.ErrCorrupt], and
+// its lock codes around [ErrLocked]: "busy", another program holding the
+// lock a statement needs, and "locking protocol", what a reader gets after
+// some ten seconds of retries beside a writer stopped halfway through
+// updating the log's index.
 func mapErr(err error) error {
-	if err == nil {
-		return nil
+	if err == nil || errors.Is(err, ErrLocked) {
+		return err
 	}
 	switch sqliteCode(err) & 0xff {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
+	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_PROTOCOL:
+		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	return err
 }
@@ -1194,12 +1202,11 @@ func scanErr(err error) error {
 	return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 }
 
-// lockErr is mapErr that also turns "busy" into [ErrLocked], and SQLite's
-// "locking protocol": what a reader gets after some ten seconds of retries
-// beside a writer stopped halfway through updating the log's index.
+// lockErr is mapErr that also turns SQLite's "table locked" into
+// [ErrLocked]: for the statements that take the file's locks (BEGIN
+// IMMEDIATE), where it means the lock is held elsewhere.
 func lockErr(err error) error {
-	switch sqliteCode(err) & 0xff {
-	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
+	if sqliteCode(err)&0xff == sqlite3.SQLITE_LOCKED && !errors.Is(err, ErrLocked) {
 		return fmt.Errorf("%w: %w", ErrLocked, err)
 	}
 	return mapErr(err)

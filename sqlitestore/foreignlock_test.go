@@ -82,10 +82,30 @@ func TestWriteBesideForeignWriter(t *testing.T) {
 	c := mustCollection(t, db, "c", 8, vector.L2)
 	putRange(t, c, 1, 6)
 
+	if _, err := c.CreateTenant(ctx, "kept"); err != nil {
+		t.Fatal(err)
+	}
+
 	conn := foreignWriter(t, path)
-	err := c.PutItems(ctx, []Item{itemFor(6, 8)})
-	if !errors.Is(err, ErrLocked) {
-		t.Fatalf("a write while another program holds the write lock: %v, want ErrLocked", err)
+	writes := map[string]func() error{
+		"PutItems":    func() error { return c.PutItems(ctx, []Item{itemFor(6, 8)}) },
+		"DeleteItems": func() error { return c.DeleteItems(ctx, []vector.ID{1}) },
+		"CreateCollection": func() error {
+			_, err := db.CreateCollection(ctx, "d", CollectionConfig{Dim: 8, Metric: vector.L2})
+			return err
+		},
+		"DropCollection": func() error { return db.DropCollection(ctx, "c") },
+		"CreateTenant": func() error {
+			_, err := c.CreateTenant(ctx, "t")
+			return err
+		},
+		"DropTenant": func() error { return c.DropTenant(ctx, "kept") },
+		"SaveIndex":  func() error { return c.SaveIndex(ctx, "g", fakeIndex{seq: 1, size: 100}) },
+	}
+	for name, write := range writes {
+		if err := write(); !errors.Is(err, ErrLocked) {
+			t.Errorf("%s while another program holds the write lock: %v, want ErrLocked", name, err)
+		}
 	}
 	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
 		t.Fatal(err)
@@ -95,6 +115,12 @@ func TestWriteBesideForeignWriter(t *testing.T) {
 	putRange(t, c, 6, 11)
 	if c.Len() != 10 {
 		t.Fatalf("%d items after the other program let go, want 10", c.Len())
+	}
+	if _, err := c.Tenant(ctx, "kept"); err != nil {
+		t.Fatalf("the tenant a refused DropTenant named: %v", err)
+	}
+	if _, err := db.Collection(ctx, "d"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("the collection a refused CreateCollection named: %v, want ErrNotFound", err)
 	}
 	for id := vector.ID(1); id <= 10; id++ {
 		it, err := c.GetItem(ctx, id)

@@ -309,7 +309,7 @@ func (c *Collection) TrimHistory(ctx context.Context, before int64, keep int) (i
 			return vector.ErrClosed
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		n, err := c.trimLocked(ctx, conn, before, keep)
 		if err == nil {

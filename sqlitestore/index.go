@@ -56,7 +56,7 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 			return vector.ErrClosed
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		err := func() error {
 			if _, err := conn.ExecContext(ctx, "DELETE FROM index_chunks WHERE coll = ? AND name = ?", c.id, key); err != nil {
@@ -193,7 +193,7 @@ func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
 			return vector.ErrClosed
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		res, err := conn.ExecContext(ctx, "DELETE FROM index_blobs WHERE coll = ? AND name = ?", c.id, key)
 		if err == nil {

@@ -329,7 +329,7 @@ func (c *Collection) DropTenant(ctx context.Context, name string) error {
 			return err
 		}
 		if err := beginImmediate(ctx, conn); err != nil {
-			return mapErr(err)
+			return err
 		}
 		prefix := tenantIndexPrefix(id)
 		end := prefix[:len(prefix)-1] + string(tenantMark+1) // just past every name with the prefix
