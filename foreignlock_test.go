@@ -2,15 +2,13 @@ package cairn_test
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"testing"
 
 	"github.com/cairndb/cairn"
-	"github.com/cairndb/cairn/internal/vfsname"
+	"github.com/cairndb/cairn/internal/sqlitetest"
 	"github.com/cairndb/cairn/sqlitestore"
 )
 
@@ -39,23 +37,7 @@ func TestUpsertBesideForeignWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	q := url.Values{}
-	if vfsname.Name != "" {
-		q.Set("vfs", vfsname.Name)
-	}
-	raw, err := sql.Open("sqlite", (&url.URL{Scheme: "file", Path: path, RawQuery: q.Encode()}).String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	conn, err := raw.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatalf("another program's write lock: %v", err)
-	}
+	conn := sqlitetest.ForeignWriter(t, path)
 	if err := c.Upsert(ctx, item(3)); !errors.Is(err, sqlitestore.ErrLocked) {
 		t.Fatalf("Upsert while another program holds the write lock: %v, want ErrLocked", err)
 	}
@@ -77,6 +59,7 @@ func TestUpsertBesideForeignWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer db.Close()
 	c, err = db.Collection(ctx, "c")
 	if err != nil {
 		t.Fatal(err)

@@ -2,12 +2,11 @@ package sqlitestore
 
 import (
 	"context"
-	"database/sql"
 	"errors"
-	"net/url"
 	"os"
 	"testing"
 
+	"github.com/cairndb/cairn/internal/sqlitetest"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -27,7 +26,7 @@ func TestReaderBesideStalledWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	conn := foreignWriter(t, path)
+	conn := sqlitetest.ForeignWriter(t, path)
 	shm, err := os.OpenFile(path+"-shm", os.O_RDWR, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -86,7 +85,7 @@ func TestWriteBesideForeignWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	conn := foreignWriter(t, path)
+	conn := sqlitetest.ForeignWriter(t, path)
 	writes := map[string]func() error{
 		"PutItems":    func() error { return c.PutItems(ctx, []Item{itemFor(6, 8)}) },
 		"DeleteItems": func() error { return c.DeleteItems(ctx, []vector.ID{1}) },
@@ -131,27 +130,4 @@ func TestWriteBesideForeignWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// foreignWriter opens a plain SQLite connection to path, as another
-// program would, and takes SQLite's write lock (BEGIN IMMEDIATE); the
-// caller ends the transaction. The connection is closed at the test's
-// end.
-func foreignWriter(t *testing.T, path string) *sql.Conn {
-	t.Helper()
-	ctx := context.Background()
-	raw, err := sql.Open("sqlite", fileURI(path, url.Values{}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { raw.Close() })
-	conn, err := raw.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { conn.Close() })
-	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
-		t.Fatalf("another program's write lock: %v", err)
-	}
-	return conn
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/internal/sqlitetest"
 	"github.com/cairndb/cairn/openai"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -940,5 +941,46 @@ func TestMCPNamespaces(t *testing.T) {
 	}
 	if got := search("bob"); len(got) != 0 {
 		t.Errorf("bob's memories after his delete: %q", got)
+	}
+}
+
+// TestMCPForeignWriteLock: while another program holds SQLite's write
+// lock on the memory file, memory_store answers with a tool error that
+// says the file is locked, the session goes on (a search still answers),
+// and once the lock is let go the same store succeeds.
+func TestMCPForeignWriteLock(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	emb := markEmbedder(bowEmbedder(nil))
+	db, err := cairn.Open(ctx, path, &cairn.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	m, err := newMemory(ctx, db, "memories", emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := connect(t, m)
+	if e := call(t, cs, "memory_store", map[string]any{"id": "a", "text": "the user's cat is called Miso"}, nil); e != "" {
+		t.Fatal(e)
+	}
+
+	conn := sqlitetest.ForeignWriter(t, path)
+	store := map[string]any{"id": "b", "text": "the user prefers dark mode"}
+	if e := call(t, cs, "memory_store", store, nil); !strings.Contains(e, "locked") {
+		t.Fatalf("memory_store beside a foreign write lock: %q, want a tool error saying locked", e)
+	}
+	var found struct {
+		Hits []struct{ ID string } `json:"hits"`
+	}
+	if e := call(t, cs, "memory_search", map[string]any{"query": "cat"}, &found); e != "" || len(found.Hits) != 1 || found.Hits[0].ID != "a" {
+		t.Fatalf("memory_search beside a foreign write lock: %q, %+v", e, found)
+	}
+	if _, err := conn.ExecContext(ctx, "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	if e := call(t, cs, "memory_store", store, nil); e != "" {
+		t.Fatalf("memory_store once the lock is let go: %s", e)
 	}
 }

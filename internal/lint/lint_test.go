@@ -44,6 +44,7 @@ var graph = map[string]rule{
 	"sqlitestore":           {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/crashpoint":   {},
 	"internal/vfsname":      {},
+	"internal/sqlitetest":   {cairn: []string{"internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/powerfail":    {third: []string{"modernc.org/libc", "modernc.org/sqlite"}},
 	"recall":                {cairn: []string{"vector", "internal/hdf5"}},
 	"internal/hdf5":         {cairn: []string{"vector"}},
