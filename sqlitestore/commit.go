@@ -409,7 +409,7 @@ func (db *DB) beginLocked(ctx context.Context) error {
 		err = db.tx.exec(ctx, db.tx.begin)
 	}
 	if err != nil {
-		// Busy: another program holds SQLite's write lock.
+		// Busy or locked: the write lock is held elsewhere (ErrLocked).
 		return fmt.Errorf("begin: %w", lockErr(err))
 	}
 	return nil

@@ -1116,7 +1116,7 @@ func beginImmediate(ctx context.Context, conn *sql.Conn) error {
 	_, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE")
 	if err != nil {
 		conn.ExecContext(context.Background(), "ROLLBACK")
-		// Busy: another program holds SQLite's write lock.
+		// Busy or locked: the write lock is held elsewhere (ErrLocked).
 		return lockErr(err)
 	}
 	return nil
