@@ -26,10 +26,7 @@ func TestUpsertBesideForeignWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
 	item := func(i int) cairn.Item {
 		return cairn.Item{ID: fmt.Sprint("m", i), Text: fmt.Sprint("memory ", i), Embedding: []float32{1, float32(i)}}
 	}

@@ -73,6 +73,23 @@ func newTestMemory(t testing.TB, emb cairn.Embedder) *memory {
 	return m
 }
 
+// fileMemory opens the memory file at path with the bag-of-words
+// embedder and serves its "memories" collection; the caller closes db.
+func fileMemory(t testing.TB, path string) (*cairn.DB, *memory) {
+	t.Helper()
+	emb := markEmbedder(bowEmbedder(nil))
+	db, err := cairn.Open(context.Background(), path, &cairn.Options{Embedder: emb})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := newMemory(context.Background(), db, "memories", emb)
+	if err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return db, m
+}
+
 // call calls a tool and returns its structured result decoded into out,
 // or the tool error's text.
 func call(t testing.TB, cs *mcp.ClientSession, name string, args map[string]any, out any) (toolErr string) {
@@ -542,15 +559,7 @@ func TestMCPMergeAndRank(t *testing.T) {
 func TestMCPConcurrentStores(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
-	emb := markEmbedder(bowEmbedder(nil))
-	db, err := cairn.Open(ctx, path, &cairn.Options{Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
-	m, err := newMemory(ctx, db, "memories", emb)
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, m := fileMemory(t, path)
 	cs := connect(t, m)
 	const callers, each = 16, 100
 	var wg sync.WaitGroup
@@ -583,7 +592,7 @@ func TestMCPConcurrentStores(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = cairn.Open(ctx, path, nil)
+	db, err := cairn.Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -951,16 +960,8 @@ func TestMCPNamespaces(t *testing.T) {
 func TestMCPForeignWriteLock(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "m.db")
-	emb := markEmbedder(bowEmbedder(nil))
-	db, err := cairn.Open(ctx, path, &cairn.Options{Embedder: emb})
-	if err != nil {
-		t.Fatal(err)
-	}
+	db, m := fileMemory(t, path)
 	defer db.Close()
-	m, err := newMemory(ctx, db, "memories", emb)
-	if err != nil {
-		t.Fatal(err)
-	}
 	cs := connect(t, m)
 	if e := call(t, cs, "memory_store", map[string]any{"id": "a", "text": "the user's cat is called Miso"}, nil); e != "" {
 		t.Fatal(e)
