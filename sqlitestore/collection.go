@@ -38,8 +38,8 @@ type Item struct {
 }
 
 // Collection is a named set of items of one dimension and metric, stored in
-// a [DB]. It implements [vector.Store], [vector.BatchPutter] and
-// [vector.BlockViewer]: its vectors are held in an in-memory arena (a
+// a [DB]. It implements [vector.Store], [vector.BatchPutter],
+// [vector.BlockViewer] and [vector.SlotStore]: its vectors are held in an in-memory arena (a
 // [vector.MemStore]) loaded at Open, so reads and searches never touch
 // SQLite; writes go to SQLite first and reach the arena once committed.
 //
@@ -354,6 +354,18 @@ func (c *Collection) ViewBlocks(fn func([]vector.Block) error) error {
 	defer c.mu.RUnlock()
 	return c.arena.ViewBlocks(fn)
 }
+
+// Slot returns the arena slot of id's vector; see [vector.SlotStore].
+func (c *Collection) Slot(id vector.ID) (uint32, bool) { return c.arena.Slot(id) }
+
+// SlotBlock returns block b of the arena; see [vector.SlotStore].
+func (c *Collection) SlotBlock(b int) []float32 { return c.arena.SlotBlock(b) }
+
+// Hold keeps arena slot s from reuse; see [vector.SlotStore].
+func (c *Collection) Hold(s uint32) { c.arena.Hold(s) }
+
+// Release undoes a Hold of arena slot s; see [vector.SlotStore].
+func (c *Collection) Release(s uint32) { c.arena.Release(s) }
 
 // PutItems stores items in one transaction, all or nothing, and returns
 // once they are durable (see [Options.Sync]). It returns an error wrapping

@@ -27,14 +27,15 @@ const chunkBytes = 16 << 20
 // MemStore is an in-memory [Store]. Vectors live in an arena of fixed-size
 // blocks of contiguous float32s (no per-vector allocation, no map of
 // slices); ids map to dense slots, and the slot of a deleted vector is
-// reused by the next Put. Under Cosine, vectors are normalised once on the
+// reused by the next Put unless an index holds it (MemStore is a
+// [SlotStore]). Under Cosine, vectors are normalised once on the
 // way in. A large store's blocks lie on transparent huge pages where Linux
 // offers them (see chunkBytes), which spares a graph walk a TLB miss on
 // nearly every vector it reads.
 //
 // MemStore is safe for concurrent use: any number of goroutines may read
-// (Get, Len, ForEach, ViewBlocks) while others write (Put, PutBatch,
-// Delete); writes are serialised by a lock.
+// (Get, Len, ForEach, ViewBlocks, Slot, SlotBlock) while others write
+// (Put, PutBatch, Delete, Hold, Release); writes are serialised by a lock.
 type MemStore struct {
 	dim    int
 	metric Metric
@@ -50,6 +51,9 @@ type MemStore struct {
 	live   []bool      // whether each slot holds a vector
 	slot   slotTable   // id → slot of live vectors
 	free   []uint32    // slots to reuse, most recently freed last
+	// held counts the holds on slots (SlotStore): a deleted vector's
+	// slot joins free once none is left.
+	held   map[uint32]uint32
 	closed bool
 }
 
@@ -265,7 +269,8 @@ func (s *MemStore) newBlockLocked() ([]float32, error) {
 	return b, nil
 }
 
-// Delete removes id; its slot is reused by a later Put. See [Store.Delete].
+// Delete removes id; its slot is reused by a later Put once no index
+// holds it ([SlotStore]). See [Store.Delete].
 func (s *MemStore) Delete(ctx context.Context, id ID) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -278,7 +283,9 @@ func (s *MemStore) Delete(ctx context.Context, id ID) error {
 	}
 	s.slot.remove(id, s.ids)
 	s.live[sl] = false
-	s.free = append(s.free, sl)
+	if s.held[sl] == 0 {
+		s.free = append(s.free, sl)
+	}
 	return nil
 }
 
@@ -349,8 +356,8 @@ type StoreMemory struct {
 	// Spare is the arena allocated but not yet handed out: the rest of
 	// the last block and of the chunk blocks are carved from.
 	Spare int64
-	// Slots is the per-slot arrays (id, liveness), the free list and the
-	// block directory.
+	// Slots is the per-slot arrays (id, liveness), the free list, the
+	// block directory and the holds on slots.
 	Slots int64
 	// IDMap is the table from ids to slots.
 	IDMap int64
@@ -379,7 +386,8 @@ func (s *MemStore) Memory() StoreMemory {
 	var m StoreMemory
 	m.Vectors = int64(len(s.ids)) * int64(s.dim) * 4
 	m.Spare = s.alloc - m.Vectors
-	m.Slots = int64(cap(s.ids))*8 + int64(cap(s.live)) + int64(cap(s.free))*4 + int64(cap(s.blocks))*24
+	m.Slots = int64(cap(s.ids))*8 + int64(cap(s.live)) + int64(cap(s.free))*4 + int64(cap(s.blocks))*24 +
+		int64(len(s.held))*16 // a map entry's key and count, about
 	m.IDMap = int64(len(s.slot.cells)) * 4
 	m.Paged = s.pages != nil
 	return m
@@ -397,7 +405,7 @@ func (s *MemStore) Close() error {
 		}
 	}
 	s.closed = true
-	s.blocks, s.chunk, s.ids, s.live, s.free = nil, nil, nil, nil, nil
+	s.blocks, s.chunk, s.ids, s.live, s.free, s.held = nil, nil, nil, nil, nil, nil
 	s.alloc = 0
 	s.slot = slotTable{}
 	return nil
