@@ -146,6 +146,7 @@ func BenchmarkRowAlign(b *testing.B) {
 				oldA, oldD := hnsw.SetRowAlign(align), hnsw.SetInlineMaxDim(ds.Dim)
 				defer hnsw.SetRowAlign(oldA)
 				defer hnsw.SetInlineMaxDim(oldD)
+				defer hnsw.SetUseSlots(hnsw.SetUseSlots(false))
 				ix, err := hnsw.New(built.Store(), &hnsw.Options{Quantize: q})
 				if err != nil {
 					b.Fatal(err)
@@ -223,34 +224,42 @@ const altBlock = 50
 // layoutPair returns the graph of ds (built once per process) loaded with
 // vectors inline and with pointers, in that order.
 func layoutPair(b *testing.B, ds *recall.Dataset) [2]*hnsw.Index {
-	built := cachedBuild(b, ds)
 	benchData.Lock()
-	defer benchData.Unlock()
-	if ix, ok := benchData.ix[ds.Name+"/inline"]; ok {
+	ix, ok := benchData.ix[ds.Name+"/inline"]
+	benchData.Unlock()
+	if ok {
 		return [2]*hnsw.Index{ix, benchData.ix[ds.Name+"/pointer"]}
 	}
+	inline, pointer := loadLayout(b, ds, ds.Dim, false), loadLayout(b, ds, 0, false)
+	if !inline.Inline() || pointer.Inline() {
+		b.Fatal("layouts not as asked")
+	}
+	benchData.Lock()
+	defer benchData.Unlock()
+	benchData.ix[ds.Name+"/inline"], benchData.ix[ds.Name+"/pointer"] = inline, pointer
+	return [2]*hnsw.Index{inline, pointer}
+}
+
+// loadLayout returns the graph of ds (built once per process) loaded into
+// a new index over the same store, with vectors inline up to dimension
+// maxDim, and over the store's slots if slots is set.
+func loadLayout(b *testing.B, ds *recall.Dataset, maxDim int, slots bool) *hnsw.Index {
+	built := cachedBuild(b, ds)
 	var buf bytes.Buffer
 	if _, err := built.WriteTo(&buf); err != nil {
 		b.Fatal(err)
 	}
-	load := func(maxDim int) *hnsw.Index {
-		old := hnsw.SetInlineMaxDim(maxDim)
-		defer hnsw.SetInlineMaxDim(old)
-		ix, err := hnsw.New(built.Store(), nil)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := ix.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
-			b.Fatal(err)
-		}
-		return ix
+	oldD, oldS := hnsw.SetInlineMaxDim(maxDim), hnsw.SetUseSlots(slots)
+	defer hnsw.SetInlineMaxDim(oldD)
+	defer hnsw.SetUseSlots(oldS)
+	ix, err := hnsw.New(built.Store(), nil)
+	if err != nil {
+		b.Fatal(err)
 	}
-	inline, pointer := load(ds.Dim), load(0)
-	if !inline.Inline() || pointer.Inline() {
-		b.Fatal("layouts not as asked")
+	if _, err := ix.ReadFrom(bytes.NewReader(buf.Bytes())); err != nil {
+		b.Fatal(err)
 	}
-	benchData.ix[ds.Name+"/inline"], benchData.ix[ds.Name+"/pointer"] = inline, pointer
-	return [2]*hnsw.Index{inline, pointer}
+	return ix
 }
 
 // BenchmarkExperiment alternates queries between two variants of the
@@ -359,4 +368,23 @@ func buildRecall(b *testing.B, ix *hnsw.Index, ds *recall.Dataset, truth [][]int
 		sum += recall.At(got, truth[qi], 10)
 	}
 	return sum / float64(len(ds.Queries))
+}
+
+// BenchmarkSlotted compares the layout over the store's slots (vectors
+// found from the node's number, lists alone in the rows) with vectors
+// inline, on the same graph (that of BenchmarkSearchDim, or of
+// $HNSW_BENCH_SET), queries alternating between them; it reports
+// slots/inline, the time of the first over the second, and each one's
+// median latency.
+func BenchmarkSlotted(b *testing.B) {
+	for _, set := range walkSets(b, false) {
+		b.Run(set.name, func(b *testing.B) {
+			pair := layoutPair(b, set.ds)
+			slotted := loadLayout(b, set.ds, set.ds.Dim, true)
+			if !slotted.Slotted() {
+				b.Fatal("layout not as asked")
+			}
+			alternateIndexes(b, set.ds, "slots/inline", [2]*hnsw.Index{pair[0], slotted}, nil)
+		})
+	}
 }

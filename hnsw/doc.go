@@ -30,21 +30,22 @@
 // Layout: nodes are dense uint32 slots, apart from the external
 // [vector.ID]s. Per-slot state lives in pages of 1,024 slots that never
 // move: one row per node holding its layer-0 list (a count and 2·M links),
-// the vector pointer, a pointer to the node's upper lists (about one node in
-// M has any), the id and the level. At dimension ≤ 512 the row also holds
-// the graph's own copy of the vector, right before the list, as hnswlib's
-// data_level0_memory_ does: the walk then finds a neighbour's vector at an
-// address computed from its slot, and the list it expands next in the same
-// stream of cache lines, instead of loading a pointer to the store's
-// vector from another array first (at d = 100 queries take 0.65–0.78 of the
-// time, at 384 0.82–0.96; BenchmarkLayout). The store stays the source of
-// truth: the copy is taken from it at insert and rebuilt from it by
-// [Index.ReadFrom] (the saved format does not hold it), and it is counted in
-// [Stats].GraphBytes, about dim·4 bytes a vector more. Above 512
-// dimensions, where the pointer load is small beside the vector's own
-// lines, each slot keeps only the pointer, resolved once at insert (a
-// store's slice stays valid until the vector is deleted), so the search
-// loop never goes through an interface, a map or an error either way. Ids
+// a pointer to the node's upper lists (about one node in M has any), the
+// id and the level. Over a store that numbers its vectors' slots
+// ([vector.SlotStore]: [vector.MemStore], sqlitestore's collections) a
+// node is its vector's slot in the store, and the walk finds a
+// neighbour's vector at an address computed from the node, in the store's
+// own memory: the graph keeps neither a copy of the vector nor a pointer
+// to load first, and a deleted node holds its slot until it is unlinked.
+// Against a copy of the vector in the row beside the list (hnswlib's
+// data_level0_memory_) it saves dim·4 bytes a vector for 0.98–1.08 of the
+// query time (BenchmarkSlotted). Over any other store, at dimension ≤ 512
+// the row holds the graph's own copy of the vector before the list (taken
+// from the store at insert and at [Index.ReadFrom], counted in
+// [Stats].GraphBytes); above it, a pointer to the store's vector, resolved
+// once at insert (a store's slice stays valid until the vector is
+// deleted). Either way the search loop never goes through an interface, a
+// map or an error. Ids
 // map to slots through an open-addressing table of 4-byte cells, and list
 // writes are guarded by 4,096 striped locks rather than a lock per node. At
 // M = 16 and 768 dimensions the graph costs about 175 bytes a vector
@@ -59,8 +60,9 @@
 // again with the single kernel (see Index.rescoreLimit).
 //
 // Deletes tombstone a node: its id is free at once and searches stop
-// returning it, but still walk through it (on a copy of its vector, since
-// the store may reuse the memory) until its batch is unlinked. Once
+// returning it, but still walk through it (on its store slot, held, or on
+// a copy of its vector, since the store may reuse the memory) until its
+// batch is unlinked. Once
 // tombstones make up an eighth of the graph, one pass unlinks them and
 // repairs every node that linked to one, choosing its new links with the
 // heuristic over its remaining links, the deleted nodes' links and its

@@ -276,7 +276,7 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 		lv := d.u8()
 		g.setLevel(s, lv)
 		if lv == freeLevel {
-			g.free = append(g.free, s)
+			g.freeSlot(s)
 			continue
 		}
 		if lv > maxLevel {
@@ -335,10 +335,72 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 	if err := g.verifyLocked(); err != nil {
 		return nil, err
 	}
+	if g.slots != nil {
+		if g, err = g.onStoreSlots(); err != nil {
+			return nil, err
+		}
+	}
 	if err := g.loadCodes(qz); err != nil {
 		return nil, err
 	}
 	return g, nil
+}
+
+// onStoreSlots returns the decoded and verified graph g renumbered so that
+// each node is its vector's slot in the store (see Index.slots): the store
+// may have put the vectors in other slots since the graph was written.
+func (g *Index) onStoreSlots() (*Index, error) {
+	to := make([]node, g.next)
+	need := 0
+	for s := node(0); s < g.next; s++ {
+		if g.levelOf(s) == freeLevel {
+			continue
+		}
+		sl, ok := g.slots.Slot(g.idOf(s))
+		if !ok {
+			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), vector.ErrNotFound)
+		}
+		to[s] = node(sl)
+		need = max(need, int(sl)+1)
+	}
+	o := g.opts
+	o.TargetRecall, o.TargetK = 0, 0 // g's are the caller's (see decode)
+	h, err := New(g.store, &o)
+	if err != nil {
+		return nil, err
+	}
+	h.opts = g.opts
+	if err := h.coverLocked(need); err != nil {
+		return nil, err
+	}
+	h.next, h.live = node(need), g.live
+	for s := node(0); s < g.next; s++ {
+		lv := g.levelOf(s)
+		if lv == freeLevel {
+			continue
+		}
+		t := to[s]
+		h.setLevel(t, lv)
+		h.setID(t, g.idOf(s))
+		h.idPut(t)
+		h.setUpper(t, int(lv))
+		gp, gi := g.pageOf(s)
+		h.setVec(t, gp.vecs[gi])
+		for lc := 0; lc <= int(lv); lc++ {
+			src, dst := g.list(s, lc), h.list(t, lc)
+			dst[0] = src[0]
+			for i, x := range src[1 : 1+src[0]] {
+				dst[1+i] = uint32(to[x])
+			}
+		}
+	}
+	if ep, top, ok := g.entry(); ok {
+		h.ep.Store(packEntry(to[ep], top))
+	}
+	if err := h.verifySlotsLocked(); err != nil {
+		return nil, err
+	}
+	return h, nil
 }
 
 // installLocked moves the state of the decoded graph g into ix; mu is held
@@ -357,6 +419,13 @@ func (ix *Index) installLocked(g *Index) {
 	ix.quant.encoded.Store(0)
 	ix.quant.clipped.Store(0)
 	ix.pages, ix.rowChunk, ix.rowAlloc = g.pages, g.rowChunk, g.rowAlloc
+	if ix.held != nil {
+		ix.held.releaseAll() // the deleted nodes dropped below
+	}
+	ix.slots, ix.slotBase = nil, g.slotBase
+	if g.slots != nil {
+		ix.useStoreSlots(g.slots) // g has no deleted nodes: holds none
+	}
 	ix.byID, ix.free, ix.next, ix.live = g.byID, g.free, g.next, g.live
 	ix.tombs, ix.dead, ix.unl = nil, nil, nil
 	ix.ep.Store(g.ep.Load())

@@ -104,3 +104,15 @@ func SetBuildCodes(minDim, minBatch int) (int, int) {
 	buildCodesMinDim, buildCodesMinBatch = minDim, minBatch
 	return od, ob
 }
+
+// SetUseSlots makes new indexes use the slots of a store that has them
+// (on) or ignore them, for the layout benchmarks and tests, and returns
+// the old setting.
+func SetUseSlots(on bool) bool {
+	old := useSlots
+	useSlots = on
+	return old
+}
+
+// Slotted reports whether the index numbers its nodes by the store's slots.
+func (ix *Index) Slotted() bool { return ix.slots != nil }

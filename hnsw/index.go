@@ -42,15 +42,27 @@ type Index struct {
 	// stride0 and strideU are the lengths of one neighbour list on layer 0
 	// and on an upper layer: a count followed by Mmax0 or Mmax links.
 	stride0, strideU int
-	// inline is set when the graph keeps its own copy of each vector in
-	// the node's layer-0 row, beside its list (dim ≤ inlineMaxDim, 512), as
-	// hnswlib's data_level0_memory_ does: at low dimension the walk's time
-	// goes to cache misses around the distance (the store's vector behind
-	// a pointer, the list in another array) more than to the distance.
-	// The store stays the source of truth: the copy is made from it at
-	// insert and at ReadFrom, and counted in Stats.GraphBytes. Above
-	// inlineMaxDim the copy would double the memory for little gain, and
-	// the row keeps a pointer to the store's vector.
+	// slots is the store as a [vector.SlotStore], nil if it is not one.
+	// Then node n is the store's slot n, and the graph finds a vector
+	// from its node alone (vecp: slotBase holds the bases of the store's
+	// blocks), with no copy of it and no pointer to load first; a deleted
+	// node's slot is held from its tombstone to its unlinking, so that
+	// no other vector takes it meanwhile. It costs a walk a cache miss on
+	// the list of the node it expands, which it prefetches one node ahead
+	// (walkPool), and saves dim·4 bytes a node against the inline copy.
+	slots    vector.SlotStore
+	slotBase []unsafe.Pointer
+	held     *slotHolds // the slots held, with slots
+	// inline is set, when the store has no slots, if the graph keeps its
+	// own copy of each vector in the node's layer-0 row, beside its list
+	// (dim ≤ inlineMaxDim, 512), as hnswlib's data_level0_memory_ does: at
+	// low dimension the walk's time goes to cache misses around the
+	// distance (the store's vector behind a pointer, the list in another
+	// array) more than to the distance. The store stays the source of
+	// truth: the copy is made from it at insert and at ReadFrom, and
+	// counted in Stats.GraphBytes. Above inlineMaxDim the copy would
+	// double the memory for little gain, and the row keeps a pointer to
+	// the store's vector.
 	inline bool
 	// bcodes holds the codes that batches of inserts walk on
 	// (buildcodes.go), nil if none; batches counts the batches running.
@@ -196,15 +208,29 @@ func New(s vector.Store, o *Options) (*Index, error) {
 		strideU: 1 + opts.M,
 		rng:     rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15)),
 	}
+	if ss, ok := s.(vector.SlotStore); ok && useSlots {
+		ix.useStoreSlots(ss)
+	}
 	ix.setLayout()
 	ix.scratch.New = func() any { return new(scratch) }
 	return ix, nil
 }
 
+// useStoreSlots numbers the index's nodes by the slots of ss (see
+// Index.slots), and has a cleanup release the slots it holds once the
+// index is garbage.
+func (ix *Index) useStoreSlots(ss vector.SlotStore) {
+	ix.slots = ss
+	if ix.held == nil {
+		ix.held = &slotHolds{store: ss}
+		runtime.AddCleanup(ix, (*slotHolds).releaseAll, ix.held)
+	}
+}
+
 // setLayout derives the row layout from dim and stride0.
 func (ix *Index) setLayout() {
 	ix.pfLines = pfLines(ix.dim)
-	ix.inline = ix.dim <= inlineMaxDim
+	ix.inline = ix.dim <= inlineMaxDim && ix.slots == nil
 	ix.row0, ix.lnk0 = ix.stride0, 0
 	if ix.inline {
 		ix.row0, ix.lnk0 = alignRow(ix.dim+ix.stride0, false), ix.dim
@@ -241,8 +267,23 @@ func (ix *Index) Len() int {
 
 // reserve assigns slots to ids (none of which may be indexed), growing the
 // arrays if needed, and returns with mu held for reading. On error it
-// returns without holding mu.
-func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
+// returns without holding mu. With the store's slots (see Index.slots) the
+// slots are the store's for the ids, which it must hold; a slot still
+// held by a deleted node (an id untracked and tracked again before its
+// node was unlinked) is freed first by unlinking every deleted node.
+func (ix *Index) reserve(ctx context.Context, ids []vector.ID) ([]node, error) {
+	var want []node
+	if ix.slots != nil {
+		want = make([]node, len(ids))
+		for i, id := range ids {
+			s, ok := ix.slots.Slot(id)
+			if !ok {
+				return nil, fmt.Errorf("item %d (id %d): %w: not in the store", i, id, vector.ErrNotFound)
+			}
+			want[i] = node(s)
+		}
+	}
+	flushed := false
 	for {
 		ix.mu.RLock()
 		ix.idMu.Lock()
@@ -253,25 +294,42 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 				return nil, fmt.Errorf("item %d (id %d): %w", i, id, vector.ErrDuplicateID)
 			}
 		}
-		need := int(ix.next) + max(0, len(ids)-len(ix.free))
+		need, busy := ix.slotsNeeded(ids, want)
 		if need > math.MaxUint32-1 {
 			ix.idMu.Unlock()
 			ix.mu.RUnlock()
 			return nil, fmt.Errorf("%w: index full", vector.ErrInvalidOptions)
 		}
-		if need <= ix.capacity() {
-			slots := make([]node, len(ids))
-			for i, id := range ids {
-				var s node
-				if n := len(ix.free); n > 0 {
-					s = ix.free[n-1]
-					ix.free = ix.free[:n-1]
-				} else {
-					s = ix.next
-					ix.next++
+		if busy >= 0 {
+			ix.idMu.Unlock()
+			ix.mu.RUnlock()
+			if flushed {
+				return nil, fmt.Errorf("item %d (id %d): %w: its slot %d holds another node", busy, ids[busy], vector.ErrCorrupt, want[busy])
+			}
+			if err := ix.unlinkSome(ctx, 0, true); err != nil {
+				return nil, err
+			}
+			flushed = true
+			continue
+		}
+		room := need <= ix.capacity() && (ix.slots == nil || need <= len(ix.slotBase)<<vector.SlotBlockShift)
+		if room {
+			slots := want
+			if slots == nil {
+				slots = make([]node, len(ids))
+				for i := range slots {
+					if n := len(ix.free); n > 0 {
+						slots[i] = ix.free[n-1]
+						ix.free = ix.free[:n-1]
+					} else {
+						slots[i] = ix.next
+						ix.next++
+					}
 				}
-				slots[i] = s
-				ix.setID(s, id)
+			}
+			for i, s := range slots {
+				ix.next = max(ix.next, s+1)
+				ix.setID(s, ids[i])
 				ix.idPut(s)
 			}
 			ix.pending += len(ids)
@@ -281,9 +339,29 @@ func (ix *Index) reserve(ids []vector.ID) ([]node, error) {
 		ix.idMu.Unlock()
 		ix.mu.RUnlock()
 		ix.mu.Lock()
-		ix.growLocked(need)
+		err := ix.coverLocked(need)
 		ix.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
 	}
+}
+
+// slotsNeeded returns the number of slots the index must have room for to
+// take ids at the store's slots want (nil without them), and the position
+// of an id whose slot another node holds still, -1 if none. idMu is held.
+func (ix *Index) slotsNeeded(ids []vector.ID, want []node) (need, busy int) {
+	if want == nil {
+		return int(ix.next) + max(0, len(ids)-len(ix.free)), -1
+	}
+	busy = -1
+	for i, s := range want {
+		need = max(need, int(s)+1)
+		if busy < 0 && int(s) < ix.capacity() && ix.levelOf(s) != freeLevel {
+			busy = i
+		}
+	}
+	return need, busy
 }
 
 // release undoes reserve for slots that were never linked; mu is held.
@@ -295,6 +373,15 @@ func (ix *Index) release(ids []vector.ID, slots []node) {
 		ix.idDelete(ids[i])
 		ix.setID(s, 0)
 		ix.setVec(s, nil)
+		ix.freeSlot(s)
+	}
+}
+
+// freeSlot lets reserve hand slot s out again: the index's own slots go
+// on its free list; the store's are the store's to hand out (see
+// Index.slots). idMu is held.
+func (ix *Index) freeSlot(s node) {
+	if ix.slots == nil {
 		ix.free = append(ix.free, s)
 	}
 }
@@ -323,19 +410,20 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	}
 	ids := []vector.ID{id}
 	defer ix.refreshCodes(ctx) // after mu is released
-	slots, err := ix.reserve(ids)
+	// The store first: with its slots, it picks the node's.
+	if err := ix.store.Put(ctx, id, v); err != nil {
+		return fmt.Errorf("hnsw: add %d: %w", id, err)
+	}
+	slots, err := ix.reserve(ctx, ids)
 	if err != nil {
+		_ = ix.store.Delete(context.WithoutCancel(ctx), id)
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	defer ix.mu.RUnlock()
-	if err := ix.store.Put(ctx, id, v); err != nil {
-		ix.release(ids, slots)
-		return fmt.Errorf("hnsw: add %d: %w", id, err)
-	}
 	sv, err := ix.storedVector(id)
 	if err != nil {
 		ix.release(ids, slots)
-		_ = ix.store.Delete(ctx, id)
+		_ = ix.store.Delete(context.WithoutCancel(ctx), id)
 		return fmt.Errorf("hnsw: add %d: %w", id, err)
 	}
 	ix.idMu.Lock()
@@ -388,18 +476,18 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 	if len(ids) == 0 {
 		return nil
 	}
-	slots, err := ix.reserve(ids)
-	if err != nil {
+	// The store first: with its slots, it picks the nodes'.
+	if err := ix.putAll(ctx, ids, vs); err != nil {
 		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
-	err = ix.putAll(ctx, ids, vs)
+	slots, err := ix.reserve(ctx, ids)
 	if err != nil {
-		ix.release(ids, slots)
+		for _, id := range ids {
+			_ = ix.store.Delete(context.WithoutCancel(ctx), id)
+		}
+		return fmt.Errorf("hnsw: add batch: %w", err)
 	}
 	ix.mu.RUnlock()
-	if err != nil {
-		return fmt.Errorf("hnsw: add batch: %w", err)
-	}
 	defer ix.noteChange(0)
 	defer ix.refreshCodes(ctx)
 	ix.refreshCodes(ctx) // the batch walks the rows' codes: fresh ones
@@ -448,7 +536,7 @@ func (ix *Index) Track(ctx context.Context, ids []vector.ID) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	slots, err := ix.reserve(ids)
+	slots, err := ix.reserve(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("hnsw: track: %w", err)
 	}
@@ -577,18 +665,19 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 //
 // The node is tombstoned, under the exclusive lock for a moment (running
 // searches and inserts are waited for, new ones wait): searches no longer
-// return it but still walk through it (on a copy of its vector). The graph
-// around tombstones is repaired in batches, once they make up an eighth of
-// the graph, beside running searches and inserts (see [Index.Flush]);
-// until then each holds its slot and a copy of its vector (dim·4 bytes,
-// counted in [Stats].GraphBytes; at dimension ≤ 512 the row's own copy,
-// no more). The deletes that follow a batch's start do its work, a
-// bounded share each, in the caller's goroutine and under the shared lock
-// (see unlink.go): a batch costs one O(n·M) scan plus the repair of
-// every node linking to one of its nodes, so a Delete costs on average
-// about 16 nodes scanned and, in a dense graph, as many repaired. Should
-// deletes come faster than that, a Delete that finds a second batch
-// waiting finishes the first.
+// return it but still walk through it. The graph around tombstones is
+// repaired in batches, once they make up an eighth of the graph, beside
+// running searches and inserts (see [Index.Flush]); until then each holds
+// its slot and its vector: the store's slot, held from reuse (over a
+// [vector.SlotStore]), or a copy (dim·4 bytes, counted in
+// [Stats].GraphBytes; the row's own at dimension ≤ 512, no more). The
+// deletes that follow a batch's start do its work, a bounded share each,
+// in the caller's goroutine and under the shared lock (see unlink.go): a
+// batch costs one O(n·M) scan plus the repair of every node linking to
+// one of its nodes, so a Delete costs on average about 16 nodes scanned
+// and, in a dense graph, as many repaired. Should deletes come faster
+// than that, a Delete that finds a second batch waiting finishes the
+// first.
 func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
@@ -601,7 +690,9 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 		// yet.
 		return fmt.Errorf("hnsw: delete %d: %w", id, vector.ErrNotFound)
 	}
+	ix.keepVecLocked(s) // before the store may hand its memory on
 	if err := ix.store.Delete(ctx, id); err != nil {
+		ix.dropVecLocked(s)
 		ix.mu.Unlock()
 		return fmt.Errorf("hnsw: delete %d: %w", id, err)
 	}
@@ -635,6 +726,7 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 		slots[i] = s
 	}
 	for _, s := range slots {
+		ix.keepVecLocked(s)
 		ix.tombstoneLocked(s)
 	}
 	ix.mu.Unlock()
@@ -661,22 +753,40 @@ func (ix *Index) Flush(ctx context.Context) error {
 
 // tombstoneLocked deletes node s from the index's view without unlinking
 // it: its id leaves the id map (so it may be added again at once), it
-// stops counting as live and searches stop returning it. Its vector is
-// copied (unless the index keeps vectors inline, which are copies
-// already), because the store may hand the memory to another vector, and
-// searches keep routing through it until its batch is unlinked. mu is
-// held for writing.
+// stops counting as live and searches stop returning it. Searches keep
+// routing through it until its batch is unlinked, so its vector must
+// outlive the store's: keepVecLocked has kept it. mu is held for writing.
 func (ix *Index) tombstoneLocked(s node) {
 	ix.idMu.Lock()
-	if !ix.inline { // an inline vector is a copy already
-		ix.setVec(s, unsafe.SliceData(slices.Clone(ix.vec(s))))
-	}
 	ix.idDelete(ix.idOf(s))
 	ix.setID(s, 0)
 	ix.setTomb(s, true)
 	ix.live--
 	ix.idMu.Unlock()
 	ix.tombs = append(ix.tombs, s)
+}
+
+// keepVecLocked makes node s's vector outlive the store's, which may hand
+// its memory to another vector once it is deleted: it holds the store's
+// slot (see Index.slots), or copies the vector (unless it is inline, a
+// copy already). dropVecLocked undoes it, once s is unlinked or if the
+// store refuses the delete. mu is held for writing.
+func (ix *Index) keepVecLocked(s node) {
+	switch {
+	case ix.slots != nil:
+		ix.held.hold(s)
+	case !ix.inline:
+		ix.setVec(s, unsafe.SliceData(slices.Clone(ix.vec(s))))
+	}
+}
+
+// dropVecLocked undoes keepVecLocked: it releases the store's slot, and
+// leaves a copy to the garbage collector (the caller, unlinking s, sets
+// its vector to nil; a refused delete keeps the copy, the same floats).
+func (ix *Index) dropVecLocked(s node) {
+	if ix.slots != nil {
+		ix.held.release(s)
+	}
 }
 
 // Update replaces the vector of id: a Delete then an Add under the same id.

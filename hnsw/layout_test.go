@@ -99,8 +99,8 @@ func TestWalkRanksLikeExact(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if got, want := ix.Inline(), dim <= 512; got != want {
-					t.Fatalf("Inline() = %v at d = %d, want %v", got, dim, want)
+				if ix.Inline() || !ix.Slotted() {
+					t.Fatalf("Inline() = %v, Slotted() = %v at d = %d, want the store's slots", ix.Inline(), ix.Slotted(), dim)
 				}
 				ids := make([]vector.ID, n)
 				for i := range ids {
@@ -132,9 +132,9 @@ func TestWalkRanksLikeExact(t *testing.T) {
 
 // TestInlineCopyFollowsStore checks that the graph's own copies of the
 // vectors stay those of the store through updates, deletes, slot reuse and
-// a reload: an index with copies and one loaded from the same saved graph
-// without them (pointers into the store) answer every query alike, and
-// Stats counts the copies.
+// a reload: an index with copies and those loaded from the same saved
+// graph without them (pointers into the store, or the store's slots)
+// answer every query alike, and Stats counts the copies.
 func TestInlineCopyFollowsStore(t *testing.T) {
 	ctx := context.Background()
 	const dim, n = 24, 800
@@ -144,6 +144,7 @@ func TestInlineCopyFollowsStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer hnsw.SetUseSlots(hnsw.SetUseSlots(false))
 	ix, err := hnsw.New(s, &hnsw.Options{M: 8, Seed: 9, Workers: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -187,9 +188,9 @@ func TestInlineCopyFollowsStore(t *testing.T) {
 	if _, err := ix.WriteTo(&buf); err != nil {
 		t.Fatal(err)
 	}
-	load := func(maxDim int) *hnsw.Index {
-		old := hnsw.SetInlineMaxDim(maxDim)
-		defer hnsw.SetInlineMaxDim(old)
+	load := func(maxDim int, slots bool) *hnsw.Index {
+		defer hnsw.SetInlineMaxDim(hnsw.SetInlineMaxDim(maxDim))
+		defer hnsw.SetUseSlots(hnsw.SetUseSlots(slots))
 		g, err := hnsw.New(s, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -199,8 +200,8 @@ func TestInlineCopyFollowsStore(t *testing.T) {
 		}
 		return g
 	}
-	reloaded, pointer := load(512), load(0)
-	if !reloaded.Inline() || pointer.Inline() {
+	reloaded, pointer, slots := load(512, false), load(0, false), load(512, true)
+	if !reloaded.Inline() || pointer.Inline() || slots.Inline() || !slots.Slotted() {
 		t.Fatal("layouts not as asked")
 	}
 	for qi := range 100 {
@@ -210,7 +211,7 @@ func TestInlineCopyFollowsStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for name, g := range map[string]*hnsw.Index{"churned": ix, "reloaded": reloaded} {
+		for name, g := range map[string]*hnsw.Index{"churned": ix, "reloaded": reloaded, "slots": slots} {
 			got, err := g.SearchWith(ctx, q, 10, o)
 			if err != nil {
 				t.Fatal(err)

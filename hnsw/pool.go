@@ -65,7 +65,7 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 		}
 		pool[cur].open = false
 		c := pool[cur].node
-		if src.pq != nil {
+		if src.pq != nil || ix.slots != nil {
 			// Prefetch the links of the node likely to be expanded next:
 			// the next open one, unless this expansion finds a closer
 			// one. The cursor moves on to it (every entry before it is
@@ -77,8 +77,11 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 			// takes 0.91–0.94 of the int8 walk's time at ef 200 and 320 on
 			// the real 495k × 100-d set, 0.94–1.04 at ef 64
 			// (BenchmarkExperiment-style alternation, loaded machine). On
-			// the float32 walk, whose vectors' prefetch and reads run
-			// into the links, it was 0.95–1.10: not taken there.
+			// the float32 walk with vectors inline, whose prefetch and
+			// reads run into the links, it was 0.95–1.10: not taken
+			// there; with the store's slots, whose vectors lie apart
+			// from the links, the walk took 0.87–0.92 of the time
+			// without it (BenchmarkSlotted, dicts-fasttext-100).
 			for cur++; cur < end && !pool[cur].open; cur++ {
 			}
 			if cur < end {

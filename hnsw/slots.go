@@ -1,6 +1,7 @@
 package hnsw
 
 import (
+	"fmt"
 	"sync"
 	"unsafe"
 
@@ -37,6 +38,13 @@ const lockStripes = 4096
 // lies between the last gain and the first none. Variable for the layout
 // benchmarks and tests.
 var inlineMaxDim = 512
+
+// useSlots, when false, makes new indexes ignore the slots of their store
+// (see Index.slots), for the layout benchmarks and tests.
+var useSlots = true
+
+// slotMask picks a slot's place in its block of a vector.SlotStore.
+const slotMask = 1<<vector.SlotBlockShift - 1
 
 // rowAlign, when not 0, is the multiple in uint32s that every row's
 // length is rounded up to (see alignRow), for the layout benchmark.
@@ -88,11 +96,16 @@ func (ix *Index) pageOf(n node) (*page, int) {
 	return ix.pages[n>>pageShift], int(n & pageMask)
 }
 
-// vecp returns a pointer to node n's vector. With vectors inline it is
-// computed from n, with no load but the page's: the walk then reads a
-// neighbour's vector, and the list beside it, in one stream of cache lines
-// instead of first loading a pointer from another array.
+// vecp returns a pointer to node n's vector. With the store's slots it is
+// computed from n, with no load but the block's base; with vectors inline
+// too, with no load but the page's: the walk then reads a neighbour's
+// vector, and the list beside it, in one stream of cache lines. Otherwise
+// it is a pointer loaded from the page.
 func (ix *Index) vecp(n node) *float32 {
+	if ix.slots != nil {
+		// Node n is the store's slot n (see Index.slots).
+		return (*float32)(unsafe.Add(ix.slotBase[n>>vector.SlotBlockShift], uintptr(n&slotMask)*uintptr(ix.dim)*4))
+	}
 	p := ix.pages[n>>pageShift]
 	if ix.inline {
 		// rows0 holds pageSize rows, so the offset is in bounds.
@@ -166,6 +179,22 @@ func (ix *Index) capacity() int { return len(ix.pages) << pageShift }
 // partly used.
 const rowChunkBytes = 16 << 20
 
+// coverLocked makes room for nodes below want: pages and, with the
+// store's slots, the bases of the store's blocks that hold them, which
+// exist by then (the store has handed the slots out). mu must be held for
+// writing.
+func (ix *Index) coverLocked(want int) error {
+	ix.growLocked(want)
+	for ix.slots != nil && len(ix.slotBase)<<vector.SlotBlockShift < want {
+		b := ix.slots.SlotBlock(len(ix.slotBase))
+		if len(b) != ix.dim<<vector.SlotBlockShift {
+			return fmt.Errorf("%w: store block %d holds %d floats, want %d", vector.ErrCorrupt, len(ix.slotBase), len(b), ix.dim<<vector.SlotBlockShift)
+		}
+		ix.slotBase = append(ix.slotBase, unsafe.Pointer(unsafe.SliceData(b)))
+	}
+	return nil
+}
+
 // growLocked makes room for at least want slots; mu must be held for
 // writing. It adds pages; existing ones stay where they are.
 func (ix *Index) growLocked(want int) {
@@ -221,8 +250,13 @@ func (ix *Index) memory() Memory {
 	if bc := ix.bcodes.Load(); bc != nil {
 		m.Build = int64(len(bc.mem))
 	}
-	// Tombstones hold a copy of their vector until they are unlinked.
-	if !ix.inline {
+	m.Slots += int64(cap(ix.slotBase)) * 8
+	if ix.held != nil {
+		m.Deletes += ix.held.bytes()
+	}
+	// Tombstones hold a copy of their vector until they are unlinked,
+	// unless it is inline or they hold their store slot.
+	if !ix.inline && ix.slots == nil {
 		m.Deletes += int64(len(ix.tombs)) * int64(sizeClass(ix.dim*4))
 	}
 	m.Deletes += int64(cap(ix.tombs))*4 + int64(cap(ix.free))*4 + int64(cap(ix.dead))

@@ -21,10 +21,10 @@ type Stats struct {
 	MeanDegree []float64
 	// GraphBytes is the memory the index allocates beyond the store's
 	// vectors, counted from what it holds: pages of per-slot state
-	// (layer-0 lists, the graph's own copies of the vectors at dimension
-	// ≤ 512, ids, levels, vector and upper-list pointers), upper lists,
-	// locks, the id table and the free list. Pooled per-search scratch is
-	// not included.
+	// (layer-0 lists, ids, levels, vector and upper-list pointers, and
+	// over a store without slots the graph's own copies of the vectors at
+	// dimension ≤ 512), upper lists, locks, the id table and the free
+	// list. Pooled per-search scratch is not included.
 	GraphBytes int64
 	// BytesPerVector is GraphBytes / Len.
 	BytesPerVector float64
@@ -46,7 +46,8 @@ type Memory struct {
 	// a slot.
 	Links0 int64
 	// Vectors is the graph's own float32 copies of the vectors, kept in
-	// the rows at dimension ≤ 512 (see the package doc); 0 otherwise.
+	// the rows at dimension ≤ 512 over a store without slots (see the
+	// package doc); 0 otherwise.
 	Vectors int64
 	// Codes is the codes of the slots handed out under [Options].Quantize
 	// (CodeBytes counts those of every slot of the pages).
@@ -60,14 +61,17 @@ type Memory struct {
 	// Upper is the lists of layers 1 and up, as the allocator rounds them.
 	Upper int64
 	// Slots is the pages' per-slot arrays (external id, level, tombstone
-	// flag, vector and upper-list pointers) and the page directory.
+	// flag, vector and upper-list pointers), the page directory and the
+	// directory of the store's blocks.
 	Slots int64
 	// IDMap is the table from external ids to slots.
 	IDMap int64
 	// Locks is the striped neighbour-list locks.
 	Locks int64
 	// Deletes is the free list and the state of deletes waiting to be
-	// unlinked (tombstones, and their vectors above dimension 512).
+	// unlinked (tombstones, the record of the store slots they hold, or
+	// copies of their vectors over a store without slots above dimension
+	// 512).
 	Deletes int64
 	// Build is the table of int8 codes that large batches of inserts
 	// walk on (see [Index.AddBatch]), room for twice the slots; 0 once

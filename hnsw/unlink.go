@@ -307,7 +307,8 @@ func (ix *Index) finishUnlinkLocked(sc *scratch) {
 		ix.setUpper(s, 0)
 		ix.setVec(s, nil)
 		ix.setTomb(s, false)
-		ix.free = append(ix.free, s)
+		ix.dropVecLocked(s)
+		ix.freeSlot(s)
 		ix.dead[s] = false
 		epGone = epGone || s == ep
 	}

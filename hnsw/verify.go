@@ -11,13 +11,45 @@ import (
 // (up to a hundred), wrapped in one error that wraps [vector.ErrCorrupt]:
 // degree bounds, no self-links, no links to free slots or to nodes below
 // the layer, no duplicate links, the id map and the slots agreeing, the
-// entry point on the top level. It waits for running searches and inserts
-// and blocks new ones while it runs. Tests run it after every
-// change; it costs O(n·M).
+// entry point on the top level, and, over a [vector.SlotStore], every node
+// at its vector's slot. It waits for running searches and inserts and
+// blocks new ones while it runs. Tests run it after every change; it
+// costs O(n·M).
 func (ix *Index) Verify() error {
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	return ix.verifyLocked()
+	if err := ix.verifyLocked(); err != nil {
+		return err
+	}
+	return ix.verifySlotsLocked()
+}
+
+// verifySlotsLocked checks, over a store with slots (see Index.slots),
+// that every node not deleted is its vector's slot in the store and that
+// the graph knows the store's block of each node. mu is held.
+func (ix *Index) verifySlotsLocked() error {
+	if ix.slots == nil {
+		return nil
+	}
+	var errs []error
+	for s := node(0); s < ix.next && len(errs) < 100; s++ {
+		if ix.levelOf(s) == freeLevel || ix.isTomb(s) {
+			continue
+		}
+		if int(s)>>vector.SlotBlockShift >= len(ix.slotBase) {
+			errs = append(errs, fmt.Errorf("node %d beyond the %d store blocks known", s, len(ix.slotBase)))
+			continue
+		}
+		// An id the store lacks was deleted behind the index's back
+		// (through another index over the store), as before the slots.
+		if sl, ok := ix.slots.Slot(ix.idOf(s)); ok && node(sl) != s {
+			errs = append(errs, fmt.Errorf("node %d (id %d) is not its slot in the store, %d", s, ix.idOf(s), sl))
+		}
+	}
+	if len(errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("hnsw: verify: %w: %w", vector.ErrCorrupt, errors.Join(errs...))
 }
 
 // verifyLocked is Verify with mu held for writing. It never panics, whatever
@@ -29,13 +61,13 @@ func (ix *Index) verifyLocked() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
-	live, pending, tombs, top := 0, 0, 0, -1
+	live, pending, tombs, free, top := 0, 0, 0, 0, -1
 	for s := node(0); s < ix.next; s++ {
 		lv := ix.levelOf(s)
 		if lv == freeLevel {
 			if got, ok := ix.idGet(ix.idOf(s)); ok && got == s {
 				pending++ // reserved by a batch insert in progress
-			} else if ix.hasVec(s) {
+			} else if free++; ix.hasVec(s) {
 				bad("free slot %d holds a vector", s)
 			}
 			if ix.isTomb(s) {
@@ -90,8 +122,15 @@ func (ix *Index) verifyLocked() error {
 	if tombs != len(ix.tombs) {
 		bad("%d tombstones, %d listed", tombs, len(ix.tombs))
 	}
-	if len(ix.free)+live+pending+tombs != int(ix.next) {
-		bad("%d free + %d live + %d pending + %d deleted slots != %d used", len(ix.free), live, pending, tombs, ix.next)
+	listed := free
+	if ix.slots != nil {
+		listed = 0 // the store hands its slots out (freeSlot)
+	}
+	if len(ix.free) != listed {
+		bad("%d free slots, %d listed", free, len(ix.free))
+	}
+	if free+live+pending+tombs != int(ix.next) {
+		bad("%d free + %d live + %d pending + %d deleted slots != %d used", free, live, pending, tombs, ix.next)
 	}
 	ep, epTop, ok := ix.entry()
 	switch {
