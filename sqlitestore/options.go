@@ -85,10 +85,10 @@ type Options struct {
 	// ([vector.NewPagedMemStore]): in an unlinked temporary file mapped
 	// into memory, which the kernel pages in as it is read and reclaims
 	// under memory pressure. It suits HNSW indexes walked on int8 codes,
-	// which read the float32 vectors only to rescore a query's finalists,
-	// and float32 HNSW indexes at dimension 512 or less, which walk their
-	// own copy: the process's memory is then the graph. Exact (flat)
-	// search reads every vector, so it runs at the disk's speed once the
+	// which read the float32 vectors only to rescore a query's finalists:
+	// the process's memory is then the graph and the codes. A float32
+	// HNSW index walks the mapped vectors in place, and exact (flat)
+	// search reads every vector, so both run at the disk's speed once the
 	// vectors outgrow the page cache. The directory should be on a local
 	// disk; nothing is left in it. Tenants' vectors stay in memory. Linux
 	// only: elsewhere Open fails with an error wrapping both

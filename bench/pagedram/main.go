@@ -3,8 +3,7 @@
 // with every vector in memory: the process's memory, and recall@10 and
 // query speed with the page cache cold and warm. The graph walks int8
 // codes (rescoring its finalists from the store), or with -quantize none
-// float32 vectors: its own copy at dimension 512 or less, the store's
-// above.
+// the store's float32 vectors, in place.
 //
 //	go run ./bench/pagedram build -data DIR/NAME -db FILE
 //	go run ./bench/pagedram query -data DIR/NAME -db FILE [-pages DIR]
