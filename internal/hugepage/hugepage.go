@@ -8,7 +8,10 @@
 // under the common Linux setting (transparent_hugepage "madvise") none are
 // given unless asked. An array of at least MinBytes is therefore advised
 // with MADV_HUGEPAGE over the 2 MiB pages that lie wholly inside it (all
-// but less than 2 MiB at each end; no memory is added to align it); once
+// but less than 2 MiB at each end; no memory is added to align it), and
+// the small pages the allocator's zeroing faulted in there are dropped,
+// so that each huge page is faulted in whole when first written and the
+// pages never written take no memory; once
 // the array is garbage, a cleanup withdraws the advice (MADV_NOHUGEPAGE,
 // which under "madvise" is the default), so the heap memory it leaves
 // behind is returned to the system in small pages as before. Go may hand
