@@ -384,8 +384,7 @@ func (g *Index) onStoreSlots() (*Index, error) {
 		h.setID(t, g.idOf(s))
 		h.idPut(t)
 		h.setUpper(t, int(lv))
-		gp, gi := g.pageOf(s)
-		h.setVec(t, gp.vecs[gi])
+		h.setVec(t, h.vecp(t))
 		for lc := 0; lc <= int(lv); lc++ {
 			src, dst := g.list(s, lc), h.list(t, lc)
 			dst[0] = src[0]

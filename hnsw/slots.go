@@ -79,9 +79,14 @@ type page struct {
 	// for layers 1..level, nil at level 0 (a pointer rather than a slice
 	// header: the length follows from the level).
 	upper [pageSize]*uint32
-	// vecs points at the vector of each node (dim floats): the store's, or
-	// the row's copy when the index keeps vectors inline; nil if none.
-	vecs [pageSize]*float32
+	// vecs points at the store's vector of each node (dim floats), nil if
+	// none, in the one layout that finds vectors through pointers: a
+	// store without slots above inlineMaxDim (see vecp). nil in the
+	// others, which compute the address from the node.
+	vecs *[pageSize]*float32
+	// has marks the slots whose vector is recorded (setVec): those of
+	// nodes, and of nodes being inserted.
+	has [pageSize]bool
 	// ids holds each node's external id.
 	ids [pageSize]vector.ID
 	// level holds each node's top layer, freeLevel if none.
@@ -116,10 +121,16 @@ func (ix *Index) vecp(n node) *float32 {
 
 // hasVec reports whether node n has a vector (it holds a node, or one
 // being inserted).
-func (ix *Index) hasVec(n node) bool { return ix.pages[n>>pageShift].vecs[n&pageMask] != nil }
+func (ix *Index) hasVec(n node) bool { return ix.pages[n>>pageShift].has[n&pageMask] }
+
+// pointers reports whether the index finds vectors through the pointers
+// of its pages (see page.vecs).
+func (ix *Index) pointers() bool { return ix.slots == nil && !ix.inline }
 
 // setVec records v (dim floats, or nil) as node n's vector. With vectors
-// inline it copies v into n's row; the store's slice is not kept. With
+// inline it copies v into n's row; with pointers it keeps v; with the
+// store's slots, v being at the address vecp computes, it keeps only that
+// n has a vector. With
 // int8 codes it writes n's code (quantize.go), and a batch's code while
 // one runs (buildcodes.go). idMu is held, or mu for writing.
 func (ix *Index) setVec(n node, v *float32) {
@@ -130,12 +141,14 @@ func (ix *Index) setVec(n node, v *float32) {
 		bc.encode(n, v, ix.dim)
 	}
 	p, i := ix.pageOf(n)
-	if ix.inline && v != nil {
+	p.has[i] = v != nil
+	switch {
+	case ix.inline && v != nil:
 		row := p.rows0[i*ix.row0 : i*ix.row0+ix.dim]
 		copy(unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(row))), ix.dim), unsafe.Slice(v, ix.dim))
-		v = (*float32)(unsafe.Pointer(unsafe.SliceData(row)))
+	case p.vecs != nil:
+		p.vecs[i] = v
 	}
-	p.vecs[i] = v
 }
 
 func (ix *Index) idOf(n node) vector.ID { return ix.pages[n>>pageShift].ids[n&pageMask] }
@@ -212,6 +225,9 @@ func (ix *Index) growLocked(want int) {
 			ix.rowAlloc += int64(4 * k * rows)
 		}
 		p := &page{rows0: ix.rowChunk[:rows:rows]}
+		if ix.pointers() {
+			p.vecs = new([pageSize]*float32)
+		}
 		ix.rowChunk = ix.rowChunk[rows:]
 		for i := range p.level {
 			p.level[i] = freeLevel
@@ -240,6 +256,9 @@ func (ix *Index) memory() Memory {
 	m.Spare = ix.rowAlloc - used*int64(ix.rowBytes)
 	m.Slots = int64(cap(ix.pages))*int64(unsafe.Sizeof((*page)(nil))) +
 		int64(len(ix.pages))*int64(unsafe.Sizeof(page{}))
+	if ix.pointers() {
+		m.Slots += int64(len(ix.pages)) * int64(unsafe.Sizeof([pageSize]*float32{}))
+	}
 	m.Locks = int64(unsafe.Sizeof(ix.locks))
 	for s := node(0); s < ix.next; s++ {
 		if lv := ix.levelOf(s); lv != freeLevel && lv > 0 {
