@@ -263,12 +263,13 @@ func loadLayout(b *testing.B, ds *recall.Dataset, maxDim int, slots bool) *hnsw.
 }
 
 // BenchmarkExperiment alternates queries between two variants of the
-// search (hnsw's experiment knob, 0 and 1) on one graph and reports the
-// ratio of their times, variant 1 over variant 0.
+// search (hnsw's experiment knob, 0 and 1) on one graph (of clustered
+// 100-d and 768-d data, or of $HNSW_BENCH_SET) and reports the ratio of
+// their times, variant 1 over variant 0.
 func BenchmarkExperiment(b *testing.B) {
-	for _, dim := range lowDims {
-		b.Run(fmt.Sprintf("d=%d", dim), func(b *testing.B) {
-			ds, _ := datasetDim(b, lowDimN(b), dim)
+	for _, set := range walkSets(b, false) {
+		b.Run(set.name, func(b *testing.B) {
+			ds := set.ds
 			ix := cachedBuild(b, ds)
 			for _, ef := range []int{16, 64, 256} {
 				b.Run(fmt.Sprintf("ef=%d", ef), func(b *testing.B) {

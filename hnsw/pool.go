@@ -47,6 +47,9 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 	}
 	pool := sc.pool[:0]
 	ll := ix.linkLines()
+	// prefetchNext is set where a node's list does not lie beside what
+	// scoring it reads (see below).
+	prefetchNext := src.pq != nil || ix.slots != nil
 	for _, e := range ent {
 		if tags[e.node] == gen {
 			continue
@@ -65,7 +68,7 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 		}
 		pool[cur].open = false
 		c := pool[cur].node
-		if src.pq != nil || ix.slots != nil {
+		if prefetchNext {
 			// Prefetch the links of the node likely to be expanded next:
 			// the next open one, unless this expansion finds a closer
 			// one. The cursor moves on to it (every entry before it is
@@ -80,8 +83,9 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 			// the float32 walk with vectors inline, whose prefetch and
 			// reads run into the links, it was 0.95–1.10: not taken
 			// there; with the store's slots, whose vectors lie apart
-			// from the links, the walk took 0.87–0.92 of the time
-			// without it (BenchmarkSlotted, dicts-fasttext-100).
+			// from the links, it takes 0.87–0.94 of the time
+			// (BenchmarkSlotted on dicts-fasttext-100, with and
+			// without it).
 			for cur++; cur < end && !pool[cur].open; cur++ {
 			}
 			if cur < end {
@@ -105,6 +109,13 @@ func (ix *Index) walkPool(sc *scratch, src source, ent []cand, ef, keep, lc int,
 			if len(pool) < keep || d < pool[len(pool)-1].dist {
 				var p int
 				pool, p = poolInsert(pool, d, n, keep)
+				if p < cur && prefetchNext {
+					// n goes before the node prefetched next: n
+					// is expanded next instead (0.98–1.00 of the
+					// time at ef 16, 64, 256 on dicts-fasttext-100,
+					// BenchmarkExperiment).
+					prefetchLines(unsafe.Pointer(&ix.list(n, lc)[0]), ll)
+				}
 				cur = min(cur, p)
 			}
 		}
