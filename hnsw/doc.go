@@ -53,8 +53,9 @@
 // [vector.MemStore] adds about 213 bytes a vector beyond the raw float32s,
 // store included (vecbench's heap measurement; hnswlib 278). The visited
 // set is reset by bumping a generation tag (hnswlib's visited_list_pool),
-// and the candidate queues are typed binary heaps; a search allocates only
-// its result slice. The walk gathers a node's unvisited neighbours,
+// and inserts and unfiltered queries keep their candidates in one sorted
+// array (filtered queries in two typed binary heaps); a search allocates
+// only its result slice. The walk gathers a node's unvisited neighbours,
 // prefetches their vectors in one call and scores them four at a time; of
 // its ef finalists, only those that can rank among the first k are scored
 // again with the single kernel (see Index.rescoreLimit).

@@ -1,6 +1,7 @@
-// This file holds the beam search without a filter: the ef nearest nodes
-// found so far in one sorted array, the next node to expand found by a
-// cursor, instead of the two heaps of searchLayer.
+// This file holds the beam search of inserts and of queries without a
+// filter: the ef nearest nodes found so far in one sorted array, the next
+// node to expand found by a cursor, instead of the two heaps of
+// searchLayer.
 package hnsw
 
 import (
@@ -15,8 +16,9 @@ type poolCand struct {
 	open bool
 }
 
-// walkPool is searchLayer for a query with no filter, no tombstones to
-// leave out and no node to skip (most queries): the same walk (expand the
+// walkPool is searchLayer for every insert and for a query with no
+// filter, no tombstones to leave out and no node to skip (most queries):
+// the same walk (expand the
 // nearest open candidate among the ef nearest found so far, stop when all
 // of them have been expanded), with the keep nearest kept sorted in one
 // array. A new candidate is put in place by a binary search and a copy,
@@ -30,7 +32,10 @@ type poolCand struct {
 // about 0.94 at ef = 256, the same at ef = 16 (BenchmarkExperiment,
 // median latencies, d = 100, n = 50,000, loaded machine). The walk visits
 // the same nodes in the same order and returns the same results
-// (TestPoolMatchesHeaps).
+// (TestPoolMatchesHeaps). Inserts through it instead of the heaps built
+// the same graphs in 0.88 of the time at d = 100 and 0.94 at d = 768
+// (clustered, n = 100,000), 0.92 on the real 541k × 100-d set and 0.98
+// on fashion-mnist, with the same recall (BenchmarkBuildExperiment).
 //
 // It keeps the keep ≥ ef nearest nodes scored: the
 // walk expands only the ef nearest (keep changes no step of it), and the
@@ -136,10 +141,19 @@ func (ix *Index) linkLines() int {
 }
 
 // poolInsert puts an open candidate (d, n) in place in pool, sorted by
-// ascending distance (after the candidates at the same distance), dropping
-// the furthest if pool then holds more than ef, and returns pool and the
-// candidate's position. pool has room for ef+1. The caller has checked that
-// the candidate is closer than the furthest when pool is full.
+// ascending distance, dropping the furthest if pool then holds more than
+// ef, and returns pool and the candidate's position. pool has room for
+// ef+1. The caller has checked that the candidate is closer than the
+// furthest when pool is full.
+//
+// A candidate goes before those at the same distance: the newest found
+// first. Inserts walk with walkPool too, and the order of ties decides
+// which of a set of exact duplicates a new node links to. Put after them,
+// the one the walk reached first took every new link and the others lost
+// theirs: on data with a fifth of its vectors duplicated (5,000 a graph,
+// M = 16, four graphs), 6 to 32 nodes ended unreachable under Cosine and
+// Dot, where the two heaps, whose order of ties falls as the pushes came,
+// left none; put before them, none either.
 func poolInsert(pool []poolCand, d float32, n node, ef int) ([]poolCand, int) {
 	// A plain binary search: one without branches on the data (a mask
 	// and an add a step) took 1.03–1.4 of its time (BenchmarkExperiment,
@@ -147,7 +161,7 @@ func poolInsert(pool []poolCand, d float32, n node, ef int) ([]poolCand, int) {
 	lo, hi := 0, len(pool)
 	for lo < hi {
 		m := int(uint(lo+hi) >> 1)
-		if pool[m].dist <= d {
+		if pool[m].dist < d {
 			lo = m + 1
 		} else {
 			hi = m

@@ -2,6 +2,8 @@ package hnsw_test
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"sync"
 	"testing"
 
@@ -98,6 +100,50 @@ func TestReachAfterConcurrentChurn(t *testing.T) {
 		}
 		if len(res) != writers*each {
 			t.Errorf("trial %d: %d of %d live vectors reachable", trial, len(res), writers*each)
+		}
+	}
+}
+
+// TestDuplicatesStayReachable builds graphs of data in which a fifth of
+// the vectors repeat an earlier one (tieData) and checks that a search
+// wide enough to see the whole graph returns every node: the order in
+// which an insert's walk ranks nodes at the same distance decides which
+// of a set of duplicates it links to, and an order that always favoured
+// the duplicate reached first left the others without in-links (8 of
+// the 6,000 nodes under Dot here).
+func TestDuplicatesStayReachable(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = 600, 100
+	for _, m := range []vector.Metric{vector.Cosine, vector.Dot} {
+		lost := 0
+		for seed := range 10 {
+			r := rand.New(rand.NewPCG(uint64(seed), dim))
+			vs := tieData(r, n, dim)
+			if m == vector.Dot {
+				for _, v := range vs { // unit length: under Dot a short vector may rank below every other
+					inv := 1 / float32(math.Sqrt(float64(vector.InnerProduct(v, v))))
+					for j := range v {
+						v[j] *= inv
+					}
+				}
+			}
+			s := memStore(t, dim, m)
+			ix := newIndex(t, s, &hnsw.Options{M: 8, EfConstruction: 64, Seed: uint64(seed), Workers: 1})
+			ids := make([]vector.ID, n)
+			for i := range ids {
+				ids[i] = vector.ID(i + 1)
+			}
+			if err := ix.AddBatch(ctx, ids, vs); err != nil {
+				t.Fatal(err)
+			}
+			res, err := ix.SearchWith(ctx, vs[0], n, &hnsw.SearchOptions{Ef: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			lost += n - len(res)
+		}
+		if lost > 0 {
+			t.Errorf("%v: %d of %d nodes unreachable", m, lost, 10*n)
 		}
 	}
 }

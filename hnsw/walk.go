@@ -4,7 +4,6 @@ import (
 	"math"
 	"slices"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/cairndb/cairn/vector"
 	"github.com/cairndb/cairn/vector/quant"
@@ -135,19 +134,16 @@ func unvisited(ls []uint32, tags []uint16, gen uint16, batch []node) int {
 // is polled every checkEvery expansions; when it is closed the search stops
 // and returns what it has.
 //
-// A query without a filter, tombstones to leave out or a node to skip
-// walks with walkPool, the same walk on one sorted array; the two heaps
-// here serve the others and every insert. (Inserts through walkPool
-// built graphs that differ where distances tie, as the two order ties
-// differently, and on data with many exact duplicates under Dot some
-// duplicates lost every in-link: TestWalkRanksLikeExact.)
+// Inserts, and queries without a filter, tombstones to leave out or a
+// node to skip, walk with walkPool, the same walk on one sorted array;
+// the two heaps here serve the other queries.
 func (ix *Index) searchLayer(sc *scratch, src source, ent []cand, ef, keep, lc int, query bool, filter vector.Filter, done <-chan struct{}) {
 	// Deleted nodes not yet unlinked (tombstones) are walked through
 	// but never returned by a query. Inserts do link to them, as to any
 	// node (a new node among deleted ones would otherwise get no links);
 	// the batch that unlinks them repairs those links.
 	tombs := query && len(ix.tombs) > 0
-	if query && filter == nil && !tombs && !sc.skipOn {
+	if !query || filter == nil && !tombs && !sc.skipOn {
 		ix.walkPool(sc, src, ent, ef, keep, lc, done)
 		return
 	}
@@ -194,18 +190,6 @@ func (ix *Index) searchLayer(sc *scratch, src source, ent []cand, ef, keep, lc i
 			break
 		}
 		cands.pop()
-		if !query && len(cands) > 0 {
-			// An insert's search: fetch the list of the candidate
-			// likely expanded next (the new top, unless this
-			// expansion finds a closer one) while this one's
-			// distances are computed, rather than stalling on it
-			// then. Builds interleaved with and without took 0.94–0.97
-			// of the time at d = 768 and 0.97 at d = 100, n = 12,000;
-			// also fetching the lists of the two candidates after it
-			// took 1.01–1.04 (BenchmarkInterleavedExperiment).
-			nl := ix.list(cands[0].node, lc)
-			prefetchLines(unsafe.Pointer(&nl[0]), 3)
-		}
 		if done != nil && steps%checkEvery == 0 {
 			select {
 			case <-done:
