@@ -116,3 +116,30 @@ func SetUseSlots(on bool) bool {
 
 // Slotted reports whether the index numbers its nodes by the store's slots.
 func (ix *Index) Slotted() bool { return ix.slots != nil }
+
+// SetConnect turns the pass that links unreachable nodes on or off and
+// returns the old setting.
+func SetConnect(on bool) bool {
+	old := connectOn
+	connectOn = on
+	return old
+}
+
+// Unreachable returns the number of live nodes that no search from the
+// entry point can reach.
+func (ix *Index) Unreachable() int {
+	ix.mu.Lock()
+	defer ix.mu.Unlock()
+	ep, _, ok := ix.entry()
+	if !ok {
+		return 0
+	}
+	r := ix.reachLocked(ep)
+	n := 0
+	for s := node(0); s < ix.next; s++ {
+		if !r.seen[s] && ix.levelOf(s) != freeLevel && !ix.isTomb(s) {
+			n++
+		}
+	}
+	return n
+}

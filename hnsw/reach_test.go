@@ -147,3 +147,48 @@ func TestDuplicatesStayReachable(t *testing.T) {
 		}
 	}
 }
+
+// TestEveryNodeReachable builds graphs that the neighbour-selection
+// heuristic leaves with nodes no list links to (under L2, on data with
+// duplicates, several a graph) and checks that a search wide enough to
+// see the whole graph returns every node: after a batch, whose end links
+// the nodes cut off, and after single inserts and a Flush.
+func TestEveryNodeReachable(t *testing.T) {
+	ctx := context.Background()
+	const n, dim = 600, 100
+	for seed := range 6 {
+		r := rand.New(rand.NewPCG(uint64(seed), 7))
+		vs := tieData(r, n, dim)
+		ids := make([]vector.ID, n)
+		for i := range ids {
+			ids[i] = vector.ID(i + 1)
+		}
+		for _, batch := range []bool{true, false} {
+			ix := newIndex(t, memStore(t, dim, vector.L2), &hnsw.Options{M: 8, EfConstruction: 64, Seed: uint64(seed), Workers: 1})
+			if batch {
+				if err := ix.AddBatch(ctx, ids, vs); err != nil {
+					t.Fatal(err)
+				}
+			} else {
+				for i, id := range ids {
+					if err := ix.Add(ctx, id, vs[i]); err != nil {
+						t.Fatal(err)
+					}
+				}
+				if err := ix.Flush(ctx); err != nil {
+					t.Fatal(err)
+				}
+			}
+			res, err := ix.SearchWith(ctx, vs[0], n, &hnsw.SearchOptions{Ef: n})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(res) != n {
+				t.Errorf("seed %d, batch %v: %d of %d nodes reachable", seed, batch, len(res), n)
+			}
+			if err := ix.Verify(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
