@@ -78,10 +78,7 @@ func (ix *Index) connectLocked(sc *scratch) int {
 	r := ix.reachLocked(ep)
 	linked := 0
 	for s := node(0); s < ix.next; s++ {
-		if r.seen[s] || ix.levelOf(s) == freeLevel || ix.isTomb(s) {
-			continue
-		}
-		if !ix.linkFrom(sc, &r, s, ep, top) {
+		if !r.cutOff(ix, s) || !ix.linkFrom(sc, &r, s, ep, top) {
 			continue
 		}
 		linked++
@@ -106,6 +103,12 @@ type reach struct {
 	seen  []bool
 	in    []int32
 	stack []node
+}
+
+// cutOff reports whether s is a node of the graph, not deleted, that
+// the marked nodes do not reach.
+func (r *reach) cutOff(ix *Index, s node) bool {
+	return !r.seen[s] && ix.levelOf(s) != freeLevel && !ix.isTomb(s)
 }
 
 // mark notes n reachable, for spread to follow its links.

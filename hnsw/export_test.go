@@ -137,7 +137,7 @@ func (ix *Index) Unreachable() int {
 	r := ix.reachLocked(ep)
 	n := 0
 	for s := node(0); s < ix.next; s++ {
-		if !r.seen[s] && ix.levelOf(s) != freeLevel && !ix.isTomb(s) {
+		if r.cutOff(ix, s) {
 			n++
 		}
 	}
