@@ -10,7 +10,10 @@ package hnsw
 // the entry point cannot reach and links each from a reachable node
 // near it.
 
-import "sync/atomic"
+import (
+	"sync/atomic"
+	"unsafe"
+)
 
 // connectDiv sets how often the pass runs: once the nodes inserted since
 // the last pass reach 1/connectDiv of the index (and connectMin), at the
@@ -47,9 +50,10 @@ func (ix *Index) connectDue() bool {
 
 // connect runs the pass (see connectLocked) if it is still due, or
 // whatever the count with force, taking mu for writing: it waits for
-// running searches and inserts and blocks new ones while it runs (about
-// 120 ms at 541,190 nodes, d = 100, with nothing to link). It does nothing while deletes are being
-// unlinked (the unlinking repairs lists itself; a later pass catches up).
+// running searches and inserts and blocks new ones while it runs (36 ms
+// at 541,190 nodes, d = 100, with nothing to link). It does nothing
+// while deletes are being unlinked (the unlinking repairs lists itself;
+// a later pass catches up).
 func (ix *Index) connect(force bool) {
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
@@ -83,8 +87,8 @@ func (ix *Index) connectLocked(sc *scratch) int {
 			continue
 		}
 		linked++
-		r.in[s]++
-		r.mark(ix, s)
+		r.st[s] += 2 // the link just made
+		r.mark(s)
 		r.spread(ix)
 	}
 	return linked
@@ -92,46 +96,68 @@ func (ix *Index) connectLocked(sc *scratch) int {
 
 // reachLocked returns the nodes reachable from ep. mu is held.
 func (ix *Index) reachLocked(ep node) reach {
-	r := reach{seen: make([]bool, ix.next), in: make([]int32, ix.next)}
-	r.mark(ix, ep)
+	r := reach{st: make([]uint32, ix.next)}
+	r.mark(ep)
 	r.spread(ix)
 	return r
 }
 
-// reach is the pass's record of the nodes a search reaches: seen, and,
-// for each node, how many reachable nodes link to it on layer 0.
+// reach is the pass's record of the nodes a search reaches: for each
+// node, whether it is reached (bit 0) and how many reached nodes link to
+// it on layer 0 (the bits above), in one array so that following a link
+// costs one random read.
 type reach struct {
-	seen  []bool
-	in    []int32
+	st    []uint32
 	stack []node
 }
+
+// seen reports whether n is reached.
+func (r *reach) seen(n node) bool { return r.st[n]&1 != 0 }
+
+// in returns how many reached nodes link to n on layer 0.
+func (r *reach) in(n node) int { return int(r.st[n] >> 1) }
 
 // cutOff reports whether s is a node of the graph, not deleted, that
 // the marked nodes do not reach.
 func (r *reach) cutOff(ix *Index, s node) bool {
-	return !r.seen[s] && ix.levelOf(s) != freeLevel && !ix.isTomb(s)
+	return !r.seen(s) && ix.levelOf(s) != freeLevel && !ix.isTomb(s)
 }
 
-// mark notes n reachable, for spread to follow its links.
-func (r *reach) mark(ix *Index, n node) {
-	r.seen[n] = true
+// mark notes n reached, for spread to follow its links.
+func (r *reach) mark(n node) {
+	r.st[n] |= 1
 	r.stack = append(r.stack, n)
 }
+
+// spreadBatch is how many reached nodes spread takes from its stack at a
+// time, prefetching their layer-0 lists before following any, so that
+// the lists' cache misses overlap: with one node at a time and the
+// reached flags in an array of their own, a pass took 118 ms at 541,190
+// nodes (d = 100) and 13.8 ms at 60,000 (d = 784), against 36 and 7.1
+// ms (BenchmarkReachable).
+const spreadBatch = 32
 
 // spread marks every node reachable from the marked ones, counting
 // their layer-0 links.
 func (r *reach) spread(ix *Index) {
+	ll := ix.linkLines()
+	var batch [spreadBatch]node
 	for len(r.stack) > 0 {
-		x := r.stack[len(r.stack)-1]
-		r.stack = r.stack[:len(r.stack)-1]
-		for lc := 0; lc <= int(ix.levelOf(x)); lc++ {
-			l := ix.list(x, lc)
-			for _, y := range l[1 : 1+l[0]] {
-				if lc == 0 {
-					r.in[y]++
-				}
-				if !r.seen[y] {
-					r.mark(ix, node(y))
+		n := copy(batch[:], r.stack[max(0, len(r.stack)-spreadBatch):])
+		r.stack = r.stack[:len(r.stack)-n]
+		for _, x := range batch[:n] {
+			prefetchLines(unsafe.Pointer(&ix.list(x, 0)[0]), ll)
+		}
+		for _, x := range batch[:n] {
+			for lc := 0; lc <= int(ix.levelOf(x)); lc++ {
+				l := ix.list(x, lc)
+				for _, y := range l[1 : 1+l[0]] {
+					if lc == 0 {
+						r.st[y] += 2
+					}
+					if r.st[y]&1 == 0 {
+						r.mark(node(y))
+					}
 				}
 			}
 		}
@@ -150,7 +176,7 @@ func (ix *Index) linkFrom(sc *scratch, r *reach, s, ep node, top int) bool {
 	sc.ent = append(sc.ent[:0], cur)
 	ix.searchLayer(sc, src, sc.ent, ix.opts.EfConstruction, ix.opts.EfConstruction, 0, false, nil, nil)
 	for _, c := range sc.w {
-		if c.node != s && !ix.isTomb(c.node) && r.seen[c.node] && ix.takeLink(r, c.node, s) {
+		if c.node != s && !ix.isTomb(c.node) && r.seen(c.node) && ix.takeLink(r, c.node, s) {
 			return true
 		}
 	}
@@ -177,7 +203,7 @@ func (ix *Index) takeLink(r *reach, y, s node) bool {
 	far, farDist := -1, float32(-1)
 	for i, x := range l[1 : 1+cnt] {
 		z := node(x)
-		if r.in[z] < 2 || ix.isTomb(z) {
+		if r.in(z) < 2 || ix.isTomb(z) {
 			continue
 		}
 		if d := ix.dist(vy, ix.vec(z)); d > farDist {
@@ -187,7 +213,7 @@ func (ix *Index) takeLink(r *reach, y, s node) bool {
 	if far < 0 {
 		return false
 	}
-	r.in[l[1+far]]--
+	r.st[l[1+far]] -= 2
 	atomic.StoreUint32(&l[1+far], uint32(s))
 	return true
 }

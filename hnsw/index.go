@@ -757,7 +757,7 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 // for when the writes are done (WriteTo flushes first). It runs beside
 // searches and inserts, holding the exclusive lock only for moments, as
 // Delete does, and for one pass over the graph's lists at the end
-// (about 0.2 µs a node); deletes made while it runs may be left for
+// (about 0.1 µs a node); deletes made while it runs may be left for
 // later. It returns ctx's error if ctx ends first,
 // with the batches before done.
 func (ix *Index) Flush(ctx context.Context) error {
