@@ -11,6 +11,7 @@ package hnsw
 // near it.
 
 import (
+	"iter"
 	"sync/atomic"
 	"unsafe"
 )
@@ -82,8 +83,8 @@ func (ix *Index) connectLocked(sc *scratch) int {
 	}
 	r := ix.reachLocked(ep)
 	linked := 0
-	for s := node(0); s < ix.next; s++ {
-		if !r.cutOff(ix, s) || !ix.linkFrom(sc, &r, s, ep, top) {
+	for s := range r.cutOffs(ix) {
+		if !ix.linkFrom(sc, &r, s, ep, top) {
 			continue
 		}
 		linked++
@@ -117,10 +118,17 @@ func (r *reach) seen(n node) bool { return r.st[n]&1 != 0 }
 // in returns how many reached nodes link to n on layer 0.
 func (r *reach) in(n node) int { return int(r.st[n] >> 1) }
 
-// cutOff reports whether s is a node of the graph, not deleted, that
-// the marked nodes do not reach.
-func (r *reach) cutOff(ix *Index, s node) bool {
-	return !r.seen(s) && ix.levelOf(s) != freeLevel && !ix.isTomb(s)
+// cutOffs yields, in order, the nodes of the graph, not deleted, that
+// the marked nodes do not reach, each tested when the scan comes to it:
+// the caller may mark more nodes between yields.
+func (r *reach) cutOffs(ix *Index) iter.Seq[node] {
+	return func(yield func(node) bool) {
+		for s := node(0); s < ix.next; s++ {
+			if !r.seen(s) && ix.levelOf(s) != freeLevel && !ix.isTomb(s) && !yield(s) {
+				return
+			}
+		}
+	}
 }
 
 // mark notes n reached, for spread to follow its links.

@@ -136,10 +136,8 @@ func (ix *Index) Unreachable() int {
 	}
 	r := ix.reachLocked(ep)
 	n := 0
-	for s := node(0); s < ix.next; s++ {
-		if r.cutOff(ix, s) {
-			n++
-		}
+	for range r.cutOffs(ix) {
+		n++
 	}
 	return n
 }
