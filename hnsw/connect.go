@@ -36,17 +36,17 @@ var connectOn = true
 // pass finds.
 const connectRounds = 4
 
-// noteLinked counts n nodes linked and reports whether the nodes linked
-// since the last pass call for one.
-func (ix *Index) noteLinked(n int) bool {
+// noteLinked counts n nodes linked, in an index of live nodes, and
+// reports whether the nodes linked since the last pass call for one.
+func (ix *Index) noteLinked(n, live int) bool {
 	ix.sinceConnect.Add(int64(n))
-	return ix.connectDue()
+	return ix.connectDue(live)
 }
 
 // connectDue reports whether the nodes linked since the last pass call
-// for one.
-func (ix *Index) connectDue() bool {
-	return ix.sinceConnect.Load() >= int64(max(connectMin, ix.liveCount()/connectDiv))
+// for one, in an index of live nodes.
+func (ix *Index) connectDue(live int) bool {
+	return ix.sinceConnect.Load() >= int64(max(connectMin, live/connectDiv))
 }
 
 // connect runs the pass (see connectLocked) if it is still due, or
@@ -60,7 +60,7 @@ func (ix *Index) connect(force bool) {
 	defer ix.scratch.Put(sc)
 	ix.mu.Lock()
 	defer ix.mu.Unlock()
-	if !connectOn || ix.unl != nil || !force && !ix.connectDue() {
+	if !connectOn || ix.unl != nil || !force && !ix.connectDue(ix.liveCount()) {
 		return
 	}
 	ix.sinceConnect.Store(0)

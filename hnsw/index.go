@@ -445,9 +445,10 @@ func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	ix.idMu.Lock()
 	ix.live++
 	ix.pending--
+	live := ix.live
 	ix.idMu.Unlock()
 	ix.noteChange(0)
-	connect = ix.noteLinked(1)
+	connect = ix.noteLinked(1, live)
 	return nil
 }
 
@@ -652,7 +653,7 @@ func (ix *Index) link(ctx context.Context, ids []vector.ID, slots []node, owned 
 			restSlots = append(restSlots, slots[i])
 		}
 	}
-	if n := len(ids) - len(restIDs); n > 0 && ix.noteLinked(n) {
+	if n := len(ids) - len(restIDs); n > 0 && ix.noteLinked(n, ix.liveCount()) {
 		ix.connect(false)
 	}
 	if len(restIDs) > 0 {
