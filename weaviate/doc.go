@@ -70,7 +70,11 @@
 // cluster has not yet marked a killed node dead) are sent again, and
 // those still failing are the call's error. A call that runs out of
 // attempts or time returns an error wrapping [ErrUnavailable]; a 4xx
-// answer, or any other gRPC status, is an [*APIError] at once.
+// answer, or any other gRPC status, is an [*APIError] at once. A node
+// that says it does not know the collection's class may be one just
+// started whose schema has not caught up: the call asks the leader's
+// schema, and is tried on the next node if the class is there, or fails
+// with an error wrapping vector.ErrNotFound if it was deleted.
 //
 // A read does not return a subset for want of a shard. Weaviate leaves
 // out of a search or count, without an error, a shard none of whose

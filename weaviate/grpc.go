@@ -8,8 +8,12 @@ package weaviate
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +24,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
+
+	"github.com/cairndb/cairn/vector"
 )
 
 // rawCodec passes messages through as bytes: requests are encoded, and
@@ -134,8 +140,9 @@ func (r *rpc) close() {
 // the next (codes Unavailable, DeadlineExceeded); a status that says the
 // server is busy or failed inside (ResourceExhausted, Aborted, Internal,
 // Canceled by the server) is retried too, as are Weaviate's untyped
-// errors (Unknown) that describe a passing state of the cluster; any
-// other status is an *APIError at once.
+// errors (Unknown) that describe a passing state of the cluster, and a
+// node's word that it does not know a class the cluster has
+// (classBehind); any other status is an *APIError at once.
 func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byte) ([]byte, error) {
 	var reply []byte
 	err := r.cl.do(ctx, r.ring, attempts, "gRPC "+method[strings.LastIndexByte(method, '/')+1:], func(ctx context.Context, node int) (bool, error) {
@@ -153,11 +160,33 @@ func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byt
 		case codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Canceled:
 			return true, &APIError{Code: st.Code(), Message: st.Message()}
 		case codes.Unknown:
-			return transient(st.Message()), &APIError{Code: st.Code(), Message: st.Message()}
+			ae := &APIError{Code: st.Code(), Message: st.Message()}
+			if m := classUnknown.FindStringSubmatch(st.Message()); m != nil {
+				return r.cl.classBehind(ctx, m[1], ae)
+			}
+			return transient(st.Message()), ae
 		}
 		return false, &APIError{Code: st.Code(), Message: st.Message()}
 	})
 	return reply, err
+}
+
+// classUnknown matches a node's word that its schema has no such class.
+var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
+
+// classBehind decides what a node's word that it does not know class cls
+// means: each node answers from its own copy of the schema, and a node
+// just started may not have caught up with it. So the leader's schema is
+// asked: if cls is there, the node is behind and the call is worth another
+// attempt (on the next node); if not, the class was deleted, and the
+// error wraps vector.ErrNotFound.
+func (c *client) classBehind(ctx context.Context, cls string, ae *APIError) (retry bool, err error) {
+	_, err = c.callN(ctx, 1, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, nil)
+	var se *APIError
+	if errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return false, fmt.Errorf("%w: class %s: %w", vector.ErrNotFound, cls, ae)
+	}
+	return true, ae
 }
 
 // health checks that a node answers gRPC's health check as serving.

@@ -284,6 +284,52 @@ func TestGRPCStatus(t *testing.T) {
 	}
 }
 
+// A node whose schema lacks the class ("could not find class ... in
+// schema") is behind if the leader's schema has it: the search is tried
+// on the next node. If the leader's schema has it not, the class was
+// deleted: the search fails at once with an error wrapping ErrNotFound.
+// (The schema reads counted are those between the first call and the
+// next.)
+func TestGRPCClassBehind(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		gone    bool
+		retries int64
+		check   func(error) bool
+	}{
+		{"behind", false, 1, func(err error) bool { return err == nil }},
+		{"deleted", true, 0, func(err error) bool {
+			return errors.Is(err, vector.ErrNotFound) && !errors.Is(err, ErrUnavailable)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var calls, asked atomic.Int32
+			web := func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path != "/v1/schema/Cairn_c" || r.URL.Query().Get("consistency") != "true" || calls.Load() != 1 {
+					return false
+				}
+				asked.Add(1)
+				if tc.gone {
+					http.NotFound(w, r)
+					return true
+				}
+				return false
+			}
+			db := fakeGRPC(t, web, func(context.Context, string, []byte) ([]byte, error) {
+				if calls.Add(1) == 1 {
+					return nil, status.Error(codes.Unknown, "could not find class Cairn_c in schema")
+				}
+				return searchReply(nil), nil
+			}, Options{})
+			ix := &Index{db: db, class: "Cairn_c", dim: 2, m: vector.L2}
+			_, err := ix.Search(context.Background(), []float32{1, 2}, 3, nil)
+			if !tc.check(err) || db.Retries() != tc.retries || asked.Load() != 1 {
+				t.Fatalf("Search = %v after %d retries and %d schema reads, want %d and 1", err, db.Retries(), asked.Load(), tc.retries)
+			}
+		})
+	}
+}
+
 // holdsNothing answers the REST calls a write makes as a cluster that
 // holds no object: a read by id finds none, a delete by filter matches
 // none. It reports whether it answered r.
