@@ -661,3 +661,75 @@ func TestClusterNoQuorum(t *testing.T) {
 		t.Fatalf("items stored before the fault: %v", err)
 	}
 }
+
+// TestClusterRejoinReads kills a node, starts it again and reads through
+// it alone from the moment it answers: while its copy of the schema and
+// its shards catch up, it must fail or wait, never answer that an item
+// the cluster holds is not there, by a REST read of each id or a gRPC
+// search.
+func TestClusterRejoinReads(t *testing.T) {
+	h := newHarness(t)
+	ctx := context.Background()
+	const dim = 8
+	name := memorytest.Name(t)
+	mc, err := h.db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
+	c := mc.(*Collection)
+	r := rand.New(rand.NewPCG(11, 12))
+	var items []cairn.Item
+	for i := range 200 {
+		items = append(items, randItem(r, fmt.Sprintf("kept-%d", i), dim))
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	ids := idsOf(items)
+	x := (h.leader() + 1) % 3
+	h.kill(x)
+	h.start(x)
+	t0 := time.Now()
+	var ndb *DB
+	for ndb == nil {
+		o := clusterOptions(t, Options{Shards: 3, Replication: 2, Timeout: 5 * time.Second}, x)
+		if db, err := Open(ctx, []string{h.addrs[x]}, o); err == nil {
+			ndb = db
+			t.Cleanup(func() { db.Close() })
+		} else if time.Since(t0) > 90*time.Second {
+			t.Fatalf("node%d does not answer %v after its start: %v", x, time.Since(t0).Round(time.Second), err)
+		}
+	}
+	t.Logf("node%d answers %v after its start", x, time.Since(t0).Round(10*time.Millisecond))
+	nc := ndb.newCollection(name, c.class, c.cfg, c.types)
+	reads := []struct {
+		name string
+		fn   func() error
+	}{
+		{"Get(40) by REST", func() error { _, err := nc.Get(ctx, ids[:40]...); return err }},
+		{"Get(200) by search", func() error { _, err := nc.Get(ctx, ids...); return err }},
+	}
+	failed, answered := map[string]int{}, map[string]int{}
+	var firstOK time.Duration
+	for t1 := time.Now(); time.Since(t1) < 20*time.Second; {
+		for _, rd := range reads {
+			err := rd.fn()
+			switch {
+			case err == nil:
+				answered[rd.name]++
+				if firstOK == 0 {
+					firstOK = time.Since(t0)
+				}
+			case errors.Is(err, vector.ErrNotFound):
+				t.Errorf("%s through node%d %v after its start: %v, want the items or an error not ErrNotFound", rd.name, x, time.Since(t0).Round(time.Millisecond), err)
+			default:
+				failed[rd.name]++
+			}
+		}
+	}
+	t.Logf("reads through node%d: answered %v, failed %v; first answer %v after its start", x, answered, failed, firstOK.Round(10*time.Millisecond))
+	if len(answered) != len(reads) {
+		t.Errorf("node%d answered %v of its reads within 20 s of answering", x, answered)
+	}
+}
