@@ -164,6 +164,28 @@ func (h *harness) nodeDB(i int, o Options) *DB {
 	return db
 }
 
+// seeded creates a Flat collection of dimension dim for the test,
+// deleted when it ends, and adds n items drawn from r, with ids pre-0,
+// pre-1 and so on.
+func (h *harness) seeded(ctx context.Context, dim, n int, r *rand.Rand) (*Collection, []cairn.Item) {
+	h.t.Helper()
+	name := memorytest.Name(h.t)
+	mc, err := h.db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
+	c := mc.(*Collection)
+	var items []cairn.Item
+	for i := range n {
+		items = append(items, randItem(r, fmt.Sprintf("pre-%d", i), dim))
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		h.t.Fatal(err)
+	}
+	return c, items
+}
+
 func randItem(r *rand.Rand, id string, dim int) cairn.Item {
 	v := make([]float32, dim)
 	for i := range v {
@@ -351,7 +373,7 @@ func killDuringWrites(t *testing.T, leader bool, stall time.Duration) {
 	t.Logf("node%d healthy again after %v", victim, time.Since(t1).Round(100*time.Millisecond))
 	all := append(idsOf(pre), acked...)
 	vdb := h.nodeDB(victim, Options{ReadConsistency: One, Timeout: 20 * time.Second})
-	vc := vdb.newCollection(name, c.class, c.cfg, nil)
+	vc := vdb.newCollection(c.Name(), c.class, c.cfg, nil)
 	var last error
 	for {
 		_, last = vc.Get(ctx, all...)
@@ -393,26 +415,13 @@ func TestClusterTwoDown(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	const dim = 8
-	name := memorytest.Name(t)
-	mc, err := h.db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
-	c := mc.(*Collection)
 	r := rand.New(rand.NewPCG(9, 10))
-	var pre []cairn.Item
-	for i := range 300 {
-		pre = append(pre, randItem(r, fmt.Sprintf("pre-%d", i), dim))
-	}
-	if err := c.Add(ctx, pre...); err != nil {
-		t.Fatal(err)
-	}
+	c, pre := h.seeded(ctx, dim, 300, r)
 	ids := idsOf(pre)
 	const bound = 8 * time.Second
 	survivor := (h.leader() + 1) % 3
 	sdb := h.nodeDB(survivor, Options{Timeout: bound})
-	sc := sdb.newCollection(name, c.class, c.cfg, nil)
+	sc := sdb.newCollection(c.Name(), c.class, c.cfg, nil)
 	if n, err := sc.Count(ctx); err != nil || n != len(pre) {
 		t.Fatalf("Count before the kill = %d, %v", n, err)
 	}
@@ -478,7 +487,7 @@ func TestClusterTwoDown(t *testing.T) {
 		batch = append(batch, randItem(r, fmt.Sprintf("doomed-%d", i), dim))
 	}
 	ts := time.Now()
-	err = sc.Add(ctx, batch...)
+	err := sc.Add(ctx, batch...)
 	took := time.Since(ts)
 	t.Logf("Add of %d with 2 nodes down: %v after %v", len(batch), err, took.Round(10*time.Millisecond))
 	if !errors.Is(err, ErrUnavailable) {
@@ -514,21 +523,8 @@ func TestClusterNoQuorum(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	const dim = 8
-	name := memorytest.Name(t)
-	mc, err := h.db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
-	c := mc.(*Collection)
 	r := rand.New(rand.NewPCG(7, 8))
-	var pre []cairn.Item
-	for i := range 30 {
-		pre = append(pre, randItem(r, fmt.Sprintf("pre-%d", i), dim))
-	}
-	if err := c.Add(ctx, pre...); err != nil {
-		t.Fatal(err)
-	}
+	c, pre := h.seeded(ctx, dim, 30, r)
 	var dead []int
 	for shard, nodes := range h.replicas(c.class) {
 		if len(nodes) == 2 {
@@ -543,7 +539,7 @@ func TestClusterNoQuorum(t *testing.T) {
 	survivor := 3 - dead[0] - dead[1]
 	const bound = 15 * time.Second
 	sdb := h.nodeDB(survivor, Options{Timeout: bound, ReadConsistency: One})
-	sc := sdb.newCollection(name, c.class, c.cfg, c.types)
+	sc := sdb.newCollection(c.Name(), c.class, c.cfg, c.types)
 	// A read learns the class's shards while the schema can be read (it
 	// cannot without a Raft quorum).
 	if _, err := sc.Count(ctx); err != nil {
@@ -573,7 +569,7 @@ func TestClusterNoQuorum(t *testing.T) {
 		batch = append(batch, randItem(r, fmt.Sprintf("doomed-%d", i), dim))
 	}
 	t0 = time.Now()
-	err = sc.Add(ctx, batch...)
+	err := sc.Add(ctx, batch...)
 	took := time.Since(t0)
 	t.Logf("Add through node%d with nodes %v down: %v after %v", survivor, dead, err, took.Round(100*time.Millisecond))
 	if !errors.Is(err, ErrUnavailable) {
@@ -671,21 +667,8 @@ func TestClusterRejoinReads(t *testing.T) {
 	h := newHarness(t)
 	ctx := context.Background()
 	const dim = 8
-	name := memorytest.Name(t)
-	mc, err := h.db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: dim, Index: cairn.Flat})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.db.DeleteCollection(context.Background(), name) })
-	c := mc.(*Collection)
 	r := rand.New(rand.NewPCG(11, 12))
-	var items []cairn.Item
-	for i := range 200 {
-		items = append(items, randItem(r, fmt.Sprintf("kept-%d", i), dim))
-	}
-	if err := c.Add(ctx, items...); err != nil {
-		t.Fatal(err)
-	}
+	c, items := h.seeded(ctx, dim, 200, r)
 	ids := idsOf(items)
 	x := (h.leader() + 1) % 3
 	h.kill(x)
@@ -702,7 +685,7 @@ func TestClusterRejoinReads(t *testing.T) {
 		}
 	}
 	t.Logf("node%d answers %v after its start", x, time.Since(t0).Round(10*time.Millisecond))
-	nc := ndb.newCollection(name, c.class, c.cfg, c.types)
+	nc := ndb.newCollection(c.Name(), c.class, c.cfg, c.types)
 	reads := []struct {
 		name string
 		fn   func() error
