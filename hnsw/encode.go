@@ -173,7 +173,8 @@ func (d *decoder) u64() uint64 {
 // graph that does not match the store [ErrStoreMismatch]; on error the index
 // is unchanged. ReadFrom reads exactly the bytes WriteTo wrote. It waits for
 // running searches and inserts and blocks new ones while it installs the
-// graph.
+// graph, and, for a graph saved by a version that could leave a node no
+// search reaches, while it links such nodes (see [Index.Flush]).
 func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	var hdr [headerLen]byte
 	n, err := io.ReadFull(r, hdr[:])
@@ -210,21 +211,26 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	if crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body); crc != sum {
 		return read, fmt.Errorf("hnsw: read: %w: checksum %08x, want %08x", vector.ErrCorrupt, crc, sum)
 	}
-	g, err := ix.decode(body, binary.LittleEndian.Uint32(hdr[8:]))
+	g, cutOff, err := ix.decode(body, binary.LittleEndian.Uint32(hdr[8:]))
 	if err != nil {
 		return read, fmt.Errorf("hnsw: read: %w", err)
 	}
 	ix.mu.Lock()
-	defer ix.mu.Unlock()
 	ix.installLocked(g)
 	ix.cal.cur.Store(nil) // measured on the graph just replaced
 	ix.noteChange(0)
+	ix.mu.Unlock()
+	if cutOff {
+		ix.connect(true) // a graph saved before the pass (connect.go) existed
+	}
 	return read, nil
 }
 
 // decode builds a graph from a checksummed body and checks it, and checks
-// it against the store.
-func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
+// it against the store. It reports whether a live node other than the
+// entry point has no link to it, on any layer: such a node is cut off
+// from search.
+func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err error) {
 	d := &decoder{b: body}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", vector.ErrCorrupt, fmt.Sprintf(format, args...))
@@ -244,34 +250,35 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 	}
 	qz, err := decodeQuantizer(d, version, &o)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	next := d.u32()
 	live := d.u32()
 	ep := node(d.u32())
 	epTop := int(d.u8()) - 1
 	if d.err != nil {
-		return nil, corrupt("%v", d.err)
+		return nil, false, corrupt("%v", d.err)
 	}
 	if err := o.Validate(); err != nil || o.M == 0 || o.EfConstruction == 0 || o.EfSearch == 0 || o.LevelMult == 0 || o.Seed == 0 {
-		return nil, corrupt("options %+v", o)
+		return nil, false, corrupt("options %+v", o)
 	}
 	if dim != ix.dim || metric != ix.metric {
-		return nil, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
+		return nil, false, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
 	}
 	// Each slot takes at least one byte, so this bounds the allocation by
 	// the size of the stream.
 	if uint64(next) > uint64(len(d.b)) || live > next {
-		return nil, corrupt("%d slots, %d live, in %d bytes", next, live, len(d.b))
+		return nil, false, corrupt("%d slots, %d live, in %d bytes", next, live, len(d.b))
 	}
-	g, err := New(ix.store, &o)
+	g, err = New(ix.store, &o)
 	if err != nil {
-		return nil, corrupt("%v", err)
+		return nil, false, corrupt("%v", err)
 	}
 	// The recall target is the caller's, like Workers: not in the stream.
 	g.opts.TargetRecall, g.opts.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
 	g.growLocked(int(next))
 	g.next = node(next)
+	linked := make([]uint64, (next+63)/64) // the nodes some list links to
 	for s := node(0); s < g.next; s++ {
 		lv := d.u8()
 		g.setLevel(s, lv)
@@ -280,11 +287,11 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 			continue
 		}
 		if lv > maxLevel {
-			return nil, corrupt("slot %d at level %d", s, lv)
+			return nil, false, corrupt("slot %d at level %d", s, lv)
 		}
 		id := vector.ID(d.u64())
 		if other, dup := g.idGet(id); dup {
-			return nil, corrupt("id %d at slots %d and %d", id, other, s)
+			return nil, false, corrupt("id %d at slots %d and %d", id, other, s)
 		}
 		g.setID(s, id)
 		g.idPut(s)
@@ -293,34 +300,41 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 		for lc := 0; lc <= int(lv); lc++ {
 			cnt := d.u32()
 			if int64(cnt) > int64(g.maxLinks(lc)) {
-				return nil, corrupt("slot %d layer %d has %d links", s, lc, cnt)
+				return nil, false, corrupt("slot %d layer %d has %d links", s, lc, cnt)
 			}
 			l := g.list(s, lc)
 			l[0] = cnt
 			for i := range int(cnt) {
-				l[1+i] = d.u32()
+				x := d.u32()
+				l[1+i] = x
+				if x < next {
+					linked[x/64] |= 1 << (x % 64)
+				}
 			}
 		}
 		if d.err != nil {
-			return nil, corrupt("%v", d.err)
+			return nil, false, corrupt("%v", d.err)
 		}
 	}
 	if len(d.b) != 0 {
-		return nil, corrupt("%d bytes after the last slot", len(d.b))
+		return nil, false, corrupt("%d bytes after the last slot", len(d.b))
 	}
 	if int(live) != g.live {
-		return nil, corrupt("%d live nodes recorded, %d found", live, g.live)
+		return nil, false, corrupt("%d live nodes recorded, %d found", live, g.live)
 	}
 	if epTop >= 0 {
 		if ep >= g.next {
-			return nil, corrupt("entry point %d of %d slots", ep, g.next)
+			return nil, false, corrupt("entry point %d of %d slots", ep, g.next)
 		}
 		g.ep.Store(packEntry(ep, epTop))
+		for s := node(0); s < g.next && !cutOff; s++ {
+			cutOff = s != ep && g.levelOf(s) != freeLevel && linked[s/64]&(1<<(s%64)) == 0
+		}
 	}
 	// Resolve the vectors before the structural check, which looks at
 	// them.
 	if n := ix.store.Len(); n != g.live {
-		return nil, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
+		return nil, false, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
 	}
 	for s := node(0); s < g.next; s++ {
 		if g.levelOf(s) == freeLevel {
@@ -328,22 +342,22 @@ func (ix *Index) decode(body []byte, version uint32) (*Index, error) {
 		}
 		v, err := ix.storedVector(g.idOf(s))
 		if err != nil {
-			return nil, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), err)
+			return nil, false, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), err)
 		}
 		g.setVec(s, unsafe.SliceData(v))
 	}
 	if err := g.verifyLocked(); err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if g.slots != nil {
 		if g, err = g.onStoreSlots(); err != nil {
-			return nil, err
+			return nil, false, err
 		}
 	}
 	if err := g.loadCodes(qz); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	return g, nil
+	return g, cutOff, nil
 }
 
 // onStoreSlots returns the decoded and verified graph g renumbered so that
