@@ -56,6 +56,7 @@ type client struct {
 	hc      *http.Client
 	opt     Options
 	retries atomic.Int64 // attempts after the first, for tests and reports
+	seen    classSeen    // which nodes' schemas hold which classes (behind.go)
 }
 
 func newClient(addrs []string, o Options) (*client, error) {
@@ -172,6 +173,17 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) (
 
 // callN is call with at most attempts attempts.
 func (c *client) callN(ctx context.Context, attempts int, method, path string, body, out any) (int, error) {
+	return c.request(ctx, attempts, "", method, path, body, out)
+}
+
+// objectCall is callN for a request about one object of class cls, whose
+// 404 answer counts only by the rule of client.notFound (behind.go).
+func (c *client) objectCall(ctx context.Context, attempts int, cls, method, path string, out any) (int, error) {
+	return c.request(ctx, attempts, cls, method, path, nil, out)
+}
+
+// request is callN, and objectCall if cls is set.
+func (c *client) request(ctx context.Context, attempts int, cls, method, path string, body, out any) (int, error) {
 	var payload []byte
 	if body != nil {
 		var err error
@@ -181,9 +193,21 @@ func (c *client) callN(ctx context.Context, attempts int, method, path string, b
 	}
 	status := 0
 	err := c.do(ctx, c.ring, attempts, method+" "+path, func(ctx context.Context, node int) (bool, error) {
+		sent := time.Now()
 		st, data, err := c.attempt(ctx, node, method, path, payload)
 		if err != nil {
 			return true, err
+		}
+		if st == http.StatusNotFound && cls != "" {
+			again, retry, err := c.notFound(ctx, node, cls, sent)
+			if err != nil {
+				return retry, err
+			}
+			if again {
+				if st, data, err = c.attempt(ctx, node, method, path, payload); err != nil {
+					return true, err
+				}
+			}
 		}
 		if st/100 != 2 {
 			status = st

@@ -71,15 +71,31 @@ func TestOptionsInvalid(t *testing.T) {
 	}
 }
 
-// fake is a stand-in for a node: handler answers everything but /v1/meta.
+// fake is a stand-in for a node: handler answers everything but /v1/meta
+// and the node's own shards of a class.
 func fake(t *testing.T, handler http.HandlerFunc) *DB {
 	t.Helper()
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/v1/meta" {
-			io.WriteString(w, `{"version":"1.39.0"}`)
-			return
+	return fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !ownShards(w, r) {
+			handler(w, r)
 		}
-		handler(w, r)
+		return true
+	})
+}
+
+// fakeWeb is a stand-in for a node whose web answers first, then
+// ownShards: /v1/meta aside, what neither answers is an error.
+func fakeWeb(t *testing.T, web webHandler) *DB {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.URL.Path == "/v1/meta":
+			io.WriteString(w, `{"version":"1.39.0"}`)
+		case web(w, r), ownShards(w, r):
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			http.Error(w, "unexpected", 400)
+		}
 	}))
 	t.Cleanup(srv.Close)
 	db, err := Open(context.Background(), []string{srv.URL}, &Options{Timeout: 5 * time.Second, MaxAttempts: 4, Transport: REST})
@@ -87,6 +103,17 @@ func fake(t *testing.T, handler http.HandlerFunc) *DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// ownShards answers a request for the node's own shards of a class,
+// which a client makes before it believes a 404 about an object, as a
+// node that has the class's index; it reports whether r was one.
+func ownShards(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.HasPrefix(r.URL.Path, "/v1/schema/") || !strings.HasSuffix(r.URL.Path, "/shards") {
+		return false
+	}
+	io.WriteString(w, `[{"name":"s0","status":"READY"}]`)
+	return true
 }
 
 // 5xx answers are retried, 4xx ones are not.

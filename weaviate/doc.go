@@ -70,11 +70,17 @@
 // cluster has not yet marked a killed node dead) are sent again, and
 // those still failing are the call's error. A call that runs out of
 // attempts or time returns an error wrapping [ErrUnavailable]; a 4xx
-// answer, or any other gRPC status, is an [*APIError] at once. A node
-// that says it does not know the collection's class may be one just
-// started whose schema has not caught up: the call asks the leader's
-// schema, and is tried on the next node if the class is there, or fails
-// with an error wrapping vector.ErrNotFound if it was deleted.
+// answer, or any other gRPC status, is an [*APIError] at once.
+//
+// A node restarted while the cluster had no leader serves before its copy
+// of the schema has caught up, and says meanwhile that it does not know
+// a collection's class (over gRPC), or that an object of it is not there
+// (a REST 404, which is false). So a node's word that it does not know
+// the class is checked against the leader's schema: the call is tried on
+// the next node if the class is there, and fails with an error wrapping
+// vector.ErrNotFound if it was deleted. And a 404 about an object counts
+// only from a node that confirmed, in the second before, that its own
+// schema holds the class; the node is asked when it has not.
 //
 // A read does not return a subset for want of a shard. Weaviate leaves
 // out of a search or count, without an error, a shard none of whose

@@ -8,12 +8,8 @@ package weaviate
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"fmt"
 	"net"
-	"net/http"
-	"net/url"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -24,8 +20,6 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/status"
-
-	"github.com/cairndb/cairn/vector"
 )
 
 // rawCodec passes messages through as bytes: requests are encoded, and
@@ -169,24 +163,6 @@ func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byt
 		return false, &APIError{Code: st.Code(), Message: st.Message()}
 	})
 	return reply, err
-}
-
-// classUnknown matches a node's word that its schema has no such class.
-var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
-
-// classBehind decides what a node's word that it does not know class cls
-// means: each node answers from its own copy of the schema, and a node
-// just started may not have caught up with it. So the leader's schema is
-// asked: if cls is there, the node is behind and the call is worth another
-// attempt (on the next node); if not, the class was deleted, and the
-// error wraps vector.ErrNotFound.
-func (c *client) classBehind(ctx context.Context, cls string, ae *APIError) (retry bool, err error) {
-	_, err = c.callN(ctx, 1, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, nil)
-	var se *APIError
-	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return false, fmt.Errorf("%w: class %s: %w", vector.ErrNotFound, cls, ae)
-	}
-	return true, ae
 }
 
 // health checks that a node answers gRPC's health check as serving.

@@ -36,7 +36,7 @@ func fakeGRPC(t *testing.T, web webHandler, rpc rpcHandler, o Options) *DB {
 		switch {
 		case r.URL.Path == "/v1/meta":
 			io.WriteString(w, `{"version":"1.39.0"}`)
-		case web != nil && web(w, r):
+		case web != nil && web(w, r), ownShards(w, r):
 		case strings.HasPrefix(r.URL.Path, "/v1/schema/"):
 			io.WriteString(w, `{"class":"Cairn_c","shardingConfig":{"actualCount":1}}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/nodes/"):

@@ -106,7 +106,7 @@ func (ix *Index) objectPath(id vector.ID) string {
 
 // exists reports whether id is stored, at the read consistency.
 func (ix *Index) exists(ctx context.Context, id vector.ID) (bool, error) {
-	st, err := ix.db.cl.call(ctx, http.MethodHead, ix.objectPath(id)+levelParam("?", ix.db.level(ix.class, ix.db.opt.ReadConsistency)), nil, nil)
+	st, err := ix.db.cl.objectCall(ctx, ix.db.opt.MaxAttempts, ix.class, http.MethodHead, ix.objectPath(id)+levelParam("?", ix.db.level(ix.class, ix.db.opt.ReadConsistency)), nil)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return false, nil
@@ -209,7 +209,7 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	if !ok {
 		return fmt.Errorf("weaviate: delete %d: %w", id, vector.ErrNotFound)
 	}
-	_, err = ix.db.cl.call(ctx, http.MethodDelete, ix.objectPath(id)+levelParam("?", ix.db.level(ix.class, ix.db.opt.WriteConsistency)), nil, nil)
+	_, err = ix.db.cl.objectCall(ctx, ix.db.opt.MaxAttempts, ix.class, http.MethodDelete, ix.objectPath(id)+levelParam("?", ix.db.level(ix.class, ix.db.opt.WriteConsistency)), nil)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 		return nil // a retried delete whose first attempt went through

@@ -408,7 +408,7 @@ func (db *DB) getEach(ctx context.Context, cls string, uuids []string, props []s
 				Properties map[string]any `json:"properties"`
 				Vector     []float32      `json:"vector"`
 			}
-			_, err := db.cl.call(ctx, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+q, nil, &obj)
+			_, err := db.cl.objectCall(ctx, db.opt.MaxAttempts, cls, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+q, &obj)
 			var ae *APIError
 			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
 				return

@@ -284,7 +284,7 @@ func (db *DB) absent(ctx context.Context, cls string, uuids []string) ([]string,
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
-			_, err := db.cl.callN(ctx, 2, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+levelParam("?", db.level(cls, db.opt.WriteConsistency)), nil, nil)
+			_, err := db.cl.objectCall(ctx, 2, cls, http.MethodGet, "/v1/objects/"+url.PathEscape(cls)+"/"+u+levelParam("?", db.level(cls, db.opt.WriteConsistency)), nil)
 			var ae *APIError
 			switch {
 			case errors.As(err, &ae) && ae.Status == http.StatusNotFound:

@@ -1,0 +1,110 @@
+// This file holds the rule for nodes behind on the schema. Each node
+// answers from its own copy of the schema, and a node restarted while the
+// cluster has no leader serves before that copy has caught up: Raft
+// applies the entries after its last snapshot only once a leader confirms
+// them, and the node opens a class's index a moment after its schema
+// holds the class. Meanwhile it says over gRPC that it does not know the
+// class, and over REST that an object of it is not there (HTTP 404),
+// which is false. So a node's word that it does not know a class is
+// checked against the leader's schema, and a 404 about an object counts
+// only from a node that has just confirmed it has the class's index.
+
+package weaviate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
+)
+
+// classUnknown matches a node's word that its schema has no such class.
+var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
+
+// classBehind decides what a node's word that it does not know class cls
+// (said) means: the leader's schema is asked. If cls is there, the node is
+// behind and the call is worth another attempt (on the next node); if
+// not, the class was deleted, and the error wraps vector.ErrNotFound.
+func (c *client) classBehind(ctx context.Context, cls string, said error) (retry bool, err error) {
+	_, err = c.callN(ctx, 1, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, nil)
+	var se *APIError
+	if errors.As(err, &se) && se.Status == http.StatusNotFound {
+		return false, fmt.Errorf("%w: class %s: %w", vector.ErrNotFound, cls, said)
+	}
+	return true, said
+}
+
+// shardStatus is a node's word on one of its shards of a class.
+type shardStatus struct {
+	Status string `json:"status"`
+}
+
+func (s shardStatus) loading() bool { return s.Status == "LOADING" }
+
+// confirmedFor is how long a node's confirmation that it has a class's
+// index vouches for its 404 answers: less than a node takes to restart
+// and answer again (seconds), so that no restart fits in between.
+const confirmedFor = time.Second
+
+// classSeen records, per node, when the node last confirmed that it has a
+// class's index. It is safe for concurrent use.
+type classSeen struct {
+	mu sync.Mutex
+	at []map[string]time.Time // per node, by class
+}
+
+// fresh reports whether node confirmed cls before sent, and less than
+// confirmedFor before.
+func (s *classSeen) fresh(node int, cls string, sent time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if node >= len(s.at) {
+		return false
+	}
+	at, ok := s.at[node][cls]
+	return ok && !sent.Before(at) && sent.Sub(at) < confirmedFor
+}
+
+// note records that node confirmed cls at t.
+func (s *classSeen) note(node int, cls string, t time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for len(s.at) <= node {
+		s.at = append(s.at, map[string]time.Time{})
+	}
+	s.at[node][cls] = t
+}
+
+// notFound decides whether a 404 that node gave, to a request about an
+// object of class cls sent at sent, means the object is not there. It
+// does if the node had confirmed, shortly before, that it has the
+// class's index, its local shards loaded: a node's schema holds a class
+// a moment before its index is there, and meanwhile it answers 404 too.
+// Otherwise the node is asked now: if it has the index, the request is to
+// be sent to it again (again is set), its 404 to be believed then; if it
+// has not, the node is behind (retry, on the next node) or the class was
+// deleted (an error wrapping vector.ErrNotFound).
+func (c *client) notFound(ctx context.Context, node int, cls string, sent time.Time) (again, retry bool, err error) {
+	if c.seen.fresh(node, cls, sent) {
+		return false, false, nil
+	}
+	st, data, err := c.attempt(ctx, node, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"/shards", nil)
+	if err != nil {
+		return false, true, err
+	}
+	var shards []shardStatus
+	if st == http.StatusOK && json.Unmarshal(data, &shards) == nil && !slices.ContainsFunc(shards, shardStatus.loading) {
+		c.seen.note(node, cls, time.Now())
+		return true, false, nil
+	}
+	retry, err = c.classBehind(ctx, cls, fmt.Errorf("weaviate: %s: class %s not served yet (HTTP %d: %s)", c.nodes[node], cls, st, errorMessage(data)))
+	return false, retry, err
+}
