@@ -56,7 +56,7 @@ type client struct {
 	hc      *http.Client
 	opt     Options
 	retries atomic.Int64 // attempts after the first, for tests and reports
-	seen    classSeen    // which nodes' schemas hold which classes (behind.go)
+	seen    classSeen    // which nodes have which classes' indexes open (behind.go)
 }
 
 func newClient(addrs []string, o Options) (*client, error) {
