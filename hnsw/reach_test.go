@@ -159,11 +159,7 @@ func TestEveryNodeReachable(t *testing.T) {
 	const n, dim = 600, 100
 	for seed := range 6 {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
-		vs := tieData(r, n, dim)
-		ids := make([]vector.ID, n)
-		for i := range ids {
-			ids[i] = vector.ID(i + 1)
-		}
+		vs, ids := tieData(r, n, dim), seqIDs(1, n+1)
 		for _, batch := range []bool{true, false} {
 			ix := newIndex(t, memStore(t, dim, vector.L2), &hnsw.Options{M: 8, EfConstruction: 64, Seed: uint64(seed), Workers: 1})
 			if batch {
@@ -202,11 +198,7 @@ func TestReadFromLinksCutOff(t *testing.T) {
 	cut := 0
 	for seed := range 6 {
 		r := rand.New(rand.NewPCG(uint64(seed), 7))
-		vs := tieData(r, n, dim)
-		ids := make([]vector.ID, n)
-		for i := range ids {
-			ids[i] = vector.ID(i + 1)
-		}
+		vs, ids := tieData(r, n, dim), seqIDs(1, n+1)
 		st := memStore(t, dim, vector.L2)
 		o := &hnsw.Options{M: 8, EfConstruction: 64, Seed: uint64(seed), Workers: 1}
 		ix := newIndex(t, st, o)
