@@ -51,8 +51,8 @@ func (ix *Index) connectDue(live int) bool {
 
 // connect runs the pass (see connectLocked) if it is still due, or
 // whatever the count with force, taking mu for writing: it waits for
-// running searches and inserts and blocks new ones while it runs (36 ms
-// at 541,190 nodes, d = 100, with nothing to link). It does nothing
+// running searches and inserts and blocks new ones while it runs (its
+// cost is in BENCHMARKS.md, "no node cut off"). It does nothing
 // while deletes are being unlinked (the unlinking repairs lists itself;
 // a later pass catches up).
 func (ix *Index) connect(force bool) {
@@ -139,10 +139,8 @@ func (r *reach) mark(n node) {
 
 // spreadBatch is how many reached nodes spread takes from its stack at a
 // time, prefetching their layer-0 lists before following any, so that
-// the lists' cache misses overlap: with one node at a time and the
-// reached flags in an array of their own, a pass took 118 ms at 541,190
-// nodes (d = 100) and 13.8 ms at 60,000 (d = 784), against 36 and 7.1
-// ms (BenchmarkReachable).
+// the lists' cache misses overlap (a third of the time of one node at a
+// time on 541k nodes; BenchmarkReachable, figures in BENCHMARKS.md).
 const spreadBatch = 32
 
 // spread marks every node reachable from the marked ones, counting

@@ -757,10 +757,9 @@ func (ix *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 // link the nodes cut off once an eighth of the index is new; Flush is
 // for when the writes are done (WriteTo flushes first). It runs beside
 // searches and inserts, holding the exclusive lock only for moments, as
-// Delete does, and for one pass over the graph's lists at the end
-// (about 0.1 µs a node); deletes made while it runs may be left for
-// later. It returns ctx's error if ctx ends first,
-// with the batches before done.
+// Delete does, and for one pass over the graph's lists at the end;
+// deletes made while it runs may be left for later. It returns ctx's
+// error if ctx ends first, with the batches before done.
 func (ix *Index) Flush(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: flush: %w", err)

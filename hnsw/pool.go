@@ -18,10 +18,9 @@ type poolCand struct {
 
 // walkPool is searchLayer for every insert and for a query with no
 // filter, no tombstones to leave out and no node to skip (most queries):
-// the same walk (expand the
-// nearest open candidate among the ef nearest found so far, stop when all
-// of them have been expanded), with the keep nearest kept sorted in one
-// array. A new candidate is put in place by a binary search and a copy,
+// the same walk (expand the nearest open candidate among the ef nearest
+// found so far, stop when all of them have been expanded), with the keep
+// nearest kept sorted in one array. A new candidate is put in place by a binary search and a copy,
 // where searchLayer pushes it on two heaps and pops it from one; the next
 // one to expand is the first open one, which a cursor finds without a
 // sift. It leaves the result in sc.w, as searchLayer.
@@ -32,10 +31,9 @@ type poolCand struct {
 // about 0.94 at ef = 256, the same at ef = 16 (BenchmarkExperiment,
 // median latencies, d = 100, n = 50,000, loaded machine). The walk visits
 // the same nodes in the same order and returns the same results
-// (TestPoolMatchesHeaps). Inserts through it instead of the heaps built
-// the same graphs in 0.88 of the time at d = 100 and 0.94 at d = 768
-// (clustered, n = 100,000), 0.92 on the real 541k × 100-d set and 0.98
-// on fashion-mnist, with the same recall (BenchmarkBuildExperiment).
+// (TestPoolMatchesHeaps). Inserts through it build the same graphs as
+// through the heaps, faster (BenchmarkBuildExperiment; BENCHMARKS.md,
+// "Inserts on the sorted pool").
 //
 // It keeps the keep ≥ ef nearest nodes scored: the
 // walk expands only the ef nearest (keep changes no step of it), and the
@@ -150,10 +148,7 @@ func (ix *Index) linkLines() int {
 // first. Inserts walk with walkPool too, and the order of ties decides
 // which of a set of exact duplicates a new node links to. Put after them,
 // the one the walk reached first took every new link and the others lost
-// theirs: on data with a fifth of its vectors duplicated (5,000 a graph,
-// M = 16, four graphs), 6 to 32 nodes ended unreachable under Cosine and
-// Dot, where the two heaps, whose order of ties falls as the pushes came,
-// left none; put before them, none either.
+// theirs, until some were unreachable (TestDuplicatesStayReachable).
 func poolInsert(pool []poolCand, d float32, n node, ef int) ([]poolCand, int) {
 	// A plain binary search: one without branches on the data (a mask
 	// and an add a step) took 1.03–1.4 of its time (BenchmarkExperiment,
