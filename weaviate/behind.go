@@ -5,9 +5,9 @@
 // them, and the node opens a class's index a moment after its schema
 // holds the class. Meanwhile it says over gRPC that it does not know the
 // class, and over REST that an object of it is not there (HTTP 404),
-// which is false. So a node's word that it does not know a class is
-// checked against the leader's schema, and a 404 about an object counts
-// only from a node that has just confirmed it has the class's index.
+// which is false. So a node's word that it does not know a class sends
+// the call to the next node, and a 404 about an object counts only from
+// a node that has just confirmed it has the class's index.
 
 package weaviate
 
@@ -29,15 +29,19 @@ import (
 // classUnknown matches a node's word that its schema has no such class.
 var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
 
-// classBehind decides what a node's word that it does not know class cls
-// (said) means: the leader's schema is asked. If cls is there, the node is
-// behind and the call is worth another attempt (on the next node); if
-// not, the class was deleted, and the error wraps vector.ErrNotFound.
+// classBehind is the answer to a node's word that it does not know class
+// cls (said): the call is worth another attempt, on the next node. The
+// leader's schema is asked whether cls is there; if not, the error says
+// the class is gone (it wraps vector.ErrNotFound too), and a call whose
+// every attempt ends so fails with it, wrapped in ErrUnavailable. One
+// answer of the leader's cannot settle it: a leader elected a moment ago
+// has not yet applied the log it holds, and its schema can lack a class
+// that exists (TestClusterRejoinReads saw it).
 func (c *client) classBehind(ctx context.Context, cls string, said error) (retry bool, err error) {
 	_, err = c.callN(ctx, 1, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, nil)
 	var se *APIError
 	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return false, fmt.Errorf("%w: class %s: %w", vector.ErrNotFound, cls, said)
+		return true, fmt.Errorf("%w: class %s not in the leader's schema: %w", vector.ErrNotFound, cls, said)
 	}
 	return true, said
 }
@@ -90,8 +94,7 @@ func (s *classSeen) note(node int, cls string, t time.Time) {
 // a moment before its index is there, and meanwhile it answers 404 too.
 // Otherwise the node is asked now: if it has the index, the request is to
 // be sent to it again (again is set), its 404 to be believed then; if it
-// has not, the node is behind (retry, on the next node) or the class was
-// deleted (an error wrapping vector.ErrNotFound).
+// has not, the node is behind or the class deleted (classBehind).
 func (c *client) notFound(ctx context.Context, node int, cls string, sent time.Time) (again, retry bool, err error) {
 	if c.seen.fresh(node, cls, sent) {
 		return false, false, nil

@@ -76,11 +76,13 @@
 // of the schema has caught up, and says meanwhile that it does not know
 // a collection's class (over gRPC), or that an object of it is not there
 // (a REST 404, which is false). So a node's word that it does not know
-// the class is checked against the leader's schema: the call is tried on
-// the next node if the class is there, and fails with an error wrapping
-// vector.ErrNotFound if it was deleted. And a 404 about an object counts
-// only from a node that confirmed, in the second before, that its own
-// schema holds the class; the node is asked when it has not.
+// the class sends the call to the next node, within the call's bound; a
+// call that runs out of attempts so fails with ErrUnavailable, wrapping
+// vector.ErrNotFound too if the leader's schema lacked the class (as it
+// does for a deleted collection, and for a moment after an election).
+// And a 404 about an object counts only from a node that confirmed, in
+// the second before, that it has the class's index open; the node is
+// asked when it has not.
 //
 // A read does not return a subset for want of a shard. Weaviate leaves
 // out of a search or count, without an error, a shard none of whose
