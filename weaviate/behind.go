@@ -3,11 +3,11 @@
 // cluster has no leader serves before that copy has caught up: Raft
 // applies the entries after its last snapshot only once a leader confirms
 // them, and the node opens a class's index a moment after its schema
-// holds the class. Meanwhile it says over gRPC that it does not know the
-// class, and over REST that an object of it is not there (HTTP 404),
-// which is false. So a node's word that it does not know a class sends
-// the call to the next node, and a 404 about an object counts only from
-// a node that has just confirmed it has the class's index.
+// holds the class. Meanwhile it says over gRPC and GraphQL that it does
+// not know the class, and over REST that an object of it is not there
+// (HTTP 404), which is false. So a node's word that it does not know a
+// class sends the call to the next node, and a 404 about an object counts
+// only from a node that has just confirmed it has the class's index.
 
 package weaviate
 
@@ -26,8 +26,18 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// classUnknown matches a node's word that its schema has no such class.
+// classUnknown matches a node's word over gRPC that its schema has no
+// such class.
 var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
+
+// fieldUnknown matches the same word in a GraphQL answer: the schema the
+// node built its GraphQL types from has no such class (a field of Get
+// or Aggregate).
+var fieldUnknown = regexp.MustCompile(`Cannot query field "(\w+)" on type "(?:Get|Aggregate)ObjectsObj"`)
+
+// noGraphQLProvider is the word of a node whose schema has no class at
+// all, to any GraphQL query.
+const noGraphQLProvider = "no graphql provider present"
 
 // classBehind is the answer to a node's word that it does not know class
 // cls (said): the call is worth another attempt, on the next node. The

@@ -80,3 +80,66 @@ func TestObjectNotFoundBehind(t *testing.T) {
 		})
 	}
 }
+
+// A GraphQL answer that the node's schema has no such class (an unknown
+// field of Get or Aggregate, or no GraphQL schema at all, when the node
+// has no class) sends the query to the next node; it ends as not found
+// only after every attempt, the leader's schema lacking the class too.
+func TestGraphQLClassBehind(t *testing.T) {
+	unknown := func(w http.ResponseWriter) {
+		io.WriteString(w, `{"errors":[{"message":"Cannot query field \"Cairn_c\" on type \"AggregateObjectsObj\"."}]}`)
+	}
+	noProvider := func(w http.ResponseWriter) {
+		http.Error(w, `{"error":[{"message":"no graphql provider present, this is most likely because no schema is present. Import a schema first!"}]}`, http.StatusUnprocessableEntity)
+	}
+	for _, tc := range []struct {
+		name    string
+		say     func(http.ResponseWriter)
+		behind  int32 // answers of the node's that lack the class
+		deleted bool  // the leader's schema lacks it too
+		queries int32 // GraphQL requests, the one answered included
+	}{
+		{name: "unknown field", say: unknown, behind: 2, queries: 3},
+		{name: "no provider", say: noProvider, behind: 1, queries: 2},
+		{name: "deleted", say: unknown, behind: 99, deleted: true, queries: 4},
+		{name: "deleted, no provider", say: noProvider, behind: 99, deleted: true, queries: 4},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var queries atomic.Int32
+			db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+				switch {
+				case r.URL.Path == "/v1/graphql":
+					if queries.Add(1) <= tc.behind {
+						tc.say(w)
+					} else {
+						io.WriteString(w, `{"data":{"Aggregate":{"Cairn_c":[{"meta":{"count":7}}]}}}`)
+					}
+				case r.URL.Path == "/v1/schema/Cairn_c":
+					if tc.deleted {
+						http.NotFound(w, r)
+					} else {
+						io.WriteString(w, `{"class":"Cairn_c"}`)
+					}
+				default:
+					return false
+				}
+				return true
+			})
+			var out struct {
+				Aggregate map[string][]struct {
+					Meta struct{ Count int } `json:"meta"`
+				} `json:"Aggregate"`
+			}
+			err := db.cl.graphQL(context.Background(), "Cairn_c", "{ Aggregate { Cairn_c { meta { count } } } }", &out)
+			switch {
+			case tc.deleted && !(errors.Is(err, ErrUnavailable) && errors.Is(err, vector.ErrNotFound)):
+				t.Fatalf("graphQL = %v, want ErrUnavailable wrapping ErrNotFound", err)
+			case !tc.deleted && (err != nil || out.Aggregate["Cairn_c"][0].Meta.Count != 7):
+				t.Fatalf("graphQL = %v, %+v, want the count", err, out)
+			}
+			if queries.Load() != tc.queries {
+				t.Errorf("%d GraphQL requests, want %d", queries.Load(), tc.queries)
+			}
+		})
+	}
+}

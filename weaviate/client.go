@@ -302,10 +302,11 @@ func errorMessage(data []byte) string {
 	return s
 }
 
-// graphQL runs a GraphQL query and decodes its data into out, by the rule
-// of do. Errors in the answer are returned as an *APIError, or retried
-// when they describe a passing state of the cluster (transient).
-func (c *client) graphQL(ctx context.Context, query string, out any) error {
+// graphQL runs a GraphQL query about class cls and decodes its data into
+// out, by the rule of do. Errors in the answer are returned as an
+// *APIError, or retried when they describe a passing state of the cluster
+// (transient); a node's word that its schema has no cls is classBehind's.
+func (c *client) graphQL(ctx context.Context, cls, query string, out any) error {
 	payload, err := json.Marshal(map[string]string{"query": query})
 	if err != nil {
 		return fmt.Errorf("weaviate: encoding request: %w", err)
@@ -320,6 +321,9 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 			// "no graphql provider present" while a node rebuilds its
 			// GraphQL schema after a class change.
 			msg := errorMessage(data)
+			if strings.Contains(msg, noGraphQLProvider) { // the node's schema has no class at all
+				return c.classBehind(ctx, cls, &APIError{Status: st, Message: msg})
+			}
 			return retryable(st) || transient(msg), &APIError{Status: st, Message: msg}
 		}
 		var resp struct {
@@ -342,6 +346,9 @@ func (c *client) graphQL(ctx context.Context, query string, out any) error {
 			msgs = append(msgs, e.Message)
 		}
 		msg := strings.Join(msgs, "; ")
+		if m := fieldUnknown.FindStringSubmatch(msg); m != nil && m[1] == cls {
+			return c.classBehind(ctx, cls, &APIError{Status: http.StatusOK, Message: msg})
+		}
 		return transient(msg), &APIError{Status: http.StatusOK, Message: msg}
 	})
 }

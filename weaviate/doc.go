@@ -74,8 +74,9 @@
 //
 // A node restarted while the cluster had no leader serves before its copy
 // of the schema has caught up, and says meanwhile that it does not know
-// a collection's class (over gRPC), or that an object of it is not there
-// (a REST 404, which is false). So a node's word that it does not know
+// a collection's class (over gRPC and GraphQL: Count, and searches over
+// REST), or that an object of it is not there (a REST 404, which is
+// false). So a node's word that it does not know
 // the class sends the call to the next node, within the call's bound; a
 // call that runs out of attempts so fails with ErrUnavailable, wrapping
 // vector.ErrNotFound too if the leader's schema lacked the class (as it

@@ -228,7 +228,7 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 	var data struct {
 		Get map[string][]map[string]any `json:"Get"`
 	}
-	if err := db.cl.graphQL(ctx, q, &data); err != nil {
+	if err := db.cl.graphQL(ctx, cls, q, &data); err != nil {
 		return nil, err
 	}
 	rows := data.Get[cls]
@@ -349,7 +349,7 @@ func (db *DB) count(ctx context.Context, cls string) (int, error) {
 			} `json:"meta"`
 		} `json:"Aggregate"`
 	}
-	if err := db.cl.graphQL(ctx, q, &data); err != nil {
+	if err := db.cl.graphQL(ctx, cls, q, &data); err != nil {
 		return 0, err
 	}
 	if err := db.reach(ctx, cls); err != nil {
