@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -141,5 +142,36 @@ func TestGraphQLClassBehind(t *testing.T) {
 				t.Errorf("%d GraphQL requests, want %d", queries.Load(), tc.queries)
 			}
 		})
+	}
+}
+
+// A call that found the class absent from the leader's schema, then ran
+// out of time on a node that did not answer, still says the class was
+// not found: a deleted collection, whose first call after the delete
+// can wait on a node dropping the index, is told apart from a cluster
+// that is only down.
+func TestClassAbsentThenTimeout(t *testing.T) {
+	var queries atomic.Int32
+	hang := make(chan struct{})
+	db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+		switch {
+		case r.URL.Path == "/v1/graphql":
+			if queries.Add(1) == 1 {
+				io.WriteString(w, `{"errors":[{"message":"Cannot query field \"Cairn_c\" on type \"GetObjectsObj\"."}]}`)
+			} else {
+				<-hang // a node that answers nothing within the call's bound
+			}
+		case r.URL.Path == "/v1/schema/Cairn_c":
+			http.NotFound(w, r)
+		default:
+			return false
+		}
+		return true
+	})
+	t.Cleanup(func() { close(hang) }) // before the server's Close, which waits for its handlers
+	db.cl.opt.Timeout = time.Second
+	err := db.cl.graphQL(context.Background(), "Cairn_c", "{ Get { Cairn_c { cairn_id } } }", new(any))
+	if !errors.Is(err, ErrUnavailable) || !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("graphQL = %v, want ErrUnavailable wrapping ErrNotFound", err)
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/vector"
 	"google.golang.org/grpc/codes"
 )
 
@@ -132,7 +133,10 @@ func retryable(status int) bool {
 func (c *client) do(ctx context.Context, r *ring, attempts int, what string, attempt func(ctx context.Context, node int) (retry bool, err error)) error {
 	ctx, cancel := context.WithTimeout(ctx, c.opt.Timeout)
 	defer cancel()
-	var last error
+	// absent is the last error of an attempt that found the class absent
+	// from the leader's schema (classBehind): the call's error says so
+	// even if a later attempt ended otherwise, as at the call's bound.
+	var last, absent error
 	for i := range attempts {
 		if i > 0 {
 			c.retries.Add(1)
@@ -154,12 +158,18 @@ func (c *client) do(ctx context.Context, r *ring, attempts int, what string, att
 			return err
 		}
 		last = err
+		if errors.Is(err, vector.ErrNotFound) {
+			absent = err
+		}
 		if ctx.Err() != nil {
 			break
 		}
 	}
 	if err := ctx.Err(); err != nil && (errors.Is(err, context.Canceled) || last == nil) {
 		return fmt.Errorf("weaviate: %s: %w", what, err)
+	}
+	if absent != nil && !errors.Is(last, vector.ErrNotFound) {
+		return fmt.Errorf("%w: %s: %w (before that: %w)", ErrUnavailable, what, last, absent)
 	}
 	return fmt.Errorf("%w: %s: %w", ErrUnavailable, what, last)
 }

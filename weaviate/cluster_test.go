@@ -12,10 +12,14 @@ package weaviate
 
 import (
 	"context"
+	"errors"
 	"flag"
+	"fmt"
+	"net/http"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/memorytest"
@@ -155,5 +159,84 @@ func TestClusterIndex(t *testing.T) {
 				vectortest.TestIndex(t, newStore, newIndex, vectortest.IndexConfig{Approximate: true, MinRecall: 0.9})
 			})
 		})
+	}
+}
+
+// TestClusterDeletedElsewhere deletes a collection through one DB and
+// then uses it through another, which still holds it, over each
+// transport, with and without other classes in the schema (Weaviate's
+// GraphQL answers differ): once every node has dropped the class, every
+// call fails with an error wrapping vector.ErrNotFound. Each call takes
+// its bound (3 s here): a node whose schema lacks a class cannot tell a
+// deleted class from one it has yet to catch up on (doc.go).
+func TestClusterDeletedElsewhere(t *testing.T) {
+	clusterAddrs(t)
+	ctx := context.Background()
+	for _, tr := range transports {
+		for _, others := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/others=%v", tr, others), func(t *testing.T) {
+				a, b := openCluster(t, &Options{Transport: tr}), openCluster(t, &Options{Transport: tr})
+				if others {
+					name := memorytest.Name(t) + "-other"
+					if _, err := b.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: 2}); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { b.DeleteCollection(context.Background(), name) })
+				}
+				name := memorytest.Name(t)
+				mc, err := a.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: 4, Index: cairn.Flat})
+				if err != nil {
+					t.Fatal(err)
+				}
+				item := cairn.Item{ID: "a", Embedding: []float32{1, 2, 3, 4}, Text: "a"}
+				if err := mc.Add(ctx, item); err != nil {
+					t.Fatal(err)
+				}
+				if err := b.DeleteCollection(ctx, name); err != nil {
+					t.Fatal(err)
+				}
+				dropped(t, a, mc.(*Collection).Class())
+				for _, call := range []struct {
+					name string
+					f    func(ctx context.Context) error
+				}{
+					{"Get", func(ctx context.Context) error { _, err := mc.Get(ctx, "a"); return err }},
+					{"Query", func(ctx context.Context) error { _, err := mc.Query(ctx, item.Embedding, 3, nil); return err }},
+					{"Count", func(ctx context.Context) error { _, err := mc.Count(ctx); return err }},
+					{"Find", func(ctx context.Context) error { _, err := mc.Find(ctx, nil, 0); return err }},
+					{"Add", func(ctx context.Context) error { return mc.Add(ctx, cairn.Item{ID: "b", Embedding: item.Embedding}) }},
+					{"Delete", func(ctx context.Context) error { return mc.Delete(ctx, "a") }},
+				} {
+					cctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+					err := call.f(cctx)
+					cancel()
+					if !errors.Is(err, vector.ErrNotFound) {
+						t.Errorf("%s of a deleted collection: %v, want an error wrapping ErrNotFound", call.name, err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// dropped waits until no node of db's cluster has class cls in its own
+// schema or an index of it.
+func dropped(t *testing.T, db *DB, cls string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for node := range db.cl.nodes {
+		for _, path := range []string{"/v1/schema/" + cls + "?consistency=false", "/v1/schema/" + cls + "/shards"} {
+			for {
+				st, _, err := db.cl.attempt(ctx, node, http.MethodGet, path, nil)
+				if err == nil && st/100 != 2 {
+					break
+				}
+				if ctx.Err() != nil {
+					t.Fatalf("node %d still has class %s: GET %s answers %d, %v", node, cls, path, st, err)
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}
 	}
 }

@@ -78,9 +78,12 @@
 // REST), or that an object of it is not there (a REST 404, which is
 // false). So a node's word that it does not know
 // the class sends the call to the next node, within the call's bound; a
-// call that runs out of attempts so fails with ErrUnavailable, wrapping
-// vector.ErrNotFound too if the leader's schema lacked the class (as it
-// does for a deleted collection, and for a moment after an election).
+// call that runs out of attempts or time so fails with ErrUnavailable,
+// wrapping vector.ErrNotFound too if the leader's schema lacked the class
+// at any attempt (as it does for a deleted collection, and for a moment
+// after an election). So every call on a collection deleted through
+// another DB fails with an error wrapping ErrNotFound, after the call's
+// bound.
 // And a 404 about an object counts only from a node that confirmed, in
 // the second before, that it has the class's index open; the node is
 // asked when it has not.
