@@ -25,7 +25,9 @@ const graphName = "hnsw"
 // of it, from this process or another, fails with an error wrapping
 // [sqlitestore.ErrLocked] until the first is closed. A file that is not a
 // cairn database, or is damaged, gives an error wrapping
-// [vector.ErrCorrupt] and is left untouched.
+// [vector.ErrCorrupt] and is left untouched; one this process may not
+// write (read-only media, its permissions or its directory's), an error
+// wrapping [sqlitestore.ErrNotWritable].
 //
 // With [Options.ReadOnly], Open never creates, writes or saves anything:
 // any number of such stores, in this process and others, can read the

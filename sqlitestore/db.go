@@ -272,7 +272,7 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 	}
 	connect := db.connectReader
 	if !opts.ReadOnly {
-		connect = func(ctx context.Context) error { return db.connectAndInit(ctx, url.Values{}) }
+		connect = func(ctx context.Context) error { return writableErr(db.connectAndInit(ctx, url.Values{}), path) }
 	}
 	if err := connect(ctx); err != nil {
 		return nil, err
@@ -355,6 +355,17 @@ func (db *DB) connectReader(ctx context.Context) error {
 	}
 	db.immutable = true
 	return db.connectAndInit(ctx, url.Values{"mode": {"ro"}, "immutable": {"1"}})
+}
+
+// writableErr is err of a writable Open of the file at path, wrapping
+// ErrNotWritable where SQLite found it cannot write the file, or could not
+// open its log or the log's index where this process may not write.
+func writableErr(err error, path string) error {
+	code := sqliteCode(err) & 0xff
+	if code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_CANTOPEN && !mayWrite(path) {
+		return fmt.Errorf("%w (on read-only media, or a file or directory this process may not write; a read-only Open reads it): %w", ErrNotWritable, err)
+	}
+	return err
 }
 
 // cannotIndex reports whether err is SQLite's refusal to open or build a

@@ -34,6 +34,13 @@ var (
 	// a writable Open can migrate.
 	ErrReadOnly = errors.New("sqlitestore: database opened read-only")
 
+	// ErrNotWritable is returned by a writable [Open] of a file SQLite
+	// cannot write: on read-only media, or a file or directory this
+	// process may not write (SQLite writes its log and the log's index
+	// beside the file). The file is not modified; [Options.ReadOnly]
+	// opens it to read.
+	ErrNotWritable = errors.New("sqlitestore: the file cannot be written here")
+
 	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
 	// index was written before the collection's items last changed: it
 	// lacks (or still holds) some items. The caller should rebuild the

@@ -84,8 +84,8 @@ func TestReadOnlyMedia(t *testing.T) {
 		t.Fatal(err)
 	}
 	read(path)
-	if _, err := Open(ctx, path, nil); err == nil || errors.Is(err, vector.ErrCorrupt) {
-		t.Fatalf("a writable Open on read-only media: %v, want an error that is not ErrCorrupt", err)
+	if _, err := Open(ctx, path, nil); !errors.Is(err, ErrNotWritable) || errors.Is(err, vector.ErrCorrupt) {
+		t.Fatalf("a writable Open on read-only media: %v, want ErrNotWritable, not ErrCorrupt", err)
 	}
 	read(path)
 	if fileSum(t, path) != before {
