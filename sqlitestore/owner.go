@@ -14,6 +14,7 @@ package sqlitestore
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -64,6 +65,11 @@ func acquire(path string, owner bool) (o *heldFile, first bool, err error) {
 	if fi.IsDir() {
 		return nil, false, fmt.Errorf("%w: %s is a directory", vector.ErrInvalidOptions, path)
 	}
+	if !fi.Mode().IsRegular() {
+		// A named pipe would block the open below until a writer came; a
+		// device or socket is no database either.
+		return nil, false, fmt.Errorf("%w: %s is %s, not a regular file", ErrNotDatabase, path, kindOf(fi.Mode()))
+	}
 	o = find(fi)
 	if o == nil {
 		f, err := os.Open(path)
@@ -89,6 +95,19 @@ func acquire(path string, owner bool) (o *heldFile, first bool, err error) {
 	o.dbs++
 	o.owner = o.owner || owner
 	return o, first, nil
+}
+
+// kindOf names the kind of a file that is not a regular one.
+func kindOf(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "a named pipe"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	}
+	return "a special file"
 }
 
 // alone reports whether one DB of this process has the file open.
