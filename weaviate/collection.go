@@ -112,7 +112,10 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 	for i, r := range rows {
 		uuids[i], keys[i] = r.uuid, r.id
 	}
-	unlock := c.db.lockIDs(c.class, keys)
+	unlock, err := c.db.lockIDs(wctx, c.class, keys)
+	if err != nil {
+		return fmt.Errorf("weaviate: %s: %w", op, err)
+	}
 	defer unlock()
 	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, replace)
 	if err != nil {
@@ -443,7 +446,10 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 	defer cancel()
 	wctx, wcancel, undo := split(ctx)
 	defer wcancel()
-	unlock := c.db.lockIDs(c.class, keys)
+	unlock, err := c.db.lockIDs(wctx, c.class, keys)
+	if err != nil {
+		return fmt.Errorf("weaviate: delete: %w", err)
+	}
 	defer unlock()
 	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, true)
 	if err != nil {

@@ -33,7 +33,7 @@ type DB struct {
 	closed atomic.Bool
 
 	seed  maphash.Seed
-	locks [nLocks]sync.Mutex // writes lock the stripes of their ids
+	locks [nLocks]chan struct{} // writes hold the stripes of their ids, each a token
 
 	shards     sync.Map // class → shard count, from its definition
 	factors    sync.Map // class → replication factor, from its definition
@@ -59,6 +59,9 @@ func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
 		return nil, err
 	}
 	db := &DB{cl: cl, opt: opt, seed: maphash.MakeSeed()}
+	for i := range db.locks {
+		db.locks[i] = make(chan struct{}, 1)
+	}
 	if opt.Transport == GRPC {
 		gaddrs, err := grpcAddrs(addrs, opt)
 		if err != nil {
@@ -224,10 +227,12 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	return nil
 }
 
-// lockIDs locks the stripes of keys (ids within cls) and returns the
-// function that unlocks them. Stripes are taken in ascending order, so
-// concurrent writes cannot deadlock.
-func (db *DB) lockIDs(cls string, keys []string) func() {
+// lockIDs takes the stripes of keys (ids within cls) and returns the
+// function that gives them back. Stripes are taken in ascending order, so
+// concurrent writes cannot deadlock. A write waits for another one of the
+// same stripes within its own bound, ctx: past it, it fails with
+// ErrUnavailable (or ctx's error, if ctx was canceled), having taken none.
+func (db *DB) lockIDs(ctx context.Context, cls string, keys []string) (func(), error) {
 	var want [nLocks]bool
 	for _, k := range keys {
 		var h maphash.Hash
@@ -238,15 +243,25 @@ func (db *DB) lockIDs(cls string, keys []string) func() {
 		want[h.Sum64()%uint64(len(want))] = true
 	}
 	var held []int
-	for i, w := range want {
-		if w {
-			db.locks[i].Lock()
-			held = append(held, i)
-		}
-	}
-	return func() {
+	unlock := func() {
 		for _, i := range held {
-			db.locks[i].Unlock()
+			<-db.locks[i]
 		}
 	}
+	for i, w := range want {
+		if !w {
+			continue
+		}
+		select {
+		case db.locks[i] <- struct{}{}:
+			held = append(held, i)
+		case <-ctx.Done():
+			unlock()
+			if errors.Is(ctx.Err(), context.Canceled) {
+				return nil, fmt.Errorf("weaviate: waiting for another write of the same ids: %w", ctx.Err())
+			}
+			return nil, fmt.Errorf("%w: waiting for another write of the same ids: %w", ErrUnavailable, ctx.Err())
+		}
+	}
+	return unlock, nil
 }

@@ -156,7 +156,10 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 		uuids[i], keys[i] = vectorUUID(id), strconv.FormatUint(uint64(id), 10)
 		objs[i] = object{Class: ix.class, ID: uuids[i], Vector: p}
 	}
-	unlock := ix.db.lockIDs(ix.class, keys)
+	unlock, err := ix.db.lockIDs(wctx, ix.class, keys)
+	if err != nil {
+		return fmt.Errorf("weaviate: add: %w", err)
+	}
 	defer unlock()
 	if len(ids) == 1 {
 		ok, err := ix.exists(wctx, ids[0])
@@ -200,7 +203,10 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 	}
 	ctx, cancel := ix.db.bound(ctx)
 	defer cancel()
-	unlock := ix.db.lockIDs(ix.class, []string{strconv.FormatUint(uint64(id), 10)})
+	unlock, err := ix.db.lockIDs(ctx, ix.class, []string{strconv.FormatUint(uint64(id), 10)})
+	if err != nil {
+		return fmt.Errorf("weaviate: delete %d: %w", id, err)
+	}
 	defer unlock()
 	ok, err := ix.exists(ctx, id)
 	if err != nil {
