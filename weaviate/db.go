@@ -233,6 +233,9 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 // same stripes within its own bound, ctx: past it, it fails with
 // ErrUnavailable (or ctx's error, if ctx was canceled), having taken none.
 func (db *DB) lockIDs(ctx context.Context, cls string, keys []string) (func(), error) {
+	if err := ctx.Err(); err != nil {
+		return nil, stripeErr(err)
+	}
 	var want [nLocks]bool
 	for _, k := range keys {
 		var h maphash.Hash
@@ -257,11 +260,17 @@ func (db *DB) lockIDs(ctx context.Context, cls string, keys []string) (func(), e
 			held = append(held, i)
 		case <-ctx.Done():
 			unlock()
-			if errors.Is(ctx.Err(), context.Canceled) {
-				return nil, fmt.Errorf("weaviate: waiting for another write of the same ids: %w", ctx.Err())
-			}
-			return nil, fmt.Errorf("%w: waiting for another write of the same ids: %w", ErrUnavailable, ctx.Err())
+			return nil, stripeErr(ctx.Err())
 		}
 	}
 	return unlock, nil
+}
+
+// stripeErr is the error of a write whose context ended (err) before it
+// took its stripes.
+func stripeErr(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("weaviate: waiting for another write of the same ids: %w", err)
+	}
+	return fmt.Errorf("%w: waiting for another write of the same ids: %w", ErrUnavailable, err)
 }

@@ -38,6 +38,11 @@ func ForeignWriter(t testing.TB, path string) *sql.Conn {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { conn.Close() })
+	// The store may be committing, or checkpointing its log, this moment:
+	// wait for that as another program would, rather than fail at once.
+	if _, err := conn.ExecContext(ctx, "PRAGMA busy_timeout=10000"); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 		t.Fatalf("another program's write lock on %s: %v", path, err)
 	}
