@@ -27,7 +27,8 @@ import (
 // ErrUnavailable is returned when the cluster did not answer a call within
 // its time bound and retries: every node unreachable, or every attempt
 // failed with an error worth retrying (a node down, no quorum of replicas,
-// a timeout). The error wraps the last attempt's error too.
+// a timeout), or a write of this DB held the ids of another write past
+// that one's bound. The error wraps the last attempt's error too.
 var ErrUnavailable = errors.New("weaviate: cluster unavailable")
 
 // APIError is an error answer from a node that retrying does not change:

@@ -76,17 +76,16 @@
 // of the schema has caught up, and says meanwhile that it does not know
 // a collection's class (over gRPC and GraphQL: Count, and searches over
 // REST), or that an object of it is not there (a REST 404, which is
-// false). So a node's word that it does not know
-// the class sends the call to the next node, within the call's bound; a
-// call that runs out of attempts or time so fails with ErrUnavailable,
-// wrapping vector.ErrNotFound too if the leader's schema lacked the class
-// at any attempt (as it does for a deleted collection, and for a moment
-// after an election). So every call on a collection deleted through
-// another DB fails with an error wrapping ErrNotFound, after the call's
-// bound.
-// And a 404 about an object counts only from a node that confirmed, in
-// the second before, that it has the class's index open; the node is
-// asked when it has not.
+// false). So a node's word that it does not know the class sends the
+// call to the next node, within the call's bound; a call that runs out
+// of attempts or time so fails with ErrUnavailable, wrapping
+// vector.ErrNotFound too if the leader's schema lacked the class at any
+// attempt (as it does for a deleted collection, and for a moment after an
+// election). So every call on a collection deleted through another DB
+// fails with an error wrapping ErrNotFound, after the call's bound. And a
+// 404 about an object counts only from a node that confirmed, in the
+// second before, that it has the class's index open; the node is asked
+// when it has not.
 //
 // A read does not return a subset for want of a shard. Weaviate leaves
 // out of a search or count, without an error, a shard none of whose

@@ -16,7 +16,8 @@ import (
 
 // A write that waits for another write of the same ids gives up at its
 // own bound, with ErrUnavailable, while the other still runs: the wait is
-// part of the call. (It waited for the other to end, however long.)
+// part of the call. (Before, it waited for the other to end, however
+// long.)
 func TestWriteWaitsWithinBound(t *testing.T) {
 	release, started := make(chan struct{}), make(chan struct{})
 	var reads atomic.Int32
