@@ -9,6 +9,9 @@ package cairn
 import (
 	"context"
 	"testing"
+	"time"
+
+	"github.com/cairndb/cairn/vector"
 )
 
 // queryAllocBound is the most allocations a k-result vector query of an
@@ -72,5 +75,40 @@ func TestQueryAllocations(t *testing.T) {
 				t.Logf("a query allocates %.1f times (bound %.0f)", got, bound)
 			}
 		})
+	}
+}
+
+// TestRecencyQueryAllocations fails if a vector query with Recency, whose
+// walk scores items by their codes and vectors, allocates more than one
+// time more than the same query without it (its candidates): the walk's
+// batch, its pool and its prepared query live in the query's scratch
+// memory.
+func TestRecencyQueryAllocations(t *testing.T) {
+	withCodes(t, true)
+	ctx := context.Background()
+	clk := NewFakeClock()
+	c := recencyFixture(t, HNSW, vector.Cosine, 3000, 32, clk)
+	q := make([]float32, 32)
+	q[0], q[1] = 1, 0.5
+	r := &QueryOptions{Recency: &Recency{HalfLife: 24 * time.Hour, Importance: "importance"}}
+	count := func(o *QueryOptions) float64 {
+		got := -1.0
+		for range 3 { // the fewest of three: see TestQueryAllocations
+			n := testing.AllocsPerRun(50, func() {
+				if res, err := c.Query(ctx, q, 10, o); err != nil || len(res) != 10 {
+					t.Fatalf("query: %d results, %v", len(res), err)
+				}
+			})
+			if got < 0 || n < got {
+				got = n
+			}
+		}
+		return got
+	}
+	plain, recency := count(nil), count(r)
+	if recency > plain+1 {
+		t.Errorf("a recency query allocates %.1f times, a plain one %.1f: want at most one more", recency, plain)
+	} else {
+		t.Logf("a recency query allocates %.1f times, a plain one %.1f", recency, plain)
 	}
 }

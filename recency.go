@@ -136,16 +136,17 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 	now := p.view.Now()
 	n := c.cat.len()
 	byTime := recentWalk{c: c, r: r, view: p.view, match: p.match, minSim: p.opts.MinSimilarity, now: now, recent: 1}
+	sc := p.scratchSpace()
 	if r.HalfLife > 0 {
-		prepared, err := vector.Prepare(q, c.cfg.Dim, c.cfg.Metric)
-		if err != nil {
+		sc.query = slices.Grow(sc.query[:0], c.cfg.Dim)[:c.cfg.Dim]
+		if err := vector.PrepareInto(sc.query, q, c.cfg.Dim, c.cfg.Metric); err != nil {
 			return nil, fmt.Errorf("cairn: query: %w", err)
 		}
-		byTime.q = prepared
+		byTime.q, byTime.batch = sc.query, &sc.batch
 		byTime.list, byTime.imps, byTime.codes = c.cat.times.ordered(ctx, r, c.st)
 		byTime.next = len(byTime.list.recs) - 1
 		if byTime.codes.qz != nil {
-			byTime.cb = &p.scratchSpace().codes
+			byTime.cb = &sc.codes
 			if err := byTime.cb.prepare(&byTime.codes, q); err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
@@ -153,7 +154,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 	}
 	step := max(recencyWindow, p.pool, c.beamWidth(p))
 	var (
-		best  = scoredPool{k: p.pool}
+		best  = scoredPool{k: p.pool, h: sc.pool[:0]}
 		last  = 1.0 // the least relevance in the window
 		whole bool  // the window holds every item that can pass
 		w     = 0
@@ -172,7 +173,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 			}
 			last = 0
 			stopped := false // MinSimilarity stopped the list: nothing beyond can pass it
-			recs := hitRecords(&c.cat.recs, hits, p.scratchSpace())
+			recs := hitRecords(&c.cat.recs, hits, sc)
 			for i, h := range hits {
 				sim := similarity(c.cfg.Metric, h.Distance)
 				if p.opts.MinSimilarity != nil && sim < *p.opts.MinSimilarity {
@@ -217,6 +218,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		c.cat.times.noteWalk(len(byTime.list.keys) - 1 - byTime.next)
 	}
 	pool := best.sorted()
+	sc.pool = pool
 	cands := make([]candidate, len(pool))
 	for i := range cands {
 		s := &pool[i]
@@ -360,7 +362,7 @@ type recentWalk struct {
 	imps   []float64     // the importance of each item of list; nil for none
 	next   int           // the index in list of the next item to walk
 	recent float64       // the recency of the newest item not walked: the most any not walked has
-	batch  *walkBatch    // the items waiting to be scored; nil until the walk starts
+	batch  *walkBatch    // the items waiting to be scored, empty between walks
 	codes  recentCodes   // codes of the newest items of list
 	cb     *codeBound    // the query prepared for codes; nil without
 }
@@ -372,9 +374,6 @@ type recentWalk struct {
 // last), and it stops early once no item left can.
 func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	keys := b.list.keys
-	if b.batch == nil {
-		b.batch = new(walkBatch)
-	}
 	// Most items are skipped, so the tests that skip them come first and
 	// read only the keys and importances, in sequence: once the pool is
 	// full, an item whose importance, or whose time (not after stop),

@@ -148,17 +148,21 @@ type plan struct {
 }
 
 // queryScratch is the memory a filtered query builds its matches (when
-// they are not a posting list) and its allow-list bitmap in, reused from
-// query to query: a filter matching most of 2,000 items otherwise made 15
-// allocations of a query's 40. Nothing in it outlives the query.
+// they are not a posting list) and its allow-list bitmap in, and a
+// recency query its walk, reused from query to query: a filter matching
+// most of 2,000 items otherwise made 15 allocations of a query's 40.
+// Nothing in it outlives the query.
 type queryScratch struct {
 	ids    []vector.ID
 	lists  []map[vector.ID]struct{} // the posting lists a complement excludes
 	bits   bitFilter
 	allBut allBut
-	codes  codeBound // a recency query's bound from codes
-	recs   []*record // a recency query's window
-	sink   int64     // keeps hitRecords' reads
+	codes  codeBound     // a recency query's bound from codes
+	recs   []*record     // a recency query's window
+	query  vector.Vector // a recency query's vector, prepared for its walk
+	batch  walkBatch     // a recency walk's items to score
+	pool   []scoredRec   // a recency query's best items
+	sink   int64         // keeps hitRecords' reads
 }
 
 var scratchPool = sync.Pool{New: func() any { return new(queryScratch) }}
@@ -178,6 +182,8 @@ func (p *plan) release() {
 		// Let the posting lists go.
 		p.scratch.allBut = allBut{}
 		clear(p.scratch.recs)
+		clear(p.scratch.pool)
+		p.scratch.batch = walkBatch{}
 		clear(p.scratch.lists[:cap(p.scratch.lists)])
 		scratchPool.Put(p.scratch)
 		p.scratch = nil
