@@ -41,8 +41,11 @@ type Item struct {
 	// Metadata holds attributes that queries can filter on.
 	Metadata map[string]any
 	// CreatedAt is when the item was first written and UpdatedAt when it
-	// was last, both set by the store: an Upsert keeps CreatedAt and moves
-	// UpdatedAt. Items read back carry them (in UTC). A write normally
+	// was last, both set by the store to the write's time: an Upsert keeps
+	// CreatedAt and moves UpdatedAt. A write's time is the store's clock
+	// when the write takes effect, never before the time of a write that
+	// took effect before it, so an id's writes are timed in the order they
+	// took effect. Items read back carry them (in UTC). A write normally
 	// leaves them zero; a caller carrying items over from elsewhere (an
 	// import) may set them, and a non-zero value is then kept to the
 	// nanosecond, except the CreatedAt of an Upsert that replaces an item,
@@ -174,6 +177,9 @@ type Collection struct {
 	cat   *catalog  // the items apart from their vectors, and what readers see
 	next  vector.ID // the id of the next version written
 	err   error     // set once the collection is closed or deleted
+	// stamped is the time of the latest write to claim its ids
+	// (stamp): a write's time never precedes it.
+	stamped int64
 
 	wake      chan struct{}      // wakes the sweeper (expiry.go)
 	stopSweep context.CancelFunc // ends the sweeper, and bg
@@ -188,8 +194,9 @@ var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
 func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
 	c := &Collection{
 		db: db, name: name, cfg: cfg, be: be, st: be.store(),
-		cat:  newCatalog(),
-		next: 1,
+		cat:     newCatalog(),
+		next:    1,
+		stamped: math.MinInt64,
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {

@@ -228,7 +228,7 @@ func (c *Collection) sweepOnce(ctx context.Context, now int64) (removed int, mor
 	w.published = func() { vs.Swept(len(taken)) } // under mu
 	w.timed = true
 	c.wmu.RLock()
-	err = c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) })
+	err = c.run(ctx, w, func() error { return c.reserve(ctx, w, find, claim) })
 	c.wmu.RUnlock()
 	if err != nil {
 		c.mu.Lock()

@@ -307,11 +307,11 @@ type Snapshot struct {
 // AsOf returns the collection as it was at t, which must be neither in
 // the future nor before its history (an error wrapping
 // [ErrBeforeHistory]); it returns an error wrapping [ErrNoHistory] if the
-// collection keeps none. The state at t is that of the writes stamped at
-// or before t (a write is stamped with the store's clock when it
-// begins). The snapshot is an exact (Flat) copy in memory, made while
-// writes to the collection wait: it costs about what a Flat collection of
-// its items does, and as long to make as reading them.
+// collection keeps none. The state at t is that of the writes whose
+// time (see [Item]) is at or before t. The snapshot is an exact (Flat)
+// copy in memory, made while writes to the collection wait: it costs
+// about what a Flat collection of its items does, and as long to make
+// as reading them.
 func (c *Collection) AsOf(ctx context.Context, t time.Time) (*Snapshot, error) {
 	if err := checkTime("time", t); err != nil {
 		return nil, fmt.Errorf("cairn: as of: %w", err)
@@ -494,7 +494,7 @@ func (c *Collection) restoreWrite(ctx context.Context, items []Item, gone []stri
 		return nil, err
 	}
 	w := newWrite("restore", rows, now)
-	w.keepTimes = true
+	w.keepTimes, w.own = true, true
 	c.wmu.RLock()
 	err = c.run(ctx, w, func() error {
 		if err := c.stageRows(w, items); err != nil {
@@ -516,7 +516,10 @@ func (c *Collection) restoreWrite(ctx context.Context, items []Item, gone []stri
 			}
 			return found
 		}
-		return c.reserve(ctx, w.op, find, func(found []*record) error {
+		return c.reserve(ctx, w, find, func(found []*record) error {
+			if err := c.retime(w, items); err != nil {
+				return err
+			}
 			if err := c.claimRows(w, found[:n], true); err != nil {
 				return err
 			}

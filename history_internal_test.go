@@ -551,3 +551,167 @@ func TestHistoryConcurrent(t *testing.T) {
 		})
 	}
 }
+
+// historyDB opens a store for the history tests, in memory or in a file
+// of t's, with options o.
+func historyDB(t *testing.T, file bool, o *Options) *DB {
+	t.Helper()
+	if !file {
+		db := OpenMemory(o)
+		t.Cleanup(func() { db.Close() })
+		return db
+	}
+	db, err := Open(context.Background(), filepath.Join(t.TempDir(), "h.cairn"), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+// TestHistoryStampsInOrderOfEffect has a write that begins first take
+// effect last (its text is being embedded meanwhile) and checks that it
+// is stamped after the write that took effect before it: the item's
+// UpdatedAt does not go back, no version of History ends before it
+// begins, and AsOf at each version's From shows that version.
+func TestHistoryStampsInOrderOfEffect(t *testing.T) {
+	for _, file := range []bool{false, true} {
+		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
+			ctx := context.Background()
+			entered, release := make(chan struct{}), make(chan struct{})
+			emb := EmbedderFunc(func(ctx context.Context, texts []string) ([][]float32, error) {
+				close(entered)
+				<-release
+				return [][]float32{{0, 1}}, nil
+			})
+			db := historyDB(t, file, &Options{Embedder: emb})
+			clk := NewFakeClock()
+			db.clock = clk.Now
+			c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, KeepHistory: &HistoryPolicy{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, Item{ID: "x", Text: "first", Embedding: []float32{1, 0}}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			slow := make(chan error, 1)
+			go func() { slow <- c.Upsert(ctx, Item{ID: "x", Text: "slow"}) }()
+			<-entered
+			clk.Advance(time.Second)
+			if err := c.Upsert(ctx, Item{ID: "x", Text: "quick", Embedding: []float32{1, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			close(release)
+			if err := <-slow; err != nil {
+				t.Fatal(err)
+			}
+			vs, err := c.History(ctx, "x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var texts []string
+			for _, v := range vs {
+				texts = append(texts, v.Item.Text)
+			}
+			if want := []string{"slow", "quick", "first", ""}; !slices.Equal(texts, want) {
+				t.Fatalf("History: %q, want %q", texts, want)
+			}
+			if !vs[0].Item.UpdatedAt.After(vs[1].Item.UpdatedAt) {
+				t.Errorf("UpdatedAt went back: %v after %v", vs[0].Item.UpdatedAt, vs[1].Item.UpdatedAt)
+			}
+			for i, v := range vs {
+				if !v.Until.IsZero() && v.Until.Before(v.From) {
+					t.Errorf("version %q ends (%v) before it begins (%v)", v.Item.Text, v.Until, v.From)
+				}
+				if i > 0 && !v.Until.Equal(vs[i-1].From) {
+					t.Errorf("version %q ends at %v, the next begins at %v", v.Item.Text, v.Until, vs[i-1].From)
+				}
+				if v.Absent {
+					continue
+				}
+				snap, err := c.AsOf(ctx, v.From)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := snap.Get(ctx, "x")
+				snap.Close()
+				if err != nil || got[0].Text != v.Item.Text {
+					t.Errorf("AsOf the From of %q: %v, %v", v.Item.Text, got, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRestoreUndoKeepsWriteBefore runs Restores of one id beside
+// Upserts of it, round after round, and where the Restore took effect
+// after the Upsert, restores to its Undo: that must bring the Upsert's
+// item back, the state just before the Restore.
+func TestRestoreUndoKeepsWriteBefore(t *testing.T) {
+	ctx := context.Background()
+	db := historyDB(t, false, nil)
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, Index: Flat, KeepHistory: &HistoryPolicy{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filler := make([]Item, 1000) // history for each Restore to read: it takes a moment
+	for i := range filler {
+		filler[i] = Item{ID: fmt.Sprint("f", i), Embedding: []float32{1, float32(i)}}
+	}
+	if err := c.Add(ctx, append(filler, Item{ID: "x", Text: "original", Embedding: []float32{1, 0}})...); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Millisecond)
+	t0 := time.Now()
+	time.Sleep(time.Millisecond)
+	if err := c.Upsert(ctx, filler...); err != nil {
+		t.Fatal(err)
+	}
+	after := 0
+	for round := range 40 {
+		want := fmt.Sprint("upsert ", round)
+		var (
+			res Restored
+			g   sync.WaitGroup
+		)
+		g.Go(func() {
+			var err error
+			if res, err = c.Restore(ctx, t0, &RestoreOptions{IDs: []string{"x"}}); err != nil {
+				t.Error(err)
+			}
+		})
+		g.Go(func() {
+			time.Sleep(time.Duration(round%8) * 50 * time.Microsecond)
+			if err := c.Upsert(ctx, Item{ID: "x", Text: want, Embedding: []float32{0, 1}}); err != nil {
+				t.Error(err)
+			}
+		})
+		g.Wait()
+		if got := getText(t, c, "x"); got != "original" || len(res.Put) == 0 {
+			continue // the Upsert took effect after the Restore
+		}
+		after++
+		if _, err := c.Restore(ctx, res.Undo, &RestoreOptions{IDs: []string{"x"}}); err != nil {
+			t.Fatal(err)
+		}
+		if got := getText(t, c, "x"); got != want {
+			t.Fatalf("round %d: the Restore took effect after %q; restored to its Undo, x is %q", round, want, got)
+		}
+		if err := c.Upsert(ctx, Item{ID: "x", Text: "between", Embedding: []float32{1, 1}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("the Restore took effect after the Upsert in %d of 40 rounds", after)
+}
+
+// getText returns the text of c's item id.
+func getText(t *testing.T, c *Collection, id string) string {
+	t.Helper()
+	got, err := c.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got[0].Text
+}

@@ -6,6 +6,7 @@ package cairn
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"sync"
 	"time"
@@ -66,10 +67,16 @@ type write struct {
 	replaces []*record // for each new version, the published version it replaces, or nil
 	deletes  []*record // the published versions it deletes
 	staged   int       // the new versions staged in the catalog so far
-	now      int64     // the store's clock when the write began (Unix ns)
+	// now is the write's time (Unix ns): the store's clock when it
+	// began, then, once step 2 has claimed its ids, its stamp, at which
+	// it changes them (stamp).
+	now int64
 	// keepTimes keeps the rows' CreatedAt even where they replace an
 	// item (a Restore's, which puts versions back as they were).
 	keepTimes bool
+	// own asks for a time after every earlier write's (a Restore's:
+	// stamp).
+	own bool
 	// words are the new versions' texts cut into words (by row); those
 	// of the rows with text are staged in the keyword index (wordsIn)
 	// with the versions, and committed when they are published.
@@ -283,7 +290,7 @@ func (c *Collection) delete(ctx context.Context, op string, ids []string, missin
 	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) }); err != nil {
+	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w, find, claim) }); err != nil {
 		return 0, err
 	}
 	return len(w.deletes), nil
@@ -318,7 +325,7 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *Filter) (int, error) {
 	}
 	c.wmu.RLock()
 	defer c.wmu.RUnlock()
-	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w.op, find, claim) }); err != nil {
+	if err := c.run(ctx, w, func() error { return c.reserve(ctx, w, find, claim) }); err != nil {
 		return 0, err
 	}
 	return len(w.deletes), nil
@@ -373,13 +380,14 @@ func (c *Collection) numberVersions(w *write) error {
 	return nil
 }
 
-// reserve is step 2. Under mu, find returns the records the write names
-// (nil for a name that has none); while another write has claimed any of
-// them, reserve waits for that write to finish and looks again. Then
-// claim, still under mu, checks them and claims them all, or none and
-// returns an error. reserve fails, claiming nothing, if the collection is
-// closed or ctx ends first.
-func (c *Collection) reserve(ctx context.Context, op string, find func() []*record, claim func([]*record) error) error {
+// reserve is step 2 of w. Under mu, w is stamped (w.now), and find
+// returns the records the write names (nil for a name that has none);
+// while another write has claimed any of them, reserve waits for that
+// write to finish and looks again. Then claim, still under mu, checks
+// them and claims them all, or none and returns an error. reserve fails,
+// claiming nothing, if the collection is closed or ctx ends first.
+func (c *Collection) reserve(ctx context.Context, w *write, find func() []*record, claim func([]*record) error) error {
+	op := w.op
 	for {
 		c.mu.Lock()
 		if c.err != nil {
@@ -390,6 +398,7 @@ func (c *Collection) reserve(ctx context.Context, op string, find func() []*reco
 			c.mu.Unlock()
 			return fmt.Errorf("cairn: %s: %w", op, err)
 		}
+		w.now = c.stamp(w)
 		found := find()
 		var busy *write
 		for _, r := range found {
@@ -426,7 +435,52 @@ func (c *Collection) reserveRows(ctx context.Context, w *write, items []Item, re
 		}
 		return found
 	}
-	return c.reserve(ctx, w.op, find, func(found []*record) error { return c.claimRows(w, found, replace) })
+	return c.reserve(ctx, w, find, func(found []*record) error {
+		if err := c.retime(w, items); err != nil {
+			return err
+		}
+		return c.claimRows(w, found, replace)
+	})
+}
+
+// stamp returns the time of w, which claims its ids now: the store's
+// clock, but never before the time of a write that claimed its ids
+// earlier (for a Restore, a nanosecond after it at least). A write
+// claims an id only once every earlier write of it has published
+// (reserve), so the writes of an id take effect in the order of their
+// times, even when the one that began first claims last or the clock
+// steps back: AsOf, History and Restore rely on it, and a Restore on its
+// time being its own, so that the state a nanosecond before it is the
+// one it changed (Restored.Undo). mu is held.
+func (c *Collection) stamp(w *write) int64 {
+	least := c.stamped
+	if w.own && least < math.MaxInt64 {
+		least++
+	}
+	c.stamped = max(least, c.now())
+	return c.stamped
+}
+
+// retime sets the times of w's new versions that items leave to the
+// store (Item's zero times) to w's stamp, which step 2 has just taken,
+// and checks them again at that time. A write whose store runs beside
+// step 2 (overlap) keeps the times it began with: the store is reading
+// them, and it adds items under new ids, keeping no history. mu is
+// held.
+func (c *Collection) retime(w *write, items []Item) error {
+	if w.overlap {
+		return nil
+	}
+	for i := range w.rows {
+		created, updated, expires, err := itemTimes(&items[i], w.now, c.cfg.TTL)
+		if err != nil {
+			return fmt.Errorf("cairn: %s %q: %w", w.op, items[i].ID, err)
+		}
+		r, v := &w.rows[i], &w.vers[i]
+		r.created, r.updated, r.expires = created, updated, expires
+		v.created, v.updated, v.expires = created, updated, expires
+	}
+	return nil
 }
 
 // stageRows makes the records of w's new versions, from items: their
