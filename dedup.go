@@ -41,7 +41,9 @@ type Merge struct {
 // it made, in the order of items. Each item merges into the most similar
 // near-duplicate the index finds (with HNSW, as its recall allows).
 //
-// The write is one Upsert, all or nothing. Calls to UpsertDedup on a
+// The write is one Upsert, all or nothing, as if items were written one
+// after another: where an item merges into an item that another of the
+// call names, the later of the two is written. Calls to UpsertDedup on a
 // collection run one at a time, so concurrent calls end as if made in
 // some order, and never both add near-duplicates of each other; a write
 // by another method in flight meanwhile is looked at only once it is
@@ -94,9 +96,11 @@ func (c *Collection) embedMissing(ctx context.Context, op string, items []Item) 
 }
 
 // mergeTargets returns items with their ids set to the items they merge
-// into, less an item of the call that a later one merges into (the later
-// one takes its place in the write), and the merges. It changes items.
-// dedupMu is held.
+// into, and the merges. It changes items. Where a merge leaves two items
+// of the call with one id, the later takes the place of the earlier in
+// the write, as if the call's items were written one after another; an
+// id the caller gives twice is refused, as Upsert refuses it. dedupMu is
+// held.
 func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) ([]Item, []Merge, error) {
 	var merged []Merge
 	type placed struct {
@@ -104,8 +108,24 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 		q     vector.Vector // its embedding as the index prepares it
 		scope []value       // nil if it lacks a key of the scope
 	}
+	given := make(map[string]struct{}, len(items))
+	for _, it := range items {
+		if _, dup := given[it.ID]; dup {
+			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w (repeated in the batch)", it.ID, vector.ErrDuplicateID)
+		}
+		given[it.ID] = struct{}{}
+	}
 	var batch []placed // the items of the call so far, by their final ids
 	drop := make([]bool, len(items))
+	// giveWay drops the earlier item of the call written as id, if any
+	// (a merge gave one of the two that id).
+	giveWay := func(i int, id string) {
+		for j := range i {
+			if !drop[j] && items[j].ID == id {
+				drop[j] = true
+			}
+		}
+	}
 	for i := range items {
 		it := &items[i]
 		if it.ID == "" {
@@ -120,6 +140,7 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
 		}
 		if !ok || c.holds(it.ID) {
+			giveWay(i, it.ID)
 			batch = append(batch, placed{it.ID, q, scope})
 			continue
 		}
@@ -141,16 +162,13 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 			}
 		}
 		if best == "" {
+			giveWay(i, it.ID)
 			batch = append(batch, placed{it.ID, q, scope})
 			continue
 		}
 		merged = append(merged, Merge{ID: it.ID, Into: best, Similarity: bestSim})
-		for j := range i { // an earlier item of the call written as best gives way
-			if !drop[j] && items[j].ID == best {
-				drop[j] = true
-			}
-		}
 		it.ID = best
+		giveWay(i, best)
 		batch = append(batch, placed{best, q, scope})
 	}
 	kept := items[:0]

@@ -90,6 +90,44 @@ func TestUpsertDedup(t *testing.T) {
 	}
 }
 
+// TestUpsertDedupMergeAndID checks a call in which one item merges into
+// a stored item and another names that item: the call is written as if
+// its items were written one after another, in either order, and an id
+// the caller repeats is still refused.
+func TestUpsertDedupMergeAndID(t *testing.T) {
+	ctx := context.Background()
+	for _, order := range []string{"merge first", "id first"} {
+		t.Run(order, func(t *testing.T) {
+			db := cairn.OpenMemory(nil)
+			defer db.Close()
+			c := mustCollection(t, db, "m", cairn.CollectionConfig{Dim: 3, Index: cairn.Flat})
+			if err := c.Add(ctx, cairn.Item{ID: "x", Text: "stored", Embedding: near(0)}); err != nil {
+				t.Fatal(err)
+			}
+			dup := cairn.Item{ID: "new", Text: "near-duplicate", Embedding: near(0.01)}
+			named := cairn.Item{ID: "x", Text: "named", Embedding: near(0.02)}
+			items, last := []cairn.Item{dup, named}, "named"
+			if order == "id first" {
+				items, last = []cairn.Item{named, dup}, "near-duplicate"
+			}
+			ms, err := c.UpsertDedup(ctx, dedup95, items...)
+			if err != nil || len(ms) != 1 || ms[0].ID != "new" || ms[0].Into != "x" {
+				t.Fatalf("merges %+v, %v; want new into x", ms, err)
+			}
+			if it := get(t, c, "x"); it.Text != last {
+				t.Fatalf("x = %q, want %q, the later item's", it.Text, last)
+			}
+			if n, _ := c.Count(ctx); n != 1 {
+				t.Fatalf("count %d, want 1", n)
+			}
+			_, err = c.UpsertDedup(ctx, dedup95, named, dup, named)
+			if !errors.Is(err, vector.ErrDuplicateID) {
+				t.Fatalf("x given twice: %v, want ErrDuplicateID", err)
+			}
+		})
+	}
+}
+
 // TestUpsertDedupErrors checks that a bad call stores nothing.
 func TestUpsertDedupErrors(t *testing.T) {
 	ctx := context.Background()
