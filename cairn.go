@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/sqlitestore"
@@ -156,11 +157,11 @@ var errClosed = fmt.Errorf("cairn: %w", vector.ErrClosed)
 // CreateCollection creates the collection name with the given
 // configuration and returns it. It returns an error wrapping
 // [ErrCollectionExists] if the name is taken and
-// [vector.ErrInvalidOptions] if the name is empty or cfg is invalid (see
-// [CollectionConfig.Validate]).
+// [vector.ErrInvalidOptions] if the name is empty or not valid UTF-8, or
+// cfg is invalid (see [CollectionConfig.Validate]).
 func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionConfig) (*Collection, error) {
-	if name == "" {
-		return nil, fmt.Errorf("cairn: create collection: %w: empty name", vector.ErrInvalidOptions)
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
@@ -199,6 +200,21 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	}
 	db.colls[name] = c
 	return c, nil
+}
+
+// checkName returns an error wrapping [vector.ErrInvalidOptions] if name
+// cannot name a new collection or tenant: if it is empty, or not valid
+// UTF-8, which a name must be to pass through JSON (an export, MCP)
+// unchanged: two names that differ only in invalid bytes would become
+// one.
+func checkName(name string) error {
+	switch {
+	case name == "":
+		return fmt.Errorf("%w: empty name", vector.ErrInvalidOptions)
+	case !utf8.ValidString(name):
+		return fmt.Errorf("%w: the name is not valid UTF-8", vector.ErrInvalidOptions)
+	}
+	return nil
 }
 
 // GetOrCreateCollection returns the collection name, creating it with cfg

@@ -128,11 +128,11 @@ func (c *Collection) loadTenant(name string) func(context.Context) (*Collection,
 
 // CreateTenant creates the tenant name of c, empty, and returns it. It
 // returns an error wrapping [ErrTenantExists] if c has a tenant of that
-// name, and [vector.ErrInvalidOptions] for an empty name. Its cost does not
-// grow with the number of tenants.
+// name, and [vector.ErrInvalidOptions] for a name that is empty or not
+// valid UTF-8. Its cost does not grow with the number of tenants.
 func (c *Collection) CreateTenant(ctx context.Context, name string) (*Tenant, error) {
-	if name == "" {
-		return nil, fmt.Errorf("cairn: create tenant: %w: empty name", vector.ErrInvalidOptions)
+	if err := checkName(name); err != nil {
+		return nil, fmt.Errorf("cairn: create tenant %q: %w", name, err)
 	}
 	if c.db.readOnly {
 		return nil, errReadOnly

@@ -398,6 +398,36 @@ func TestTenantsInMemory(t *testing.T) {
 	}
 }
 
+// TestNamesNotUTF8 checks that a collection or tenant name that is not
+// valid UTF-8 is refused, in memory and in a file: JSON (an export, MCP)
+// would turn its bytes into U+FFFD, and two tenants that differ only
+// there into one.
+func TestNamesNotUTF8(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []bool{false, true} {
+		db := cairn.OpenMemory(nil)
+		if file {
+			var err error
+			if db, err = cairn.Open(ctx, filepath.Join(t.TempDir(), "n.cairn"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := db.CreateCollection(ctx, "c\xff", cairn.CollectionConfig{Dim: 2}); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("file %v: collection c\\xff: %v, want ErrInvalidOptions", file, err)
+		}
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+		for _, name := range []string{"t\xff", "\xc3"} {
+			if _, err := c.GetOrCreateTenant(ctx, name); !errors.Is(err, vector.ErrInvalidOptions) {
+				t.Errorf("file %v: tenant %q: %v, want ErrInvalidOptions", file, name, err)
+			}
+		}
+		if _, err := c.CreateTenant(ctx, "t\ufffd"); err != nil {
+			t.Errorf("file %v: tenant t\\ufffd (valid UTF-8): %v", file, err)
+		}
+		db.Close()
+	}
+}
+
 // TestTenantsOfDeletedCollection deletes a collection while goroutines
 // write to and query its tenants: every call succeeds or fails with
 // vector.ErrNotFound, and none succeeds after the delete returned.
