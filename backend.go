@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -44,6 +45,9 @@ type backend interface {
 	write(ctx context.Context, rows []row, drop []vector.ID, prior []prior) error
 	// past is where the collection's history is kept.
 	past() pastStore
+	// file is the file's collection the backend keeps (a tenant's too),
+	// which holds each vector as it was written; nil in memory.
+	file() *sqlitestore.Collection
 	// evict removes from the store the vectors of ids, versions that
 	// write has deleted or that were never published.
 	evict(ctx context.Context, ids []vector.ID) error
@@ -142,6 +146,8 @@ func (b *memBackend) evict(ctx context.Context, ids []vector.ID) error {
 func (b *memBackend) volatile() bool { return true }
 
 func (b *memBackend) past() pastStore { return &b.hist }
+
+func (b *memBackend) file() *sqlitestore.Collection { return nil }
 
 func (b *memBackend) load(context.Context, func(row) error) error { return nil }
 

@@ -64,8 +64,8 @@ func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item,
 			yield(Item{}, err)
 			return
 		}
-		if sb, ok := c.be.(*sqlBackend); ok && opts.Embeddings {
-			c.itemsAsWritten(ctx, sb, ids, yield)
+		if f := c.be.file(); f != nil && opts.Embeddings {
+			c.itemsAsWritten(ctx, f, ids, yield)
 			return
 		}
 		for len(ids) > 0 {
@@ -138,8 +138,8 @@ var errStopped = errors.New("cairn: items: stopped")
 // written, read from the file in id order alongside the ids. A version's
 // row never changes (a write stores a new version under a new id), so the
 // row of a version still published is its vector as written.
-func (c *Collection) itemsAsWritten(ctx context.Context, sb *sqlBackend, ids []vector.ID, yield func(Item, error) bool) {
-	err := sb.c.ForEachItem(ctx, func(row sqlitestore.Item) error {
+func (c *Collection) itemsAsWritten(ctx context.Context, f *sqlitestore.Collection, ids []vector.ID, yield func(Item, error) bool) {
+	err := f.ForEachItem(ctx, func(row sqlitestore.Item) error {
 		for len(ids) > 0 && ids[0] < row.ID {
 			ids = ids[1:] // gone from the file: replaced or deleted since the start
 		}

@@ -256,6 +256,8 @@ func (b *sqlBackend) past() pastStore { return sqlPast{b.c} }
 
 func (b *sqlBackend) store() vector.Store { return b.c }
 
+func (b *sqlBackend) file() *sqlitestore.Collection { return b.c }
+
 func (b *sqlBackend) items(rows []row) ([]sqlitestore.Item, error) {
 	items := make([]sqlitestore.Item, len(rows))
 	for i, r := range rows {

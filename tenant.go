@@ -89,12 +89,7 @@ func (b tenantBackend) saveRoute(context.Context, *measuredRoute) error { return
 
 // tenantStore returns the parent's sqlitestore collection, nil for an
 // in-memory DB.
-func (c *Collection) tenantStore() *sqlitestore.Collection {
-	if b, ok := c.be.(*sqlBackend); ok {
-		return b.c
-	}
-	return nil
-}
+func (c *Collection) tenantStore() *sqlitestore.Collection { return c.be.file() }
 
 // tenantName is the name of a tenant's collection, in logs and errors.
 func (c *Collection) tenantName(name string) string { return c.name + "/" + name }

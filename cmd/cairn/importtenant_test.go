@@ -15,14 +15,16 @@ import (
 
 // tenantFixture is a stream of two collections with tenants, as export
 // writes it: the tenants of each collection after its own items, sorted,
-// one of them empty, items with metadata, times and expiry.
+// one of them empty, items with metadata, times and expiry, and
+// embeddings not of unit length in tenants of a cosine collection
+// (exported as written).
 const tenantFixture = `{"collection":{"name":"mem","dim":3,"metric":"cosine","index":"flat","history":{"versions":3}}}
 {"id":"own","text":"the collection's own","embedding":[1,0,0],"created_at":"2026-01-01T00:00:00Z","updated_at":"2026-01-01T00:00:00Z"}
 {"collection":{"name":"mem","dim":3,"metric":"cosine","index":"flat","history":{"versions":3}},"tenant":"alice"}
 {"id":"m1","text":"alice likes tea","metadata":{"n":9007199254740991,"topic":"drink"},"embedding":[0,1,0],"created_at":"2026-01-02T03:04:05.123456789Z","updated_at":"2026-01-03T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}
-{"id":"own","text":"alice's own, not the collection's","embedding":[0,0.70710677,0.70710677],"created_at":"2026-01-02T00:00:00Z","updated_at":"2026-01-02T00:00:00Z"}
+{"id":"own","text":"alice's own, not the collection's","embedding":[0,3,4],"created_at":"2026-01-02T00:00:00Z","updated_at":"2026-01-02T00:00:00Z"}
 {"collection":{"name":"mem","dim":3,"metric":"cosine","index":"flat","history":{"versions":3}},"tenant":"bob"}
-{"id":"m1","text":"bob likes coffee","metadata":{"topic":"drink"},"embedding":[0.70710677,0.70710677,0],"created_at":"2026-01-04T00:00:00Z","updated_at":"2026-01-04T00:00:00Z"}
+{"id":"m1","text":"bob likes coffee","metadata":{"topic":"drink"},"embedding":[1,2,0],"created_at":"2026-01-04T00:00:00Z","updated_at":"2026-01-04T00:00:00Z"}
 {"collection":{"name":"mem","dim":3,"metric":"cosine","index":"flat","history":{"versions":3}},"tenant":"carol"}
 {"collection":{"name":"other","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8},"ttl":"1h0m0s"}}
 {"collection":{"name":"other","dim":2,"metric":"l2","index":"hnsw","hnsw":{"m":8},"ttl":"1h0m0s"},"tenant":"s 1/ü"}
