@@ -272,6 +272,10 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 	}
 	connect := db.connectReader
 	if !opts.ReadOnly {
+		if !mayWrite(path) {
+			// SQLite would open the file read-only and fail each write.
+			return nil, notWritable(fmt.Errorf("sqlitestore: open %s: this process may not write it", path))
+		}
 		connect = func(ctx context.Context) error { return writableErr(db.connectAndInit(ctx, url.Values{}), path) }
 	}
 	if err := connect(ctx); err != nil {
@@ -363,9 +367,15 @@ func (db *DB) connectReader(ctx context.Context) error {
 func writableErr(err error, path string) error {
 	code := sqliteCode(err) & 0xff
 	if code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_CANTOPEN && !mayWrite(path) {
-		return fmt.Errorf("%w (on read-only media, or a file or directory this process may not write; a read-only Open reads it): %w", ErrNotWritable, err)
+		return notWritable(err)
 	}
 	return err
+}
+
+// notWritable wraps err, the reason a writable Open failed, in
+// ErrNotWritable.
+func notWritable(err error) error {
+	return fmt.Errorf("%w (on read-only media, or a file or directory this process may not write; a read-only Open reads it): %w", ErrNotWritable, err)
 }
 
 // cannotIndex reports whether err is SQLite's refusal to open or build a

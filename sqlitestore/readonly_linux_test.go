@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"testing"
@@ -88,6 +89,84 @@ func TestReadOnlyMedia(t *testing.T) {
 		t.Fatalf("a writable Open on read-only media: %v, want ErrNotWritable, not ErrCorrupt", err)
 	}
 	read(path)
+	if fileSum(t, path) != before {
+		t.Fatal("the file changed")
+	}
+}
+
+// TestOpenOthersFile has another user (nobody) open a file they may read
+// but not write, in a directory they may write: SQLite would open it
+// read-only and fail each write, so a writable Open must fail with
+// ErrNotWritable, leaving no log beside the file, and a read-only one
+// read it (its log and index stay: see DB.tidy). It needs root, to run
+// the test binary as nobody.
+func TestOpenOthersFile(t *testing.T) {
+	ctx := context.Background()
+	if path := os.Getenv("SQLITESTORE_OPEN_AS_OTHER"); path != "" {
+		// The test binary, run as nobody by the test below.
+		if _, err := Open(ctx, path, nil); !errors.Is(err, ErrNotWritable) {
+			t.Fatalf("writable Open: %v, want ErrNotWritable", err)
+		}
+		for _, side := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(path + side); err == nil {
+				t.Errorf("the writable Open left %s beside the file", side)
+			}
+		}
+		db, err := Open(ctx, path, &Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("read-only Open: %v", err)
+		}
+		defer db.Close()
+		if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != 20 {
+			t.Fatalf("read-only Open: %v", err)
+		}
+		return
+	}
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run as another user")
+	}
+	// A directory everyone may enter and write, as /tmp.
+	dir, err := os.MkdirTemp("", "cairn-others-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "root.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 21)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(path, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSum(t, path)
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sqlitestore.test")
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(bin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestOpenOthersFile$", "-test.v")
+	cmd.Env = append(os.Environ(), "SQLITESTORE_OPEN_AS_OTHER="+path)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as nobody: %v\n%s", err, out)
+	}
 	if fileSum(t, path) != before {
 		t.Fatal("the file changed")
 	}
