@@ -259,6 +259,7 @@ func (m *memory) server() (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
+	s.AddReceivingMiddleware(boundErrors)
 	closed, destructive := new(false), new(true)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_store",

@@ -451,6 +451,67 @@ func TestMCPBadLines(t *testing.T) {
 	}
 }
 
+// TestMCPBadIDs feeds cairn mcp requests whose ids the SDK would drop or
+// answer as another id: a null id, a fraction, an integer past 2^53. Each
+// gets an Invalid Request reply carrying the id as sent (null for null),
+// none of them runs, and the session goes on.
+func TestMCPBadIDs(t *testing.T) {
+	script := initLines + `{"jsonrpc":"2.0","id":null,"method":"ping"}
+{"jsonrpc":"2.0","id":1.9,"method":"ping"}
+{"jsonrpc":"2.0","id":99999999999999999999,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"m1","text":"never stored"}}}
+{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}
+{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"memory_get","arguments":{"ids":["m1"]}}}
+{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}
+`
+	code, replies, log := serveScript(t, script)
+	if code != exitOK {
+		t.Fatalf("exit status %d; log:\n%s", code, log)
+	}
+	byID := map[string]rpcReply{}
+	for _, r := range replies {
+		byID[string(r.ID)] = r
+	}
+	for _, id := range []string{"null", "1.9", "99999999999999999999", "9007199254740993"} {
+		if r, ok := byID[id]; !ok || r.Error == nil || r.Error.Code != -32600 {
+			t.Errorf("id %s: reply %+v (present %v), want -32600", id, r, ok)
+		}
+	}
+	if r := byID["4"]; r.Error != nil || strings.Contains(string(r.Result), "never stored") {
+		t.Errorf("memory_get after a refused memory_store: %+v", r)
+	}
+	if r, ok := byID["-9007199254740992"]; !ok || r.Error != nil {
+		t.Errorf("id -2^53: reply %+v (present %v)", r, ok)
+	}
+	if len(replies) != 7 {
+		t.Errorf("%d replies, want 7", len(replies))
+	}
+}
+
+// TestLineConnBusyID checks that a call whose id is that of a call not
+// yet answered is refused, and that the id is free again once answered.
+func TestLineConnBusyID(t *testing.T) {
+	var out strings.Builder
+	c := &lineConn{w: &out, pending: make(map[jsonrpc.ID]struct{}), done: make(chan struct{})}
+	call := []byte(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	first := c.decode(1, call, false, maxMessage)
+	if first == nil {
+		t.Fatal("the first call was refused")
+	}
+	if c.decode(2, call, false, maxMessage) != nil {
+		t.Fatal("a second call with the id of one in flight was passed on")
+	}
+	if !strings.Contains(out.String(), `"id":7,"error":{"code":-32600`) {
+		t.Fatalf("reply: %s", out.String())
+	}
+	resp := &jsonrpc.Response{ID: first.(*jsonrpc.Request).ID, Result: json.RawMessage("{}")}
+	if err := c.Write(context.Background(), resp); err != nil {
+		t.Fatal(err)
+	}
+	if c.decode(3, call, false, maxMessage) == nil {
+		t.Fatal("the id was still busy once answered")
+	}
+}
+
 // TestMCPLongLine checks that a line longer than the limit is refused, in
 // one reply, and that the line after it is read.
 func TestMCPLongLine(t *testing.T) {
@@ -756,6 +817,14 @@ func TestMCPSizes(t *testing.T) {
 		}
 		if e := call(t, cs, tool, args, nil); !strings.Contains(e, "maxLength") && !strings.Contains(e, "(-max-text)") {
 			t.Errorf("%s of %d bytes: %q", tool, len(fmt.Sprint(args)), e)
+		}
+	}
+	// The SDK's schema error quotes the text it refuses: the reply keeps
+	// its start and end only.
+	for _, tool := range []string{"memory_store", "memory_update"} {
+		e := call(t, cs, tool, map[string]any{"id": "nope", "text": strings.Repeat("é", 500_000)}, nil)
+		if len(e) > 2*maxErrorText || !strings.Contains(e, "maxLength") || !strings.Contains(e, "bytes left out") {
+			t.Errorf("%s of a million bytes: a reply of %d bytes: %.200q", tool, len(e), e)
 		}
 	}
 

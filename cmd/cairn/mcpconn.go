@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -29,9 +30,12 @@ const maxMessage = mcp.DefaultMaxLineLength
 // cut short) gets a -32700 Parse error; JSON that is not one JSON-RPC
 // message (an array, a string, an object without "jsonrpc":"2.0" or a
 // method) gets a -32600 Invalid Request. Batches (arrays) are refused:
-// MCP dropped them in its 2025-06-18 revision. The error reply carries the
-// request's id when the line has a usable one, else null. A line still
-// without its newline is waited for; blank lines are skipped.
+// MCP dropped them in its 2025-06-18 revision. A request whose id the SDK
+// would not answer as sent (null, a fraction, an integer past 2^53), or
+// that of a call not yet answered, gets a -32600 too, and does not run.
+// The error reply carries the request's id when the line has a usable
+// one, else null. A line still without its newline is waited for; blank
+// lines are skipped.
 //
 // At the end of r, the requests already read are answered before the
 // session ends, so that a script piped into the server gets every reply.
@@ -68,7 +72,7 @@ type lineConn struct {
 	readErr  error
 
 	mu      sync.Mutex
-	pending map[jsonrpc.ID]struct{} // calls read and not yet answered
+	pending map[jsonrpc.ID]struct{} // calls decoded and not yet answered
 	drained chan struct{}           // closed when pending empties, if waited for
 
 	closeOnce sync.Once
@@ -85,11 +89,6 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		return nil, io.EOF
 	case msg, ok := <-c.incoming:
 		if ok {
-			if req, isReq := msg.(*jsonrpc.Request); isReq && req.IsCall() {
-				c.mu.Lock()
-				c.pending[req.ID] = struct{}{}
-				c.mu.Unlock()
-			}
 			return msg, nil
 		}
 	}
@@ -225,20 +224,61 @@ func (c *lineConn) decode(n int, line []byte, long bool, limit int) jsonrpc.Mess
 		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message is a JSON object")
 		return nil
 	}
+	var env struct {
+		ID     json.RawMessage `json:"id"`
+		Method *string         `json:"method"`
+	}
+	json.Unmarshal(line, &env)
+	var id json.RawMessage // the id to answer with: nil for none usable
+	if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || env.ID[0] >= '0' && env.ID[0] <= '9') {
+		id = env.ID
+	}
+	if env.Method != nil && env.ID != nil {
+		// The SDK takes a null id for none (and answers nothing), and
+		// rounds a number to an integer of 64 bits (answering another
+		// id than the one asked with).
+		if problem := badID(env.ID); problem != "" {
+			c.refuse(n, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem)
+			return nil
+		}
+	}
 	msg, err := jsonrpc.DecodeMessage(line)
 	if err != nil {
-		var env struct {
-			ID json.RawMessage `json:"id"`
-		}
-		json.Unmarshal(line, &env)
-		var id json.RawMessage
-		if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || env.ID[0] >= '0' && env.ID[0] <= '9') {
-			id = env.ID
-		}
 		c.refuse(n, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+describeDecode(err))
 		return nil
 	}
+	if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		// The SDK drops a call whose id another call in flight has.
+		c.mu.Lock()
+		_, busy := c.pending[req.ID]
+		if !busy {
+			c.pending[req.ID] = struct{}{}
+		}
+		c.mu.Unlock()
+		if busy {
+			c.refuse(n, id, jsonrpc.CodeInvalidRequest, "Invalid Request: the id "+string(id)+" is that of a call not yet answered")
+			return nil
+		}
+	}
 	return msg
+}
+
+// badID says what is wrong with raw, the id of a request, or "" if
+// nothing is: MCP asks for a string or an integer, and the SDK reads a
+// number as a float64, so that only an integer of at most 2^53 comes
+// back in the reply as it was sent.
+func badID(raw json.RawMessage) string {
+	switch raw[0] {
+	case '"':
+		return ""
+	case 'n':
+		return "the id is null: a request's id is a string or an integer (a notification has none)"
+	}
+	const exact = 1 << 53
+	if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil && -exact <= n && n <= exact {
+		return ""
+	}
+	return "the id " + string(raw) + " is not a string or an integer in digits of at most 2^53"
 }
 
 // describeDecode words the SDK's reason for refusing a message.

@@ -1,0 +1,65 @@
+// mcpbound.go holds the bound on the error text "cairn mcp" sends back.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// maxErrorText bounds the text of an error reply, in bytes, less the
+// note of what was left out.
+const maxErrorText = 1024
+
+// boundErrors is a receiving middleware that shortens the text of a
+// failed tool call, and the message of a JSON-RPC error, to about
+// maxErrorText bytes, leaving out the middle: the SDK's schema errors
+// quote the argument they refuse whole, so that a text of 12 MB over
+// -max-text came back in a reply of 12 MB. The start says what failed
+// and the end by how much.
+func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+			for _, c := range r.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = shorten(tc.Text)
+				}
+			}
+		}
+		var we *jsonrpc.Error
+		switch {
+		case err == nil:
+		case errors.As(err, &we):
+			if len(we.Message) > maxErrorText {
+				short := *we
+				short.Message = shorten(we.Message)
+				err = &short
+			}
+		case len(err.Error()) > maxErrorText:
+			err = errors.New(shorten(err.Error()))
+		}
+		return res, err
+	}
+}
+
+// shorten returns s if it is at most maxErrorText bytes long, else its
+// first and last bytes around a note of how many were left out, cut at
+// character boundaries.
+func shorten(s string) string {
+	if len(s) <= maxErrorText {
+		return s
+	}
+	head, tail := maxErrorText*3/4, len(s)-maxErrorText/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return fmt.Sprintf("%s…[%d bytes left out]…%s", s[:head], tail-head, s[tail:])
+}
