@@ -18,6 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cairndb/cairn/internal/symlink"
 	"github.com/cairndb/cairn/internal/vfsname"
 	"github.com/cairndb/cairn/vector"
 	"modernc.org/sqlite"
@@ -217,7 +218,12 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 	start := time.Now()
 	owner := !opts.ReadOnly
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && owner {
-		if err := create(ctx, path); err != nil {
+		// A dangling link: the new file goes where it points.
+		to, err := symlink.Target(path)
+		if err != nil {
+			return nil, fmt.Errorf("create: %w", err)
+		}
+		if err := create(ctx, to); err != nil {
 			return nil, fmt.Errorf("create: %w", err)
 		}
 	} else if err != nil {

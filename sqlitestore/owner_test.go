@@ -338,3 +338,38 @@ func TestWriterAfterRefusalBesideReader(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenDanglingLink opens a path that is a symbolic link to a file
+// not yet there: the file is created where the link points, as open(2)
+// creates it, and the link opens it afterwards.
+func TestOpenDanglingLink(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	os.Mkdir(filepath.Join(dir, "data"), 0o755)
+	link := filepath.Join(dir, "link.cairn")
+	if err := os.Symlink(filepath.Join("data", "real.cairn"), link); err != nil {
+		t.Fatal(err)
+	}
+	db, err := Open(ctx, link, nil)
+	if err != nil {
+		t.Fatalf("Open through a dangling link: %v", err)
+	}
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 11)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v, %v", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "data", "real.cairn")); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("no file where the link points: %v", err)
+	}
+	db, err = Open(ctx, link, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != 10 {
+		t.Fatalf("reopened: %v", err)
+	}
+}

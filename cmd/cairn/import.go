@@ -47,6 +47,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/metavalue"
+	"github.com/cairndb/cairn/internal/symlink"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -102,6 +103,12 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 	path, err := parseFile(fs, args)
 	if err != nil {
 		return err
+	}
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+		// A dangling link: the new file goes where it points.
+		if path, err = symlink.Target(path); err != nil {
+			return err
+		}
 	}
 	if *batch <= 0 {
 		return usageError("-batch must be positive, got %d", *batch)

@@ -114,6 +114,30 @@ func exportLines(t *testing.T, path string) []string {
 	return lines
 }
 
+// TestImportDanglingLink imports onto a symbolic link to a file not yet
+// there: the new file is made where the link points (it was refused as
+// "created by another program during the import"), and read through the
+// link.
+func TestImportDanglingLink(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "link.db")
+	if err := os.Symlink("real.db", link); err != nil {
+		t.Fatal(err)
+	}
+	stream := `{"collection":{"name":"c","dim":2,"metric":"l2","index":"flat"}}
+{"id":"a","embedding":[1,0]}
+`
+	if r := runCmd(t, stream, "import", "-q", link); r.code != 0 {
+		t.Fatalf("import onto a dangling link: %+v", r)
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the link was replaced: %v", err)
+	}
+	if r := runCmd(t, "", "export", link); r.code != 0 || !strings.Contains(r.stdout, `{"id":"a","embedding":[1,0],`) {
+		t.Fatalf("export through the link: %+v", r)
+	}
+}
+
 // TestImportFailureLeavesNoNewFile checks that an import into a file that
 // did not exist leaves nothing behind when it fails, wherever it fails:
 // no file, no -wal, -shm or -journal, no temporary file.

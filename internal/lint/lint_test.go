@@ -41,8 +41,9 @@ var graph = map[string]rule{
 	"internal/pace":         {},
 	"internal/reservoir":    {},
 	"qflat":                 {cairn: []string{"vector", "vector/quant"}},
-	"sqlitestore":           {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
+	"sqlitestore":           {cairn: []string{"vector", "internal/crashpoint", "internal/vfsname", "internal/symlink"}, third: []string{"modernc.org/sqlite"}},
 	"internal/crashpoint":   {},
+	"internal/symlink":      {},
 	"internal/vfsname":      {},
 	"internal/sqlitetest":   {cairn: []string{"internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/powerfail":    {third: []string{"modernc.org/libc", "modernc.org/sqlite"}},
@@ -68,7 +69,7 @@ var graph = map[string]rule{
 	// two scans and the graph) for the root, which holds the verdicts.
 	"internal/route": {cairn: []string{"vector", "flat", "qflat", "hnsw", "internal/hnswseam"}},
 	"cmd/cairn": {
-		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai", "internal/metavalue"},
+		cairn: []string{"", "vector", "hnsw", "sqlitestore", "openai", "internal/metavalue", "internal/symlink"},
 		third: []string{"github.com/modelcontextprotocol/go-sdk", "github.com/google/jsonschema-go", "modernc.org/sqlite"},
 	},
 	"langchaingo": {
