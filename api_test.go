@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -134,7 +135,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+			c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, KeepHistory: &cairn.HistoryPolicy{}})
 			if err := c.Add(ctx, cairn.Item{ID: "a", Text: "alpha", Embedding: []float32{1, 0}}); err != nil {
 				t.Fatal(err)
 			}
@@ -142,6 +143,7 @@ func TestEveryCallAfterClose(t *testing.T) {
 				t.Fatal(err)
 			}
 			kw := &cairn.QueryOptions{Mode: cairn.KeywordMode}
+			now := time.Now()
 			checks := map[string]error{
 				"Count":          func() error { _, err := c.Count(ctx); return err }(),
 				"Info":           func() error { _, err := c.Info(ctx); return err }(),
@@ -163,6 +165,11 @@ func TestEveryCallAfterClose(t *testing.T) {
 				"Collection":            func() error { _, err := db.Collection(ctx, "c"); return err }(),
 				"Collections":           func() error { _, err := db.Collections(ctx); return err }(),
 				"DeleteCollection":      db.DeleteCollection(ctx, "c"),
+				"History":               func() error { _, err := c.History(ctx, "a"); return err }(),
+				"AsOf":                  func() error { _, err := c.AsOf(ctx, now); return err }(),
+				"AsOf, the future":      func() error { _, err := c.AsOf(ctx, now.Add(time.Hour)); return err }(),
+				"AsOf, before history":  func() error { _, err := c.AsOf(ctx, time.Unix(0, 0)); return err }(),
+				"Restore":               func() error { _, err := c.Restore(ctx, now, nil); return err }(),
 			}
 			for name, err := range checks {
 				if !errors.Is(err, vector.ErrClosed) || !strings.HasPrefix(err.Error(), "cairn: ") {
@@ -174,14 +181,31 @@ func TestEveryCallAfterClose(t *testing.T) {
 			}
 		})
 	}
-	// A deleted collection's handle reports ErrNotFound from Count too.
-	db := cairn.OpenMemory(nil)
-	defer db.Close()
-	c := mustCollection(t, db, "gone", cairn.CollectionConfig{Dim: 2})
-	if err := db.DeleteCollection(ctx, "gone"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := c.Count(ctx); !errors.Is(err, vector.ErrNotFound) {
-		t.Errorf("Count of a deleted collection: %v", err)
+	// A deleted collection's handle reports ErrNotFound, from its history
+	// calls too (AsOf in a file said ErrClosed).
+	for _, op := range openers {
+		db := cairn.OpenMemory(nil)
+		if op.name != "memory" {
+			var err error
+			if db, err = cairn.Open(ctx, filepath.Join(t.TempDir(), "g.db"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := mustCollection(t, db, "gone", cairn.CollectionConfig{Dim: 2, KeepHistory: &cairn.HistoryPolicy{}})
+		if err := db.DeleteCollection(ctx, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		now := time.Now()
+		for name, err := range map[string]error{
+			"Count":   func() error { _, err := c.Count(ctx); return err }(),
+			"History": func() error { _, err := c.History(ctx, "a"); return err }(),
+			"AsOf":    func() error { _, err := c.AsOf(ctx, now); return err }(),
+			"Restore": func() error { _, err := c.Restore(ctx, now, nil); return err }(),
+		} {
+			if !errors.Is(err, vector.ErrNotFound) {
+				t.Errorf("%s: %s of a deleted collection: %v, want ErrNotFound", op.name, name, err)
+			}
+		}
+		db.Close()
 	}
 }

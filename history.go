@@ -133,6 +133,9 @@ func (c *Collection) startHistory(ctx context.Context) error {
 // historyErr checks that the collection keeps a history reaching t,
 // which must not be after now.
 func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) error {
+	if err := c.closedErr(); err != nil {
+		return err
+	}
 	if !c.keepsHistory() {
 		return fmt.Errorf("cairn: %s: %w", op, ErrNoHistory)
 	}
@@ -144,6 +147,9 @@ func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) er
 		since, err = c.historyFrom.Load(), nil
 	}
 	if err != nil {
+		if cerr := c.closedErr(); cerr != nil {
+			return cerr // the file's history went with the collection
+		}
 		return fmt.Errorf("cairn: %s: %w", op, err)
 	}
 	if t < since {
