@@ -172,6 +172,9 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 	if db.closed {
 		return nil, errClosed
 	}
+	if err := ctx.Err(); err != nil { // as a file's store would fail
+		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
+	}
 	if _, ok := db.colls[name]; ok || db.loading[name] != nil {
 		return nil, fmt.Errorf("cairn: create collection %q: %w", name, ErrCollectionExists)
 	}
@@ -397,6 +400,9 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	defer db.mu.Unlock()
 	if db.closed {
 		return errClosed
+	}
+	if err := ctx.Err(); err != nil { // as a file's store would fail
+		return fmt.Errorf("cairn: delete collection %q: %w", name, err)
 	}
 	c, ok := db.colls[name]
 	if !ok && db.persist == nil {

@@ -132,6 +132,9 @@ func (c *Collection) CreateTenant(ctx context.Context, name string) (*Tenant, er
 	if c.db.readOnly {
 		return nil, errReadOnly
 	}
+	if err := ctx.Err(); err != nil { // as a file's store would fail
+		return nil, fmt.Errorf("cairn: create tenant %q of %q: %w", name, c.name, err)
+	}
 	s, err := c.db.tenants.acquire(ctx, tenantKey{c, name}, true, func(ctx context.Context) (*Collection, bool, error) {
 		if err := c.closedErr(); err != nil {
 			return nil, false, err
@@ -207,6 +210,9 @@ func (c *Collection) DeleteTenant(ctx context.Context, name string) error {
 	}
 	if err := c.closedErr(); err != nil {
 		return err
+	}
+	if err := ctx.Err(); err != nil { // as a file's store would fail
+		return fmt.Errorf("cairn: delete tenant %q of %q: %w", name, c.name, err)
 	}
 	key := tenantKey{c, name}
 	s, err := c.db.tenants.take(ctx, key)

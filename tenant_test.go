@@ -542,3 +542,46 @@ func TestGetOrCreateTenantRace(t *testing.T) {
 		t.Fatalf("%d tenants (%v), want 20", len(names), err)
 	}
 }
+
+// TestCanceledContextChangesNothing creates and deletes collections and
+// tenants with a canceled context, in memory and in a file: each call
+// fails with context.Canceled and changes nothing (in memory they used
+// to succeed).
+func TestCanceledContextChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	done, cancel := context.WithCancel(ctx)
+	cancel()
+	for _, file := range []bool{false, true} {
+		db := cairn.OpenMemory(nil)
+		if file {
+			var err error
+			if db, err = cairn.Open(ctx, filepath.Join(t.TempDir(), "x.cairn"), nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+		if _, err := c.CreateTenant(ctx, "kept"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.CreateCollection(done, "new", cairn.CollectionConfig{Dim: 2}); !errors.Is(err, context.Canceled) {
+			t.Errorf("file %v: CreateCollection: %v", file, err)
+		}
+		if _, err := c.CreateTenant(done, "new"); !errors.Is(err, context.Canceled) {
+			t.Errorf("file %v: CreateTenant: %v", file, err)
+		}
+		if err := c.DeleteTenant(done, "kept"); !errors.Is(err, context.Canceled) {
+			t.Errorf("file %v: DeleteTenant: %v", file, err)
+		}
+		if err := db.DeleteCollection(done, "c"); !errors.Is(err, context.Canceled) {
+			t.Errorf("file %v: DeleteCollection: %v", file, err)
+		}
+		infos, err := db.Collections(ctx)
+		if err != nil || len(infos) != 1 || infos[0].Name != "c" {
+			t.Errorf("file %v: collections after: %+v, %v", file, infos, err)
+		}
+		if names, err := c.Tenants(ctx); err != nil || !slices.Equal(names, []string{"kept"}) {
+			t.Errorf("file %v: tenants after: %v, %v", file, names, err)
+		}
+		db.Close()
+	}
+}
