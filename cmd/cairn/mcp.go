@@ -88,12 +88,14 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	}
 	// stdout is the protocol's; clients show stderr in their logs.
 	fmt.Fprintf(e.stderr, "cairn mcp: serving %s, collection %q (%d memories), embeddings from %s (%s)\n", *path, *coll, n, emf.url, emf.model)
-	t := &lineTransport{r: e.stdin, w: e.stdout, log: e.stderr}
+	// An interrupt (ctx) ends the input; the session runs on until the
+	// calls in flight have answered.
+	t := &lineTransport{r: e.stdin, w: e.stdout, log: e.stderr, stop: ctx.Done()}
 	srv, err := m.server()
 	if err != nil {
 		return closeDB(*path, db, err)
 	}
-	err = srv.Run(ctx, t)
+	err = srv.Run(context.WithoutCancel(ctx), t)
 	if err != nil && ctx.Err() != nil {
 		err = nil // interrupted: a normal way to stop
 	}

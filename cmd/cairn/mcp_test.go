@@ -1054,3 +1054,73 @@ func TestMCPForeignWriteLock(t *testing.T) {
 		t.Fatalf("memory_store once the lock is let go: %s", e)
 	}
 }
+
+// TestMCPInterruptAnswersCallsInFlight interrupts cairn mcp (its context,
+// as SIGTERM cancels it) while a memory_store waits for its embedding,
+// with stdin still open: the server stops reading, lets the call finish,
+// sends its reply, and exits 0. It used to exit without the reply, the
+// memory stored: a client would store it again.
+func TestMCPInterruptAnswersCallsInFlight(t *testing.T) {
+	entered, release := make(chan struct{}), make(chan struct{})
+	srv := newEmbedServer(t, func(s string) []float32 {
+		if strings.Contains(s, "slow") {
+			close(entered)
+			<-release
+		}
+		return bagOfWords(s)
+	})
+	path := filepath.Join(t.TempDir(), "agent.db")
+	stdin, feed := io.Pipe()
+	defer feed.Close()
+	var out, errb syncBuffer
+	ctx, interrupt := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	go func() {
+		code <- run(ctx, []string{"mcp", "-db", path, "-embed-url", srv.url(), "-embed-model", "bow"}, stdin, &out, &errb)
+	}()
+	go io.WriteString(feed, initLines+`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"m1","text":"a slow memory"}}}`+"\n")
+	select {
+	case <-entered:
+	case <-time.After(time.Minute):
+		t.Fatalf("the call never reached the embedder; log:\n%s", errb.String())
+	}
+	interrupt()
+	time.Sleep(50 * time.Millisecond) // let the interrupt be seen first
+	close(release)
+	select {
+	case c := <-code:
+		if c != exitOK {
+			t.Fatalf("exit status %d; log:\n%s", c, errb.String())
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the server did not exit after the interrupt")
+	}
+	var reply *rpcReply
+	for line := range strings.Lines(out.String()) {
+		var r rpcReply
+		if json.Unmarshal([]byte(line), &r) == nil && string(r.ID) == "5" {
+			reply = &r
+		}
+	}
+	if reply == nil || reply.Error != nil || !strings.Contains(string(reply.Result), `"id":"m1"`) {
+		t.Fatalf("the reply to the call in flight: %+v; output:\n%s", reply, out.String())
+	}
+}
+
+// syncBuffer is a strings.Builder safe for a writer and a reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}

@@ -37,13 +37,16 @@ const maxMessage = mcp.DefaultMaxLineLength
 // one, else null. A line still without its newline is waited for; blank
 // lines are skipped.
 //
-// At the end of r, the requests already read are answered before the
-// session ends, so that a script piped into the server gets every reply.
+// At the end of r, or once stop closes (an interrupt), the requests
+// already read are answered before the session ends, so that a script
+// piped into the server gets every reply, and a client every reply to a
+// call that ran.
 type lineTransport struct {
 	r       io.Reader
 	w       io.Writer
-	log     io.Writer // bad lines are reported here as well
-	maxLine int       // longest line read; 0 means maxMessage
+	log     io.Writer       // bad lines are reported here as well
+	maxLine int             // longest line read; 0 means maxMessage
+	stop    <-chan struct{} // ends the session as the end of r does; nil for never
 }
 
 func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
@@ -57,6 +60,7 @@ func (t *lineTransport) Connect(context.Context) (mcp.Connection, error) {
 		incoming: make(chan jsonrpc.Message),
 		done:     make(chan struct{}),
 		pending:  make(map[jsonrpc.ID]struct{}),
+		stop:     t.stop,
 	}
 	go c.readLoop(t.r, limit)
 	return c, nil
@@ -76,23 +80,29 @@ type lineConn struct {
 	drained chan struct{}           // closed when pending empties, if waited for
 
 	closeOnce sync.Once
-	done      chan struct{} // closed by Close
+	done      chan struct{}   // closed by Close
+	stop      <-chan struct{} // lineTransport.stop
 }
 
 func (c *lineConn) SessionID() string { return "" }
 
 func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
+	var end error
 	select {
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-c.done:
 		return nil, io.EOF
+	case <-c.stop:
+		end = io.EOF
 	case msg, ok := <-c.incoming:
 		if ok {
 			return msg, nil
 		}
+		end = c.readErr
 	}
-	// The input ended: let the calls in flight answer first.
+	// The input ended, or the session was stopped: let the calls in
+	// flight answer first.
 	c.mu.Lock()
 	if len(c.pending) > 0 && c.drained == nil {
 		c.drained = make(chan struct{})
@@ -106,7 +116,7 @@ func (c *lineConn) Read(ctx context.Context) (jsonrpc.Message, error) {
 		case <-ctx.Done():
 		}
 	}
-	return nil, c.readErr
+	return nil, end
 }
 
 func (c *lineConn) Write(ctx context.Context, msg jsonrpc.Message) error {
