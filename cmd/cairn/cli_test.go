@@ -267,6 +267,7 @@ func TestImportErrors(t *testing.T) {
 		{name: "wrong dimension", stdin: fixture + `{"collection":{"name":"notes","dim":4,"metric":"cosine"}}` + "\n", stderr: "exists with dim 3", stored: -1},
 		{name: "no embedding and no embedder", args: []string{"-collection", "fresh"}, stdin: `{"id":"x","text":"hello"}`, stderr: "has no embedding", stored: -1},
 		{name: "two collections renamed", args: []string{"-collection", "one"}, stdin: fixture, stderr: "line 5: -collection renames one collection", stored: -1},
+		{name: "a line too long", stdin: fixture + `{"id":"long","text":"` + strings.Repeat("x", maxLine) + `"}` + "\n", stderr: "line 6: longer than 64 MiB", stored: -1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,6 +295,18 @@ func TestImportErrors(t *testing.T) {
 				t.Errorf("notes holds %d items, want %d", mustCount(t, c), tt.stored)
 			}
 		})
+	}
+}
+
+// TestImportBOM checks that a byte order mark before the first line, as
+// some editors write, is no error.
+func TestImportBOM(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	if r := runCmd(t, "\uFEFF"+fixture, "import", "-q", path); r.code != exitOK {
+		t.Fatalf("import after a BOM: %+v", r)
+	}
+	if r := runCmd(t, "", "export", path); r.code != exitOK || !strings.Contains(r.stdout, `"name":"notes"`) {
+		t.Fatalf("export: %+v", r)
 	}
 }
 

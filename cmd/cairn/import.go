@@ -35,6 +35,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -272,6 +273,10 @@ func (im *importer) readAll() error {
 			return fmt.Errorf("line %d: %w", n, err)
 		}
 		b := sc.Bytes()
+		if n == 1 {
+			// A byte order mark, as some editors on Windows write.
+			b = bytes.TrimPrefix(b, []byte("\uFEFF"))
+		}
 		if len(trimSpace(b)) == 0 {
 			continue
 		}
@@ -302,6 +307,9 @@ func (im *importer) readAll() error {
 		}
 	}
 	if err := sc.Err(); err != nil {
+		if errors.Is(err, bufio.ErrTooLong) {
+			return fmt.Errorf("line %d: longer than %d MiB, the most a line may hold", n+1, maxLine>>20)
+		}
 		return fmt.Errorf("line %d: %w", n+1, err)
 	}
 	return im.flush()
