@@ -414,7 +414,9 @@ type Restored struct {
 // metadata, embedding and times), or deleted if it held no item then.
 // The result is what the collection would hold now had no write happened
 // after t: an item of then whose ExpiresAt has passed since is not
-// brought back. Ids not changed since t are not touched. The restore is
+// brought back. Ids not changed since t are not touched, nor are those
+// changed and changed back (the same text, metadata, times and
+// embedding: a second restore to t changes nothing). The restore is
 // itself a write, kept in the history, so it can be undone by restoring
 // to Restored.Undo. Writes that run during a restore come before or after
 // it, id by id.
@@ -466,6 +468,9 @@ func (c *Collection) Restore(ctx context.Context, t time.Time, o *RestoreOptions
 	}
 	for key, s := range changed {
 		if s.row.id != 0 && aliveAt(s.row.expires, now) {
+			if c.holdsRow(key, &s.row, now) {
+				continue // changed back since
+			}
 			items = append(items, s.row.item())
 			res.Put = append(res.Put, key)
 		} else if present(key) {
@@ -490,6 +495,25 @@ func (c *Collection) Restore(ctx context.Context, t time.Time, o *RestoreOptions
 	slices.Sort(res.Deleted)
 	res.Undo = timeOf(w.now - 1)
 	return res, nil
+}
+
+// holdsRow reports whether key's item at now is the one row holds: the
+// same text, metadata, times and embedding (as the store keeps it).
+func (c *Collection) holdsRow(key string, row *row, now int64) bool {
+	c.mu.RLock()
+	r := c.cat.lookup(key)
+	same := r != nil && r.w == nil && c.view(now).Allow(r.id) && r.text == row.text && slices.Equal(r.md, row.md) &&
+		r.created == row.created && r.updated == row.updated && r.expires == row.expires
+	c.mu.RUnlock()
+	if !same {
+		return false
+	}
+	v, err := c.st.Get(r.id)
+	if err != nil {
+		return false
+	}
+	want, err := vector.Prepare(row.vec, c.cfg.Dim, c.cfg.Metric)
+	return err == nil && slices.Equal(v, want)
 }
 
 // restoreWrite writes items back, with their times as given, and deletes

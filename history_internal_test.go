@@ -715,3 +715,54 @@ func getText(t *testing.T, c *Collection, id string) string {
 	}
 	return got[0].Text
 }
+
+// TestRestoreTwice restores a collection to a time twice: the second
+// restore finds every id as it was then and writes nothing, in memory
+// and in a file, with embeddings not of unit length under cosine.
+func TestRestoreTwice(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []bool{false, true} {
+		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
+			db := historyDB(t, file, nil)
+			clk := NewFakeClock()
+			db.clock = clk.Now
+			c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 3, KeepHistory: &HistoryPolicy{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, Item{ID: "a", Text: "first", Embedding: []float32{3, 4, 0}, Metadata: map[string]any{"n": 1}},
+				Item{ID: "b", Text: "kept", Embedding: []float32{0, 2, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			then := clk.Now()
+			clk.Advance(time.Second)
+			if err := c.Upsert(ctx, Item{ID: "a", Text: "second", Embedding: []float32{1, 1, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, Item{ID: "c", Text: "new", Embedding: []float32{1, 0, 0}}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			first, err := c.Restore(ctx, then, nil)
+			if err != nil || !slices.Equal(first.Put, []string{"a"}) || !slices.Equal(first.Deleted, []string{"c"}) {
+				t.Fatalf("first restore: %+v, %v", first, err)
+			}
+			versions, err := c.History(ctx, "a")
+			if err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			second, err := c.Restore(ctx, then, nil)
+			if err != nil || len(second.Put) != 0 || len(second.Deleted) != 0 || !second.Undo.IsZero() {
+				t.Fatalf("second restore: %+v, %v; want nothing to do", second, err)
+			}
+			if again, err := c.History(ctx, "a"); err != nil || len(again) != len(versions) {
+				t.Fatalf("a's history: %d versions after the second restore, %d before (%v)", len(again), len(versions), err)
+			}
+			if got := getText(t, c, "a"); got != "first" {
+				t.Fatalf("a = %q", got)
+			}
+		})
+	}
+}
