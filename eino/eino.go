@@ -112,7 +112,7 @@ func (s *store) createCollection(ctx context.Context, name string, dim int) (*ca
 	if cfg.Dim == 0 {
 		cfg.Dim = dim
 	}
-	c, err = s.db.CreateCollection(ctx, name, cfg)
+	c, err = s.db.GetOrCreateCollection(ctx, name, cfg) // another Indexer may create it meanwhile
 	if err != nil {
 		return nil, fmt.Errorf("eino: %w", err)
 	}

@@ -3,6 +3,7 @@ package eino_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -238,6 +239,7 @@ func TestErrors(t *testing.T) {
 	}{
 		{"TopK 0", search(retriever.WithTopK(0)), vector.ErrInvalidK},
 		{"threshold above 1", search(retriever.WithScoreThreshold(1.5)), vector.ErrInvalidOptions},
+		{"threshold NaN", search(retriever.WithScoreThreshold(math.NaN())), vector.ErrInvalidOptions},
 		{"filter of a wrong type", search(eino.WithFilter([]string{"a"})), eino.ErrInvalidFilter},
 		{"bad filter", search(eino.WithFilter(`{"a": {"$near": 1}}`)), vector.ErrInvalidOptions},
 		{"no embedding", func() error { _, err := noEmb.Retrieve(ctx, "cats"); return err }(), eino.ErrNoEmbedding},
@@ -254,6 +256,33 @@ func TestErrors(t *testing.T) {
 	} {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: %v, want an error wrapping %v", tc.name, tc.err, tc.want)
+		}
+	}
+}
+
+// TestIndexersCreateTogether has two Indexers on one DB store the first
+// documents of a new collection at once, round after round: both writes
+// succeed (one of them used to fail with ErrCollectionExists, the other
+// Indexer having created the collection meanwhile).
+func TestIndexersCreateTogether(t *testing.T) {
+	ctx := context.Background()
+	for round := range 30 {
+		db := cairn.OpenMemory(nil)
+		errs := make([]error, 2)
+		var g sync.WaitGroup
+		for i := range errs {
+			idx, err := eino.NewIndexer(ctx, &eino.IndexerConfig{DB: db, Embedding: words{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			g.Go(func() {
+				_, errs[i] = idx.Store(ctx, []*schema.Document{{ID: string(rune('a' + i)), Content: "a document"}})
+			})
+		}
+		g.Wait()
+		db.Close()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
 		}
 	}
 }

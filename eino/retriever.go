@@ -115,7 +115,7 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retrieve
 	}
 	qo := &cairn.QueryOptions{}
 	if t := o.ScoreThreshold; t != nil {
-		if *t < 0 || *t > 1 {
+		if !(*t >= 0 && *t <= 1) { // NaN too
 			return nil, fmt.Errorf("eino: score threshold %v is not in [0, 1]: %w", *t, vector.ErrInvalidOptions)
 		}
 		if *t > 0 {

@@ -170,7 +170,8 @@ func NewDocStore(name string, cfg Config) (*DocStore, error) {
 
 // Index embeds docs and stores them in ds in one write, all or nothing.
 // Each document's id is the MD5 of its JSON form, as in localvec, and a
-// document already stored is skipped (not embedded again).
+// document already stored is skipped (not embedded again). A document
+// that another call stores meanwhile is written again, the same.
 func Index(ctx context.Context, docs []*ai.Document, ds *DocStore) error {
 	return ds.Index(ctx, docs)
 }
@@ -227,7 +228,9 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) error {
 	for i, d := range todo {
 		items[i] = cairn.Item{ID: ids[i], Text: texts[i], Metadata: d.Metadata, Embedding: res.Embeddings[i].Embedding}
 	}
-	if err := c.Add(ctx, items...); err != nil {
+	// Upsert: another call may have stored one of them since the check,
+	// under the same id, so with the same content.
+	if err := c.Upsert(ctx, items...); err != nil {
 		return fmt.Errorf("cairngenkit: %w", err)
 	}
 	return nil
@@ -248,7 +251,7 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	if o.K == 0 {
 		o.K = DefaultK
 	}
-	if o.ScoreThreshold < 0 || o.ScoreThreshold > 1 {
+	if !(o.ScoreThreshold >= 0 && o.ScoreThreshold <= 1) { // NaN too
 		return nil, fmt.Errorf("cairngenkit: score threshold %v is not in [0, 1]: %w", o.ScoreThreshold, vector.ErrInvalidOptions)
 	}
 	f, err := filterOf(o.Filter)
@@ -356,7 +359,7 @@ func (ds *DocStore) createCollection(ctx context.Context, dim int) (*cairn.Colle
 	if cfg.Dim == 0 {
 		cfg.Dim = dim
 	}
-	c, err = ds.db.CreateCollection(ctx, ds.name, cfg)
+	c, err = ds.db.GetOrCreateCollection(ctx, ds.name, cfg) // another DocStore may create it meanwhile
 	if err != nil {
 		return nil, fmt.Errorf("cairngenkit: %w", err)
 	}

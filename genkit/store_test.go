@@ -3,8 +3,10 @@ package cairngenkit_test
 import (
 	"context"
 	"errors"
+	"math"
 	"path/filepath"
 	"slices"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -196,6 +198,10 @@ func TestErrors(t *testing.T) {
 		}(), cairngenkit.ErrInvalidOptions},
 		{"negative K", search(&cairngenkit.RetrieverOptions{K: -1}), vector.ErrInvalidK},
 		{"threshold above 1", search(&cairngenkit.RetrieverOptions{ScoreThreshold: 1.5}), vector.ErrInvalidOptions},
+		{"threshold NaN", func() error { // genkit's schema check refuses it first
+			_, err := ds.Retrieve(ctx, &ai.RetrieverRequest{Query: ai.DocumentFromText("cats", nil), Options: &cairngenkit.RetrieverOptions{ScoreThreshold: math.NaN()}})
+			return err
+		}(), vector.ErrInvalidOptions},
 		{"filter of a wrong type", search(&cairngenkit.RetrieverOptions{Filter: []string{"a"}}), cairngenkit.ErrInvalidFilter},
 		{"bad filter", search(&cairngenkit.RetrieverOptions{Filter: `{"a": {"$near": 1}}`}), vector.ErrInvalidOptions},
 		{"media document", ds.Index(ctx, []*ai.Document{{Content: []*ai.Part{ai.NewMediaPart("image/png", "data:,")}}}), cairngenkit.ErrNotText},
@@ -209,5 +215,39 @@ func TestErrors(t *testing.T) {
 		if !errors.Is(tc.err, tc.want) {
 			t.Errorf("%s: %v, want an error wrapping %v", tc.name, tc.err, tc.want)
 		}
+	}
+}
+
+// TestIndexTogether indexes at once, round after round, the first
+// documents of a new collection through two DocStores of one DB, and one
+// document through two calls of one DocStore: every call succeeds, and
+// the document is stored once (one call used to fail with
+// ErrCollectionExists, the other with ErrDuplicateID).
+func TestIndexTogether(t *testing.T) {
+	ctx := context.Background()
+	for round := range 30 {
+		db := cairn.OpenMemory(nil)
+		_, ds, _, _ := setup(t, db)
+		_, other, _, _ := setup(t, db)
+		same := ai.DocumentFromText("the same document", nil)
+		errs := make([]error, 4)
+		var g sync.WaitGroup
+		g.Go(func() { errs[0] = ds.Index(ctx, []*ai.Document{ai.DocumentFromText("one", nil)}) })
+		g.Go(func() { errs[1] = other.Index(ctx, []*ai.Document{ai.DocumentFromText("two", nil)}) })
+		g.Wait()
+		g.Go(func() { errs[2] = ds.Index(ctx, []*ai.Document{same}) })
+		g.Go(func() { errs[3] = ds.Index(ctx, []*ai.Document{same}) })
+		g.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		c, err := db.Collection(ctx, "pets")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, err := c.Count(ctx); err != nil || n != 3 {
+			t.Fatalf("round %d: %d documents, %v; want 3", round, n, err)
+		}
+		db.Close()
 	}
 }

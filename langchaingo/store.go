@@ -214,7 +214,8 @@ func (s *Store) createCollection(ctx context.Context, name string, dim int) (*ca
 	if cfg.Dim == 0 {
 		cfg.Dim = dim
 	}
-	return s.db.CreateCollection(ctx, name, cfg)
+	// Another Store on the DB may create it meanwhile.
+	return s.db.GetOrCreateCollection(ctx, name, cfg)
 }
 
 // AddDocuments embeds docs and stores them in one write, all or nothing,
@@ -275,7 +276,7 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, opts .
 // wrapping [vector.ErrInvalidK].
 func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments int, opts ...vectorstores.Option) ([]schema.Document, error) {
 	o := options(opts)
-	if o.ScoreThreshold < 0 || o.ScoreThreshold > 1 {
+	if !(o.ScoreThreshold >= 0 && o.ScoreThreshold <= 1) { // NaN too
 		return nil, ErrInvalidScoreThreshold
 	}
 	f, err := filterOf(o.Filters)

@@ -3,10 +3,13 @@ package langchaingo_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -207,6 +210,7 @@ func TestStoreErrors(t *testing.T) {
 	}{
 		{"threshold below 0", search(s, vectorstores.WithScoreThreshold(-0.1)), langchaingo.ErrInvalidScoreThreshold},
 		{"threshold above 1", search(s, vectorstores.WithScoreThreshold(1.5)), vector.ErrInvalidOptions},
+		{"threshold NaN", search(s, vectorstores.WithScoreThreshold(float32(math.NaN()))), langchaingo.ErrInvalidScoreThreshold},
 		{"filters of a wrong type", search(s, vectorstores.WithFilters([]string{"a"})), langchaingo.ErrInvalidFilters},
 		{"filter value of a wrong type", search(s, vectorstores.WithFilters(map[string]any{"a": []int{1}})), vector.ErrInvalidOptions},
 		{"k < 0", func() error { _, err := s.SimilaritySearch(ctx, "x", -1); return err }(), vector.ErrInvalidK},
@@ -348,5 +352,39 @@ func TestStoreTenants(t *testing.T) {
 	alice, err := c.Tenant(ctx, "alice")
 	if n, _ := alice.Count(ctx); err != nil || n != 1 {
 		t.Fatalf("alice holds %d documents (%v)", n, err)
+	}
+}
+
+// TestStoresCreateTogether has two Stores on one DB add the first
+// documents of a new collection at once (in tenant mode, to two tenants
+// of it), round after round: both writes succeed (one of them used to
+// fail with ErrCollectionExists, the other Store having created the
+// collection meanwhile).
+func TestStoresCreateTogether(t *testing.T) {
+	ctx := context.Background()
+	for _, opts := range [][]langchaingo.Option{nil, {langchaingo.WithTenants()}} {
+		for round := range 30 {
+			db := cairn.OpenMemory(nil)
+			errs := make([]error, 2)
+			var g sync.WaitGroup
+			for i := range errs {
+				s, err := langchaingo.New(db, newEmbedder(t, nil), opts...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var ns []vectorstores.Option
+				if len(opts) > 0 {
+					ns = append(ns, vectorstores.WithNameSpace(fmt.Sprint("tenant", i)))
+				}
+				g.Go(func() {
+					_, errs[i] = s.AddDocuments(ctx, []schema.Document{{PageContent: fmt.Sprint("doc ", i)}}, ns...)
+				})
+			}
+			g.Wait()
+			db.Close()
+			if err := errors.Join(errs...); err != nil {
+				t.Fatalf("round %d, options %d: %v", round, len(opts), err)
+			}
+		}
 	}
 }
