@@ -280,7 +280,7 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 	if !opts.ReadOnly {
 		if !mayWrite(path) {
 			// SQLite would open the file read-only and fail each write.
-			return nil, notWritable(fmt.Errorf("sqlitestore: open %s: this process may not write it", path))
+			return nil, notWritable(errors.New("this process may not write it"))
 		}
 		connect = func(ctx context.Context) error { return writableErr(db.connectAndInit(ctx, url.Values{}), path) }
 	}
