@@ -17,6 +17,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/keyword"
@@ -777,5 +778,53 @@ func TestKeywordScoresAreFTS5(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestQueryHugeK checks that a k far beyond the collection's size, up to
+// the largest int, returns every item in each mode, with each index, in
+// memory and in a file: a keyword list sized its heap by k (a k of 2⁴⁰
+// ended the process out of memory), and so did the graph's walk.
+func TestQueryHugeK(t *testing.T) {
+	ctx := context.Background()
+	first := func(_ context.Context, _ string, cands []cairn.Result) ([]string, error) { return ids(cands), nil }
+	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW, cairn.QFlat} {
+		for _, file := range []bool{false, true} {
+			db := cairn.OpenMemory(nil)
+			if file {
+				var err error
+				if db, err = cairn.Open(ctx, filepath.Join(t.TempDir(), "k.cairn"), nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3, Index: kind})
+			for i := range 20 {
+				if err := c.Add(ctx, cairn.Item{ID: fmt.Sprint("i", i), Text: "word", Embedding: []float32{float32(i), 1, 1}}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			q := []float32{1, 1, 1}
+			for _, k := range []int{1 << 40, math.MaxInt} {
+				for name, o := range map[string]struct {
+					q []float32
+					o *cairn.QueryOptions
+				}{
+					"vector":  {q, nil},
+					"keyword": {nil, &cairn.QueryOptions{Mode: cairn.KeywordMode, Keywords: "word"}},
+					"hybrid":  {q, &cairn.QueryOptions{Mode: cairn.HybridMode, Keywords: "word"}},
+					"mmr":     {q, &cairn.QueryOptions{MMR: &cairn.MMR{Lambda: 0.5}}},
+					"rerank":  {q, &cairn.QueryOptions{Rerank: &cairn.Rerank{Func: first}}},
+					"recency": {q, &cairn.QueryOptions{Recency: &cairn.Recency{HalfLife: time.Hour}}},
+				} {
+					got, err := c.Query(ctx, o.q, k, o.o)
+					if err != nil || len(got) != 20 {
+						t.Errorf("%v (file %v), %s, k %d: %d results, %v; want all 20", kind, file, name, k, len(got), err)
+					}
+				}
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 }

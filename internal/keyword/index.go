@@ -440,7 +440,7 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		tf, d := float64(p.tf), float64(p.length)
 		return idf * (tf * (k1 + 1) / (tf + k1*(1-b+b*d/avg)))
 	}
-	top := make(hitHeap, 0, k)
+	top := make(hitHeap, 0, min(k, x.Len())) // k may be far more than it holds
 	offer := func(h Hit) {
 		if allow != nil && !allow(h.ID) {
 			return

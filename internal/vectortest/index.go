@@ -204,10 +204,14 @@ func indexTies(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
 	}
 }
 
+// indexSmallK checks that a k beyond the index's size, up to the largest
+// int, returns every vector (it must not size anything by k).
 func indexSmallK(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
 	r := newRand(t)
 	f := build(t, newStore, newIndex, vector.Cosine, 6, 17, r)
-	f.check(t, randVec(r, 6), 100, nil, nil, true)
+	for _, k := range []int{100, 1 << 40, math.MaxInt} {
+		f.check(t, randVec(r, 6), k, nil, nil, true)
+	}
 }
 
 func indexDelete(t *testing.T, newStore StoreFactory, newIndex IndexFactory, cfg IndexConfig) {

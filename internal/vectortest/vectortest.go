@@ -427,7 +427,7 @@ func exactTopK(m vector.Metric, data map[vector.ID]vector.Vector, q vector.Vecto
 		}
 		return all[i].id < all[j].id
 	})
-	out := make([]vector.Result, 0, k)
+	out := make([]vector.Result, 0, min(k, len(all)))
 	for _, s := range all[:min(k, len(all))] {
 		out = append(out, vector.Result{ID: s.id, Distance: float32(s.d)})
 	}
