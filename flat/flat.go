@@ -2,6 +2,7 @@ package flat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/cairndb/cairn/vector"
@@ -144,8 +145,11 @@ func (x *Index) searchSet(ctx context.Context, q vector.Vector, k int, set *vect
 			}
 		}
 		v, gerr := x.s.Get(id)
-		if gerr != nil {
+		if errors.Is(gerr, vector.ErrNotFound) {
 			return true // allowed but not stored
+		}
+		if err = gerr; err != nil {
+			return false // the store's own error: closed, say
 		}
 		top.Push(id, dist(q, v))
 		return true

@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 
@@ -117,17 +118,40 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	ix.searching()
 	ix.mu.RLock()
 	defer ix.mu.RUnlock()
-	if exact {
-		return ix.searchAll(ctx, qv, k, so.Filter)
+	var res []vector.Result
+	switch set, ok := so.Filter.(*vector.IDSet); {
+	case exact:
+		var err error
+		if res, err = ix.searchAll(ctx, qv, k, so.Filter); err != nil {
+			return nil, err
+		}
+	case ok && exactFilter(set.Len(), ef, ix.liveCount()):
+		res = ix.searchExact(qv, k, set)
+	default:
+		res = ix.walk(sc, qv, k, ef, so.Filter, ctx.Done())
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("hnsw: search: %w", err)
+		}
 	}
-	if set, ok := so.Filter.(*vector.IDSet); ok && exactFilter(set.Len(), ef, ix.liveCount()) {
-		return ix.searchExact(qv, k, set), nil
-	}
-	res := ix.walk(sc, qv, k, ef, so.Filter, ctx.Done())
-	if err := ctx.Err(); err != nil {
+	if err := ix.storeOpen(res); err != nil {
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
 	return res, nil
+}
+
+// storeOpen returns the store's error if it was closed before or during a
+// search that found res: the search reads the vectors' memory, not the
+// store, and a closed store's memory reads as zeros or as it was. One
+// read of the store after the search tells: if it finds the store open,
+// every read of the search came before the store's Close.
+func (ix *Index) storeOpen(res []vector.Result) error {
+	if len(res) == 0 {
+		return nil
+	}
+	if _, err := ix.store.Get(res[0].ID); errors.Is(err, vector.ErrClosed) {
+		return err
+	}
+	return nil
 }
 
 // searchPrepared is a search for a prepared query at beam width ef, for

@@ -5,6 +5,7 @@ package qflat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -77,14 +78,19 @@ func (x *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Searc
 	if err != nil {
 		return nil, fmt.Errorf("qflat: search: %w", err)
 	}
-	return x.rescoreTop(pq, k, cands), nil
+	res, err := x.rescoreTop(pq, k, cands)
+	if err != nil {
+		return nil, fmt.Errorf("qflat: search: %w", err)
+	}
+	return res, nil
 }
 
 // rescoreTop scores the candidates exactly from the store and returns the k
 // best. It scores four at a time with the gather kernels, which give the
 // bits of package flat's batch scan, so both indexes report the same
-// distance for a vector. A candidate deleted since the scan is skipped.
-func (x *Index) rescoreTop(q vector.Vector, k int, cands []vector.Result) []vector.Result {
+// distance for a vector. A candidate deleted since the scan is skipped;
+// any other error of the store's (closed, say) ends the search.
+func (x *Index) rescoreTop(q vector.Vector, k int, cands []vector.Result) ([]vector.Result, error) {
 	top := vector.NewTopK(k)
 	var ids [4]vector.ID
 	var vs [4]vector.Vector
@@ -115,8 +121,11 @@ func (x *Index) rescoreTop(q vector.Vector, k int, cands []vector.Result) []vect
 	}
 	for _, c := range cands {
 		v, err := x.s.Get(c.ID)
-		if err != nil {
+		if errors.Is(err, vector.ErrNotFound) {
 			continue // deleted since the scan
+		}
+		if err != nil {
+			return nil, err
 		}
 		ids[n], vs[n] = c.ID, v
 		if n++; n == 4 {
@@ -126,7 +135,7 @@ func (x *Index) rescoreTop(q vector.Vector, k int, cands []vector.Result) []vect
 	if n > 0 {
 		flush()
 	}
-	return top.Results()
+	return top.Results(), nil
 }
 
 // searchSet scores the indexed ids of a small allow-list exactly.
@@ -148,9 +157,14 @@ func (x *Index) searchSet(ctx context.Context, q vector.Vector, k int, set *vect
 				return nil, fmt.Errorf("qflat: search: %w", err)
 			}
 		}
-		if v, err := x.s.Get(id); err == nil {
-			top.Push(id, dist(q, v))
+		v, err := x.s.Get(id)
+		if errors.Is(err, vector.ErrNotFound) {
+			continue // deleted since the set was read
 		}
+		if err != nil {
+			return nil, fmt.Errorf("qflat: search: %w", err)
+		}
+		top.Push(id, dist(q, v))
 	}
 	return top.Results(), nil
 }

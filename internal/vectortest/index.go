@@ -3,6 +3,7 @@ package vectortest
 import (
 	"context"
 	"errors"
+	"io"
 	"math"
 	"math/rand/v2"
 	"sync"
@@ -32,6 +33,7 @@ func TestIndex(t *testing.T, newStore StoreFactory, newIndex IndexFactory, cfg I
 	t.Run("Track", func(t *testing.T) { indexTrack(t, newStore, newIndex) })
 	t.Run("Cancelled", func(t *testing.T) { indexCancelled(t, newStore, newIndex) })
 	t.Run("Concurrent", func(t *testing.T) { indexConcurrent(t, newStore, newIndex) })
+	t.Run("StoreClosed", func(t *testing.T) { indexStoreClosed(t, newStore, newIndex) })
 }
 
 type fixture struct {
@@ -212,6 +214,53 @@ func indexSmallK(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
 	for _, k := range []int{100, 1 << 40, math.MaxInt} {
 		f.check(t, randVec(r, 6), k, nil, nil, true)
 	}
+}
+
+// indexStoreClosed checks that searches and writes over a closed store
+// fail with ErrClosed, rather than answer from what the index still
+// holds. Stores that cannot be closed (no Close method) are not tried.
+func indexStoreClosed(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
+	s := newStore(t, 8, vector.L2)
+	closer, ok := s.(io.Closer)
+	if !ok {
+		return
+	}
+	idx := newIndex(t, s)
+	ctx := context.Background()
+	r := newRand(t)
+	for i := range 200 {
+		if err := idx.Add(ctx, vector.ID(i), randVec(r, 8)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := closer.Close(); err != nil {
+		t.Fatal(err)
+	}
+	q := randVec(r, 8)
+	for name, opts := range map[string]*vector.SearchOptions{
+		"plain":     nil,
+		"small set": {Filter: vector.NewIDSet(3, 5, 7)},
+		"large set": {Filter: vector.NewIDSet(idRange(0, 150)...)},
+		"func":      {Filter: vector.FilterFunc(func(id vector.ID) bool { return id%2 == 0 })},
+	} {
+		if got, err := idx.Search(ctx, q, 5, opts); !errors.Is(err, vector.ErrClosed) {
+			t.Errorf("Search (%s) after the store's Close = %v, %v; want ErrClosed", name, got, err)
+		}
+	}
+	if err := idx.Add(ctx, 1000, q); !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Add after the store's Close: %v; want ErrClosed", err)
+	}
+	if err := idx.Delete(ctx, 3); !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Delete after the store's Close: %v; want ErrClosed", err)
+	}
+}
+
+func idRange(lo, hi int) []vector.ID {
+	ids := make([]vector.ID, 0, hi-lo)
+	for i := lo; i < hi; i++ {
+		ids = append(ids, vector.ID(i))
+	}
+	return ids
 }
 
 func indexDelete(t *testing.T, newStore StoreFactory, newIndex IndexFactory, cfg IndexConfig) {
