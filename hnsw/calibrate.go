@@ -405,11 +405,16 @@ func (ix *Index) calibrateNow(ctx context.Context, queries []vector.Vector, pace
 // they take at most about half of one core from the queries beside them.
 func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool) (Calibration, error) {
 	start := time.Now()
+	ix.cal.mu.Lock()
+	deletes := ix.cal.deletes // those after it count towards the next one
+	ix.cal.mu.Unlock()
 	defer func() {
 		ix.cal.mu.Lock()
 		ix.cal.running = false
 		close(ix.cal.done)
 		ix.cal.mu.Unlock()
+		// The index may have changed enough while this one ran.
+		ix.noteChange(0)
 		// A reservoir of real queries may have come in during this
 		// calibration, when recordQuery could not start another: start it
 		// now if it measures better.
@@ -438,7 +443,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	finish := func() (Calibration, error) {
 		c.Took = time.Since(start)
 		ix.cal.mu.Lock()
-		ix.cal.deletes = 0
+		ix.cal.deletes -= deletes
 		ix.cal.mu.Unlock()
 		ix.cal.cur.Store(&c)
 		return c, nil
@@ -464,9 +469,12 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 		// vectors added meanwhile would count as misses (beside a bulk
 		// load, a calibration found no beam width good enough and chose
 		// exact search).
+		// Likewise the vectors deleted meanwhile leave the truth: no
+		// search can find them.
 		var only vector.Filter
+		truth := truth
 		if univ.changed(ix) {
-			only = univ
+			only, truth = univ, ix.stillIndexed(truth)
 		}
 		hits, total, nodes := 0, 0, 0
 		// Per query: in a mixed sample, the real queries' in recalls and
@@ -657,6 +665,22 @@ func (u *universe) changed(ix *Index) bool {
 	ix.idMu.Lock()
 	defer ix.idMu.Unlock()
 	return ix.next != u.next || ix.live != u.live || len(ix.tombs) != u.tomb
+}
+
+// stillIndexed returns truth less the ids the index no longer holds.
+func (ix *Index) stillIndexed(truth [][]vector.ID) [][]vector.ID {
+	ix.idMu.Lock()
+	defer ix.idMu.Unlock()
+	out := make([][]vector.ID, len(truth))
+	for i, ids := range truth {
+		out[i] = make([]vector.ID, 0, len(ids))
+		for _, id := range ids {
+			if _, ok := ix.idGet(id); ok {
+				out[i] = append(out[i], id)
+			}
+		}
+	}
+	return out
 }
 
 // exactNeighbours returns the ids of the k indexed vectors nearest to each

@@ -64,6 +64,52 @@ func TestCalibrateWhileGrowing(t *testing.T) {
 	}
 }
 
+// TestCalibrateWhileDeleting: a third of the index deleted between a
+// calibration's exact scan and its measurements. The deleted vectors were
+// in the scan's truth; counted as misses they held the measured recall
+// near two thirds, and the calibration chose exact search for a graph
+// that meets the target at its default beam. The deletes made meanwhile
+// also count towards the next calibration, which they call for (a
+// quarter of the index deleted), where the one running used to forget
+// them.
+func TestCalibrateWhileDeleting(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Uniform(2000, 200, 16, 12)
+	ix := newIndex(t, memStore(t, 16, vector.Cosine), &hnsw.Options{TargetRecall: 0.9})
+	ids := make([]vector.ID, len(ds.Base))
+	for i := range ids {
+		ids[i] = vector.ID(i)
+	}
+	if err := ix.AddBatch(ctx, ids, ds.Base); err != nil {
+		t.Fatal(err)
+	}
+	ix.WaitIdle()
+	deleted := false
+	old := hnsw.SetCalibrationTruthHook(func() {
+		if !deleted {
+			deleted = true
+			for i := 0; i < len(ids); i += 3 {
+				if err := ix.Delete(ctx, ids[i]); err != nil {
+					t.Error(err)
+				}
+			}
+		}
+	})
+	defer hnsw.SetCalibrationTruthHook(old)
+	c, err := ix.Calibrate(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("calibration across deletes: %+v", c)
+	if !deleted || c.Exact || c.Recall < 0.9 || c.Len != 2000 {
+		t.Fatalf("calibration across deletes of a third = %+v, want a beam width", c)
+	}
+	ix.WaitIdle()
+	if c2, _ := ix.Calibration(); c2.Len != ix.Len() {
+		t.Errorf("after deletes of a third during a calibration, the latest calibration is of %d vectors, want a new one of %d", c2.Len, ix.Len())
+	}
+}
+
 // TestTargetSearchesCount: TargetSearches counts each search under the
 // target by the way it went, and not the searches given an Ef.
 func TestTargetSearchesCount(t *testing.T) {
