@@ -154,6 +154,119 @@ func TestOpenAfterCrashMidCheckpoint(t *testing.T) {
 	}
 }
 
+// TestOpenHeaderCountsMoreThanLog checks that a file whose header counts
+// more pages than its log's last commit opens when the header is one the
+// log wrote. A checkpoint held back by a reader's old snapshot leaves such
+// a file after the database shrank: it copies the pages as that snapshot
+// had them, page 1 counting the pages the database had then, skips the
+// pages beyond the newest commit's size, and neither truncates the file
+// nor restarts the log; SQLite reads page 1 from the log. Open refused
+// such a file as truncated ("holds 103 of its 100 pages"), found after a
+// reader outlived two crashed writers, a collection's delete and a
+// Compact.
+func TestOpenHeaderCountsMoreThanLog(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.cairn")
+	db, err := Open(ctx, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	put := func(c *Collection, from, to int) {
+		var items []Item
+		for id := from; id <= to; id++ {
+			items = append(items, itemFor(vector.ID(id), ckptDim))
+		}
+		if err := c.PutItems(ctx, items); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put(mustCollection(t, db, "c", ckptDim, vector.L2), 1, 200)
+	if err := db.Close(); err != nil { // checkpoints: the log is empty
+		t.Fatal(err)
+	}
+	if db, err = Open(ctx, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	big := mustCollection(t, db, "big", ckptDim, vector.L2)
+	for from := 1; from <= 1600; from += 200 {
+		put(big, from, from+199)
+	}
+	if err := db.DropCollection(ctx, "big"); err != nil { // and vacuums: the database shrinks
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "held.cairn")
+	copyFile(t, src, path)
+	copyFile(t, src+"-wal", path+"-wal")
+
+	// The checkpoint, held at the largest commit by a reader's snapshot.
+	wal, err := os.ReadFile(path + "-wal")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps := int(binary.BigEndian.Uint32(wal[8:]))
+	type commit struct {
+		size  uint32
+		pages map[uint32][]byte
+	}
+	var commits []commit
+	pending := map[uint32][]byte{}
+	for off := walHeaderSize; off+walFrameHeaderSize+ps <= len(wal); off += walFrameHeaderSize + ps {
+		fh := wal[off : off+walFrameHeaderSize]
+		if !bytes.Equal(fh[8:16], wal[16:24]) {
+			break
+		}
+		pending[binary.BigEndian.Uint32(fh)] = wal[off+walFrameHeaderSize : off+walFrameHeaderSize+ps]
+		if size := binary.BigEndian.Uint32(fh[4:]); size != 0 {
+			commits = append(commits, commit{size, pending})
+			pending = map[uint32][]byte{}
+		}
+	}
+	last, held := commits[len(commits)-1].size, 0
+	for i, c := range commits {
+		if c.size > commits[held].size {
+			held = i
+		}
+	}
+	if commits[held].size <= last {
+		t.Fatalf("the log does not shrink the database (largest %d pages, last %d)", commits[held].size, last)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commits[:held+1] {
+		for p, b := range c.pages {
+			if p <= last {
+				if _, err := f.WriteAt(b, int64(p-1)*int64(ps)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("header %d pages, log's last commit %d", commits[held].size, last)
+
+	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer rdb.Close()
+	c, err := rdb.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 200 {
+		t.Fatalf("%d items, want 200", c.Len())
+	}
+	if _, err := rdb.Collection(ctx, "big"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("the deleted collection: %v, want ErrNotFound", err)
+	}
+}
+
 // TestOpenRefusesTruncationTheLogDoesNotCover checks that trusting the log
 // does not let real damage through: a short file whose missing pages are
 // not all in the log is refused, and neither file is modified.

@@ -699,18 +699,26 @@ func checkHeaderOnce(f *os.File, path string) error {
 	if fi.Size()%ps == 0 && counted <= complete {
 		return nil
 	}
-	// A checkpoint copies pages from the write-ahead log into the file in
-	// page order, so page 1, with the new page count, lands before the file
-	// has grown; a crash then leaves a short file whose missing pages are
-	// all still in the log, where SQLite's recovery reads them. Trust that
-	// only if the log's last commit really holds every missing page, and
-	// the header (copied from the log) counts no more pages than that
-	// commit: every commit that changes the size rewrites page 1.
+	// Where the log holds a commit, the database is as its last commit
+	// has it: that many pages, each from the log where the log holds it,
+	// else from the file. The file's header, copied from the log by a
+	// checkpoint, may count pages the file lacks:
+	//   - a checkpoint copies pages in page order, so page 1, with the new
+	//     page count, lands before the file has grown; a crash then leaves
+	//     a short file whose missing pages are all still in the log;
+	//   - a checkpoint held back by a reader's old snapshot copies page 1
+	//     as that snapshot had it, when the database was larger, and
+	//     neither truncates the file nor restarts the log.
+	// Trust the file only if the last commit's pages are all in the file
+	// or the log, and its header is one a commit of the log wrote or
+	// counts no more pages than the last commit (every commit that
+	// changes the size rewrites page 1): a header from a commit the log
+	// has lost means the file holds pages the log no longer explains.
 	w, err := readWAL(path+"-wal", int(ps))
 	if err != nil {
 		return err
 	}
-	if w.pages > 0 && counted <= int64(w.pages) && w.covers(complete+1, int64(w.pages)) {
+	if w.pages > 0 && w.covers(complete+1, int64(w.pages)) && (counted <= int64(w.pages) || w.headers[h]) {
 		return nil
 	}
 	if fi.Size()%ps != 0 {

@@ -29,6 +29,9 @@ type walState struct {
 	pages uint32
 	// has reports, for each page, whether a committed frame holds it.
 	has map[uint32]bool
+	// headers holds the database header (page 1's first 100 bytes) of
+	// each committed frame of page 1.
+	headers map[[100]byte]bool
 }
 
 // readWAL parses the write-ahead log at path for a database of page size
@@ -71,6 +74,7 @@ func parseWAL(r io.Reader, ps int) (walState, error) {
 	}
 	var st walState
 	pending := map[uint32]bool{} // pages of frames after the last commit seen
+	var heads [][100]byte        // page 1's headers in those frames
 	frame := make([]byte, walFrameHeaderSize+ps)
 	for {
 		if _, err := io.ReadFull(r, frame); err != nil {
@@ -87,14 +91,21 @@ func parseWAL(r io.Reader, ps int) (walState, error) {
 			return st, nil
 		}
 		pending[pgno] = true
+		if pgno == 1 {
+			heads = append(heads, [100]byte(frame[walFrameHeaderSize:]))
+		}
 		if commit != 0 {
 			if st.has == nil {
-				st.has = map[uint32]bool{}
+				st.has, st.headers = map[uint32]bool{}, map[[100]byte]bool{}
 			}
 			for p := range pending {
 				st.has[p] = true
 			}
+			for _, h := range heads {
+				st.headers[h] = true
+			}
 			clear(pending)
+			heads = heads[:0]
 			st.pages = commit
 		}
 	}
