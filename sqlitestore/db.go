@@ -563,9 +563,16 @@ func migrate(ctx context.Context, conn *sql.Conn, from int) error {
 // create builds a new, empty database under a temporary name and links it
 // into place, so that path only ever names a complete database.
 func create(ctx context.Context, path string) error {
+	dir := filepath.Dir(path)
+	if _, err := os.Stat(dir); err != nil {
+		return err // no such directory, or none this process may look in
+	}
+	if !mayCreateIn(dir) {
+		return notWritable(errors.New("this process may not create a file in its directory"))
+	}
 	var rnd [8]byte
 	rand.Read(rnd[:])
-	tmp := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".new-"+hex.EncodeToString(rnd[:]))
+	tmp := filepath.Join(dir, "."+filepath.Base(path)+".new-"+hex.EncodeToString(rnd[:]))
 	defer os.Remove(tmp)
 	defer os.Remove(tmp + "-journal")
 	defer os.Remove(tmp + "-wal")

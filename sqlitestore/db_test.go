@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -186,6 +187,16 @@ func TestOpenDirectory(t *testing.T) {
 	}
 	if _, err := Open(context.Background(), "x.cairn", &Options{MaxGroup: -1}); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Fatalf("Open with bad options: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestOpenInMissingDirectory: a new file in a directory that does not
+// exist is refused with an error wrapping fs.ErrNotExist, where SQLite
+// said only "unable to open database file" of a temporary name.
+func TestOpenInMissingDirectory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "no", "such", "x.cairn")
+	if _, err := Open(context.Background(), path, nil); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Open in a missing directory: %v, want fs.ErrNotExist", err)
 	}
 }
 

@@ -88,6 +88,10 @@ func TestReadOnlyMedia(t *testing.T) {
 	if _, err := Open(ctx, path, nil); !errors.Is(err, ErrNotWritable) || errors.Is(err, vector.ErrCorrupt) {
 		t.Fatalf("a writable Open on read-only media: %v, want ErrNotWritable, not ErrCorrupt", err)
 	}
+	// A new file there, before: "create: unable to open database file (14)".
+	if _, err := Open(ctx, filepath.Join(dir, "new.cairn"), nil); !errors.Is(err, ErrNotWritable) {
+		t.Fatalf("a new file on read-only media: %v, want ErrNotWritable", err)
+	}
 	read(path)
 	if fileSum(t, path) != before {
 		t.Fatal("the file changed")

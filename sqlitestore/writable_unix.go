@@ -15,3 +15,10 @@ func mayWrite(path string) bool {
 	const w = 2 // W_OK
 	return syscall.Access(path, w) == nil && syscall.Access(filepath.Dir(path), w) == nil
 }
+
+// mayCreateIn reports whether this process may create a file in the
+// directory dir.
+func mayCreateIn(dir string) bool {
+	const w = 2 // W_OK
+	return syscall.Access(dir, w) == nil
+}
