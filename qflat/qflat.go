@@ -47,8 +47,8 @@ func (o *Options) Validate() error {
 	if o.Rescore < 0 || o.Rescore > 1024 {
 		return fmt.Errorf("%w: qflat: rescore %d must be in [0, 1024]", vector.ErrInvalidOptions, o.Rescore)
 	}
-	if o.Train.Sample < 0 || !(o.Train.Clip < 0.25) {
-		return fmt.Errorf("%w: qflat: train sample %d must not be negative and clip %v must be below 0.25", vector.ErrInvalidOptions, o.Train.Sample, o.Train.Clip)
+	if err := o.Train.Validate(); err != nil {
+		return fmt.Errorf("qflat: train: %w", err)
 	}
 	return nil
 }
@@ -94,7 +94,8 @@ type table struct {
 // New returns an empty index over s. It indexes only what it is given
 // (Add, AddBatch, Track): to index vectors already in s, Track their ids.
 // It returns an error wrapping [vector.ErrInvalidOptions] for bad options
-// or a store whose dimension exceeds [quant.MaxDim].
+// (Train.Dims above the store's dimension too), a nil store, or one whose
+// dimension exceeds [quant.MaxDim].
 func New(s vector.Store, opts *Options) (*Index, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
@@ -106,8 +107,13 @@ func New(s vector.Store, opts *Options) (*Index, error) {
 	if o.Rescore == 0 {
 		o.Rescore = DefaultRescore
 	}
-	if s.Dim() > quant.MaxDim {
+	switch {
+	case s == nil:
+		return nil, fmt.Errorf("%w: qflat: nil store", vector.ErrInvalidOptions)
+	case s.Dim() > quant.MaxDim:
 		return nil, fmt.Errorf("%w: qflat: dimension %d above %d", vector.ErrInvalidOptions, s.Dim(), quant.MaxDim)
+	case o.Train.Dims > s.Dim():
+		return nil, fmt.Errorf("%w: qflat: train Dims %d of vectors of %d", vector.ErrInvalidOptions, o.Train.Dims, s.Dim())
 	}
 	return &Index{
 		s: s, m: s.Metric(), dim: s.Dim(), rescore: o.Rescore, train: o.Train,

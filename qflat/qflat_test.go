@@ -15,6 +15,7 @@ import (
 	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 func memStore(t testing.TB, dim int, m vector.Metric) *vector.MemStore {
@@ -301,10 +302,19 @@ func TestDataIntact(t *testing.T) {
 	if idx.Len() != 100 || s.Len() != 100 {
 		t.Fatalf("Len = %d, store %d after rejected writes", idx.Len(), s.Len())
 	}
-	for _, o := range []qflat.Options{{Rescore: -1}, {Rescore: 2000}, {Train: quantClip(0.5)}} {
+	// Bits, Dims beyond the store's or negative: refused at New and by
+	// Validate where they are known, not at every Add after.
+	for _, o := range []qflat.Options{{Rescore: -1}, {Rescore: 2000}, {Train: quantClip(0.5)},
+		{Train: quant.TrainOptions{Bits: 2}}, {Train: quant.TrainOptions{Dims: 9}}, {Train: quant.TrainOptions{Dims: -1}}} {
 		if _, err := qflat.New(s, &o); !errors.Is(err, vector.ErrInvalidOptions) {
 			t.Errorf("New(%+v) = %v", o, err)
 		}
+		if err := o.Validate(); o.Train.Dims != 9 && !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Validate(%+v) = %v", o, err)
+		}
+	}
+	if _, err := qflat.New(nil, nil); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("New(nil store) = %v", err)
 	}
 }
 

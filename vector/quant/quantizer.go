@@ -63,6 +63,14 @@ type TrainOptions struct {
 	Dims int
 }
 
+// Validate reports a problem with o, as an error wrapping
+// [vector.ErrInvalidOptions]; a nil o is valid. Dims is checked against
+// a dimension only by Train.
+func (o *TrainOptions) Validate() error {
+	_, err := o.withDefaults()
+	return err
+}
+
 func (o *TrainOptions) withDefaults() (TrainOptions, error) {
 	var r TrainOptions
 	if o != nil {
