@@ -2,6 +2,7 @@ package hnsw
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -281,6 +282,9 @@ func (ix *Index) reserve(ctx context.Context, ids []vector.ID) ([]node, error) {
 		for i, id := range ids {
 			s, ok := ix.slots.Slot(id)
 			if !ok {
+				if _, err := ix.store.Get(id); errors.Is(err, vector.ErrClosed) {
+					return nil, err // closed since the caller put it there
+				}
 				return nil, fmt.Errorf("item %d (id %d): %w: not in the store", i, id, vector.ErrNotFound)
 			}
 			want[i] = node(s)
@@ -403,7 +407,9 @@ func (ix *Index) randomLevel() int {
 
 // Add stores v under id in the store and links it into the graph. It
 // returns an error wrapping [vector.ErrDuplicateID] if id is present and the
-// validation errors of [vector.Check]; on error nothing changes.
+// validation errors of [vector.Check]; on error nothing changes, but for an
+// Add cut short by the store's Close (it fails with [vector.ErrClosed]),
+// whose vector may have reached the store, as one cut short by a crash.
 func (ix *Index) Add(ctx context.Context, id vector.ID, v vector.Vector) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("hnsw: add %d: %w", id, err)

@@ -176,6 +176,26 @@ func TestAddBatchRollback(t *testing.T) {
 	}
 }
 
+// closeAfterPut is a store closed right after each Put, as by a Close
+// of another goroutine that lands there.
+type closeAfterPut struct{ *vector.MemStore }
+
+func (s closeAfterPut) Put(ctx context.Context, id vector.ID, v vector.Vector) error {
+	err := s.MemStore.Put(ctx, id, v)
+	s.MemStore.Close()
+	return err
+}
+
+// TestAddStoreClosed: an Add whose store is closed between its Put and
+// the graph's lookup of the vector's slot fails with ErrClosed, where it
+// said the vector was not in the store (ErrNotFound).
+func TestAddStoreClosed(t *testing.T) {
+	ix := newIndex(t, closeAfterPut{memStore(t, 4, vector.L2)}, nil)
+	if err := ix.Add(context.Background(), 7, vector.Vector{1, 2, 3, 4}); !errors.Is(err, vector.ErrClosed) {
+		t.Fatalf("Add over a store closed after its Put: %v, want ErrClosed", err)
+	}
+}
+
 // saveGraph returns ix's saved graph, having checked that it is written in
 // format version want.
 func saveGraph(t testing.TB, ix *hnsw.Index, want uint32) []byte {
