@@ -17,6 +17,9 @@ type ItemsOptions struct {
 	// Filter, if non-nil, restricts the items to those whose metadata it
 	// matches.
 	Filter *Filter
+	// IDs, if non-nil, restricts the items to those of these ids; an id
+	// the collection does not hold is left out.
+	IDs []string
 	// Embeddings, if set, fills each Item's Embedding with a copy of its
 	// vector; otherwise it is nil and no vector is copied. A collection
 	// kept in a file gives the vector as it was written, read back from
@@ -59,13 +62,17 @@ func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item,
 				return
 			}
 		}
-		ids, err := c.itemIDs(opts.Filter, m)
+		ids, err := c.itemIDs(opts.Filter, m, opts.IDs)
 		if err != nil {
 			yield(Item{}, err)
 			return
 		}
 		if f := c.be.file(); f != nil && opts.Embeddings {
-			c.itemsAsWritten(ctx, f, ids, yield)
+			if opts.IDs != nil {
+				c.itemsAsWrittenByID(ctx, f, ids, yield)
+			} else {
+				c.itemsAsWritten(ctx, f, ids, yield)
+			}
 			return
 		}
 		for len(ids) > 0 {
@@ -90,17 +97,27 @@ func (c *Collection) Items(ctx context.Context, o *ItemsOptions) iter.Seq2[Item,
 }
 
 // itemIDs returns the sorted ids of the items m (f compiled) matches, or
-// of every item if m is nil.
-func (c *Collection) itemIDs(f *Filter, m matcher) ([]vector.ID, error) {
+// of every item if m is nil; only of those of keys if keys is not nil.
+func (c *Collection) itemIDs(f *Filter, m matcher, keys []string) ([]vector.ID, error) {
 	now := c.now()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if c.err != nil {
 		return nil, c.err
 	}
-	ids := c.cat.visible(f, m, c.view(now))
+	var ids []vector.ID
+	if keys == nil {
+		ids = c.cat.visible(f, m, c.view(now))
+	} else {
+		view := c.view(now)
+		for _, key := range keys {
+			if r := c.cat.lookup(key); r != nil && view.Allow(r.id) && (m == nil || m(r)) {
+				ids = append(ids, r.id)
+			}
+		}
+	}
 	slices.Sort(ids)
-	return ids, nil
+	return slices.Compact(ids), nil
 }
 
 // itemsOf returns the items of ids still in the collection.
@@ -166,6 +183,34 @@ func (c *Collection) itemsAsWritten(ctx context.Context, f *sqlitestore.Collecti
 			err = fmt.Errorf("cairn: items: %w", err)
 		}
 		yield(Item{}, err)
+	}
+}
+
+// itemsAsWrittenByID is itemsAsWritten for a few ids: it reads their
+// rows one by one rather than walk the file.
+func (c *Collection) itemsAsWrittenByID(ctx context.Context, f *sqlitestore.Collection, ids []vector.ID, yield func(Item, error) bool) {
+	for _, id := range ids {
+		row, err := f.GetItem(ctx, id)
+		if errors.Is(err, vector.ErrNotFound) {
+			continue // replaced or deleted since the start
+		}
+		var it Item
+		ok := false
+		if err == nil {
+			it, ok, err = c.itemWith(row)
+		}
+		if err != nil {
+			if cerr := c.closedErr(); cerr != nil {
+				err = cerr
+			} else {
+				err = fmt.Errorf("cairn: items: %w", err)
+			}
+			yield(Item{}, err)
+			return
+		}
+		if ok && !yield(it, nil) {
+			return
+		}
 	}
 }
 

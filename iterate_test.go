@@ -84,6 +84,32 @@ func TestItems(t *testing.T) {
 		if got := collect(nil); len(got) != n-2 {
 			t.Fatalf("nil options: %d items, want %d", len(got), n-2)
 		}
+		// IDs: those held, once each, in Find's order; with a filter,
+		// those it matches too. An empty list is no item.
+		some := []string{items[9].ID, "missing", items[5].ID, items[2].ID, items[9].ID, items[400].ID}
+		for _, f := range []*cairn.Filter{nil, cairn.Eq("even", true)} {
+			want, err := c.Find(ctx, f, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = slices.DeleteFunc(want, func(it cairn.Item) bool { return !slices.Contains(some, it.ID) })
+			got := collect(&cairn.ItemsOptions{IDs: some, Filter: f, Embeddings: true})
+			if len(got) != len(want) {
+				t.Fatalf("IDs %q, filter %v: %d items, want %d", some, f, len(got), len(want))
+			}
+			for i := range got {
+				w := want[i].Embedding
+				if op.name == "sqlite" {
+					w = written[want[i].ID]
+				}
+				if got[i].ID != want[i].ID || !slices.Equal(got[i].Embedding, w) {
+					t.Fatalf("IDs %q, filter %v, item %d: %q %v, want %q %v", some, f, i, got[i].ID, got[i].Embedding, want[i].ID, w)
+				}
+			}
+		}
+		if got := collect(&cairn.ItemsOptions{IDs: []string{}}); len(got) != 0 {
+			t.Fatalf("IDs empty: %d items", len(got))
+		}
 
 		// Breaking out early stops; an item deleted or replaced before its
 		// page is read is left out (the new version was written after the

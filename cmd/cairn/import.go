@@ -42,6 +42,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"time"
@@ -221,7 +222,7 @@ type section struct{ coll, tenant string }
 type itemWriter interface {
 	Add(ctx context.Context, items ...cairn.Item) error
 	Upsert(ctx context.Context, items ...cairn.Item) error
-	Get(ctx context.Context, ids ...string) ([]cairn.Item, error)
+	Items(ctx context.Context, o *cairn.ItemsOptions) iter.Seq2[cairn.Item, error]
 	DeleteIfExists(ctx context.Context, ids ...string) (int, error)
 }
 

@@ -224,6 +224,8 @@ func TestImportFailureLeavesFileUnchanged(t *testing.T) {
 			stdin: itemLines(0, 2500, 2200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
 		{name: "upsert, repeated id in a later batch", args: []string{"-collection", "notes", "-upsert"},
 			stdin: `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert replacing an embedding not of unit length", args: []string{"-collection", "notes", "-upsert"},
+			stdin: `{"id":"c","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
 		{name: "tenant of an unknown collection", sameBytes: true,
 			stdin: alice + itemLines(0, 10, 0, "") + `{"collection":{"name":"nope","dim":3},"tenant":"t"}` + "\n", stderr: `line 12: tenant "t": collection "nope" is not in the file`},
 		{name: "empty tenant name", sameBytes: true,
@@ -239,6 +241,8 @@ func TestImportFailureLeavesFileUnchanged(t *testing.T) {
 				itemLines(0, 1500, 1200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
 		{name: "upsert into a tenant, repeated id in a later batch", args: []string{"-upsert"},
 			stdin: alice + `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert into a tenant replacing an embedding not of unit length", args: []string{"-upsert"},
+			stdin: alice + `{"id":"z","text":"replaced","embedding":[1,0,0]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

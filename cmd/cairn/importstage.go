@@ -8,7 +8,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,7 +15,6 @@ import (
 	"time"
 
 	"github.com/cairndb/cairn"
-	"github.com/cairndb/cairn/vector"
 )
 
 // event is a collection start in the spool: it applies before the
@@ -47,21 +45,28 @@ type undoRecord struct {
 // replaces are put back.
 func (im *importer) undoOf(items []cairn.Item) (*undoRecord, error) {
 	u := &undoRecord{Collection: im.cur.name, Tenant: im.cur.tenant}
-	for _, it := range items {
-		if !im.upsert {
-			u.Delete = append(u.Delete, it.ID)
-			continue
-		}
-		old, err := im.dst.Get(im.ctx, it.ID)
-		switch {
-		case errors.Is(err, vector.ErrNotFound):
-			u.Delete = append(u.Delete, it.ID)
-		case err != nil:
+	ids := make([]string, len(items))
+	for i, it := range items {
+		ids[i] = it.ID
+	}
+	if !im.upsert {
+		u.Delete = ids
+		return u, nil
+	}
+	// The items replaced, with their embeddings as written (Get gives
+	// the stored form: unit length under Cosine).
+	replaced := map[string]bool{}
+	for o, err := range im.dst.Items(im.ctx, &cairn.ItemsOptions{IDs: ids, Embeddings: true}) {
+		if err != nil {
 			return nil, err
-		default:
-			o := old[0]
-			u.Put = append(u.Put, jsonItem{ID: o.ID, Text: o.Text, Metadata: o.Metadata, Embedding: o.Embedding,
-				CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, ExpiresAt: o.ExpiresAt})
+		}
+		replaced[o.ID] = true
+		u.Put = append(u.Put, jsonItem{ID: o.ID, Text: o.Text, Metadata: o.Metadata, Embedding: o.Embedding,
+			CreatedAt: o.CreatedAt, UpdatedAt: o.UpdatedAt, ExpiresAt: o.ExpiresAt})
+	}
+	for _, id := range ids {
+		if !replaced[id] {
+			u.Delete = append(u.Delete, id)
 		}
 	}
 	return u, nil
