@@ -15,9 +15,10 @@ type CheckReport struct {
 	// Problems lists what is wrong, one sentence each; empty if the file
 	// passed every check.
 	Problems []string
-	// Collections, Items and Graphs count what was checked: saved
-	// graphs are counted when they were loaded and verified.
-	Collections, Items, Graphs int
+	// Collections, Tenants, Items and Graphs count what was checked
+	// (Items those of the tenants too): saved graphs are counted when
+	// they were loaded and verified.
+	Collections, Tenants, Items, Graphs int
 }
 
 // maxProblems bounds the problems a check lists per collection.
@@ -27,8 +28,8 @@ const maxProblems = 20
 // opens the file read-only (see [Options.ReadOnly]), so it changes no byte
 // of it and works beside the file's writer (checking the file as of its
 // start) and on read-only media: SQLite's integrity_check over every
-// page; then, for each collection, its settings, every row against the
-// key index a collection builds (each item has a non-empty id, no id
+// page; then, for each collection, its settings, every row (and every row
+// of each of its tenants) against the key index a collection builds (each item has a non-empty id, no id
 // twice, metadata of the stored form) and the count of rows against the
 // vectors loaded; and every saved HNSW graph that is current, loaded over
 // the rows and checked with [hnsw.Index.Verify]. A graph that is missing
@@ -63,6 +64,44 @@ func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
 	return rep, nil
 }
 
+// checkRows checks the rows of c, a collection or a tenant, against the
+// key index a collection builds, and counts them in rep. Its error is for
+// a check that could not go on.
+func checkRows(ctx context.Context, c *sqlitestore.Collection, rep *CheckReport, problem func(string, ...any)) error {
+	keys := make(map[string]vector.ID, c.Len())
+	rows := 0
+	err := c.ForEachPayload(ctx, func(it sqlitestore.Item) error {
+		rows++
+		switch prev, dup := keys[it.Key]; {
+		case it.Key == "":
+			problem("row %d has no id", it.ID)
+		case dup:
+			problem("rows %d and %d have the same id %q", prev, it.ID, it.Key)
+		default:
+			keys[it.Key] = it.ID
+		}
+		if _, err := decodeMetadata(it.Metadata); err != nil {
+			problem("row %d (%q): %v", it.ID, it.Key, err)
+		}
+		if _, err := c.Get(it.ID); err != nil {
+			problem("row %d (%q) has no vector loaded: %v", it.ID, it.Key, err)
+		}
+		return ctx.Err()
+	})
+	if err != nil {
+		if errors.Is(err, vector.ErrCorrupt) {
+			problem("%v", err)
+			return nil
+		}
+		return err
+	}
+	rep.Items += rows
+	if rows != c.Len() {
+		problem("%d rows but %d vectors loaded", rows, c.Len())
+	}
+	return nil
+}
+
 // checkCollection adds what is wrong with one collection to rep. Its
 // error is for a check that could not go on (a cancelled ctx, say).
 func checkCollection(ctx context.Context, sdb *sqlitestore.DB, in sqlitestore.CollectionInfo, rep *CheckReport) error {
@@ -91,36 +130,36 @@ func checkCollection(ctx context.Context, sdb *sqlitestore.DB, in sqlitestore.Co
 		}
 		return err
 	}
-	keys := make(map[string]vector.ID, c.Len())
-	rows := 0
-	err = c.ForEachPayload(ctx, func(it sqlitestore.Item) error {
-		rows++
-		switch prev, dup := keys[it.Key]; {
-		case it.Key == "":
-			problem("row %d has no id", it.ID)
-		case dup:
-			problem("rows %d and %d have the same id %q", prev, it.ID, it.Key)
-		default:
-			keys[it.Key] = it.ID
-		}
-		if _, err := decodeMetadata(it.Metadata); err != nil {
-			problem("row %d (%q): %v", it.ID, it.Key, err)
-		}
-		if _, err := c.Get(it.ID); err != nil {
-			problem("row %d (%q) has no vector loaded: %v", it.ID, it.Key, err)
-		}
-		return ctx.Err()
-	})
+	if err := checkRows(ctx, c, rep, problem); err != nil {
+		return err
+	}
+	names, err := c.Tenants(ctx)
 	if err != nil {
 		if errors.Is(err, vector.ErrCorrupt) {
-			problem("%v", err)
+			problem("tenants: %v", err)
 			return nil
 		}
 		return err
 	}
-	rep.Items += rows
-	if rows != c.Len() {
-		problem("%d rows but %d vectors loaded", rows, c.Len())
+	for _, name := range names {
+		rep.Tenants++
+		tenantProblem := func(format string, a ...any) {
+			problem("tenant %q: %s", name, fmt.Sprintf(format, a...))
+		}
+		t, err := c.Tenant(ctx, name)
+		if errors.Is(err, vector.ErrCorrupt) {
+			tenantProblem("%v", err)
+			continue
+		}
+		if err == nil {
+			err = checkRows(ctx, t, rep, tenantProblem)
+			if uerr := t.Unload(); err == nil {
+				err = uerr
+			}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	ix, err := hnsw.New(c, &cfg.HNSW)
 	if err != nil {

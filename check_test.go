@@ -45,6 +45,15 @@ func newCheckedFile(t *testing.T) string {
 		if err := c.Add(ctx, items...); err != nil {
 			t.Fatal(err)
 		}
+		if cfg.name == "flat" {
+			tn, err := c.CreateTenant(ctx, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := tn.Add(ctx, items[:5]...); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -141,6 +150,8 @@ func TestCheck(t *testing.T) {
 		{name: "empty id", damage: []string{"UPDATE items_1 SET key = NULL WHERE id = 3"}, want: []string{`collection "flat": row 3 has no id`}},
 		{name: "bad metadata", damage: []string{`UPDATE items_2 SET meta = '{"i":[1,2]}' WHERE id = 7`}, want: []string{`collection "graph": row 7 ("id6")`}},
 		{name: "bad settings", damage: []string{`UPDATE collections SET settings = '{"index":"btree"}' WHERE name = 'flat'`}, want: []string{`collection "flat"`, "unknown index"}},
+		{name: "bad metadata in a tenant", damage: []string{`UPDATE tenant_items SET meta = X'0a' WHERE key = 'id2'`}, want: []string{`collection "flat": tenant "t1": row`, `("id2")`}},
+		{name: "tenant row without id", damage: []string{`UPDATE tenant_items SET key = NULL WHERE key = 'id3'`}, want: []string{`collection "flat": tenant "t1": row`, "has no id"}},
 		{name: "damaged graph", damage: []string{"UPDATE index_chunks SET data = zeroblob(length(data))"}, want: []string{`collection "graph": saved graph`}},
 	}
 	for _, tt := range tests {
@@ -158,7 +169,7 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(tt.want) == 0 {
-				if len(rep.Problems) != 0 || rep.Collections != 2 || rep.Items != 100 || rep.Graphs != 1 {
+				if len(rep.Problems) != 0 || rep.Collections != 2 || rep.Tenants != 1 || rep.Items != 105 || rep.Graphs != 1 {
 					t.Fatalf("good file: %+v", rep)
 				}
 			}

@@ -57,7 +57,7 @@ func TestCommands(t *testing.T) {
 		{name: "info missing file", args: []string{"info", missing}, code: exitFail, stderr: []string{"missing.db: no such file"}},
 		{name: "info not a database", args: []string{"info", notDB}, code: exitFail, stderr: []string{"text.db: not a cairn database"}},
 		{name: "info two files", args: []string{"info", path, path}, code: exitUsage, stderr: []string{"want one FILE, got 2"}},
-		{name: "check", args: []string{"check", path}, code: exitOK, stdout: []string{"ok (2 collections, 3 items"}},
+		{name: "check", args: []string{"check", path}, code: exitOK, stdout: []string{"ok (2 collections, 0 tenants, 3 items"}},
 		{name: "query vector", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0.1,0]", "-k", "2"}, code: exitOK,
 			stdout: []string{"1     a", "2     c", "alpha"}, noStdout: []string{"beta"}},
 		{name: "query filter json", args: []string{"query", path, "-collection", "notes", "-vector", "[1,0.1,0]", "-filter", `{"year":{"$lt":2020}}`, "-json"}, code: exitOK,
