@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/sqlitestore"
@@ -307,6 +310,44 @@ func TestImportBOM(t *testing.T) {
 	}
 	if r := runCmd(t, "", "export", path); r.code != exitOK || !strings.Contains(r.stdout, `"name":"notes"`) {
 		t.Fatalf("export: %+v", r)
+	}
+}
+
+// TestImportInterruptWhileIdle interrupts an import whose input has sent
+// a line and then waits (a terminal, a stalled pipe): it stops at once,
+// saying so; staged, it stores nothing (with -batch, the batches before
+// stay, as the message says). It read on until the input ended, and with
+// nothing pending then said "imported 0 items", exit 0.
+func TestImportInterruptWhileIdle(t *testing.T) {
+	for _, batch := range []string{"", "-batch=1"} {
+		path := newFile(t)
+		before := fileSum(t, path)
+		pr, pw := io.Pipe()
+		defer pw.Close()
+		ctx, cancel := context.WithCancel(context.Background())
+		var out, errb bytes.Buffer
+		done := make(chan int, 1)
+		args := []string{"import", "-q", "-collection", "notes", "-upsert"}
+		if batch != "" {
+			args = append(args, batch)
+		}
+		go func() { done <- run(ctx, append(args, path), pr, &out, &errb) }()
+		if _, err := io.WriteString(pw, `{"id":"new","embedding":[1,1,1]}`+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		cancel()
+		select {
+		case code := <-done:
+			if code != exitFail || !strings.Contains(errb.String(), "canceled") {
+				t.Errorf("%s: exit %d, stderr %q; want 1 and canceled", batch, code, errb.String())
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the import went on reading 10 s after the interrupt", batch)
+		}
+		if batch == "" && fileSum(t, path) != before {
+			t.Error("an interrupted import changed the file")
+		}
 	}
 }
 

@@ -42,6 +42,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"iter"
 	"os"
 	"path/filepath"
@@ -264,7 +265,9 @@ func (im *importer) run() error {
 // readAll reads the stream, resolving each collection as it starts and
 // handing its items on batch by batch.
 func (im *importer) readAll() error {
-	sc := bufio.NewScanner(im.e.stdin)
+	in := interruptible(im.ctx, im.e.stdin)
+	defer in.Close()
+	sc := bufio.NewScanner(in)
 	sc.Buffer(make([]byte, 0, 1<<20), maxLine)
 	im.name = im.rename
 	n := 0
@@ -315,6 +318,28 @@ func (im *importer) readAll() error {
 	}
 	return im.flush()
 }
+
+// interruptible returns r as a reader whose Read, waiting for input,
+// ends with ctx's error once ctx is done: an interrupt stops an import
+// whose input is idle (a terminal, a stalled pipe), where a Read of r
+// itself would wait on. A goroutine copies r through a pipe; Close ends
+// it, once its Read of r in flight returns.
+func interruptible(ctx context.Context, r io.Reader) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		_, err := io.Copy(pw, r)
+		pw.CloseWithError(err) // nil: io.EOF
+	}()
+	stop := context.AfterFunc(ctx, func() { pw.CloseWithError(ctx.Err()) })
+	return readCloser{pr, func() error { stop(); return pr.Close() }}
+}
+
+type readCloser struct {
+	io.Reader
+	close func() error
+}
+
+func (r readCloser) Close() error { return r.close() }
 
 // startSection starts the collection or tenant whose header is l, on
 // line n.
