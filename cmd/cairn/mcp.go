@@ -9,7 +9,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"iter"
 	"math"
@@ -39,11 +38,8 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	history := fs.Duration("history", defaultHistory, "how long a collection this server creates keeps the earlier versions of its memories (memory_history, memory_restore); 0: none")
 	var emf embedFlags
 	emf.register(fs)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return fmt.Errorf("%w: %v", errUsage, err)
+	if err := parseFlags(fs, args); err != nil {
+		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError("unexpected argument %q", fs.Arg(0))

@@ -230,16 +230,23 @@ func newFlags(e *env, name, args string) *flag.FlagSet {
 	return fs
 }
 
+// parseFlags parses args with fs: a bad flag is a usage error; -h is
+// flag.ErrHelp.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
+}
+
 // parseFile parses args of the form FILE [flags] or [flags] FILE: the
 // file is the one positional argument, wherever it stands.
 func parseFile(fs *flag.FlagSet, args []string) (string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return "", err
-			}
-			return "", fmt.Errorf("%w: %v", errUsage, err)
+		if err := parseFlags(fs, args); err != nil {
+			return "", err
 		}
 		args = fs.Args()
 		if len(args) == 0 {

@@ -15,7 +15,7 @@ import (
 
 func cmdVersion(ctx context.Context, e *env, args []string) error {
 	fs := newFlags(e, "version", "")
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {

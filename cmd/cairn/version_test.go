@@ -21,7 +21,9 @@ func TestVersion(t *testing.T) {
 			}
 		}
 	}
-	if r := runCmd(t, "", "version", "extra"); r.code != exitUsage {
-		t.Errorf("version extra: %+v", r)
+	for _, args := range [][]string{{"version", "extra"}, {"version", "-x"}} {
+		if r := runCmd(t, "", args...); r.code != exitUsage || !strings.Contains(r.stderr, "usage") {
+			t.Errorf("%v: %+v, want exit %d and the usage", args, r, exitUsage)
+		}
 	}
 }
