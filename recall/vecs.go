@@ -2,15 +2,19 @@ package recall
 
 import (
 	"bufio"
+	"crypto/rand"
 	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
 	"slices"
 
+	"github.com/cairndb/cairn/internal/symlink"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -299,9 +303,25 @@ func WriteBvecs(w io.Writer, rows [][]byte) error {
 
 // WriteFile writes a file atomically: write fills a temporary file in the
 // same directory, which replaces path only once it is complete and synced,
-// so an interrupted run never leaves a truncated file behind.
+// so an interrupted run never leaves a truncated file behind. A symbolic
+// link is written through (the file it leads to is replaced, the link
+// stays); a path that is not a regular file (a device such as
+// /dev/stdout, a pipe) is written in place. A new file gets the mode
+// 0666 less the umask, as a file os.Create makes; a replaced one keeps
+// its mode.
 func WriteFile(path string, write func(io.Writer) error) (err error) {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	path, err = symlink.Target(path)
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	mode := fs.FileMode(0o666)
+	if fi, err := os.Stat(path); err == nil {
+		if !fi.Mode().IsRegular() {
+			return writeInPlace(path, write)
+		}
+		mode = fi.Mode().Perm()
+	}
+	f, err := createTemp(path, mode)
 	if err != nil {
 		return fmt.Errorf("recall: %w", err)
 	}
@@ -324,6 +344,33 @@ func WriteFile(path string, write func(io.Writer) error) (err error) {
 		return fmt.Errorf("recall: %w", err)
 	}
 	return nil
+}
+
+// createTemp creates a new file beside path, of the given mode less the
+// umask (the system applies it; os.CreateTemp would give 0600).
+func createTemp(path string, mode fs.FileMode) (*os.File, error) {
+	for {
+		var rnd [8]byte
+		rand.Read(rnd[:])
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".tmp"+hex.EncodeToString(rnd[:]))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
+}
+
+// writeInPlace writes to the file at path, which is not a regular file.
+func writeInPlace(path string, write func(io.Writer) error) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return fmt.Errorf("recall: %w", err)
+	}
+	err = write(f)
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = fmt.Errorf("recall: %w", cerr)
+	}
+	return err
 }
 
 // readFile opens path and applies read to it, naming the file in errors.

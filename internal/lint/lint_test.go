@@ -47,7 +47,7 @@ var graph = map[string]rule{
 	"internal/vfsname":      {},
 	"internal/sqlitetest":   {cairn: []string{"internal/vfsname"}, third: []string{"modernc.org/sqlite"}},
 	"internal/powerfail":    {third: []string{"modernc.org/libc", "modernc.org/sqlite"}},
-	"recall":                {cairn: []string{"vector", "internal/hdf5"}},
+	"recall":                {cairn: []string{"vector", "internal/hdf5", "internal/symlink"}},
 	"internal/hdf5":         {cairn: []string{"vector"}},
 	"internal/vectortest":   {cairn: []string{"vector"}},
 	"internal/keyword":      {cairn: []string{"vector"}},
