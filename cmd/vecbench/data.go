@@ -6,7 +6,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,11 +82,24 @@ func (b *bench) vecsData(ctx context.Context) (*recall.Dataset, [][]int32, error
 		if err := checkTruth(rows, ds, b.c.k); err != nil {
 			return nil, nil, fmt.Errorf("%s: %w", b.c.gtPath, err)
 		}
+		chk, err := recall.CheckTruth(ctx, ds, rows, b.c.k, truthSample)
+		if err != nil {
+			return nil, nil, err
+		}
+		if chk.Overlap < minTruthOverlap {
+			return nil, nil, fmt.Errorf("%s is not the ground truth of these vectors: %s (another query file or metric, or ids counted from 1?)", b.c.gtPath, describeCheck(chk))
+		}
+		fmt.Fprintf(b.out, "ground truth: %s (%d deep); %s\n\n", b.c.gtPath, len(rows[0]), describeCheck(chk))
 		return ds, rows, nil
 	}
 	truth, err := b.cachedTruth(ctx, ds, b.c.queryPath)
 	return ds, truth, err
 }
+
+// minTruthOverlap is the least mean overlap with the exact top k that a
+// --gt file may have on the sampled queries: near-ties computed in
+// float32 cost a few ids, a file of other queries or another metric most.
+const minTruthOverlap = 0.5
 
 // cachedTruth computes the ground truth of the user's data, kept beside
 // the base file as NAME.gt.ivecs (recomputed when older than the data).
@@ -202,6 +217,22 @@ func writeMetric(dir, name string, m vector.Metric) error {
 		return fmt.Errorf("--export: %w", err)
 	}
 	return nil
+}
+
+// readMetric reads a file writeMetric wrote; false if there is none.
+func readMetric(path string) (vector.Metric, bool, error) {
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	m, err := vector.ParseMetric(strings.TrimSpace(string(b)))
+	if err != nil {
+		return 0, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return m, true, nil
 }
 
 func samePath(a, b string) bool {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -77,6 +78,34 @@ func TestHDF5Export(t *testing.T) {
 	}
 	if !strings.Contains(out, "| ann-chunked-gzip | flat | – |") || !strings.Contains(out, "| 1.000 |") {
 		t.Errorf("run on the exported files:\n%s", out)
+	}
+
+	// Without --gt and --metric: the metric from NAME.metric, and the
+	// exported truth kept. It took cosine, and overwrote the l2 truth with
+	// a cosine one (exact search then measured 0.685 against it).
+	gtBytes, _ := os.ReadFile(name + ".gt.ivecs")
+	out, errOut, err = runArgs(t, context.Background(), "--data", name+".base.fvecs", "--queries", name+".query.fvecs", "--quiet")
+	if err != nil || !strings.Contains(out, "| 1.000 |") {
+		t.Fatalf("run without --metric: %v\n%s\n%s", err, errOut, out)
+	}
+	if b, _ := os.ReadFile(name + ".gt.ivecs"); string(b) != string(gtBytes) {
+		t.Error("the exported ground truth was rewritten")
+	}
+	if _, _, err := runArgs(t, context.Background(), "--data", name+".base.fvecs", "--queries", name+".query.fvecs", "--metric", "cosine"); err == nil || !strings.Contains(err.Error(), ".metric says l2") {
+		t.Errorf("--metric against the set's metric file: %v", err)
+	}
+
+	// A --gt of other queries (its rows in another order) is refused; only
+	// its shape was checked, and every index, exact search too, measured
+	// a recall near 0.
+	other := filepath.Join(t.TempDir(), "other.gt.ivecs")
+	slices.Reverse(gt)
+	if err := recall.SaveIvecs(other, gt); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runArgs(t, context.Background(), "--data", name+".base.fvecs", "--queries", name+".query.fvecs", "--gt", other, "--quiet")
+	if err == nil || !strings.Contains(err.Error(), "is not the ground truth of these vectors") {
+		t.Errorf("--gt of other queries: %v", err)
 	}
 }
 

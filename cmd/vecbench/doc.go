@@ -75,7 +75,11 @@
 // --export DIR with --data and no report writes the set as TEXMEX files
 // (NAME.base.fvecs, NAME.query.fvecs, NAME.gt.ivecs: the ground truth in
 // use) and NAME.metric, one line naming the metric (cosine, dot or l2),
-// which bench/peers.sh reads to run hnswlib under the same metric.
+// which bench/peers.sh reads to run hnswlib under the same metric, and
+// --data reads in place of --metric (a --metric it contradicts is
+// refused). A --gt file is checked as an HDF5 file's neighbors are, and
+// refused if its ids overlap the exact top k by less than half: the
+// ground truth of other queries or another metric.
 //
 // # What is measured
 //

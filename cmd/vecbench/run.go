@@ -139,7 +139,8 @@ Data:
   --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
                             your own vectors (.fvecs, .bvecs or .npy); without
                             --gt the ground truth is computed and cached as
-                            NAME.gt.ivecs beside the base file
+                            NAME.gt.ivecs beside the base file; the metric is
+                            NAME.metric's there if any, else cosine
   --data FILE.hdf5          an ann-benchmarks file: train is the base, test the
                             queries, neighbors the ground truth (checked on 100
                             queries), the distance attribute the metric
@@ -238,6 +239,19 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	hdf5 := isHDF5(c.dataPath)
 	if hdf5 && set["metric"] {
 		return nil, usagef("--data %s: the metric comes from the file's distance attribute; drop --metric", c.dataPath)
+	}
+	if c.dataPath != "" && !hdf5 {
+		// A set --export wrote says its metric beside it.
+		path := filepath.Join(filepath.Dir(c.dataPath), dataName(c.dataPath)+".metric")
+		m, ok, err := readMetric(path)
+		switch {
+		case err != nil:
+			return nil, err
+		case ok && !set["metric"]:
+			c.metric = m
+		case ok && m != c.metric:
+			return nil, usagef("--metric %s, but %s says %s", c.metric, path, m)
+		}
 	}
 	if c.dim <= 0 || c.dim > 1<<16 {
 		return nil, usagef("--dim %d: want 1..65536", c.dim)
