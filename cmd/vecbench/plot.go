@@ -101,6 +101,16 @@ func (s *tradeSeries) markFront() {
 	}
 }
 
+// sameMetric reports whether a peer's metric (hnswlib's names: ip, the
+// inner product, which bench/peers.sh runs on unit vectors for cosine;
+// l2) is cairn's metric m.
+func sameMetric(peer, m string) bool {
+	if peer == "ip" {
+		return m == "cosine" || m == "dot"
+	}
+	return peer == m
+}
+
 // seriesName names the series of a cairn result.
 func seriesName(r result) string {
 	name := r.Index
@@ -162,7 +172,7 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 		used := 0
 		for _, p := range peers {
 			for _, h := range heads {
-				if p.N != h.N || p.Dim != h.Dim || p.K != h.K {
+				if p.N != h.N || p.Dim != h.Dim || p.K != h.K || !sameMetric(p.Metric, h.Metric) {
 					continue
 				}
 				name := p.System
@@ -182,7 +192,7 @@ func tradeoffSeries(results []result, peers []peerResult) ([]*tradeSeries, []res
 		}
 		if used == 0 {
 			h := heads[0]
-			return nil, nil, fmt.Errorf("--peers-json: no line measured n = %d, dim = %d, k = %d, as this run did (export the same data with --export)", h.N, h.Dim, h.K)
+			return nil, nil, fmt.Errorf("--peers-json: no line measured n = %d, dim = %d, k = %d under %s, as this run did (export the same data with --export)", h.N, h.Dim, h.K, h.Metric)
 		}
 	}
 	for _, s := range out {

@@ -429,6 +429,22 @@ func TestPeersOnPlot(t *testing.T) {
 		}
 	}
 	checkTextInside(t, b)
+
+	// Lines of another metric do not count: the same run refuses them
+	// (they were drawn as if measured on the same files).
+	l2 := filepath.Join(dir, "l2.jsonl")
+	peers, err := os.ReadFile("testdata/hnswlib.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(l2, bytes.ReplaceAll(peers, []byte(`"metric":"ip"`), []byte(`"metric":"l2"`)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = runArgs(t, context.Background(), "--sweep", "--clustered", "--sizes", "2000", "--dim", "64", "--queries", "200",
+		"--m", "4", "--efc", "20", "--ef", "10,40", "--quiet", "--cache", dir, "--plot", svg, "--peers-json", l2)
+	if err == nil || !strings.Contains(err.Error(), "under cosine") {
+		t.Errorf("--peers-json of l2 lines on a cosine run: %v", err)
+	}
 }
 
 // TestThreePeersOnPlot: hnswlib, faiss (two indexes) and usearch (two) on
