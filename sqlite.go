@@ -27,7 +27,8 @@ const graphName = "hnsw"
 // cairn database, or is damaged, gives an error wrapping
 // [vector.ErrCorrupt] and is left untouched; one this process may not
 // write (read-only media, its permissions or its directory's), an error
-// wrapping [sqlitestore.ErrNotWritable].
+// wrapping [sqlitestore.ErrNotWritable]; one with more than one name (hard
+// links), in either mode, an error wrapping [sqlitestore.ErrHardLinked].
 //
 // With [Options.ReadOnly], Open never creates, writes or saves anything:
 // any number of such stores, in this process and others, can read the

@@ -244,6 +244,15 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 			return nil, err
 		}
 	}
+	// Checked after the lock, so that a second writer under another name
+	// learns of the first.
+	if n, err := links(file.f); err != nil || n > 1 {
+		file.release(owner)
+		if err == nil {
+			err = fmt.Errorf("%w: %d names", ErrHardLinked, n)
+		}
+		return nil, err
+	}
 	db, err := openFile(ctx, path, file, first, opts)
 	if err != nil {
 		file.release(owner)

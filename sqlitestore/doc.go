@@ -105,7 +105,10 @@
 //
 // The process knows its open files by identity (device and inode), not by
 // path: a symlink, a hard link, a relative path or a bind mount of an open
-// file leads to the same owner. That matters because SQLite's locks are
+// file leads to the same owner. A file with more than one name (hard
+// links) is not opened at all, in either mode ([ErrHardLinked]): SQLite
+// keeps the log and its index beside the name it opened, which a DB under
+// another name would not see. That matters because SQLite's locks are
 // POSIX record locks, which any close(2) of a descriptor of the file drops
 // for the whole process: a refused Open opens no descriptor of the file,
 // and the descriptor Open reads the header through is kept until the last

@@ -41,6 +41,15 @@ var (
 	// opens it to read.
 	ErrNotWritable = errors.New("sqlitestore: the file cannot be written here")
 
+	// ErrHardLinked is returned by [Open] of a file that has more than one
+	// name (hard links). SQLite keeps a database's write-ahead log and the
+	// log's index beside the name it opened, so a DB under another name
+	// would not see them: a reader beside a writer would miss its commits
+	// or read torn pages, and a writer after a crash would leave out the
+	// commits of the log beside the other name. Open it under one name:
+	// remove the other links, or copy the file. The file is not modified.
+	ErrHardLinked = errors.New("sqlitestore: the file has more than one name (hard links)")
+
 	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
 	// index was written before the collection's items last changed: it
 	// lacks (or still holds) some items. The caller should rebuild the

@@ -30,6 +30,9 @@ func TestOpenerChild(t *testing.T) {
 	case errors.Is(err, ErrLocked):
 		fmt.Println("locked")
 		return
+	case errors.Is(err, ErrHardLinked):
+		fmt.Println("linked")
+		return
 	case err != nil:
 		fmt.Println("error", err)
 		return
@@ -78,6 +81,11 @@ func putRange(t *testing.T, c *Collection, from, to vector.ID) {
 // is in the file after Close. A refused Open that opened and closed a
 // descriptor of the file dropped the owner's POSIX locks; the other
 // process then wrote and the owner's writes were lost.
+//
+// While the file has two names, a reader under either is refused too
+// (ErrHardLinked), as is the owner's own reopen: SQLite keeps the log
+// beside the name it opened, and a reader under the hard link read the
+// file without the owner's log (1,610 of 2,000 items, or torn pages).
 func TestOpenByAnyNameKeepsLock(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary")
@@ -115,7 +123,21 @@ func TestOpenByAnyNameKeepsLock(t *testing.T) {
 		}
 		putRange(t, c, vector.ID(101+100*i), vector.ID(201+100*i))
 	}
+	for _, name := range []string{path, hardlink} {
+		if _, err := Open(ctx, name, &Options{ReadOnly: true}); !errors.Is(err, ErrHardLinked) {
+			t.Fatalf("read-only Open as %s beside the owner: %v, want ErrHardLinked", name, err)
+		}
+		if got := opener(t, "read", name); got != "linked" {
+			t.Fatalf("another process's read-only Open as %s: %q, want linked", name, got)
+		}
+	}
 	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Open(ctx, path, nil); !errors.Is(err, ErrHardLinked) {
+		t.Fatalf("reopen of a file with two names: %v, want ErrHardLinked", err)
+	}
+	if err := os.Remove(hardlink); err != nil {
 		t.Fatal(err)
 	}
 	db, err = Open(ctx, path, nil)

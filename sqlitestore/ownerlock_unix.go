@@ -60,3 +60,15 @@ func flock(f *os.File, how int) error {
 	}
 	return ferr
 }
+
+// links returns the number of names (hard links) the file f has.
+func links(f *os.File) (uint64, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink), nil
+	}
+	return 1, nil
+}

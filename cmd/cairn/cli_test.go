@@ -351,6 +351,25 @@ func TestImportInterruptWhileIdle(t *testing.T) {
 	}
 }
 
+// TestHardLinkedFile: a file with a second name is refused by every
+// command, saying why, and left as it was.
+func TestHardLinkedFile(t *testing.T) {
+	path := newFile(t)
+	if err := os.Link(path, path+".link"); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSum(t, path)
+	for _, args := range [][]string{{"info", path}, {"export", path + ".link"}, {"check", path}, {"import", "-q", path}} {
+		r := runCmd(t, fixture, args...)
+		if r.code != exitFail || !strings.Contains(r.stderr, "more than one name (hard links)") {
+			t.Errorf("%v: %+v", args, r)
+		}
+	}
+	if fileSum(t, path) != before {
+		t.Error("the file changed")
+	}
+}
+
 // TestImportEmbeds checks that import embeds items given only as text,
 // and query -text finds them, with the embeddings server on loopback.
 func TestImportEmbeds(t *testing.T) {
