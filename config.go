@@ -199,7 +199,7 @@ func (c CollectionConfig) Validate() error {
 	if err := c.HNSW.Validate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.HNSW.QuantizeDims > c.Dim {
+	if c.Dim > 0 && c.HNSW.QuantizeDims > c.Dim {
 		errs = append(errs, fmt.Errorf("HNSW.QuantizeDims %d exceeds Dim %d", c.HNSW.QuantizeDims, c.Dim))
 	}
 	if err := c.QFlat.Validate(); err != nil {

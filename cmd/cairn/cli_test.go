@@ -264,6 +264,7 @@ func TestImportErrors(t *testing.T) {
 		{name: "no id", stdin: fixture + `{"text":"x","embedding":[1,0,0]}` + "\n", stderr: "line 6: bad line: item without an id", stored: -1},
 		{name: "no header", stdin: `{"id":"x","embedding":[1,0,0]}`, stderr: "line 1: an item before any collection header", stored: -1},
 		{name: "bad header", stdin: `{"collection":{"name":"x","dim":0}}`, stderr: "line 1: bad line: collection \"x\"", stored: -1},
+		{name: "negative dimension", stdin: `{"collection":{"name":"x","dim":-3}}`, stderr: "dimension -3 must be positive (nothing stored)", stored: -1},
 		{name: "duplicate in a batch rolls the batch back", args: []string{"-batch", "3"},
 			stdin:  fixture[:strings.Index(fixture, `{"collection":{"name":"empty"`)] + `{"id":"d","embedding":[1,1,0]}` + "\n" + `{"id":"a","embedding":[1,1,1]}` + "\n",
 			stderr: "lines 5-6: add \"a\": duplicate id (3 items stored before it; fix it and rerun with line 1 and the lines from line 5 on", stored: 3},
