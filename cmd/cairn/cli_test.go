@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -348,6 +349,26 @@ func TestImportInterruptWhileIdle(t *testing.T) {
 		}
 		if batch == "" && fileSum(t, path) != before {
 			t.Error("an interrupted import changed the file")
+		}
+	}
+}
+
+// fullWriter fails every write, as a full disk does.
+type fullWriter struct{}
+
+func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space left on device") }
+
+// TestOutputNotWritten: a command whose output cannot be written fails.
+// check, compact and version exited 0; info, query and export 1, but
+// without saying which command failed.
+func TestOutputNotWritten(t *testing.T) {
+	path := newFile(t)
+	for _, args := range [][]string{{"check", path}, {"info", path}, {"export", path}, {"compact", path}, {"version"},
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]"}} {
+		var errb bytes.Buffer
+		code := run(context.Background(), args, strings.NewReader(""), fullWriter{}, &errb)
+		if code != exitFail || !strings.Contains(errb.String(), "cairn "+args[0]+": writing the output: no space left on device") {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errb.String())
 		}
 	}
 }

@@ -63,7 +63,8 @@ var errProblems = errors.New("problems found")
 // run runs the command line args and returns the exit status. It is main
 // without the process: the tests call it.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr}
+	out := &outWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, stderr: stderr}
 	if len(args) == 0 {
 		usage(stderr)
 		return exitUsage
@@ -81,6 +82,12 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
+		if out.err != nil {
+			// What the command said did not all reach its reader (a full
+			// disk, a closed pipe): not a success, whatever followed.
+			fmt.Fprintf(stderr, "cairn %s: writing the output: %v\n", name, out.err)
+			return exitFail
+		}
 		switch {
 		case err == nil:
 			return exitOK
@@ -102,6 +109,21 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "cairn: unknown command %q (run \"cairn help\")\n", name)
 	return exitUsage
+}
+
+// outWriter is a command's standard output, which keeps the first error
+// a write of it met.
+type outWriter struct {
+	w   io.Writer
+	err error
+}
+
+func (o *outWriter) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	if err != nil && o.err == nil {
+		o.err = err
+	}
+	return n, err
 }
 
 func usage(w io.Writer) {
