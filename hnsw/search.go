@@ -96,8 +96,11 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 		return nil, fmt.Errorf("hnsw: search: %w", err)
 	}
 	// No search returns more than the index holds: a k beyond it would
-	// only size the beam, and the memory behind it, for nothing.
-	k = min(k, max(ix.liveCount(), 1))
+	// only size the beam, and the memory behind it, for nothing. (Up to
+	// MaxEf, the beam's bound, it may.)
+	if k > MaxEf {
+		k = min(k, max(ix.liveCount(), 1))
+	}
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
 	if cap(sc.q) < ix.dim {
