@@ -97,6 +97,20 @@ func TestOpenBadFiles(t *testing.T) {
 			binary.BigEndian.PutUint32(b[60:], uint32(schemaVersion()+1))
 			os.WriteFile(path, b, 0o644)
 		}, []error{vector.ErrUnsupportedVersion}},
+		// A table or column of the history gone: Open succeeded, and
+		// History failed later with "no such table", wrapping nothing.
+		{"history dropped", func(t *testing.T, path string) {
+			makeDB(t, path, 10)
+			rawExec(t, path, "DROP TABLE history")
+		}, []error{vector.ErrCorrupt}},
+		{"history_since dropped", func(t *testing.T, path string) {
+			makeDB(t, path, 10)
+			rawExec(t, path, "DROP TABLE history_since")
+		}, []error{vector.ErrCorrupt}},
+		{"a history column renamed", func(t *testing.T, path string) {
+			makeDB(t, path, 10)
+			rawExec(t, path, "ALTER TABLE history RENAME COLUMN until TO untii")
+		}, []error{vector.ErrCorrupt}},
 		{"damaged b-tree page", func(t *testing.T, path string) {
 			makeDB(t, path, 2000)
 			b, _ := os.ReadFile(path)
@@ -217,5 +231,20 @@ func TestIndexBlobs(t *testing.T) {
 	}
 	if err := c.DeleteIndex(ctx, "g"); !errors.Is(err, vector.ErrNotFound) {
 		t.Fatalf("DeleteIndex twice: %v", err)
+	}
+}
+
+// rawExec runs statements on the file at path through SQLite alone.
+func rawExec(t *testing.T, path string, stmts ...string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range stmts {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

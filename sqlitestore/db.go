@@ -537,20 +537,27 @@ func (db *DB) checkSchema(ctx context.Context) (int64, error) {
 		return 0, fileErr(err)
 	}
 	// The catalogue's tables are checked by the loading; those of the
-	// saved indexes are read only later, so compile their queries now: a
-	// damaged schema (a column renamed by a bad byte) fails here, as
-	// ErrCorrupt, rather than in LoadIndex as an SQL error.
-	queries := []string{
-		"SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0",
-		"SELECT coll, name, seq, data FROM index_chunks LIMIT 0",
-		"SELECT id, coll, name, changes FROM tenants LIMIT 0",
-		"SELECT tenant, id, vec, key, text, meta, created, updated, expires FROM tenant_items LIMIT 0",
-	}
-	if version < 3 {
-		queries = queries[:2] // the tenants' tables come with version 3
+	// saved indexes, the tenants and the history are read only later, so
+	// compile their queries now: a damaged schema (a table dropped, a
+	// column renamed by a bad byte) fails here, as ErrCorrupt, rather than
+	// later as an SQL error.
+	// Each table's query comes with the schema version that added it.
+	queries := []struct {
+		since int64
+		q     string
+	}{
+		{1, "SELECT coll, name, changes, size, crc, chunks, saved FROM index_blobs LIMIT 0"},
+		{1, "SELECT coll, name, seq, data FROM index_chunks LIMIT 0"},
+		{3, "SELECT id, coll, name, changes FROM tenants LIMIT 0"},
+		{3, "SELECT tenant, id, vec, key, text, meta, created, updated, expires FROM tenant_items LIMIT 0"},
+		{4, "SELECT seq, coll, tenant, key, until, id, vec, text, meta, created, updated, expires FROM history LIMIT 0"},
+		{4, "SELECT coll, tenant, since FROM history_since LIMIT 0"},
 	}
 	for _, q := range queries {
-		rows, err := db.conn.QueryContext(ctx, q)
+		if version < q.since {
+			continue
+		}
+		rows, err := db.conn.QueryContext(ctx, q.q)
 		if err != nil {
 			return 0, fileErr(err)
 		}
