@@ -152,6 +152,9 @@ func TestCheck(t *testing.T) {
 		{name: "bad settings", damage: []string{`UPDATE collections SET settings = '{"index":"btree"}' WHERE name = 'flat'`}, want: []string{`collection "flat"`, "unknown index"}},
 		{name: "bad metadata in a tenant", damage: []string{`UPDATE tenant_items SET meta = X'0a' WHERE key = 'id2'`}, want: []string{`collection "flat": tenant "t1": row`, `("id2")`}},
 		{name: "tenant row without id", damage: []string{`UPDATE tenant_items SET key = NULL WHERE key = 'id3'`}, want: []string{`collection "flat": tenant "t1": row`, "has no id"}},
+		{name: "reserved row id", damage: []string{"UPDATE items_1 SET id = 0 WHERE id = 3"}, want: []string{`collection "flat": row 0 ("id2") has a reserved row id`}},
+		{name: "reserved row id in a tenant", damage: []string{"UPDATE tenant_items SET id = -1 WHERE key = 'id4'"}, want: []string{`collection "flat": tenant "t1": row 18446744073709551615 ("id4") has a reserved row id`}},
+		{name: "tenant name not text", damage: []string{"UPDATE tenants SET name = CAST(name AS BLOB)"}, want: []string{`collection "flat": tenant "t1": `, "not found"}},
 		{name: "damaged graph", damage: []string{"UPDATE index_chunks SET data = zeroblob(length(data))"}, want: []string{`collection "graph": saved graph`}},
 	}
 	for _, tt := range tests {

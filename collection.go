@@ -190,6 +190,10 @@ type Collection struct {
 
 var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
 
+// reservedID reports whether a version may not have id: 0 (no version)
+// and the largest (the end of every range).
+func reservedID(id vector.ID) bool { return id == 0 || id == ^vector.ID(0) }
+
 // newCollection loads the rows of be and builds the index.
 func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
 	c := &Collection{
@@ -200,8 +204,8 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
-		if r.key == "" || r.id == 0 || r.id == ^vector.ID(0) {
-			return fmt.Errorf("%w: item %d (%q) has a missing key, or id 0 or %d", vector.ErrCorrupt, r.id, r.key, r.id)
+		if r.key == "" || reservedID(r.id) {
+			return fmt.Errorf("%w: item %d (%q) has a missing key or a reserved id (0 or %d)", vector.ErrCorrupt, r.id, r.key, ^vector.ID(0))
 		}
 		if !c.cat.add(&record{id: r.id, key: r.key, text: r.text, md: r.md, created: r.created, updated: r.updated, expires: r.expires}) {
 			return fmt.Errorf("%w: item %d (%q) has a repeated id or key", vector.ErrCorrupt, r.id, r.key)
