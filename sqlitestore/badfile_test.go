@@ -144,6 +144,19 @@ func TestOpenBadFiles(t *testing.T) {
 			if after, _ := os.ReadDir(dir); len(after) != len(entries) {
 				t.Errorf("Open left files behind: %d entries before, %d after", len(entries), len(after))
 			}
+			// A read-only Open refuses it the same way, and leaves no log
+			// or index behind either (it left an empty -wal and the -shm
+			// where SQLite had connected before the refusal).
+			if db, err := Open(ctx, path, &Options{ReadOnly: true}); err == nil {
+				db.Close()
+				t.Fatal("read-only Open succeeded")
+			}
+			if after, _ := os.ReadDir(dir); len(after) != len(entries) {
+				t.Errorf("read-only Open left files behind: %d entries before, %d after", len(entries), len(after))
+			}
+			if fileSum(t, path) != before {
+				t.Error("the rejected file was modified by a read-only Open")
+			}
 		})
 	}
 }

@@ -294,6 +294,9 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 		connect = func(ctx context.Context) error { return writableErr(db.connectAndInit(ctx, url.Values{}), path) }
 	}
 	if err := connect(ctx); err != nil {
+		if opts.ReadOnly {
+			db.tidy() // the log and index SQLite made beside the file
+		}
 		return nil, err
 	}
 	if opts.ReadOnly {
