@@ -401,11 +401,14 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]Item, error) {
 }
 
 // Find returns the items that f matches, or every item if f is nil (expired
-// items never), in the
-// order they were last written (an Upsert of an item moves it to the end);
-// at most limit of them if limit > 0. It is
-// the way to list what a collection holds without a query vector. A
-// malformed filter is an error wrapping [vector.ErrInvalidOptions].
+// items never), in the order they were last written (an Upsert of an item
+// moves it to the end); at most limit of them if limit > 0. It is the way
+// to list what a collection holds without a query vector. A malformed
+// filter is an error wrapping [vector.ErrInvalidOptions].
+//
+// The order is that in which the writes began. A write is timed when it
+// takes effect, after any write of the same ids in flight, so while
+// writes overlap the order may differ from that of the items' UpdatedAt.
 func (c *Collection) Find(ctx context.Context, f *Filter, limit int) ([]Item, error) {
 	var m matcher
 	if f != nil {
