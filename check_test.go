@@ -121,8 +121,8 @@ func TestInspect(t *testing.T) {
 		t.Fatalf("after a write: saved graph %v, want stale", s)
 	}
 	rep, err := cairn.Check(ctx, path, nil)
-	if err != nil || len(rep.Problems) != 0 || rep.Graphs != 0 || rep.Items != 101 {
-		t.Fatalf("Check of a stale graph: %+v, %v; want no problems, 0 graphs verified, 101 items", rep, err)
+	if err != nil || len(rep.Problems) != 0 || rep.Graphs != 0 || rep.Items != 106 {
+		t.Fatalf("Check of a stale graph: %+v, %v; want no problems, 0 graphs verified, 106 items (5 of a tenant)", rep, err)
 	}
 
 	rawSQL(t, path, "DELETE FROM index_blobs")
