@@ -487,6 +487,32 @@ func TestMCPBadIDs(t *testing.T) {
 	}
 }
 
+// TestMCPUnknownTool: a tools/call of a tool that does not exist, or of
+// none, is an error reply, and the session goes on. The error bound's
+// middleware read the SDK's nil result and the server died.
+func TestMCPUnknownTool(t *testing.T) {
+	script := initLines + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"no_such_tool","arguments":{}}}
+{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{}}
+{"jsonrpc":"2.0","id":3,"method":"ping"}
+`
+	code, replies, log := serveScript(t, script)
+	if code != exitOK {
+		t.Fatalf("exit status %d; log:\n%s", code, log)
+	}
+	byID := map[string]rpcReply{}
+	for _, r := range replies {
+		byID[string(r.ID)] = r
+	}
+	for _, id := range []string{"1", "2"} {
+		if r, ok := byID[id]; !ok || r.Error == nil && !strings.Contains(string(r.Result), `"isError":true`) {
+			t.Errorf("call %s of no tool: reply %+v (present %v), want an error", id, r, ok)
+		}
+	}
+	if r, ok := byID["3"]; !ok || r.Error != nil {
+		t.Errorf("ping after them: %+v (present %v)", r, ok)
+	}
+}
+
 // TestLineConnBusyID checks that a call whose id is that of a call not
 // yet answered is refused, and that the id is free again once answered.
 func TestLineConnBusyID(t *testing.T) {

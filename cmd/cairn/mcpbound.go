@@ -24,7 +24,7 @@ const maxErrorText = 1024
 func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
-		if r, ok := res.(*mcp.CallToolResult); ok && r.IsError {
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && r.IsError {
 			for _, c := range r.Content {
 				if tc, ok := c.(*mcp.TextContent); ok {
 					tc.Text = shorten(tc.Text)
