@@ -1112,6 +1112,10 @@ func TestMCPInterruptAnswersCallsInFlight(t *testing.T) {
 	}
 	interrupt()
 	time.Sleep(50 * time.Millisecond) // let the interrupt be seen first
+	// A call after the interrupt is answered as not run; it was taken as
+	// in flight, never run, and the server waited for its reply for ever.
+	go io.WriteString(feed, `{"jsonrpc":"2.0","id":6,"method":"ping"}`+"\n")
+	time.Sleep(50 * time.Millisecond)
 	close(release)
 	select {
 	case c := <-code:
@@ -1130,6 +1134,9 @@ func TestMCPInterruptAnswersCallsInFlight(t *testing.T) {
 	}
 	if reply == nil || reply.Error != nil || !strings.Contains(string(reply.Result), `"id":"m1"`) {
 		t.Fatalf("the reply to the call in flight: %+v; output:\n%s", reply, out.String())
+	}
+	if !strings.Contains(out.String(), `{"jsonrpc":"2.0","id":6,"error":{"code":-32001,`) {
+		t.Errorf("no refusal of the call after the interrupt; output:\n%s", out.String())
 	}
 }
 

@@ -172,6 +172,11 @@ func (c *lineConn) readLoop(r io.Reader, limit int) {
 			case c.incoming <- msg:
 			case <-c.done:
 				return
+			case <-c.stop:
+				// Read no longer takes messages: a call read after (or
+				// as) the session was stopped is answered as not run,
+				// or Read would wait for its reply for ever.
+				c.notRun(msg)
 			}
 		}
 		if err != nil {
@@ -181,6 +186,21 @@ func (c *lineConn) readLoop(r io.Reader, limit int) {
 		}
 	}
 }
+
+// notRun answers msg, if it is a call, with an error saying it was not
+// run: the server is stopping.
+func (c *lineConn) notRun(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || !req.IsCall() {
+		return
+	}
+	c.Write(context.Background(), &jsonrpc.Response{ID: req.ID,
+		Error: &jsonrpc.Error{Code: codeStopping, Message: "the server is stopping (interrupted): the call was not run"}})
+}
+
+// codeStopping is the JSON-RPC error code of a call refused because the
+// server is stopping: one of those JSON-RPC leaves to servers.
+const codeStopping = -32001
 
 // readLine returns the next line of br without its line end. If the line
 // is longer than limit, it is read to its end and dropped, and long is
