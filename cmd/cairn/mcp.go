@@ -714,6 +714,9 @@ func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn
 	if in.Text == "" && in.Metadata == nil {
 		return nil, memoryOut{}, toolError("nothing to change: give text and/or metadata")
 	}
+	if in.Text != "" && strings.TrimSpace(in.Text) == "" {
+		return nil, memoryOut{}, toolError("text is blank: give the new text, or leave it out to keep the old")
+	}
 	if err := m.checkSize(in.Text, in.Metadata); err != nil {
 		return nil, memoryOut{}, err
 	}

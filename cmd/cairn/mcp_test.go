@@ -254,6 +254,7 @@ func TestMCPToolErrors(t *testing.T) {
 		{"memory_delete", map[string]any{"ids": nil}, `/properties/ids: type: <invalid reflect.Value> has type "null", want "array"`, false},
 		{"memory_update", map[string]any{"id": "m9", "text": "x"}, `no memory has the id "m9"`, false},
 		{"memory_update", map[string]any{"id": "m1"}, "nothing to change", false},
+		{"memory_update", map[string]any{"id": "m1", "text": " \t\n"}, "text is blank", false},
 		{"memory_update", map[string]any{"id": "m1", "text": "new text"}, "the embedding service failed", true},
 		{"memory_delete", map[string]any{"ids": []string{"zz"}}, `no memory has the id "zz"`, false},
 		{"memory_list", map[string]any{"page": -1}, "/properties/page: minimum: -1/1 is less than 1", false},
