@@ -364,7 +364,7 @@ func (fullWriter) Write([]byte) (int, error) { return 0, errors.New("no space le
 func TestOutputNotWritten(t *testing.T) {
 	path := newFile(t)
 	for _, args := range [][]string{{"check", path}, {"info", path}, {"export", path}, {"compact", path}, {"version"},
-		{"query", path, "-collection", "notes", "-vector", "[1,0,0]"}} {
+		{"query", path, "-collection", "notes", "-vector", "[1,0,0]"}, {"help"}, {"--help"}, {"export", "-h"}} {
 		var errb bytes.Buffer
 		code := run(context.Background(), args, strings.NewReader(""), fullWriter{}, &errb)
 		if code != exitFail || !strings.Contains(errb.String(), "cairn "+args[0]+": writing the output: no space left on device") {

@@ -74,29 +74,25 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		name = "version"
 	}
 	if name == "help" || name == "-h" || name == "-help" || name == "--help" {
-		usage(stdout)
-		return exitOK
+		usage(out)
+		return written(name, out, stderr, exitOK)
 	}
 	for _, c := range commands {
 		if c.name != name {
 			continue
 		}
 		err := c.run(ctx, e, args[1:])
-		if out.err != nil {
-			// What the command said did not all reach its reader (a full
-			// disk, a closed pipe): not a success, whatever followed.
-			fmt.Fprintf(stderr, "cairn %s: writing the output: %v\n", name, out.err)
-			return exitFail
-		}
 		switch {
+		case out.err != nil:
+			return written(name, out, stderr, exitFail)
 		case err == nil:
 			return exitOK
 		case errors.Is(err, flag.ErrHelp):
 			if e.flags != nil { // help asked for: to stdout, to be paged or grepped
-				e.flags.SetOutput(stdout)
+				e.flags.SetOutput(out)
 				e.flags.Usage()
 			}
-			return exitOK
+			return written(name, out, stderr, exitOK)
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "cairn %s: %s\n", name, strings.TrimPrefix(err.Error(), "usage: "))
 			fmt.Fprintf(stderr, "usage: cairn %s %s\n", c.name, c.args)
@@ -109,6 +105,17 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	}
 	fmt.Fprintf(stderr, "cairn: unknown command %q (run \"cairn help\")\n", name)
 	return exitUsage
+}
+
+// written returns code, or exitFail after saying so if what command
+// wrote to out did not all reach its reader (a full disk, a closed
+// pipe): that is no success, whatever followed.
+func written(command string, out *outWriter, stderr io.Writer, code int) int {
+	if out.err == nil {
+		return code
+	}
+	fmt.Fprintf(stderr, "cairn %s: writing the output: %v\n", command, out.err)
+	return exitFail
 }
 
 // outWriter is a command's standard output, which keeps the first error
