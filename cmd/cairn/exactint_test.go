@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -77,5 +80,63 @@ func TestMCPExactIntegers(t *testing.T) {
 	}
 	if n := its[0].Metadata["n"]; n != int64(1<<53+1) {
 		t.Errorf("stored n = %v (%T), want 2^53+1", n, n)
+	}
+}
+
+// TestMCPExactIntegersOut: the tools' results give integers beyond 2^53
+// as stored, in their text and their structured content. The SDK sends
+// a result through float64 numbers after checking it against its schema,
+// and every tool answered 9007199254740993 as 9007199254740992.
+func TestMCPExactIntegersOut(t *testing.T) {
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "agent.db")
+	serve := func(calls ...string) []rpcReply {
+		t.Helper()
+		script := initLines
+		for i, c := range calls {
+			script += fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":%s}`+"\n", i+1, c)
+		}
+		var out, errb strings.Builder
+		argv := []string{"mcp", "-db", path, "-embed-url", srv.url(), "-embed-model", "bow"}
+		if code := run(context.Background(), argv, strings.NewReader(script), &out, &errb); code != exitOK {
+			t.Fatalf("exit status %d; log:\n%s", code, errb.String())
+		}
+		var replies []rpcReply
+		for line := range strings.Lines(out.String()) {
+			var r rpcReply
+			if err := json.Unmarshal([]byte(line), &r); err != nil {
+				t.Fatalf("reply %q: %v", line, err)
+			}
+			if string(r.ID) != `"init"` {
+				replies = append(replies, r)
+			}
+		}
+		return replies
+	}
+	// One call a session: calls of one session run at once.
+	var replies []rpcReply
+	for _, c := range []string{
+		`{"name":"memory_store","arguments":{"id":"b","text":"a number","metadata":{"n":` + twoTo53And1 + `}}}`,
+		`{"name":"memory_get","arguments":{"ids":["b"]}}`,
+		`{"name":"memory_list","arguments":{}}`,
+		`{"name":"memory_search","arguments":{"query":"a number"}}`,
+		`{"name":"memory_update","arguments":{"id":"b","text":"a number again"}}`,
+		`{"name":"memory_history","arguments":{"id":"b"}}`,
+	} {
+		replies = append(replies, serve(c)...)
+	}
+	for i, r := range replies[1:] {
+		var res struct {
+			Content []struct {
+				Text string `json:"text"`
+			} `json:"content"`
+			Structured json.RawMessage `json:"structuredContent"`
+		}
+		if err := json.Unmarshal(r.Result, &res); err != nil || r.Error != nil {
+			t.Fatalf("reply %d: %v, %+v", i+2, err, r.Error)
+		}
+		if len(res.Content) == 0 || !strings.Contains(res.Content[0].Text, `"n":`+twoTo53And1) || !strings.Contains(string(res.Structured), `"n":`+twoTo53And1) {
+			t.Errorf("reply %d lacks n = %s: %s", i+2, twoTo53And1, r.Result)
+		}
 	}
 }

@@ -250,6 +250,25 @@ func exactNumbers[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor
 	}
 }
 
+// exactOutput wraps a tool handler so that its result carries Out as
+// written: the SDK validates Out through a map whose numbers are float64
+// and sends that map, which rounds integers beyond 2^53 (metadata keeps
+// them exactly). The result's text is Out marshalled here, and the
+// middleware exactResults sends the same JSON as its structured content.
+func exactOutput[In, Out any](h mcp.ToolHandlerFor[In, Out]) mcp.ToolHandlerFor[In, Out] {
+	return func(ctx context.Context, req *mcp.CallToolRequest, in In) (*mcp.CallToolResult, Out, error) {
+		res, out, err := h(ctx, req, in)
+		if err != nil || res != nil {
+			return res, out, err // an error, or a result of the handler's own
+		}
+		b, merr := json.Marshal(out)
+		if merr != nil || len(b) == 0 || b[0] != '{' {
+			return res, out, err
+		}
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}, out, nil
+	}
+}
+
 func (m *memory) server() (*mcp.Server, error) {
 	in, err := m.inputSchemas()
 	if err != nil {
@@ -257,7 +276,7 @@ func (m *memory) server() (*mcp.Server, error) {
 	}
 	s := mcp.NewServer(&mcp.Implementation{Name: "cairn", Title: "cairn memory", Version: version},
 		&mcp.ServerOptions{Instructions: instructions})
-	s.AddReceivingMiddleware(boundErrors)
+	s.AddReceivingMiddleware(boundErrors, exactResults)
 	closed, destructive := new(false), new(true)
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_store",
@@ -267,7 +286,7 @@ func (m *memory) server() (*mcp.Server, error) {
 			"Returns the memory's id. An id may be given; storing an id that exists is an error (use memory_update). " +
 			"With merge_similar (e.g. 0.95), a text that says what a stored memory says updates that memory instead (merged_into names it); " +
 			"scope lists metadata keys the two must agree on (e.g. [\"user\"]).",
-	}, bounded(m.callTimeout, exactNumbers(m.store)))
+	}, bounded(m.callTimeout, exactOutput(exactNumbers(m.store))))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_search",
 		InputSchema: in["memory_search"],
@@ -275,31 +294,31 @@ func (m *memory) server() (*mcp.Server, error) {
 		Description: "Find the memories closest in meaning to a query, most similar first, optionally only those whose metadata match a filter. " +
 			`Filters: {"kind":"fact"}, {"year":{"$gte":2020}}, {"tag":{"$in":["a","b"]}}, {"$or":[...]}, {"$not":{...}}. ` +
 			"With half_life_days and/or importance (a metadata key holding 0 to 1), memories rank by similarity × recency × importance (vector mode).",
-	}, bounded(m.callTimeout, exactNumbers(m.search)))
+	}, bounded(m.callTimeout, exactOutput(exactNumbers(m.search))))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_get",
 		InputSchema: in["memory_get"],
 		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "Fetch memories by id. Fails if any id is unknown.",
-	}, bounded(m.callTimeout, m.get))
+	}, bounded(m.callTimeout, exactOutput(m.get)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_update",
 		InputSchema: in["memory_update"],
 		Annotations: &mcp.ToolAnnotations{Title: "Update a memory", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Change a memory's text (it is embedded again) and/or replace its metadata ({} clears it). Fails if the id is unknown.",
-	}, bounded(m.callTimeout, exactNumbers(m.update)))
+	}, bounded(m.callTimeout, exactOutput(exactNumbers(m.update))))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_delete",
 		InputSchema: in["memory_delete"],
 		Annotations: &mcp.ToolAnnotations{Title: "Forget", DestructiveHint: destructive, IdempotentHint: true, OpenWorldHint: closed},
 		Description: "Forget memories by id, all or none: fails, deleting nothing, if any id is unknown.",
-	}, bounded(m.callTimeout, m.delete))
+	}, bounded(m.callTimeout, exactOutput(m.delete)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_list",
 		InputSchema: in["memory_list"],
 		Annotations: &mcp.ToolAnnotations{Title: "List memories", ReadOnlyHint: true, OpenWorldHint: closed},
 		Description: "List memories in the order they were stored or last updated, a page at a time, optionally only those whose metadata match a filter.",
-	}, bounded(m.callTimeout, exactNumbers(m.list)))
+	}, bounded(m.callTimeout, exactOutput(exactNumbers(m.list))))
 	m.addHistoryTools(s, in)
 	return s, nil
 }

@@ -1,10 +1,13 @@
-// mcpbound.go holds the bound on the error text "cairn mcp" sends back.
+// mcpbound.go holds the middleware of "cairn mcp" that shapes what it sends
+// back: error texts bounded, results with their numbers exact.
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -42,6 +45,21 @@ func boundErrors(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 		case len(err.Error()) > maxErrorText:
 			err = errors.New(shorten(err.Error()))
+		}
+		return res, err
+	}
+}
+
+// exactResults is a receiving middleware that sends a tool's structured
+// content as the JSON of its text, where exactOutput wrote Out exactly:
+// the SDK's own structured content went through float64 numbers.
+func exactResults(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if r, ok := res.(*mcp.CallToolResult); ok && r != nil && !r.IsError && r.StructuredContent != nil && len(r.Content) == 1 {
+			if tc, ok := r.Content[0].(*mcp.TextContent); ok && strings.HasPrefix(tc.Text, "{") && json.Valid([]byte(tc.Text)) {
+				r.StructuredContent = json.RawMessage(tc.Text)
+			}
 		}
 		return res, err
 	}

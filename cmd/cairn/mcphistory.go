@@ -63,14 +63,14 @@ func (m *memory) addHistoryTools(s *mcp.Server, in map[string]*jsonschema.Schema
 		Annotations: &mcp.ToolAnnotations{Title: "A memory's history", ReadOnlyHint: true, OpenWorldHint: new(false)},
 		Description: "List the versions of a memory, newest first: what it said and when, including when it was deleted. " +
 			"Use it to see what changed, before memory_restore.",
-	}, bounded(m.callTimeout, m.historyTool))
+	}, bounded(m.callTimeout, exactOutput(m.historyTool)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_restore",
 		InputSchema: in["memory_restore"],
 		Annotations: &mcp.ToolAnnotations{Title: "Restore memories", DestructiveHint: new(true), OpenWorldHint: new(false)},
 		Description: "Put memories back as they were at a past time: those changed since are rewritten as they were, those stored since are deleted. " +
 			"Without confirm: true it only reports what it would change; do that first and check. A restore can itself be undone (undo_to).",
-	}, bounded(m.callTimeout, m.restoreTool))
+	}, bounded(m.callTimeout, exactOutput(m.restoreTool)))
 }
 
 // historyErr explains the errors of the history calls; to is the time
