@@ -618,10 +618,29 @@ func (im *importer) open(p string) error {
 }
 
 // write stores items (read from lines) in the current collection or
-// tenant in one
-// transaction, skipping those already expired. In mode staged, it first
-// notes in the spool how to undo the batch.
+// tenant, in one transaction but where -upsert meets an id twice: the
+// later line wins, as it does when the two are in different batches (one
+// Upsert refuses an id twice), so the batch is written in two.
 func (im *importer) write(items []cairn.Item, lines []int) error {
+	if im.upsert {
+		seen := make(map[string]bool, len(items))
+		for i, it := range items {
+			if seen[it.ID] {
+				if err := im.writeBatch(items[:i], lines[:i]); err != nil {
+					return err
+				}
+				return im.write(items[i:], lines[i:])
+			}
+			seen[it.ID] = true
+		}
+	}
+	return im.writeBatch(items, lines)
+}
+
+// writeBatch stores items (read from lines) in the current collection or
+// tenant in one transaction, skipping those already expired. In mode
+// staged, it first notes in the spool how to undo the batch.
+func (im *importer) writeBatch(items []cairn.Item, lines []int) error {
 	now := time.Now()
 	live := items[:0]
 	for _, it := range items {

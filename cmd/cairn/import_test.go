@@ -196,6 +196,32 @@ func TestImportFailureLeavesNoNewFile(t *testing.T) {
 	}
 }
 
+// badTimes is an item a write refuses (its update before its creation),
+// for a failure after earlier batches are in.
+const badTimes = `{"id":"late","embedding":[1,1,1],"created_at":"2030-01-01T00:00:00Z","updated_at":"2020-01-01T00:00:00Z"}`
+
+// TestImportUpsertRepeatedID: with -upsert, an id given twice is written
+// twice, the later line winning, whether the two lines fall in one batch
+// or in two. In one batch the import failed ("repeated in the batch").
+func TestImportUpsertRepeatedID(t *testing.T) {
+	for _, batch := range []string{"", "-batch=2", "-batch=1000"} {
+		path := newFile(t)
+		args := []string{"import", "-q", "-collection", "notes", "-upsert", path}
+		if batch != "" {
+			args = append(args, batch)
+		}
+		stdin := `{"id":"x","text":"first","embedding":[1,0,0]}` + "\n" + `{"id":"x","text":"second","embedding":[0,1,0]}` + "\n" +
+			`{"id":"y","text":"third","embedding":[0,0,1]}` + "\n"
+		if r := runCmd(t, stdin, args...); r.code != exitOK {
+			t.Fatalf("%s: %+v", batch, r)
+		}
+		r := runCmd(t, "", "export", path)
+		if r.code != exitOK || !strings.Contains(r.stdout, `{"id":"x","text":"second",`) || strings.Contains(r.stdout, `"first"`) {
+			t.Errorf("%s: export:\n%s", batch, r.stdout)
+		}
+	}
+}
+
 // TestImportFailureLeavesFileUnchanged checks that a failed import into a
 // file that holds other collections and tenants changes nothing: the same
 // bytes when it failed before writing, the same collections, tenants and
@@ -222,10 +248,10 @@ func TestImportFailureLeavesFileUnchanged(t *testing.T) {
 			stdin: itemLines(0, 2500, 2200, `{"id":"a","embedding":[1,1,1]}`), stderr: "duplicate"},
 		{name: "duplicate in a later batch of a new collection", args: []string{"-collection", "bulk"},
 			stdin: itemLines(0, 2500, 2200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
-		{name: "upsert, repeated id in a later batch", args: []string{"-collection", "notes", "-upsert"},
-			stdin: `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert, bad times in a later batch", args: []string{"-collection", "notes", "-upsert"},
+			stdin: `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, badTimes), stderr: "before CreatedAt"},
 		{name: "upsert replacing an embedding not of unit length", args: []string{"-collection", "notes", "-upsert"},
-			stdin: `{"id":"c","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+			stdin: `{"id":"c","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, badTimes), stderr: "before CreatedAt"},
 		{name: "tenant of an unknown collection", sameBytes: true,
 			stdin: alice + itemLines(0, 10, 0, "") + `{"collection":{"name":"nope","dim":3},"tenant":"t"}` + "\n", stderr: `line 12: tenant "t": collection "nope" is not in the file`},
 		{name: "empty tenant name", sameBytes: true,
@@ -239,10 +265,10 @@ func TestImportFailureLeavesFileUnchanged(t *testing.T) {
 				`{"id":"p","embedding":[1,2]}` + "\n" + `{"collection":{"name":"notes","dim":3},"tenant":"bob"}` + "\n" + alice +
 				itemLines(0, 1500, 0, "") + `{"collection":{"name":"notes","dim":3},"tenant":"dave"}` + "\n" +
 				itemLines(0, 1500, 1200, `{"id":"i3","embedding":[1,1,1]}`), stderr: "duplicate"},
-		{name: "upsert into a tenant, repeated id in a later batch", args: []string{"-upsert"},
-			stdin: alice + `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+		{name: "upsert into a tenant, bad times in a later batch", args: []string{"-upsert"},
+			stdin: alice + `{"id":"a","text":"replaced","embedding":[0,0,1]}` + "\n" + itemLines(0, 2500, 2100, badTimes), stderr: "before CreatedAt"},
 		{name: "upsert into a tenant replacing an embedding not of unit length", args: []string{"-upsert"},
-			stdin: alice + `{"id":"z","text":"replaced","embedding":[1,0,0]}` + "\n" + itemLines(0, 2500, 2100, `{"id":"i2005","embedding":[1,1,1]}`), stderr: "duplicate"},
+			stdin: alice + `{"id":"z","text":"replaced","embedding":[1,0,0]}` + "\n" + itemLines(0, 2500, 2100, badTimes), stderr: "before CreatedAt"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
