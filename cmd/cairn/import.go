@@ -78,8 +78,10 @@ renamed into place once complete: a failure leaves no file, a crash at most
 the temporary one. An existing FILE is written only once the whole stream
 has been read and checked (texts embedded), and what the import wrote is
 taken out again if a write fails (tenants it created dropped, items it
-replaced put back); a crash while writing leaves the part written so far
-(rerun with -upsert to finish).
+replaced put back, last in the order of export and list, and their old
+and undone versions in the history of a collection that keeps one); a
+crash while writing leaves the part written so far (rerun with -upsert to
+finish). With -upsert an id may come twice: the later line wins.
 
 With -batch N, every N items are committed as they are read, and a failure
 keeps those before it: the error says how many items are stored and from
