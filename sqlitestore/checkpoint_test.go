@@ -72,23 +72,24 @@ func copyFile(t testing.TB, from, to string) {
 	}
 }
 
-// checkpointPrefix copies into the database file the latest committed
-// frame of every page up to its current size, in page order, as a
-// checkpoint that crashed before extending the file does. It reads the log
-// naively (frames of 24 bytes plus a page, salts equal to the header's), as
-// an independent check of readWAL.
-func checkpointPrefix(t *testing.T, path string) (oldPages, newPages int64) {
+// logCommit is one commit of a write-ahead log: the database's size
+// after it, and the pages it wrote.
+type logCommit struct {
+	size  uint32
+	pages map[uint32][]byte
+}
+
+// logCommits reads the log of the database at path naively (frames of 24
+// bytes plus a page, salts equal to the header's), as an independent
+// check of readWAL, and returns its page size and commits in order.
+func logCommits(t *testing.T, path string) (int, []logCommit) {
 	t.Helper()
 	wal, err := os.ReadFile(path + "-wal")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ps := int(binary.BigEndian.Uint32(wal[8:]))
-	latest := map[uint32][]byte{}
+	var commits []logCommit
 	pending := map[uint32][]byte{}
 	for off := walHeaderSize; off+walFrameHeaderSize+ps <= len(wal); off += walFrameHeaderSize + ps {
 		fh := wal[off : off+walFrameHeaderSize]
@@ -97,29 +98,53 @@ func checkpointPrefix(t *testing.T, path string) (oldPages, newPages int64) {
 		}
 		pending[binary.BigEndian.Uint32(fh)] = wal[off+walFrameHeaderSize : off+walFrameHeaderSize+ps]
 		if size := binary.BigEndian.Uint32(fh[4:]); size != 0 {
-			for p, b := range pending {
-				latest[p] = b
-			}
-			clear(pending)
-			newPages = int64(size)
+			commits = append(commits, logCommit{size, pending})
+			pending = map[uint32][]byte{}
 		}
+	}
+	return ps, commits
+}
+
+// copyPages writes into the database file at path the pages of commits,
+// in order (a later commit's page over an earlier's), those up to last.
+func copyPages(t *testing.T, path string, ps int, commits []logCommit, last int64) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range commits {
+		for p, b := range c.pages {
+			if int64(p) <= last {
+				if _, err := f.WriteAt(b, int64(p-1)*int64(ps)); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkpointPrefix copies into the database file the latest committed
+// frame of every page up to its current size, as a checkpoint that
+// crashed before extending the file does.
+func checkpointPrefix(t *testing.T, path string) (oldPages, newPages int64) {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, commits := logCommits(t, path)
+	if len(commits) > 0 {
+		newPages = int64(commits[len(commits)-1].size)
 	}
 	oldPages = fi.Size() / int64(ps)
 	if newPages <= oldPages {
 		t.Fatalf("the log does not grow the file (%d pages → %d): the test writes too little", oldPages, newPages)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	for p := uint32(1); int64(p) <= oldPages; p++ {
-		if b, ok := latest[p]; ok {
-			if _, err := f.WriteAt(b, int64(p-1)*int64(ps)); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
+	copyPages(t, path, ps, commits, oldPages)
 	return oldPages, newPages
 }
 
@@ -201,28 +226,7 @@ func TestOpenHeaderCountsMoreThanLog(t *testing.T) {
 	copyFile(t, src+"-wal", path+"-wal")
 
 	// The checkpoint, held at the largest commit by a reader's snapshot.
-	wal, err := os.ReadFile(path + "-wal")
-	if err != nil {
-		t.Fatal(err)
-	}
-	ps := int(binary.BigEndian.Uint32(wal[8:]))
-	type commit struct {
-		size  uint32
-		pages map[uint32][]byte
-	}
-	var commits []commit
-	pending := map[uint32][]byte{}
-	for off := walHeaderSize; off+walFrameHeaderSize+ps <= len(wal); off += walFrameHeaderSize + ps {
-		fh := wal[off : off+walFrameHeaderSize]
-		if !bytes.Equal(fh[8:16], wal[16:24]) {
-			break
-		}
-		pending[binary.BigEndian.Uint32(fh)] = wal[off+walFrameHeaderSize : off+walFrameHeaderSize+ps]
-		if size := binary.BigEndian.Uint32(fh[4:]); size != 0 {
-			commits = append(commits, commit{size, pending})
-			pending = map[uint32][]byte{}
-		}
-	}
+	ps, commits := logCommits(t, path)
 	last, held := commits[len(commits)-1].size, 0
 	for i, c := range commits {
 		if c.size > commits[held].size {
@@ -232,22 +236,7 @@ func TestOpenHeaderCountsMoreThanLog(t *testing.T) {
 	if commits[held].size <= last {
 		t.Fatalf("the log does not shrink the database (largest %d pages, last %d)", commits[held].size, last)
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range commits[:held+1] {
-		for p, b := range c.pages {
-			if p <= last {
-				if _, err := f.WriteAt(b, int64(p-1)*int64(ps)); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
+	copyPages(t, path, ps, commits[:held+1], int64(last))
 	t.Logf("header %d pages, log's last commit %d", commits[held].size, last)
 
 	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
