@@ -224,9 +224,9 @@ func (x *CoderHNSW) Search(ctx context.Context, q vector.Vector, k int, opts *ve
 			res, err = nil, fmt.Errorf("baseline: coder/hnsw: search panicked: %v", p)
 		}
 	}()
-	ask := k
+	ask := min(k, x.g.Len()) // coder/hnsw sizes its search by what it is asked
 	if x.overfetch {
-		ask = max(k, x.g.EfSearch)
+		ask = max(ask, x.g.EfSearch)
 	}
 	nodes := x.g.Search(qv, ask)
 	top := vector.NewTopK(k)
