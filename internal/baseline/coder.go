@@ -8,6 +8,7 @@ package baseline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"sync"
@@ -233,7 +234,15 @@ func (x *CoderHNSW) Search(ctx context.Context, q vector.Vector, k int, opts *ve
 	for _, n := range nodes {
 		top.Push(n.Key, x.dist(qv, n.Value))
 	}
-	return top.Results(), nil
+	res = top.Results()
+	// The graph keeps its own copies of the vectors: a closed store is
+	// seen only by asking it.
+	if len(res) > 0 {
+		if _, err := x.s.Get(res[0].ID); errors.Is(err, vector.ErrClosed) {
+			return nil, fmt.Errorf("baseline: coder/hnsw: search: %w", err)
+		}
+	}
+	return res, nil
 }
 
 // scan is the exact search of filtered queries.
