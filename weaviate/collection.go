@@ -612,8 +612,9 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 }
 
 // Query returns up to k items nearest to embedding, closest first (ties in
-// creation order), with the errors of cairn's Collection.Query for the same
-// bad input. o.Ef is checked but not used: Weaviate sets ef per collection
+// creation order), at most Options.MaxResults of them (as far as the
+// cluster lets a search reach), with the errors of cairn's
+// Collection.Query for the same bad input. o.Ef is checked but not used: Weaviate sets ef per collection
 // (CollectionConfig.HNSW.EfSearch, or its own dynamic ef). Distances and
 // similarities are cairn's, computed from Weaviate's distance. Only vector
 // mode is served: o.Mode other than cairn.VectorMode, o.Keywords, Fusion,
@@ -652,7 +653,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 	if w.w == nil && !w.val {
 		return []cairn.Result{}, nil
 	}
-	rows, err := c.db.nearVector(ctx, c.class, q, k, w.w, readProps, opts.WithEmbeddings)
+	rows, err := c.db.nearVector(ctx, c.class, q, min(k, c.db.opt.MaxResults), w.w, readProps, opts.WithEmbeddings)
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: query: %w", err)
 	}

@@ -272,10 +272,13 @@ func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vecto
 		}
 	}
 	// Ask for one more than k, so that a tie at the k-th distance shows,
-	// and for more while ties run on or the Go filter leaves fewer than k.
-	limit := k + 1
+	// and for more while ties run on or the Go filter leaves fewer than k;
+	// never for more than the cluster answers (a k beyond it, up to the
+	// largest int, would overflow the sums).
+	most := ix.db.opt.MaxResults
+	limit := min(k, most-1) + 1
 	if allow != nil {
-		limit = 4*k + 16
+		limit = min(4*min(k, most)+16, most)
 	}
 	for {
 		rows, err := ix.db.nearVector(ctx, ix.class, p, limit, w, nil, false)

@@ -311,7 +311,9 @@ func query(t *testing.T, open Opener, m vector.Metric) {
 		}
 		f.checkQuery(t, q, 10, nil, nil)
 	}
-	f.checkQuery(t, f.items[0].Embedding, 100, nil, nil) // k beyond the size
+	for _, k := range []int{100, 1 << 40, math.MaxInt} { // k beyond the size
+		f.checkQuery(t, f.items[0].Embedding, k, nil, nil)
+	}
 	if m != vector.Dot {
 		got := f.checkQuery(t, f.items[31].Embedding, 1, nil, nil)
 		if got[0].ID != f.items[31].ID {
