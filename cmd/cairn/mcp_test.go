@@ -392,6 +392,15 @@ func serveScript(t *testing.T, script string, args ...string) (int, []rpcReply, 
 	return code, replies, errb.String()
 }
 
+// repliesByID indexes replies by their ids as sent.
+func repliesByID(replies []rpcReply) map[string]rpcReply {
+	byID := make(map[string]rpcReply, len(replies))
+	for _, r := range replies {
+		byID[string(r.ID)] = r
+	}
+	return byID
+}
+
 const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
@@ -468,10 +477,7 @@ func TestMCPBadIDs(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit status %d; log:\n%s", code, log)
 	}
-	byID := map[string]rpcReply{}
-	for _, r := range replies {
-		byID[string(r.ID)] = r
-	}
+	byID := repliesByID(replies)
 	for _, id := range []string{"null", "1.9", "99999999999999999999", "9007199254740993"} {
 		if r, ok := byID[id]; !ok || r.Error == nil || r.Error.Code != -32600 {
 			t.Errorf("id %s: reply %+v (present %v), want -32600", id, r, ok)
@@ -500,10 +506,7 @@ func TestMCPUnknownTool(t *testing.T) {
 	if code != exitOK {
 		t.Fatalf("exit status %d; log:\n%s", code, log)
 	}
-	byID := map[string]rpcReply{}
-	for _, r := range replies {
-		byID[string(r.ID)] = r
-	}
+	byID := repliesByID(replies)
 	for _, id := range []string{"1", "2"} {
 		if r, ok := byID[id]; !ok || r.Error == nil && !strings.Contains(string(r.Result), `"isError":true`) {
 			t.Errorf("call %s of no tool: reply %+v (present %v), want an error", id, r, ok)
