@@ -473,8 +473,8 @@ func (x *Index) Track(ctx context.Context, ids []vector.ID) error {
 }
 
 // Untrack removes ids from the index and leaves them in the store, all or
-// nothing: an error wrapping [vector.ErrNotFound] for an id not indexed.
-// See [vector.Tracker].
+// nothing: an error wrapping [vector.ErrNotFound] for an id not indexed or
+// repeated (its second removal finds it gone). See [vector.Tracker].
 func (x *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -483,10 +483,12 @@ func (x *Index) Untrack(ctx context.Context, ids []vector.ID) error {
 	defer x.wmu.Unlock()
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	seen := make(map[vector.ID]bool, len(ids))
 	for _, id := range ids {
-		if _, ok := x.t.slot[id]; !ok {
+		if _, ok := x.t.slot[id]; !ok || seen[id] {
 			return fmt.Errorf("qflat: untrack %d: %w", id, vector.ErrNotFound)
 		}
+		seen[id] = true
 	}
 	for _, id := range ids {
 		x.t.remove(id)

@@ -399,6 +399,13 @@ func indexTrack(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
 	if err := tr.Track(ctx, ids[:1]); !errors.Is(err, vector.ErrDuplicateID) {
 		t.Fatalf("Track(already indexed) = %v, want ErrDuplicateID", err)
 	}
+	// A repeated id: its second removal finds it gone, so nothing goes.
+	if err := tr.Untrack(ctx, []vector.ID{ids[0], ids[1], ids[0]}); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("Untrack(repeated id) = %v, want ErrNotFound", err)
+	}
+	if idx.Len() != 100 {
+		t.Fatalf("Len = %d after a refused Untrack, want 100", idx.Len())
+	}
 	if err := tr.Untrack(ctx, ids[:50]); err != nil {
 		t.Fatal(err)
 	}
@@ -411,6 +418,12 @@ func indexTrack(t *testing.T, newStore StoreFactory, newIndex IndexFactory) {
 	f.check(t, randVec(r, 6), 10, nil, nil, false)
 	if err := tr.Untrack(ctx, ids[:1]); !errors.Is(err, vector.ErrNotFound) {
 		t.Fatalf("Untrack(not indexed) = %v, want ErrNotFound", err)
+	}
+	if err := tr.Track(ctx, []vector.ID{ids[0], ids[0]}); !errors.Is(err, vector.ErrDuplicateID) {
+		t.Fatalf("Track(repeated id) = %v, want ErrDuplicateID", err)
+	}
+	if idx.Len() != 50 {
+		t.Fatalf("Len = %d after a refused Track, want 50", idx.Len())
 	}
 }
 
