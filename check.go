@@ -15,10 +15,11 @@ type CheckReport struct {
 	// Problems lists what is wrong, one sentence each; empty if the file
 	// passed every check.
 	Problems []string
-	// Collections, Tenants, Items and Graphs count what was checked
-	// (Items those of the tenants too): saved graphs are counted when
-	// they were loaded and verified.
-	Collections, Tenants, Items, Graphs int
+	// Collections, Tenants, Items, Versions and Graphs count what was
+	// checked (Items those of the tenants too, Versions the states the
+	// history keeps): saved graphs are counted when they were loaded and
+	// verified.
+	Collections, Tenants, Items, Versions, Graphs int
 }
 
 // maxProblems bounds the problems a check lists per collection.
@@ -29,9 +30,10 @@ const maxProblems = 20
 // of it and works beside the file's writer (checking the file as of its
 // start) and on read-only media: SQLite's integrity_check over every
 // page; then, for each collection, its settings, every row (and every row
-// of each of its tenants) against the key index a collection builds (each item has a non-empty id, no id
-// twice, metadata of the stored form) and the count of rows against the
-// vectors loaded; and every saved HNSW graph that is current, loaded over
+// of each of its tenants) against the key index a collection builds (each
+// item has a non-empty id, no id twice, id and text valid UTF-8, metadata
+// of the stored form) and the count of rows against the vectors loaded;
+// every state the history keeps, by the same rules; and every saved HNSW graph that is current, loaded over
 // the rows and checked with [hnsw.Index.Verify]. A graph that is missing
 // or stale is not a problem (the next load rebuilds it); one that fails
 // its checksum or does not match the rows is.
@@ -72,14 +74,11 @@ func checkRows(ctx context.Context, c *sqlitestore.Collection, rep *CheckReport,
 	rows := 0
 	err := c.ForEachPayload(ctx, func(it sqlitestore.Item) error {
 		rows++
-		switch prev, dup := keys[it.Key]; {
-		case it.Key == "":
-			problem("row %d has no id", it.ID)
-		case reservedID(it.ID):
-			problem("row %d (%q) has a reserved row id", it.ID, it.Key)
-		case dup:
+		if f := rowFault(it.ID, it.Key, it.Text); f != "" {
+			problem("row %d (%q) %s", it.ID, it.Key, f)
+		} else if prev, dup := keys[it.Key]; dup {
 			problem("rows %d and %d have the same id %q", prev, it.ID, it.Key)
-		default:
+		} else {
 			keys[it.Key] = it.ID
 		}
 		if _, err := decodeMetadata(it.Metadata); err != nil {
@@ -101,7 +100,27 @@ func checkRows(ctx context.Context, c *sqlitestore.Collection, rep *CheckReport,
 	if rows != c.Len() {
 		problem("%d rows but %d vectors loaded", rows, c.Len())
 	}
-	return nil
+	return checkHistory(ctx, c, rep, problem)
+}
+
+// checkHistory checks the states c's history keeps by the rules their
+// reader applies, and counts them in rep. Its error is for a check that
+// could not go on.
+func checkHistory(ctx context.Context, c *sqlitestore.Collection, rep *CheckReport, problem func(string, ...any)) error {
+	err := c.ForEachPast(ctx, func(p sqlitestore.Past) error {
+		rep.Versions++
+		if err := pastFault(p); err != nil {
+			problem("%v", err)
+		} else if _, err := decodeMetadata(p.Item.Metadata); p.Held() && err != nil {
+			problem("history: row %d (%q): %v", p.Item.ID, p.Item.Key, err)
+		}
+		return ctx.Err()
+	})
+	if errors.Is(err, vector.ErrCorrupt) {
+		problem("%v", err)
+		return nil
+	}
+	return err
 }
 
 // checkCollection adds what is wrong with one collection to rep. Its

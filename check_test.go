@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
@@ -34,7 +35,7 @@ func newCheckedFile(t *testing.T) string {
 		name string
 		cfg  cairn.CollectionConfig
 	}{
-		{"flat", cairn.CollectionConfig{Dim: 4, Index: cairn.Flat}},
+		{"flat", cairn.CollectionConfig{Dim: 4, Index: cairn.Flat, KeepHistory: &cairn.HistoryPolicy{Versions: 5}}},
 		{"graph", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW, HNSW: hnsw.Options{M: 6}}},
 	} {
 		c := mustCollection(t, db, cfg.name, cfg.cfg)
@@ -51,6 +52,15 @@ func newCheckedFile(t *testing.T) string {
 				t.Fatal(err)
 			}
 			if err := tn.Add(ctx, items[:5]...); err != nil {
+				t.Fatal(err)
+			}
+			// Versions in the history: a replaced item in the collection
+			// and in the tenant.
+			items[1].Text = "changed"
+			if err := c.Upsert(ctx, items[1]); err != nil {
+				t.Fatal(err)
+			}
+			if err := tn.Upsert(ctx, items[1]); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -147,7 +157,7 @@ func TestCheck(t *testing.T) {
 		want   []string // each must be in one of the problems; none for a good file
 	}{
 		{name: "good"},
-		{name: "empty id", damage: []string{"UPDATE items_1 SET key = NULL WHERE id = 3"}, want: []string{`collection "flat": row 3 has no id`}},
+		{name: "empty id", damage: []string{"UPDATE items_1 SET key = NULL WHERE id = 3"}, want: []string{`collection "flat": row 3 ("") has no id`}},
 		{name: "bad metadata", damage: []string{`UPDATE items_2 SET meta = '{"i":[1,2]}' WHERE id = 7`}, want: []string{`collection "graph": row 7 ("id6")`}},
 		{name: "bad settings", damage: []string{`UPDATE collections SET settings = '{"index":"btree"}' WHERE name = 'flat'`}, want: []string{`collection "flat"`, "unknown index"}},
 		{name: "bad metadata in a tenant", damage: []string{`UPDATE tenant_items SET meta = X'0a' WHERE key = 'id2'`}, want: []string{`collection "flat": tenant "t1": row`, `("id2")`}},
@@ -155,6 +165,12 @@ func TestCheck(t *testing.T) {
 		{name: "reserved row id", damage: []string{"UPDATE items_1 SET id = 0 WHERE id = 3"}, want: []string{`collection "flat": row 0 ("id2") has a reserved row id`}},
 		{name: "reserved row id in a tenant", damage: []string{"UPDATE tenant_items SET id = -1 WHERE key = 'id4'"}, want: []string{`collection "flat": tenant "t1": row 18446744073709551615 ("id4") has a reserved row id`}},
 		{name: "tenant name not text", damage: []string{"UPDATE tenants SET name = CAST(name AS BLOB)"}, want: []string{`collection "flat": tenant "t1": `, "not found"}},
+		{name: "id not UTF-8", damage: []string{"UPDATE items_1 SET key = X'ff' WHERE id = 3"}, want: []string{`collection "flat": row 3 ("\xff") has an id that is not valid UTF-8`}},
+		{name: "text not UTF-8", damage: []string{"UPDATE items_2 SET text = X'ff' WHERE id = 7"}, want: []string{`collection "graph": row 7 ("id6") has a text that is not valid UTF-8`}},
+		{name: "kept version's vector", damage: []string{"UPDATE history SET vec = X'00' WHERE id IS NOT NULL AND tenant = 0"}, want: []string{`collection "flat": sqlitestore: history`, "vector of 1 bytes"}},
+		{name: "kept version's text", damage: []string{"UPDATE history SET text = X'ff' WHERE id IS NOT NULL AND tenant != 0"}, want: []string{`collection "flat": tenant "t1": `, `history: row`, `("id1") has a text that is not valid UTF-8`}},
+		{name: "kept version's metadata", damage: []string{"UPDATE history SET meta = X'0a' WHERE id IS NOT NULL AND tenant = 0"}, want: []string{`collection "flat": history: row`, `("id1")`}},
+		{name: "kept absence's id", damage: []string{"UPDATE history SET key = '' WHERE id IS NULL AND tenant = 0 AND key = 'id7'"}, want: []string{`collection "flat": `, `history: row 0 ("") has no id`}},
 		{name: "damaged graph", damage: []string{"UPDATE index_chunks SET data = zeroblob(length(data))"}, want: []string{`collection "graph": saved graph`}},
 	}
 	for _, tt := range tests {
@@ -172,7 +188,7 @@ func TestCheck(t *testing.T) {
 				t.Fatal(err)
 			}
 			if len(tt.want) == 0 {
-				if len(rep.Problems) != 0 || rep.Collections != 2 || rep.Tenants != 1 || rep.Items != 105 || rep.Graphs != 1 {
+				if len(rep.Problems) != 0 || rep.Collections != 2 || rep.Tenants != 1 || rep.Items != 105 || rep.Versions != 57 || rep.Graphs != 1 {
 					t.Fatalf("good file: %+v", rep)
 				}
 			}
@@ -264,4 +280,73 @@ func TestCompact(t *testing.T) {
 	if rep, err := cairn.Check(ctx, filepath.Join(t.TempDir(), "none.db"), nil); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("Check of a missing file: %+v, %v", rep, err)
 	}
+}
+
+// TestDamagedRowsRefused: the rows Check reports as no write's are
+// refused by their readers too, as corrupt: a collection's items by its
+// load, kept versions by AsOf and History (not taken for a bad argument).
+func TestDamagedRowsRefused(t *testing.T) {
+	ctx := context.Background()
+	for _, tt := range []struct {
+		name, damage string
+		read         func(*testing.T, *cairn.DB) error
+	}{
+		{"text not UTF-8", "UPDATE items_1 SET text = X'ff' WHERE id = 3", func(t *testing.T, db *cairn.DB) error {
+			_, err := db.Collection(ctx, "flat")
+			return err
+		}},
+		{"kept text not UTF-8", "UPDATE history SET text = X'ff' WHERE id IS NOT NULL AND tenant = 0", func(t *testing.T, db *cairn.DB) error {
+			c, err := db.Collection(ctx, "flat")
+			if err != nil {
+				return err
+			}
+			if _, err := c.History(ctx, "id1"); !errors.Is(err, vector.ErrCorrupt) {
+				return fmt.Errorf("History: %w", err)
+			}
+			// Just before the upsert of id1, whose version it replaced is the damaged one.
+			_, err = c.AsOf(ctx, stored(t, c, "id1").UpdatedAt.Add(-time.Nanosecond))
+			return err
+		}},
+		{"kept id not UTF-8", "UPDATE history SET key = X'ff' WHERE id IS NULL AND tenant != 0 AND key = 'id3'", func(t *testing.T, db *cairn.DB) error {
+			c, err := db.Collection(ctx, "flat")
+			if err != nil {
+				return err
+			}
+			tn, err := c.Tenant(ctx, "t1")
+			if err != nil {
+				return err
+			}
+			// Just before the tenant's Add, when id3 held nothing.
+			_, err = tn.AsOf(ctx, stored(t, tn, "id3").CreatedAt.Add(-time.Nanosecond))
+			return err
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := newCheckedFile(t)
+			rawSQL(t, path, tt.damage)
+			if rep, err := cairn.Check(ctx, path, nil); err != nil || len(rep.Problems) == 0 {
+				t.Fatalf("Check = %+v, %v; want a problem", rep, err)
+			}
+			db, err := cairn.Open(ctx, path, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := tt.read(t, db); !errors.Is(err, vector.ErrCorrupt) {
+				t.Fatalf("read = %v, want ErrCorrupt", err)
+			}
+		})
+	}
+}
+
+// stored returns the item of id that c holds.
+func stored(t *testing.T, c interface {
+	Get(context.Context, ...string) ([]cairn.Item, error)
+}, id string) cairn.Item {
+	t.Helper()
+	its, err := c.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return its[0]
 }

@@ -153,6 +153,9 @@ func (p sqlPast) since(ctx context.Context) (int64, error) { return p.c.HistoryS
 func (p sqlPast) state(s sqlitestore.Past, prepared bool) (pastState, error) {
 	it := s.Item
 	st := pastState{until: s.Until, row: row{key: it.Key}}
+	if err := pastFault(s); err != nil {
+		return pastState{}, err
+	}
 	if !s.Held() {
 		return st, nil
 	}
@@ -168,6 +171,20 @@ func (p sqlPast) state(s sqlitestore.Past, prepared bool) (pastState, error) {
 	st.row = row{id: it.ID, key: it.Key, vec: it.Vector, text: it.Text, md: md,
 		created: nanosOf(it.Created), updated: nanosOf(it.Updated), expires: nanosOf(it.Expires)}
 	return st, nil
+}
+
+// pastFault returns an error wrapping [vector.ErrCorrupt] if s is a state
+// no write keeps (see rowFault; a state without an item has only its id).
+func pastFault(s sqlitestore.Past) error {
+	it := s.Item
+	f := keyFault(it.Key)
+	if s.Held() {
+		f = rowFault(it.ID, it.Key, it.Text)
+	}
+	if f != "" {
+		return fmt.Errorf("%w: history: row %d (%q) %s", vector.ErrCorrupt, it.ID, it.Key, f)
+	}
+	return nil
 }
 
 func (p sqlPast) states(ctx context.Context, key string) ([]pastState, error) {

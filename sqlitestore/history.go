@@ -199,8 +199,9 @@ func (c *Collection) HistorySince(ctx context.Context) (int64, error) {
 
 const pastColumns = "key, until, id, vec, text, meta, created, updated, expires"
 
-// scanPast reads one row of pastColumns.
-func (c *Collection) scanPast(rows *sql.Rows) (Past, error) {
+// scanPast reads one row of pastColumns, and the columns after them
+// into more.
+func (c *Collection) scanPast(rows *sql.Rows, more ...any) (Past, error) {
 	var (
 		p         Past
 		id        sql.NullInt64
@@ -208,7 +209,7 @@ func (c *Collection) scanPast(rows *sql.Rows) (Past, error) {
 		key, text sql.NullString
 		times     [3]sql.NullInt64
 	)
-	if err := rows.Scan(&key, &p.Until, &id, &vec, &text, &meta, &times[0], &times[1], &times[2]); err != nil {
+	if err := rows.Scan(append([]any{&key, &p.Until, &id, &vec, &text, &meta, &times[0], &times[1], &times[2]}, more...)...); err != nil {
 		return Past{}, scanErr(err)
 	}
 	if !id.Valid {
@@ -285,6 +286,50 @@ func (c *Collection) StatesAt(ctx context.Context, t int64, fn func(Past) error)
 			return nil
 		}
 		after = page[len(page)-1].Item.Key
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+	}
+}
+
+// ForEachPast calls fn with every state c's history keeps, in the order
+// they were written, and stops at the first error fn returns, returning
+// it. Like ForEachItem, it reads in pages and does not hold the database
+// between them.
+func (c *Collection) ForEachPast(ctx context.Context, fn func(Past) error) error {
+	const q = "SELECT " + pastColumns + ", seq FROM history WHERE coll = ? AND tenant = ? AND seq > ? ORDER BY seq LIMIT ?"
+	after := int64(math.MinInt64)
+	for {
+		var page []Past
+		err := c.db.withConn(func(conn *sql.Conn) error {
+			if c.dropped {
+				return vector.ErrClosed
+			}
+			rows, err := conn.QueryContext(ctx, q, c.id, c.tenant, after, forEachPage)
+			if err != nil {
+				return mapErr(err)
+			}
+			defer rows.Close()
+			for rows.Next() {
+				p, err := c.scanPast(rows, &after)
+				if err != nil {
+					return err
+				}
+				page = append(page, p)
+			}
+			return mapErr(rows.Err())
+		})
+		if err != nil {
+			return fmt.Errorf("sqlitestore: history: %w", err)
+		}
+		for _, p := range page {
+			if err := fn(p); err != nil {
+				return err
+			}
+		}
+		if len(page) < forEachPage {
+			return nil
+		}
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -30,7 +30,7 @@ func cmdCheck(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "cairn: %s: check failed: %d problems\n", path, len(rep.Problems))
 		return errProblems
 	}
-	fmt.Fprintf(e.stdout, "%s: ok (%d collections, %d tenants, %d items, %d saved graphs verified)\n", path, rep.Collections, rep.Tenants, rep.Items, rep.Graphs)
+	fmt.Fprintf(e.stdout, "%s: ok (%d collections, %d tenants, %d items, %d kept versions, %d saved graphs verified)\n", path, rep.Collections, rep.Tenants, rep.Items, rep.Versions, rep.Graphs)
 	return nil
 }
 

@@ -166,7 +166,7 @@ func TestCheckAndInfoFindProblems(t *testing.T) {
 	}
 	sdb.Close()
 	r := runCmd(t, "", "check", path)
-	if r.code != exitFail || !strings.Contains(r.stdout, `t.db: collection "g": row 99 has no id`) || !strings.Contains(r.stderr, "check failed: 1 problems") {
+	if r.code != exitFail || !strings.Contains(r.stdout, `t.db: collection "g": row 99 ("") has no id`) || !strings.Contains(r.stderr, "check failed: 1 problems") {
 		t.Fatalf("check of a damaged file: %+v", r)
 	}
 	if r := runCmd(t, "", "info", path); r.code != 0 || !strings.Contains(r.stdout, "stale") {
