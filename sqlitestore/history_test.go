@@ -3,6 +3,7 @@ package sqlitestore
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -166,4 +167,46 @@ func vecEqual(a, b vector.Vector) bool {
 		}
 	}
 	return true
+}
+
+// TestForEachPast reads every kept state of a collection and of its
+// tenant, over more than a page, in the order they were written, each
+// only where it was kept.
+func TestForEachPast(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	coll := mustCollection(t, db, "h", 4, vector.L2)
+	ten, err := coll.CreateTenant(ctx, "alice")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := forEachPage + 10
+	for i := range n {
+		it := itemFor(vector.ID(i+1), 4)
+		it.Key = fmt.Sprint("k", i)
+		if err := coll.WriteItemsKeeping(ctx, []Item{it}, nil, []Prior{{Key: it.Key, Until: int64(n - i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ten.WriteItemsKeeping(ctx, nil, nil, []Prior{{Key: "t", Until: 1}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		c    *Collection
+		want int
+	}{{coll, n}, {ten, 1}} {
+		var untils []int64
+		err := c.c.ForEachPast(ctx, func(p Past) error {
+			untils = append(untils, p.Until)
+			return nil
+		})
+		if err != nil || len(untils) != c.want {
+			t.Fatalf("ForEachPast: %d states, %v; want %d", len(untils), err, c.want)
+		}
+		for i := 1; i < len(untils); i++ {
+			if untils[i] != untils[i-1]-1 {
+				t.Fatalf("state %d until %d after %d: not in the order written", i, untils[i], untils[i-1])
+			}
+		}
+	}
 }
