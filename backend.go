@@ -7,6 +7,7 @@ import (
 	"context"
 	"io"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
@@ -24,6 +25,35 @@ type row struct {
 	md   metadata
 
 	created, updated, expires int64
+}
+
+// fault says what makes r a version that no write stores (no id, a
+// reserved row id, an id or text not valid UTF-8, an update before its
+// creation), or "" if nothing does: the rule of the loader, the history's
+// reader and Check.
+func (r *row) fault() string {
+	switch {
+	case keyFault(r.key) != "":
+		return keyFault(r.key)
+	case reservedID(r.id):
+		return "has a reserved row id"
+	case !utf8.ValidString(r.text):
+		return "has a text that is not valid UTF-8"
+	case r.created != noTime && r.updated != noTime && r.updated < r.created:
+		return "was updated before it was created"
+	}
+	return ""
+}
+
+// keyFault is the part of [row.fault] about the id alone.
+func keyFault(key string) string {
+	switch {
+	case key == "":
+		return "has no id"
+	case !utf8.ValidString(key):
+		return "has an id that is not valid UTF-8"
+	}
+	return ""
 }
 
 // backend is where a collection's items live: the vector.Store its index

@@ -74,7 +74,8 @@ func checkRows(ctx context.Context, c *sqlitestore.Collection, rep *CheckReport,
 	rows := 0
 	err := c.ForEachPayload(ctx, func(it sqlitestore.Item) error {
 		rows++
-		if f := rowFault(it.ID, it.Key, it.Text); f != "" {
+		r := row{id: it.ID, key: it.Key, text: it.Text, created: nanosOf(it.Created), updated: nanosOf(it.Updated)}
+		if f := r.fault(); f != "" {
 			problem("row %d (%q) %s", it.ID, it.Key, f)
 		} else if prev, dup := keys[it.Key]; dup {
 			problem("rows %d and %d have the same id %q", prev, it.ID, it.Key)

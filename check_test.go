@@ -167,6 +167,7 @@ func TestCheck(t *testing.T) {
 		{name: "tenant name not text", damage: []string{"UPDATE tenants SET name = CAST(name AS BLOB)"}, want: []string{`collection "flat": tenant "t1": `, "not found"}},
 		{name: "id not UTF-8", damage: []string{"UPDATE items_1 SET key = X'ff' WHERE id = 3"}, want: []string{`collection "flat": row 3 ("\xff") has an id that is not valid UTF-8`}},
 		{name: "text not UTF-8", damage: []string{"UPDATE items_2 SET text = X'ff' WHERE id = 7"}, want: []string{`collection "graph": row 7 ("id6") has a text that is not valid UTF-8`}},
+		{name: "updated before created", damage: []string{"UPDATE items_2 SET updated = created - 1 WHERE id = 9"}, want: []string{`collection "graph": row 9 ("id8") was updated before it was created`}},
 		{name: "kept version's vector", damage: []string{"UPDATE history SET vec = X'00' WHERE id IS NOT NULL AND tenant = 0"}, want: []string{`collection "flat": sqlitestore: history`, "vector of 1 bytes"}},
 		{name: "kept version's text", damage: []string{"UPDATE history SET text = X'ff' WHERE id IS NOT NULL AND tenant != 0"}, want: []string{`collection "flat": tenant "t1": `, `history: row`, `("id1") has a text that is not valid UTF-8`}},
 		{name: "kept version's metadata", damage: []string{"UPDATE history SET meta = X'0a' WHERE id IS NOT NULL AND tenant = 0"}, want: []string{`collection "flat": history: row`, `("id1")`}},
@@ -305,6 +306,18 @@ func TestDamagedRowsRefused(t *testing.T) {
 			}
 			// Just before the upsert of id1, whose version it replaced is the damaged one.
 			_, err = c.AsOf(ctx, stored(t, c, "id1").UpdatedAt.Add(-time.Nanosecond))
+			return err
+		}},
+		{"kept version updated before created", "UPDATE history SET updated = created - 1 WHERE id IS NOT NULL AND tenant != 0", func(t *testing.T, db *cairn.DB) error {
+			c, err := db.Collection(ctx, "flat")
+			if err != nil {
+				return err
+			}
+			tn, err := c.Tenant(ctx, "t1")
+			if err != nil {
+				return err
+			}
+			_, err = tn.AsOf(ctx, stored(t, tn, "id1").UpdatedAt.Add(-time.Nanosecond))
 			return err
 		}},
 		{"kept id not UTF-8", "UPDATE history SET key = X'ff' WHERE id IS NULL AND tenant != 0 AND key = 'id3'", func(t *testing.T, db *cairn.DB) error {

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/internal/route"
@@ -195,32 +194,6 @@ var errDropped = fmt.Errorf("cairn: collection deleted: %w", vector.ErrNotFound)
 // and the largest (the end of every range).
 func reservedID(id vector.ID) bool { return id == 0 || id == ^vector.ID(0) }
 
-// rowFault says what makes a stored version one that no write makes (no
-// id, a reserved row id, an id or text not valid UTF-8), or "" if
-// nothing does: the rule of the loader, the history's reader and Check.
-func rowFault(id vector.ID, key, text string) string {
-	switch {
-	case keyFault(key) != "":
-		return keyFault(key)
-	case reservedID(id):
-		return "has a reserved row id"
-	case !utf8.ValidString(text):
-		return "has a text that is not valid UTF-8"
-	}
-	return ""
-}
-
-// keyFault is the part of rowFault about the id alone.
-func keyFault(key string) string {
-	switch {
-	case key == "":
-		return "has no id"
-	case !utf8.ValidString(key):
-		return "has an id that is not valid UTF-8"
-	}
-	return ""
-}
-
 // newCollection loads the rows of be and builds the index.
 func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfig, be backend) (*Collection, error) {
 	c := &Collection{
@@ -231,7 +204,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	}
 	var ids []vector.ID
 	err := be.load(ctx, func(r row) error {
-		if f := rowFault(r.id, r.key, r.text); f != "" {
+		if f := r.fault(); f != "" {
 			return fmt.Errorf("%w: row %d (%q) %s", vector.ErrCorrupt, r.id, r.key, f)
 		}
 		if !c.cat.add(&record{id: r.id, key: r.key, text: r.text, md: r.md, created: r.created, updated: r.updated, expires: r.expires}) {

@@ -174,12 +174,14 @@ func (p sqlPast) state(s sqlitestore.Past, prepared bool) (pastState, error) {
 }
 
 // pastFault returns an error wrapping [vector.ErrCorrupt] if s is a state
-// no write keeps (see rowFault; a state without an item has only its id).
+// no write keeps (see [row.fault]; a state without an item has only its
+// id).
 func pastFault(s sqlitestore.Past) error {
 	it := s.Item
 	f := keyFault(it.Key)
 	if s.Held() {
-		f = rowFault(it.ID, it.Key, it.Text)
+		r := row{id: it.ID, key: it.Key, text: it.Text, created: nanosOf(it.Created), updated: nanosOf(it.Updated)}
+		f = r.fault()
 	}
 	if f != "" {
 		return fmt.Errorf("%w: history: row %d (%q) %s", vector.ErrCorrupt, it.ID, it.Key, f)
