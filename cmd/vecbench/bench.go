@@ -315,15 +315,15 @@ func (b *bench) measure(ctx context.Context, idx vector.Index, ds *recall.Datase
 }
 
 // memoryReport is the table of vecbench without flags: exact top-5
-// search over a few thousand to tens of thousands of items, in memory and
-// from a SQLite file.
+// search (or --k) over a few thousand to tens of thousands of items, in
+// memory and from a SQLite file.
 func (b *bench) memoryReport(ctx context.Context) error {
-	const k = 5
+	k := b.c.memoryK
 	family := b.c.familyFor("memory")
 	// The title is set once the first data set is loaded (the header only
 	// goes out with the first row).
 	t := newTable(b.out, "",
-		"<store", "items", "insert", "open", "recall@5", "p50", "p95", "p99", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "memory")
+		"<store", "items", "insert", "open", fmt.Sprintf("recall@%d", k), "p50", "p95", "p99", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads), "memory")
 	defer t.close()
 	for _, n := range b.c.sizesFor("memory") {
 		ds, truth, err := b.dataset(ctx, family, n)

@@ -55,6 +55,7 @@ type config struct {
 	sizes                         []int
 	sizesSet                      bool
 	dim, nq, k                    int
+	memoryK                       int // the memory table's k: 5, or --k if given
 	seed                          int64
 	threads                       int
 	ms, efcs, efs                 []int
@@ -136,6 +137,7 @@ Data:
   --sizes 10000,50000       base sizes          --dim 768      dimension
   --queries 1000            number of queries, or a query file with --data
   --k 10                    results per query   --seed 1       generator seed
+                            (the memory table's: 5 unless --k is given)
   --data base.fvecs --queries query.fvecs [--gt gt.ivecs] [--metric cosine|dot|l2]
                             your own vectors (.fvecs, .bvecs or .npy); without
                             --gt the ground truth is computed and cached as
@@ -232,6 +234,10 @@ func parseArgs(args []string, stdout io.Writer) (*config, error) {
 	}
 	if c.metric, err = vector.ParseMetric(metric); err != nil {
 		return nil, usagef("--metric %q: want cosine, dot or l2", metric)
+	}
+	c.memoryK = 5
+	if set["k"] {
+		c.memoryK = c.k
 	}
 	if set["metric"] && c.dataPath == "" {
 		return nil, usagef("--metric applies to --data only (generated data is cosine)")

@@ -257,6 +257,16 @@ func TestMemoryTable(t *testing.T) {
 	if strings.Count(out, "| 1.000 |") != 2 {
 		t.Errorf("exact search did not reach recall 1:\n%s", out)
 	}
+	// --k sets its k too.
+	out, errOut, err = runArgs(t, context.Background(), tiny(dir, "--sizes", "200", "--k", "3")...)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, errOut)
+	}
+	for _, want := range []string{"## Memory search: exact top 3,", "| recall@3 |"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("with --k 3, output lacks %q:\n%s", want, out)
+		}
+	}
 }
 
 func TestExportThenData(t *testing.T) {
