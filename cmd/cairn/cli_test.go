@@ -554,3 +554,21 @@ func TestExportTenants(t *testing.T) {
 		t.Errorf("bob's m1: %+v, %v", its, err)
 	}
 }
+
+// TestQueryTableControlID: an id holding a tab or a newline is shown
+// quoted, so that each hit stays one line of the table.
+func TestQueryTableControlID(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	in := `{"collection":{"name":"n","dim":2,"metric":"l2","index":"flat"}}
+{"id":"a\tb","embedding":[1,0]}
+{"id":"c\nd","embedding":[0,1]}
+`
+	if r := runCmd(t, in, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	r := runCmd(t, "", "query", path, "-collection", "n", "-vector", "[1,0]", "-k", "2")
+	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+	if r.code != 0 || len(lines) != 3 || !strings.Contains(lines[1], `"a\tb"`) || !strings.Contains(lines[2], `"c\nd"`) {
+		t.Fatalf("query: %+v", r)
+	}
+}

@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"unicode"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -146,9 +148,18 @@ func printHits(e *env, res []cairn.Result, asJSON bool) error {
 			}
 			md = string(b)
 		}
-		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\t%s\n", i+1, h.ID, h.Score, clip(h.Text, 60), md)
+		fmt.Fprintf(tw, "%d\t%s\t%.4f\t%s\t%s\n", i+1, idCell(h.ID), h.Score, clip(h.Text, 60), md)
 	}
 	return tw.Flush()
+}
+
+// idCell is id as the table shows it: quoted, as in Go, if it holds a
+// control character (a tab or a newline would break the table's lines).
+func idCell(id string) string {
+	if strings.ContainsFunc(id, unicode.IsControl) {
+		return strconv.Quote(id)
+	}
+	return id
 }
 
 // clip shortens s to at most n runes on one line.
