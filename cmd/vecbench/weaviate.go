@@ -71,23 +71,25 @@ func (b *bench) weaviateReport(ctx context.Context) error {
 	if b.c.weaviateGRPC != "" {
 		grpcAddrs = strings.Split(b.c.weaviateGRPC, ",")
 	}
-	open := func(tr weaviate.Transport) (*weaviate.DB, error) {
+	// REST first: a gRPC DB checks the REST address too, and a failure
+	// there would be blamed on gRPC.
+	open := func(tr weaviate.Transport, flag string) (*weaviate.DB, error) {
 		db, err := weaviate.Open(ctx, addrs, &weaviate.Options{Shards: min(3, len(addrs)), Transport: tr, GRPCAddrs: grpcAddrs})
 		if err != nil {
-			return nil, fmt.Errorf("--weaviate (%s): %w", tr, err)
+			return nil, fmt.Errorf("%s: %w", flag, err)
 		}
 		return db, nil
 	}
-	db, err := open(weaviate.GRPC)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	rest, err := open(weaviate.REST)
+	rest, err := open(weaviate.REST, "--weaviate")
 	if err != nil {
 		return err
 	}
 	defer rest.Close()
+	db, err := open(weaviate.GRPC, "--weaviate-grpc (or each node's gRPC port)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
 	family := b.c.familyFor("indexes")
 	t := newTable(b.out, "",
 		"<data", "<index", "insert/s", "build", fmt.Sprintf("recall@%d", b.c.k), "p50", "p95", "p99", "QPS", fmt.Sprintf("QPS ×%d", b.c.threads))
