@@ -292,20 +292,21 @@ func (c *Collection) StatesAt(ctx context.Context, t int64, fn func(Past) error)
 	}
 }
 
-// ForEachPast calls fn with every state c's history keeps, in the order
-// they were written, and stops at the first error fn returns, returning
-// it. Like ForEachItem, it reads in pages and does not hold the database
+// ForEachPast calls fn with every state c's history keeps, by Until (then
+// in the order they were written), and stops at the first error fn
+// returns, returning it. Like ForEachItem, it reads in pages (each a
+// range of the history's index by time) and does not hold the database
 // between them.
 func (c *Collection) ForEachPast(ctx context.Context, fn func(Past) error) error {
-	const q = "SELECT " + pastColumns + ", seq FROM history WHERE coll = ? AND tenant = ? AND seq > ? ORDER BY seq LIMIT ?"
-	after := int64(math.MinInt64)
+	const q = "SELECT " + pastColumns + ", seq FROM history WHERE coll = ? AND tenant = ? AND (until, seq) > (?, ?) ORDER BY until, seq LIMIT ?"
+	afterUntil, after := int64(math.MinInt64), int64(math.MinInt64)
 	for {
 		var page []Past
 		err := c.db.withConn(func(conn *sql.Conn) error {
 			if c.dropped {
 				return vector.ErrClosed
 			}
-			rows, err := conn.QueryContext(ctx, q, c.id, c.tenant, after, forEachPage)
+			rows, err := conn.QueryContext(ctx, q, c.id, c.tenant, afterUntil, after, forEachPage)
 			if err != nil {
 				return mapErr(err)
 			}
@@ -315,7 +316,7 @@ func (c *Collection) ForEachPast(ctx context.Context, fn func(Past) error) error
 				if err != nil {
 					return err
 				}
-				page = append(page, p)
+				page, afterUntil = append(page, p), p.Until
 			}
 			return mapErr(rows.Err())
 		})
