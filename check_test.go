@@ -261,6 +261,18 @@ func TestCompact(t *testing.T) {
 		t.Fatal(err)
 	}
 	before, _ := os.Stat(path)
+	// Beside a reader, whose snapshot keeps the file as it was: refused as
+	// locked, not reported as done.
+	reader, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cairn.Compact(ctx, path, nil); !errors.Is(err, sqlitestore.ErrLocked) {
+		t.Fatalf("Compact beside a reader: %v, want ErrLocked", err)
+	}
+	if err := reader.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := cairn.Compact(ctx, path, nil); err != nil {
 		t.Fatal(err)
 	}
