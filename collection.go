@@ -360,6 +360,20 @@ func (c *Collection) closedErr() error {
 	return c.err
 }
 
+// orClosed returns the collection's own error if it has closed (a deleted
+// collection's rows and history go with it, and a read of them fails in
+// the store's terms, ErrClosed), else err: the error of a read of the
+// backend that failed.
+func (c *Collection) orClosed(err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := c.closedErr(); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
 // writeErr is closedErr for a write: a store opened read-only refuses
 // every write, before it does anything.
 func (c *Collection) writeErr() error {

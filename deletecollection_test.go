@@ -38,7 +38,7 @@ func TestDeleteCollectionRacing(t *testing.T) {
 	}
 	const dim = deleteDim
 	configs := []cairn.CollectionConfig{
-		{Dim: dim, Index: cairn.Flat, TTL: time.Hour},
+		{Dim: dim, Index: cairn.Flat, TTL: time.Hour, KeepHistory: &cairn.HistoryPolicy{Versions: 3}},
 		{Dim: dim, Index: cairn.HNSW, HNSW: hnsw.Options{M: 8, EfConstruction: 32, Seed: 1}},
 		{Dim: dim, Index: cairn.QFlat},
 		{Dim: dim, Index: cairn.Auto, AutoThreshold: 40, HNSW: hnsw.Options{M: 8, EfConstruction: 32, Seed: 1}},
@@ -166,6 +166,17 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 				for _, err := range c.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
 					check("items", after, err)
 				}
+				if cfg.KeepHistory != nil {
+					_, err = c.History(ctx, "seed1")
+					check("history", after, err)
+					var s *cairn.Snapshot
+					if s, err = c.AsOf(ctx, time.Now()); err == nil {
+						s.Close()
+					}
+					check("as of", after, err)
+					_, err = c.Restore(ctx, time.Now(), &cairn.RestoreOptions{DryRun: true})
+					check("restore", after, err)
+				}
 			}
 		})
 	}
@@ -212,6 +223,14 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 	notFound("remove expired", err)
 	for _, err := range c.Items(ctx, nil) {
 		notFound("items", err)
+	}
+	if cfg.KeepHistory != nil {
+		_, err = c.History(ctx, "seed1")
+		notFound("history", err)
+		_, err = c.AsOf(ctx, time.Now())
+		notFound("as of", err)
+		_, err = c.Restore(ctx, time.Now(), nil)
+		notFound("restore", err)
 	}
 	if _, err := db.Collection(ctx, "c"); !errors.Is(err, vector.ErrNotFound) {
 		t.Errorf("round %d: Collection(c) after the delete: got %v, want ErrNotFound", round, err)

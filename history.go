@@ -147,10 +147,7 @@ func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) er
 		since, err = c.historyFrom.Load(), nil
 	}
 	if err != nil {
-		if cerr := c.closedErr(); cerr != nil {
-			return cerr // the file's history went with the collection
-		}
-		return fmt.Errorf("cairn: %s: %w", op, err)
+		return fmt.Errorf("cairn: %s: %w", op, c.orClosed(err))
 	}
 	if t < since {
 		return fmt.Errorf("cairn: %s: %w: it begins at %v, after %v", op, ErrBeforeHistory, timeOf(since), timeOf(t))
@@ -178,7 +175,7 @@ func (c *Collection) History(ctx context.Context, id string) ([]Version, error) 
 	err := c.settled(ctx, id, func() error {
 		var err error
 		states, err = c.be.past().states(ctx, id)
-		return err
+		return c.orClosed(err)
 	}, func(r *record) error {
 		cur = r
 		if r == nil {
@@ -275,8 +272,11 @@ func (c *Collection) stateAt(ctx context.Context, t int64, withCurrent bool) (ch
 		changed[s.row.key] = s
 		return nil
 	})
-	if err != nil || !withCurrent {
-		return changed, nil, err
+	if err != nil {
+		return nil, nil, c.orClosed(err)
+	}
+	if !withCurrent {
+		return changed, nil, nil
 	}
 	c.mu.RLock()
 	defer c.mu.RUnlock()

@@ -177,12 +177,7 @@ func (c *Collection) itemsAsWritten(ctx context.Context, f *sqlitestore.Collecti
 		return nil
 	})
 	if err != nil && !errors.Is(err, errStopped) {
-		if cerr := c.closedErr(); cerr != nil {
-			err = cerr // the file's rows went with the collection
-		} else {
-			err = fmt.Errorf("cairn: items: %w", err)
-		}
-		yield(Item{}, err)
+		yield(Item{}, fmt.Errorf("cairn: items: %w", c.orClosed(err)))
 	}
 }
 
@@ -200,12 +195,7 @@ func (c *Collection) itemsAsWrittenByID(ctx context.Context, f *sqlitestore.Coll
 			it, ok, err = c.itemWith(row)
 		}
 		if err != nil {
-			if cerr := c.closedErr(); cerr != nil {
-				err = cerr
-			} else {
-				err = fmt.Errorf("cairn: items: %w", err)
-			}
-			yield(Item{}, err)
+			yield(Item{}, fmt.Errorf("cairn: items: %w", c.orClosed(err)))
 			return
 		}
 		if ok && !yield(it, nil) {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
@@ -583,5 +584,68 @@ func TestCanceledContextChangesNothing(t *testing.T) {
 			t.Errorf("file %v: tenants after: %v, %v", file, names, err)
 		}
 		db.Close()
+	}
+}
+
+// TestDeleteTenantRacingHistory deletes a tenant while its history is
+// read (History, AsOf, a dry-run Restore), round after round: each read
+// succeeds before the delete or fails with ErrNotFound, never with the
+// ErrClosed of the history's dropped rows.
+func TestDeleteTenantRacingHistory(t *testing.T) {
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, filepath.Join(t.TempDir(), "t.db"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	c := mustCollection(t, db, "h", cairn.CollectionConfig{Dim: 4, Index: cairn.Flat, KeepHistory: &cairn.HistoryPolicy{Versions: 3}})
+	for round := range 30 {
+		tn, err := c.CreateTenant(ctx, "t")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if err := tn.Upsert(ctx, cairn.Item{ID: "a", Embedding: []float32{1, float32(i), 0, 0}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for reader := range 3 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					var err error
+					switch reader {
+					case 0:
+						_, err = tn.History(ctx, "a")
+					case 1:
+						var s *cairn.Snapshot
+						if s, err = tn.AsOf(ctx, time.Now()); err == nil {
+							s.Close()
+						}
+					case 2:
+						_, err = tn.Restore(ctx, time.Now(), &cairn.RestoreOptions{DryRun: true})
+					}
+					if err != nil && !errors.Is(err, vector.ErrNotFound) {
+						t.Errorf("round %d, reader %d: %v, want nil or ErrNotFound", round, reader, err)
+						return
+					}
+				}
+			})
+		}
+		time.Sleep(time.Duration(round%5) * 100 * time.Microsecond)
+		if err := c.DeleteTenant(ctx, "t"); err != nil {
+			t.Fatal(err)
+		}
+		close(stop)
+		wg.Wait()
+		if t.Failed() {
+			return
+		}
 	}
 }
