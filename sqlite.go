@@ -30,8 +30,9 @@ const graphName = "hnsw"
 // wrapping [sqlitestore.ErrNotWritable]; one with more than one name (hard
 // links), in either mode, an error wrapping [sqlitestore.ErrHardLinked].
 //
-// With [Options.ReadOnly], Open never creates, writes or saves anything:
-// any number of such stores, in this process and others, can read the
+// With [Options.ReadOnly], Open never creates, writes or saves anything
+// (but for SQLite's rebuild of the log's index, the -shm file, after a
+// writer's crash): any number of such stores, in this process and others, can read the
 // file beside its writer (or on read-only media). Each sees the file as
 // of its Open; open it again to see what the writer committed since.
 //

@@ -1128,9 +1128,10 @@ func (db *DB) Close() error {
 // anywhere has the file open (it holds the file's EXCLUSIVE lock to do
 // so), and writes nothing to the file itself, as there is nothing to
 // checkpoint. Where it cannot, the files stay, harmless, until the next
-// writer closes.
+// writer closes. It leaves those that lay beside the file before the
+// process entered it (a dead writer's, say), as it found them.
 func (db *DB) tidy() {
-	if db.immutable || !db.file.alone() {
+	if db.immutable || db.file.found || !db.file.alone() {
 		return
 	}
 	if _, err := os.Stat(db.path + "-shm"); err != nil || !db.logEmpty() {

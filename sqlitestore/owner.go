@@ -34,6 +34,10 @@ type heldFile struct {
 	spare []*os.File
 	dbs   int  // DBs of this process open on the file
 	owner bool // one of them is the writer
+	// found is set if a log or its index lay beside the file when the
+	// process entered it (left by a writer that died, or another
+	// process's): a reader leaves them there (see DB.tidy).
+	found bool
 }
 
 var files = struct {
@@ -84,7 +88,7 @@ func acquire(path string, owner bool) (o *heldFile, first bool, err error) {
 			}
 		}
 		if o == nil {
-			o = &heldFile{fi: fi, f: f}
+			o = &heldFile{fi: fi, f: f, found: exists(path+"-wal") || exists(path+"-shm")}
 			files.open = append(files.open, o)
 			first = true
 		}
@@ -95,6 +99,12 @@ func acquire(path string, owner bool) (o *heldFile, first bool, err error) {
 	o.dbs++
 	o.owner = o.owner || owner
 	return o, first, nil
+}
+
+// exists reports whether there is a file at path.
+func exists(path string) bool {
+	_, err := os.Lstat(path)
+	return err == nil
 }
 
 // kindOf names the kind of a file that is not a regular one.

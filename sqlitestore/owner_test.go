@@ -332,6 +332,48 @@ func TestReadOnlyChangesNothing(t *testing.T) {
 	}
 }
 
+// TestReaderLeavesWhatItFound: a reader leaves the log and index a dead
+// writer left beside the file (an empty log, an index to rebuild), as it
+// found them but for SQLite's rebuild of the index (it used to delete
+// them: the log held no commit).
+func TestReaderLeavesWhatItFound(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "left.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRange(t, mustCollection(t, db, "c", 8, vector.Cosine), 1, 11)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	before := fileSum(t, path)
+	if err := os.WriteFile(path+"-wal", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path+"-shm", make([]byte, 32<<10), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc, err := r.Collection(ctx, "c"); err != nil || rc.Len() != 10 {
+		t.Fatalf("reader: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the reader changed the file")
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if _, err := os.Stat(path + side); err != nil {
+			t.Errorf("the reader removed the %s it found: %v", side, err)
+		}
+	}
+}
+
 // TestWriterAfterRefusalBesideReader opens a reader in this process while
 // another process writes the file: this process's writer is refused, and
 // once the other writer is gone, it is let in.
