@@ -853,3 +853,30 @@ func TestFind(t *testing.T) {
 		}
 	})
 }
+
+// TestCheckEmbedding: a config says of an embedding what a write to its
+// collection would, defaults applied (cosine refuses a zero vector).
+func TestCheckEmbedding(t *testing.T) {
+	for _, tc := range []struct {
+		cfg  cairn.CollectionConfig
+		v    []float32
+		want error
+	}{
+		{cairn.CollectionConfig{Dim: 2}, []float32{1, 2}, nil},
+		{cairn.CollectionConfig{Dim: 2}, []float32{0, 0}, vector.ErrZeroVector},
+		{cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, []float32{0, 0}, nil},
+		{cairn.CollectionConfig{Dim: 2}, []float32{1}, vector.ErrDimensionMismatch},
+		{cairn.CollectionConfig{Dim: 2}, []float32{float32(math.Inf(1)), 1}, vector.ErrNonFinite},
+	} {
+		err := tc.cfg.CheckEmbedding(tc.v)
+		if !errors.Is(err, tc.want) {
+			t.Errorf("%+v.CheckEmbedding(%v) = %v, want %v", tc.cfg, tc.v, err, tc.want)
+		}
+		db := cairn.OpenMemory(nil)
+		c := mustCollection(t, db, "c", tc.cfg)
+		if werr := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: tc.v}); !errors.Is(werr, tc.want) {
+			t.Errorf("Add of %v under %+v = %v, want %v as CheckEmbedding", tc.v, tc.cfg, werr, tc.want)
+		}
+		db.Close()
+	}
+}

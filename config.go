@@ -170,6 +170,15 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 	return c
 }
 
+// CheckEmbedding returns the error a write of embedding v to a collection
+// of config c (after defaults) would give for it, the errors of
+// [vector.Check], or nil: for a caller that makes the collection for its
+// first write, so that a batch it would refuse leaves none made.
+func (c CollectionConfig) CheckEmbedding(v []float32) error {
+	c = c.withDefaults()
+	return vector.Check(v, c.Dim, c.Metric)
+}
+
 // Validate reports every problem with c (after defaults are applied to
 // zero fields), as an error wrapping [vector.ErrInvalidOptions].
 func (c CollectionConfig) Validate() error {

@@ -99,9 +99,10 @@ func (s *store) collection(ctx context.Context, name string) (*cairn.Collection,
 	return c, nil
 }
 
-// createCollection returns the collection name, creating it for vectors
-// of dimension dim.
-func (s *store) createCollection(ctx context.Context, name string, dim int) (*cairn.Collection, error) {
+// createCollection returns the collection name, creating it for vecs
+// (of the dimension of the first) if each would be stored in it: a write
+// it would refuse leaves no collection made for it.
+func (s *store) createCollection(ctx context.Context, name string, vecs [][]float32) (*cairn.Collection, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.collection(ctx, name)
@@ -110,7 +111,12 @@ func (s *store) createCollection(ctx context.Context, name string, dim int) (*ca
 	}
 	cfg := s.config
 	if cfg.Dim == 0 {
-		cfg.Dim = dim
+		cfg.Dim = len(vecs[0])
+	}
+	for i, v := range vecs {
+		if err := cfg.CheckEmbedding(v); err != nil {
+			return nil, fmt.Errorf("eino: document %d: %w", i, err)
+		}
 	}
 	c, err = s.db.GetOrCreateCollection(ctx, name, cfg) // another Indexer may create it meanwhile
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/cairndb/cairn/eino"
 	"github.com/cairndb/cairn/vector"
 	"github.com/cloudwego/eino/callbacks"
+	"github.com/cloudwego/eino/components/embedding"
 	"github.com/cloudwego/eino/components/indexer"
 	"github.com/cloudwego/eino/components/retriever"
 	"github.com/cloudwego/eino/schema"
@@ -283,6 +284,41 @@ func TestIndexersCreateTogether(t *testing.T) {
 		db.Close()
 		if err := errors.Join(errs...); err != nil {
 			t.Fatalf("round %d: %v", round, err)
+		}
+	}
+}
+
+// fixed is an embedding.Embedder that gives its vectors, in turn.
+type fixed [][]float64
+
+func (f fixed) EmbedStrings(_ context.Context, texts []string, _ ...embedding.Option) ([][]float64, error) {
+	return f[:len(texts)], nil
+}
+
+// TestFailedFirstStoreMakesNothing: a first Store whose vectors cairn
+// refuses (beyond float32, uneven lengths) fails and makes no collection,
+// so that a later Store, of another dimension, makes it for its own.
+func TestFailedFirstStoreMakesNothing(t *testing.T) {
+	ctx := context.Background()
+	for _, bad := range []fixed{{{1e300, 1}}, {{1, 0}, {1, 0, 0}}} {
+		db := cairn.OpenMemory(nil)
+		defer db.Close()
+		idx, err := eino.NewIndexer(ctx, &eino.IndexerConfig{DB: db, Embedding: bad})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := idx.Store(ctx, docs[:len(bad)]); err == nil {
+			t.Fatalf("Store of %v succeeded", bad)
+		}
+		if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+			t.Fatalf("a failed Store left collections %v, %v", infos, err)
+		}
+		good, err := eino.NewIndexer(ctx, &eino.IndexerConfig{DB: db, Embedding: fixed{{1, 2, 3, 4}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := good.Store(ctx, docs[:1]); err != nil {
+			t.Fatalf("Store after a failed one: %v", err)
 		}
 	}
 }

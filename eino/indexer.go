@@ -89,7 +89,7 @@ func (i *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...in
 		if err != nil {
 			return nil, err
 		}
-		c, err := i.s.createCollection(ctx, i.s.name, len(vecs[0]))
+		c, err := i.s.createCollection(ctx, i.s.name, vecs)
 		if err != nil {
 			return nil, err
 		}

@@ -212,21 +212,18 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if len(todo) == 0 {
 		return nil
 	}
-	res, err := ds.embedder.Embed(ctx, &ai.EmbedRequest{Input: todo, Options: ds.embedderOptions})
+	vecs, err := ds.embed(ctx, todo, "documents")
 	if err != nil {
-		return fmt.Errorf("cairngenkit: embedding: %w", err)
-	}
-	if len(res.Embeddings) != len(todo) {
-		return fmt.Errorf("%w: %d for %d documents", ErrWrongNumberOfVectors, len(res.Embeddings), len(todo))
+		return err
 	}
 	if c == nil {
-		if c, err = ds.createCollection(ctx, len(res.Embeddings[0].Embedding)); err != nil {
+		if c, err = ds.createCollection(ctx, vecs); err != nil {
 			return err
 		}
 	}
 	items := make([]cairn.Item, len(todo))
 	for i, d := range todo {
-		items[i] = cairn.Item{ID: ids[i], Text: texts[i], Metadata: d.Metadata, Embedding: res.Embeddings[i].Embedding}
+		items[i] = cairn.Item{ID: ids[i], Text: texts[i], Metadata: d.Metadata, Embedding: vecs[i]}
 	}
 	// Upsert: another call may have stored one of them since the check,
 	// under the same id, so with the same content.
@@ -269,14 +266,11 @@ func (ds *DocStore) Retrieve(ctx context.Context, req *ai.RetrieverRequest) (*ai
 	if err != nil || c == nil {
 		return &ai.RetrieverResponse{Documents: []*ai.Document{}}, err
 	}
-	res, err := ds.embedder.Embed(ctx, &ai.EmbedRequest{Input: []*ai.Document{req.Query}, Options: ds.embedderOptions})
+	q, err := ds.embed(ctx, []*ai.Document{req.Query}, "query")
 	if err != nil {
-		return nil, fmt.Errorf("cairngenkit: embedding: %w", err)
+		return nil, err
 	}
-	if len(res.Embeddings) != 1 {
-		return nil, fmt.Errorf("%w: %d for 1 query", ErrWrongNumberOfVectors, len(res.Embeddings))
-	}
-	found, err := c.Query(ctx, res.Embeddings[0].Embedding, o.K, qo)
+	found, err := c.Query(ctx, q[0], o.K, qo)
 	if err != nil {
 		return nil, fmt.Errorf("cairngenkit: %w", err)
 	}
@@ -310,10 +304,12 @@ func (ds *DocStore) Delete(ctx context.Context, ids ...string) error {
 
 // DocID returns the id a document is stored under: the hex MD5 of its
 // JSON form, as localvec (and Genkit's JavaScript dev store) computes it.
+// A document JSON cannot encode (NaN in its metadata, say) gives an
+// error wrapping [vector.ErrInvalidOptions].
 func DocID(d *ai.Document) (string, error) {
 	b, err := json.Marshal(d)
-	if err != nil {
-		return "", fmt.Errorf("cairngenkit: document: %w", err)
+	if err != nil { // a value JSON cannot hold: NaN, a channel
+		return "", fmt.Errorf("cairngenkit: document: %w: %v", vector.ErrInvalidOptions, err)
 	}
 	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:]), nil
@@ -346,9 +342,33 @@ func (ds *DocStore) collection(ctx context.Context) (*cairn.Collection, error) {
 	return c, nil
 }
 
-// createCollection returns the collection, creating it for vectors of
-// dimension dim.
-func (ds *DocStore) createCollection(ctx context.Context, dim int) (*cairn.Collection, error) {
+// embed returns the embeddings of docs (what, in errors), one each.
+func (ds *DocStore) embed(ctx context.Context, docs []*ai.Document, what string) ([][]float32, error) {
+	res, err := ds.embedder.Embed(ctx, &ai.EmbedRequest{Input: docs, Options: ds.embedderOptions})
+	if err != nil {
+		return nil, fmt.Errorf("cairngenkit: embedding: %w", err)
+	}
+	if res == nil || len(res.Embeddings) != len(docs) {
+		n := 0
+		if res != nil {
+			n = len(res.Embeddings)
+		}
+		return nil, fmt.Errorf("%w: %d for %d %s", ErrWrongNumberOfVectors, n, len(docs), what)
+	}
+	vecs := make([][]float32, len(docs))
+	for i, e := range res.Embeddings {
+		if e == nil {
+			return nil, fmt.Errorf("%w: none for %s %d", ErrWrongNumberOfVectors, what, i)
+		}
+		vecs[i] = e.Embedding
+	}
+	return vecs, nil
+}
+
+// createCollection returns the collection, creating it for vecs (of the
+// dimension of the first) if each would be stored in it: a write it would
+// refuse leaves no collection made for it.
+func (ds *DocStore) createCollection(ctx context.Context, vecs [][]float32) (*cairn.Collection, error) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	c, err := ds.collection(ctx)
@@ -357,7 +377,12 @@ func (ds *DocStore) createCollection(ctx context.Context, dim int) (*cairn.Colle
 	}
 	cfg := ds.config
 	if cfg.Dim == 0 {
-		cfg.Dim = dim
+		cfg.Dim = len(vecs[0])
+	}
+	for i, v := range vecs {
+		if err := cfg.CheckEmbedding(v); err != nil {
+			return nil, fmt.Errorf("cairngenkit: document %d: %w", i, err)
+		}
 	}
 	c, err = ds.db.GetOrCreateCollection(ctx, ds.name, cfg) // another DocStore may create it meanwhile
 	if err != nil {

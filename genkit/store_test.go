@@ -3,6 +3,7 @@ package cairngenkit_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"path/filepath"
 	"slices"
@@ -250,4 +251,70 @@ func TestIndexTogether(t *testing.T) {
 		}
 		db.Close()
 	}
+}
+
+// TestFailedFirstIndexMakesNothing: a first Index whose vectors cairn
+// refuses (all zero under cosine, uneven lengths) fails and makes no
+// collection, so that a later Index, of another dimension, makes it for
+// its own; an embedder that answers nothing for a document, and metadata
+// JSON cannot hold, are refused as the package says.
+func TestFailedFirstIndexMakesNothing(t *testing.T) {
+	ctx := context.Background()
+	g := genkit.Init(ctx)
+	define := func(name string, vecs ...[]float32) ai.Embedder {
+		return genkit.DefineEmbedder(g, name, nil, func(_ context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+			res := &ai.EmbedResponse{}
+			for i := range req.Input {
+				if vecs[i] == nil {
+					res.Embeddings = append(res.Embeddings, nil)
+					continue
+				}
+				res.Embeddings = append(res.Embeddings, &ai.Embedding{Embedding: vecs[i]})
+			}
+			return res, nil
+		})
+	}
+	for i, bad := range [][][]float32{{{0, 0}}, {{1, 0}, {1, 0, 0}}} {
+		db := cairn.OpenMemory(nil)
+		defer db.Close()
+		ds, err := cairngenkit.NewDocStore("pets", cairngenkit.Config{DB: db, Embedder: define(fmt.Sprint("test/bad", i), bad...)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := ds.Index(ctx, docs[:len(bad)]); err == nil {
+			t.Fatalf("Index of %v succeeded", bad)
+		}
+		if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+			t.Fatalf("a failed Index left collections %v, %v", infos, err)
+		}
+		good, err := cairngenkit.NewDocStore("pets", cairngenkit.Config{DB: db, Embedder: define(fmt.Sprint("test/good", i), []float32{1, 2, 3, 4})})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := good.Index(ctx, docs[:1]); err != nil {
+			t.Fatalf("Index after a failed one: %v", err)
+		}
+	}
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	ds, err := cairngenkit.NewDocStore("pets", cairngenkit.Config{DB: db, Embedder: holey{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ds.Index(ctx, docs[:2]); !errors.Is(err, cairngenkit.ErrWrongNumberOfVectors) {
+		t.Errorf("Index with a nil embedding: %v, want ErrWrongNumberOfVectors", err)
+	}
+	if err := ds.Index(ctx, []*ai.Document{ai.DocumentFromText("x", map[string]any{"score": math.NaN()})}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Index with NaN metadata: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// holey is an ai.Embedder not made by genkit, whose answers genkit does
+// not check: nil for every document after the first.
+type holey struct{ ai.Embedder }
+
+func (holey) Embed(_ context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+	res := &ai.EmbedResponse{Embeddings: make([]*ai.Embedding, len(req.Input))}
+	res.Embeddings[0] = &ai.Embedding{Embedding: []float32{1, 0}}
+	return res, nil
 }

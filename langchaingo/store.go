@@ -164,9 +164,10 @@ type docs interface {
 }
 
 // docsFor returns where the documents of a call with options o are,
-// creating them for vectors of dimension dim if create is set; nil, nil
-// if they do not exist.
-func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, create bool, dim int) (docs, error) {
+// creating them for vecs if vecs is not nil; nil, nil if they do not
+// exist.
+func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, vecs [][]float32) (docs, error) {
+	create := vecs != nil
 	name, tenant := s.collectionName(o), ""
 	if s.tenants {
 		name, tenant = s.name, o.NameSpace
@@ -176,7 +177,7 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, create bool
 		err error
 	)
 	if create {
-		c, err = s.createCollection(ctx, name, dim)
+		c, err = s.createCollection(ctx, name, vecs)
 	} else {
 		c, err = s.collection(ctx, name)
 	}
@@ -201,9 +202,10 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, create bool
 	return t, nil
 }
 
-// createCollection returns the collection name, creating it for vectors
-// of dimension dim.
-func (s *Store) createCollection(ctx context.Context, name string, dim int) (*cairn.Collection, error) {
+// createCollection returns the collection name, creating it for vecs
+// (of the dimension of the first) if each would be stored in it: a write
+// it would refuse leaves no collection made for it.
+func (s *Store) createCollection(ctx context.Context, name string, vecs [][]float32) (*cairn.Collection, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.collection(ctx, name)
@@ -212,7 +214,12 @@ func (s *Store) createCollection(ctx context.Context, name string, dim int) (*ca
 	}
 	cfg := s.config
 	if cfg.Dim == 0 {
-		cfg.Dim = dim
+		cfg.Dim = len(vecs[0])
+	}
+	for i, v := range vecs {
+		if err := cfg.CheckEmbedding(v); err != nil {
+			return nil, fmt.Errorf("document %d: %w", i, err)
+		}
 	}
 	// Another Store on the DB may create it meanwhile.
 	return s.db.GetOrCreateCollection(ctx, name, cfg)
@@ -249,7 +256,7 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, opts .
 	if len(vecs) != len(docs) {
 		return nil, fmt.Errorf("%w: %d for %d documents", ErrWrongNumberOfVectors, len(vecs), len(docs))
 	}
-	c, err := s.docsFor(ctx, o, true, len(vecs[0]))
+	c, err := s.docsFor(ctx, o, vecs)
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: %w", err)
 	}
@@ -297,7 +304,7 @@ func (s *Store) SimilaritySearch(ctx context.Context, query string, numDocuments
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.docsFor(ctx, o, false, 0)
+	c, err := s.docsFor(ctx, o, nil)
 	if err != nil {
 		return nil, fmt.Errorf("langchaingo: %w", err)
 	}
@@ -327,7 +334,7 @@ func (s *Store) Delete(ctx context.Context, ids []string, opts ...vectorstores.O
 		return nil
 	}
 	o := options(opts)
-	c, err := s.docsFor(ctx, o, false, 0)
+	c, err := s.docsFor(ctx, o, nil)
 	if err == nil && c == nil {
 		err = fmt.Errorf("%q: %w", cmp.Or(o.NameSpace, s.name), vector.ErrNotFound)
 	}

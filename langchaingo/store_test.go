@@ -388,3 +388,50 @@ func TestStoresCreateTogether(t *testing.T) {
 		}
 	}
 }
+
+// TestFailedFirstAddMakesNothing: a first AddDocuments whose vectors
+// cairn refuses (NaN, uneven lengths) fails and makes no collection nor
+// tenant, so that a later call, with an embedder of another dimension,
+// makes it for its own vectors (it used to fail for good, the collection
+// made at the dimension of the refused vectors).
+func TestFailedFirstAddMakesNothing(t *testing.T) {
+	ctx := context.Background()
+	embedder := func(vecs ...[]float32) embeddings.Embedder {
+		e, err := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+			return vecs[:len(texts)], nil
+		}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	nan := float32(math.NaN())
+	for _, tenants := range []bool{false, true} {
+		for _, bad := range [][][]float32{{{nan, 1}}, {{1, 0}, {1, 0, 0}}} {
+			db := cairn.OpenMemory(nil)
+			defer db.Close()
+			var opts []langchaingo.Option
+			if tenants {
+				opts = append(opts, langchaingo.WithTenants())
+			}
+			s, err := langchaingo.New(db, embedder(bad...), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			two := []schema.Document{{PageContent: "a"}, {PageContent: "b"}}[:len(bad)]
+			if _, err := s.AddDocuments(ctx, two, vectorstores.WithNameSpace("ns")); err == nil {
+				t.Fatalf("tenants %v: AddDocuments of %v succeeded", tenants, bad)
+			}
+			if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+				t.Fatalf("tenants %v: a failed AddDocuments left collections %v, %v", tenants, infos, err)
+			}
+			good, err := langchaingo.New(db, embedder([]float32{1, 2, 3, 4}), opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := good.AddDocuments(ctx, two[:1], vectorstores.WithNameSpace("ns")); err != nil {
+				t.Fatalf("tenants %v: AddDocuments after a failed one: %v", tenants, err)
+			}
+		}
+	}
+}
