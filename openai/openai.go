@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -100,8 +101,9 @@ type embeddingsRequest struct {
 
 type embeddingsResponse struct {
 	Data []struct {
-		Index     *int      `json:"index"`
-		Embedding []float32 `json:"embedding"`
+		Index *int `json:"index"`
+		// Embedding is read as it came: a null in it would decode as 0.
+		Embedding json.RawMessage `json:"embedding"`
 	} `json:"data"`
 }
 
@@ -265,12 +267,32 @@ func decodeEmbeddings(data []byte, n int) ([][]float32, error) {
 		if idx < 0 || idx >= n || out[idx] != nil {
 			return nil, fmt.Errorf("%w: bad or repeated index %d", ErrBadResponse, idx)
 		}
-		if len(d.Embedding) == 0 {
+		// No number holds the letters of null, so this finds every null.
+		if bytes.Contains(d.Embedding, []byte("null")) {
+			return nil, fmt.Errorf("%w: null in the embedding at index %d", ErrBadResponse, idx)
+		}
+		var v []float32
+		if err := json.Unmarshal(d.Embedding, &v); err != nil {
+			return nil, fmt.Errorf("%w: embedding at index %d: %v", ErrBadResponse, idx, err)
+		}
+		if len(v) == 0 {
 			return nil, fmt.Errorf("%w: empty embedding at index %d", ErrBadResponse, idx)
 		}
-		out[idx] = d.Embedding
+		out[idx] = v
 	}
 	return out, nil
+}
+
+// waitOf is x units as a wait: 0 for no positive number (NaN included),
+// the longest Duration for more than it holds (the context bounds it).
+func waitOf(x float64, unit time.Duration) time.Duration {
+	switch {
+	case !(x > 0):
+		return 0
+	case x >= float64(math.MaxInt64)/float64(unit):
+		return math.MaxInt64
+	}
+	return time.Duration(x * float64(unit))
 }
 
 // errorMessage extracts {"error":{"message":...}} (or {"error":"..."}) from
@@ -302,17 +324,14 @@ func errorMessage(body []byte) string {
 // date); it returns 0 when there is neither.
 func parseRetryAfter(h http.Header) time.Duration {
 	if ms, err := strconv.ParseFloat(h.Get("Retry-After-Ms"), 64); err == nil && ms > 0 {
-		return time.Duration(ms * float64(time.Millisecond))
+		return waitOf(ms, time.Millisecond)
 	}
 	v := h.Get("Retry-After")
 	if v == "" {
 		return 0
 	}
 	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
+		return waitOf(s, time.Second)
 	}
 	if t, err := http.ParseTime(v); err == nil {
 		return max(time.Until(t), 0)

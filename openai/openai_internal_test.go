@@ -13,6 +13,7 @@ func FuzzDecodeEmbeddings(f *testing.F) {
 	f.Add([]byte(`{"data":[{"index":-1,"embedding":[1]}]}`), 1)
 	f.Add([]byte(`{"data":null}`), 0)
 	f.Add([]byte(`[]`), 3)
+	f.Add([]byte(`{"data":[{"embedding":[1,null]}]}`), 1)
 	f.Fuzz(func(t *testing.T, body []byte, n int) {
 		if n < 0 || n > 64 {
 			return

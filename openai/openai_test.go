@@ -154,6 +154,31 @@ func TestRetries(t *testing.T) {
 			t.Errorf("retried after %v, before Retry-After: 1", d)
 		}
 	})
+	t.Run("Retry-After beyond a Duration, or NaN", func(t *testing.T) {
+		for _, ra := range []string{"1e300", "NaN", "Inf"} {
+			var n atomic.Int32
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if n.Add(1) == 1 {
+					w.Header().Set("Retry-After", ra)
+					w.WriteHeader(http.StatusServiceUnavailable)
+					return
+				}
+				fakeEmbeddings(t, w, r)
+			}))
+			// A wait too long for a Duration is waited for until the
+			// context ends; a NaN is no wait asked: retried at once.
+			cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			_, err := fastClient(srv.URL).Embed(cctx, []string{"x"})
+			cancel()
+			srv.Close()
+			switch {
+			case ra == "NaN" && (err != nil || n.Load() != 2):
+				t.Errorf("Retry-After %s: %v after %d requests, want success after 2", ra, err, n.Load())
+			case ra != "NaN" && !errors.Is(err, context.DeadlineExceeded):
+				t.Errorf("Retry-After %s: %v after %d requests, want the context's end", ra, err, n.Load())
+			}
+		}
+	})
 	t.Run("500s exhaust the retries", func(t *testing.T) {
 		var n atomic.Int32
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -228,6 +253,8 @@ func TestBadResponses(t *testing.T) {
 		"empty vector":   `{"data": [{"index": 0, "embedding": []}, {"index": 1, "embedding": [1, 2]}]}`,
 		"ragged":         `{"data": [{"index": 0, "embedding": [1]}, {"index": 1, "embedding": [1, 2]}]}`,
 		"not a number":   `{"data": [{"index": 0, "embedding": ["a"]}, {"index": 1, "embedding": [1]}]}`,
+		"null component": `{"data": [{"index": 0, "embedding": [0.5, null]}, {"index": 1, "embedding": [1, 2]}]}`,
+		"null embedding": `{"data": [{"index": 0, "embedding": null}, {"index": 1, "embedding": [1, 2]}]}`,
 	}
 	for name, body := range cases {
 		t.Run(name, func(t *testing.T) {
