@@ -48,7 +48,7 @@ func TestObjectNotFoundBehind(t *testing.T) {
 					if tc.deleted {
 						http.NotFound(w, r)
 					} else {
-						io.WriteString(w, `{"class":"Cairn_c"}`)
+						io.WriteString(w, `{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}"}`)
 					}
 				case strings.HasPrefix(r.URL.Path, "/v1/objects/"):
 					// A node behind on the schema answers 404, whatever
@@ -63,7 +63,7 @@ func TestObjectNotFoundBehind(t *testing.T) {
 				}
 				return true
 			})
-			c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+			c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
 			for range 2 {
 				_, err := c.Get(context.Background(), "a")
 				switch {
@@ -119,7 +119,7 @@ func TestGraphQLClassBehind(t *testing.T) {
 					if tc.deleted {
 						http.NotFound(w, r)
 					} else {
-						io.WriteString(w, `{"class":"Cairn_c"}`)
+						io.WriteString(w, `{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}"}`)
 					}
 				default:
 					return false

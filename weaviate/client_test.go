@@ -92,6 +92,7 @@ func fakeWeb(t *testing.T, web webHandler) *DB {
 		case r.URL.Path == "/v1/meta":
 			io.WriteString(w, `{"version":"1.39.0"}`)
 		case web(w, r), ownShards(w, r):
+		case classC(w, r):
 		default:
 			t.Errorf("unexpected %s %s", r.Method, r.URL)
 			http.Error(w, "unexpected", 400)
@@ -103,6 +104,17 @@ func fakeWeb(t *testing.T, web webHandler) *DB {
 		t.Fatal(err)
 	}
 	return db
+}
+
+// classC answers a request for the class of collection "c" (which a write
+// checks is the one its handle was made for, as made before Made was
+// kept); it reports whether r was one.
+func classC(w http.ResponseWriter, r *http.Request) bool {
+	if r.Method != http.MethodGet || r.URL.Path != "/v1/schema/Cairn_c" {
+		return false
+	}
+	io.WriteString(w, `{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}"}`)
+	return true
 }
 
 // ownShards answers a request for the node's own shards of a class,
@@ -148,6 +160,7 @@ func TestBatchObjectErrors(t *testing.T) {
 	var rounds, undos atomic.Int32
 	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
 		switch {
+		case classC(w, r):
 		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/objects/"):
 			http.NotFound(w, r)
 		case r.Method == http.MethodPost && r.URL.Path == "/v1/batch/objects":
@@ -173,7 +186,7 @@ func TestBatchObjectErrors(t *testing.T) {
 			http.Error(w, "unexpected", 400)
 		}
 	})
-	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
 	err := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: []float32{1, 2}}, cairn.Item{ID: "b", Embedding: []float32{3, 4}})
 	var ae *APIError
 	if !errors.As(err, &ae) || !strings.Contains(err.Error(), "cannot reach enough replicas") {

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
@@ -27,16 +28,33 @@ type Collection struct {
 	name  string
 	class string
 	cfg   cairn.CollectionConfig
+	made  string // the class's Made: see Collection.same
 
 	mu    sync.Mutex
 	types map[string]string // metadata key → property data type, as last read
 }
 
-func (db *DB) newCollection(name, cls string, cfg cairn.CollectionConfig, types map[string]string) *Collection {
+func (db *DB) newCollection(name, cls string, cfg cairn.CollectionConfig, made string, types map[string]string) *Collection {
 	if types == nil {
 		types = map[string]string{}
 	}
-	return &Collection{db: db, name: name, class: cls, cfg: cfg, types: types}
+	return &Collection{db: db, name: name, class: cls, cfg: cfg, made: made, types: types}
+}
+
+// same returns an error wrapping vector.ErrNotFound unless the class under
+// the collection's name is the one the handle was made for: a collection
+// deleted and made again under its name (with another dimension, say) is
+// another collection, which the handle's writes must not reach. It reads
+// the schema once; a class made before Made was kept passes.
+func (c *Collection) same(ctx context.Context) error {
+	cl, err := c.db.getClass(ctx, c.class)
+	if err != nil {
+		return err
+	}
+	if st, _, ok := describe(cl, "collection"); !ok || st.Made != c.made {
+		return fmt.Errorf("%w: collection %q was deleted (and made again)", vector.ErrNotFound, c.name)
+	}
+	return nil
 }
 
 // Name returns the collection's name.
@@ -117,6 +135,9 @@ func (c *Collection) write(ctx context.Context, op string, items []cairn.Item, r
 		return fmt.Errorf("weaviate: %s: %w", op, err)
 	}
 	defer unlock()
+	if err := c.same(wctx); err != nil {
+		return fmt.Errorf("weaviate: %s: %w", op, err)
+	}
 	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, replace)
 	if err != nil {
 		return fmt.Errorf("weaviate: %s: %w", op, err)
@@ -190,6 +211,9 @@ func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item)
 		if it.ID == "" {
 			return nil, fmt.Errorf("weaviate: %s: item %d: %w", op, i, vector.ErrEmptyID)
 		}
+		if !utf8.ValidString(it.ID) || !utf8.ValidString(it.Text) {
+			return nil, fmt.Errorf("weaviate: %s %q: %w: the id or the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
+		}
 		if _, dup := seen[it.ID]; dup {
 			return nil, fmt.Errorf("weaviate: %s %q: %w (repeated in the batch)", op, it.ID, vector.ErrDuplicateID)
 		}
@@ -200,6 +224,11 @@ func (c *Collection) prepare(ctx context.Context, op string, items []cairn.Item)
 		md, err := metavalue.Map(it.Metadata)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: %s %q: %w", op, it.ID, err)
+		}
+		for k, v := range md {
+			if n, ok := v.(int64); ok { // the stored form of an integer no float64 holds
+				return nil, fmt.Errorf("weaviate: %s %q: metadata %q: %w: Weaviate's numbers are float64s, which do not hold the integer %d exactly", op, it.ID, k, vector.ErrInvalidOptions, n)
+			}
 		}
 		rows[i] = row{id: it.ID, uuid: itemUUID(c.class, it.ID), vec: it.Embedding, text: it.Text, md: md}
 		if len(it.Embedding) == 0 && it.Text != "" {
@@ -451,6 +480,9 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 		return fmt.Errorf("weaviate: delete: %w", err)
 	}
 	defer unlock()
+	if err := c.same(wctx); err != nil {
+		return fmt.Errorf("weaviate: delete: %w", err)
+	}
 	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, true)
 	if err != nil {
 		return fmt.Errorf("weaviate: delete: %w", err)
@@ -531,6 +563,9 @@ func (c *Collection) DeleteWhere(ctx context.Context, f *cairn.Filter) (int, err
 	ww := w.w
 	if ww == nil {
 		ww = matchAll
+	}
+	if err := c.same(ctx); err != nil {
+		return 0, fmt.Errorf("weaviate: delete where: %w", err)
 	}
 	n, err := c.db.deleteWhere(ctx, c.class, ww)
 	if err == nil {
@@ -618,7 +653,7 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 // (CollectionConfig.HNSW.EfSearch, or its own dynamic ef). Distances and
 // similarities are cairn's, computed from Weaviate's distance. Only vector
 // mode is served: o.Mode other than cairn.VectorMode, o.Keywords, Fusion,
-// MMR and Rerank are errors wrapping vector.ErrInvalidOptions;
+// MMR, Rerank and Recency are errors wrapping vector.ErrInvalidOptions;
 // WithEmbeddings is honoured.
 func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *cairn.QueryOptions) ([]cairn.Result, error) {
 	if k <= 0 {
@@ -643,8 +678,8 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 	if opts.MinSimilarity != nil && math.IsNaN(*opts.MinSimilarity) {
 		return nil, fmt.Errorf("weaviate: query: %w: MinSimilarity is NaN", vector.ErrInvalidOptions)
 	}
-	if opts.Mode != cairn.VectorMode || opts.Keywords != "" || opts.Fusion != nil || opts.MMR != nil || opts.Rerank != nil {
-		return nil, fmt.Errorf("weaviate: query: %w: keyword and hybrid modes, Keywords, Fusion, MMR and Rerank are not served by the cluster backend", vector.ErrInvalidOptions)
+	if opts.Mode != cairn.VectorMode || opts.Keywords != "" || opts.Fusion != nil || opts.MMR != nil || opts.Rerank != nil || opts.Recency != nil {
+		return nil, fmt.Errorf("weaviate: query: %w: keyword and hybrid modes, Keywords, Fusion, MMR, Rerank and Recency are not served by the cluster backend", vector.ErrInvalidOptions)
 	}
 	q, err := prepare(embedding, c.cfg.Dim, c.cfg.Metric)
 	if err != nil {

@@ -127,18 +127,23 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg cairn.Colle
 	if cfg.TTL != 0 {
 		return nil, fmt.Errorf("weaviate: create collection %q: %w: a TTL is not supported by the cluster store", name, vector.ErrInvalidOptions)
 	}
+	if cfg.KeepHistory != nil {
+		return nil, fmt.Errorf("weaviate: create collection %q: %w: a history (KeepHistory) is not kept by the cluster store", name, vector.ErrInvalidOptions)
+	}
 	cfg = filled(cfg)
 	cls, err := className(name)
 	if err != nil {
 		return nil, err
 	}
-	if err := db.createClass(ctx, db.newClass("collection", name, cls, cfg)); err != nil {
+	cl := db.newClass("collection", name, cls, cfg)
+	if err := db.createClass(ctx, cl); err != nil {
 		if errors.Is(err, vector.ErrDuplicateID) {
 			return nil, fmt.Errorf("weaviate: create collection %q: %w", name, cairn.ErrCollectionExists)
 		}
 		return nil, fmt.Errorf("weaviate: create collection %q: %w", name, err)
 	}
-	return db.newCollection(name, cls, cfg, nil), nil
+	st, _, _ := describe(cl, "collection")
+	return db.newCollection(name, cls, cfg, st.Made, nil), nil
 }
 
 // filled returns cfg with the defaults the local store fills in.
@@ -174,11 +179,11 @@ func (db *DB) collection(ctx context.Context, name string) (*Collection, error) 
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: collection %q: %w", name, err)
 	}
-	_, cfg, ok := describe(c, "collection")
+	st, cfg, ok := describe(c, "collection")
 	if !ok {
 		return nil, fmt.Errorf("weaviate: collection %q: %w: class %s is not a cairn collection", name, vector.ErrNotFound, cls)
 	}
-	return db.newCollection(name, cls, cfg, metaTypes(c)), nil
+	return db.newCollection(name, cls, cfg, st.Made, metaTypes(c)), nil
 }
 
 // Collections lists every collection of the cluster (the classes this

@@ -373,7 +373,7 @@ func killDuringWrites(t *testing.T, leader bool, stall time.Duration) {
 	t.Logf("node%d healthy again after %v", victim, time.Since(t1).Round(100*time.Millisecond))
 	all := append(idsOf(pre), acked...)
 	vdb := h.nodeDB(victim, Options{ReadConsistency: One, Timeout: 20 * time.Second})
-	vc := vdb.newCollection(c.Name(), c.class, c.cfg, nil)
+	vc := vdb.newCollection(c.Name(), c.class, c.cfg, c.made, nil)
 	var last error
 	for {
 		_, last = vc.Get(ctx, all...)
@@ -421,7 +421,7 @@ func TestClusterTwoDown(t *testing.T) {
 	const bound = 8 * time.Second
 	survivor := (h.leader() + 1) % 3
 	sdb := h.nodeDB(survivor, Options{Timeout: bound})
-	sc := sdb.newCollection(c.Name(), c.class, c.cfg, nil)
+	sc := sdb.newCollection(c.Name(), c.class, c.cfg, c.made, nil)
 	if n, err := sc.Count(ctx); err != nil || n != len(pre) {
 		t.Fatalf("Count before the kill = %d, %v", n, err)
 	}
@@ -539,7 +539,7 @@ func TestClusterNoQuorum(t *testing.T) {
 	survivor := 3 - dead[0] - dead[1]
 	const bound = 15 * time.Second
 	sdb := h.nodeDB(survivor, Options{Timeout: bound, ReadConsistency: One})
-	sc := sdb.newCollection(c.Name(), c.class, c.cfg, c.types)
+	sc := sdb.newCollection(c.Name(), c.class, c.cfg, c.made, c.types)
 	// A read learns the class's shards while the schema can be read (it
 	// cannot without a Raft quorum).
 	if _, err := sc.Count(ctx); err != nil {
@@ -691,7 +691,7 @@ func TestClusterRejoinReads(t *testing.T) {
 		}
 	}
 	t.Logf("node%d answers %v after its start", x, time.Since(t0).Round(10*time.Millisecond))
-	nc := ndb.newCollection(c.Name(), c.class, c.cfg, c.types)
+	nc := ndb.newCollection(c.Name(), c.class, c.cfg, c.made, c.types)
 	reads := []struct {
 		name string
 		fn   func() error

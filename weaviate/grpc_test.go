@@ -38,9 +38,9 @@ func fakeGRPC(t *testing.T, web webHandler, rpc rpcHandler, o Options) *DB {
 			io.WriteString(w, `{"version":"1.39.0"}`)
 		case web != nil && web(w, r), ownShards(w, r):
 		case strings.HasPrefix(r.URL.Path, "/v1/schema/"):
-			io.WriteString(w, `{"class":"Cairn_c","shardingConfig":{"actualCount":1}}`)
+			io.WriteString(w, `{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}","shardingConfig":{"actualCount":1}}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/nodes/"):
-			io.WriteString(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0"}]}]}`)
+			io.WriteString(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}","name":"s0"}]}]}`)
 		default:
 			t.Errorf("unexpected %s %s", r.Method, r.URL)
 			http.Error(w, "unexpected", 400)
@@ -180,7 +180,7 @@ func TestGRPCQuery(t *testing.T) {
 				Props: map[string]any{propID: "a", propText: "", propMeta: nil}},
 		}), nil
 	}, Options{ReadConsistency: One})
-	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 300, Metric: vector.L2}, map[string]string{"n": typeNumber})
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 300, Metric: vector.L2}, "", map[string]string{"n": typeNumber})
 	res, err := c.Query(context.Background(), vec, 2, &cairn.QueryOptions{Filter: cairn.Eq("n", 2), WithEmbeddings: true})
 	if err != nil {
 		t.Fatal(err)
@@ -375,9 +375,9 @@ func TestGRPCPartial(t *testing.T) {
 	db := fakeGRPC(t, func(w http.ResponseWriter, r *http.Request) bool {
 		switch {
 		case strings.HasPrefix(r.URL.Path, "/v1/schema/"):
-			io.WriteString(w, `{"class":"Cairn_c","shardingConfig":{"actualCount":2}}`)
+			io.WriteString(w, `{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}","shardingConfig":{"actualCount":2}}`)
 		case strings.HasPrefix(r.URL.Path, "/v1/nodes/"):
-			io.WriteString(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0"}]},{"status":"UNAVAILABLE"}]}`)
+			io.WriteString(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}","name":"s0"}]},{"status":"UNAVAILABLE"}]}`)
 		default:
 			return false
 		}
@@ -450,7 +450,7 @@ func TestGRPCBatch(t *testing.T) {
 		}
 		return batchReply(bad), nil
 	}, Options{})
-	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
 	err := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: []float32{1, 2}}, cairn.Item{ID: "b", Embedding: []float32{3, 4}}, cairn.Item{ID: "c", Embedding: []float32{5, 6}})
 	var we *WriteError
 	if !errors.As(err, &we) || we.Acked != 2 || !strings.Contains(err.Error(), "cannot reach enough replicas for b") {
@@ -538,7 +538,7 @@ func TestGRPCBatchNeedsLeader(t *testing.T) {
 		batches.Add(1)
 		return batchReply(nil), nil
 	}, Options{Timeout: time.Second})
-	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
 	err := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: []float32{1, 2}})
 	if !errors.Is(err, ErrUnavailable) || batches.Load() != 0 {
 		t.Fatalf("Add without a leader = %v after %d gRPC batches, want ErrUnavailable and none", err, batches.Load())

@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -68,6 +69,9 @@ func decode(s string) (string, bool) {
 
 // className returns the class of collection name.
 func className(name string) (string, error) {
+	if !utf8.ValidString(name) {
+		return "", fmt.Errorf("%w: collection name %q is not valid UTF-8", vector.ErrInvalidOptions, name)
+	}
 	c := classPrefix + encode(name)
 	if len(c) > maxName {
 		return "", fmt.Errorf("%w: collection name %q is too long for Weaviate", vector.ErrInvalidOptions, name)

@@ -423,7 +423,7 @@ func TestClusterPartition(t *testing.T) {
 	ncs := make([]*Collection, 3)
 	for node := range ncs {
 		ndb := h.nodeDB(node, Options{ReadConsistency: One, Timeout: 30 * time.Second})
-		ncs[node] = ndb.newCollection(name, c.class, c.cfg, nil)
+		ncs[node] = ndb.newCollection(name, c.class, c.cfg, c.made, nil)
 	}
 	limit := max(convergeMax, dur/6)
 	conv := time.Duration(-1)

@@ -6,6 +6,7 @@ package weaviate
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -52,6 +53,11 @@ type stored struct {
 	M              int    `json:"m,omitempty"`
 	EfConstruction int    `json:"efConstruction,omitempty"`
 	EfSearch       int    `json:"efSearch,omitempty"`
+	AutoThreshold  int    `json:"autoThreshold,omitempty"` // kept for Config; Weaviate has no use for it
+	// Made tells apart the classes a name has held: random, set when
+	// the class is made, so that a handle to a deleted collection does
+	// not write into one made again under its name.
+	Made string `json:"made,omitempty"`
 }
 
 var metricNames = map[vector.Metric]string{vector.Cosine: "cosine", vector.Dot: "dot", vector.L2: "l2-squared"}
@@ -65,7 +71,7 @@ func metricOf(s string) (vector.Metric, bool) {
 	return 0, false
 }
 
-var kindOf = map[string]cairn.IndexKind{"auto": cairn.Auto, "flat": cairn.Flat, "hnsw": cairn.HNSW}
+var kindOf = map[string]cairn.IndexKind{"auto": cairn.Auto, "flat": cairn.Flat, "hnsw": cairn.HNSW, "qflat": cairn.QFlat}
 
 func (s stored) config() (cairn.CollectionConfig, error) {
 	m, ok := metricOf(s.Metric)
@@ -74,6 +80,9 @@ func (s stored) config() (cairn.CollectionConfig, error) {
 		return cairn.CollectionConfig{}, fmt.Errorf("%w: class description %+v", vector.ErrCorrupt, s)
 	}
 	cfg := cairn.CollectionConfig{Dim: s.Dim, Metric: m, Index: k, AutoThreshold: cairn.DefaultAutoThreshold}
+	if s.AutoThreshold > 0 {
+		cfg.AutoThreshold = s.AutoThreshold
+	}
 	cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch = s.M, s.EfConstruction, s.EfSearch
 	return cfg, nil
 }
@@ -82,11 +91,14 @@ func (s stored) config() (cairn.CollectionConfig, error) {
 // (kind) named name with configuration cfg, which is valid.
 func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class {
 	st := stored{Cairn: 1, Kind: kind, Name: name, Dim: cfg.Dim, Metric: metricNames[cfg.Metric], Index: cfg.Index.String(),
-		M: cfg.HNSW.M, EfConstruction: cfg.HNSW.EfConstruction, EfSearch: cfg.HNSW.EfSearch}
+		M: cfg.HNSW.M, EfConstruction: cfg.HNSW.EfConstruction, EfSearch: cfg.HNSW.EfSearch, AutoThreshold: cfg.AutoThreshold,
+		Made: rand.Text()}
 	desc, _ := json.Marshal(st)
 	vic := map[string]any{"distance": metricNames[cfg.Metric]}
-	typ := "hnsw" // Auto too: Weaviate's HNSW searches a small filtered set exactly
-	if cfg.Index == cairn.Flat {
+	// Auto is Weaviate's HNSW too, which searches a small filtered set
+	// exactly; QFlat its flat index, which is exact.
+	typ := "hnsw"
+	if cfg.Index == cairn.Flat || cfg.Index == cairn.QFlat {
 		typ = "flat"
 	} else {
 		if cfg.HNSW.M > 0 {

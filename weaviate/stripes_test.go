@@ -37,7 +37,7 @@ func TestWriteWaitsWithinBound(t *testing.T) {
 	var once sync.Once
 	free := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(free) // before the server's Close, which waits for its handlers
-	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, nil)
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
 	item := cairn.Item{ID: "a", Embedding: []float32{1, 2}}
 	first := make(chan error, 1)
 	go func() { first <- c.Add(context.Background(), item) }()

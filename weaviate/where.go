@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -262,9 +263,27 @@ func scalar(v any) (any, error) {
 		if err != nil {
 			return nil, invalid("number %s out of range", x)
 		}
+		if !exactNumber(string(x), f) {
+			return nil, invalid("integer %s: Weaviate's numbers are float64s, which do not hold it exactly", x)
+		}
 		return f, nil
 	}
 	return nil, invalid("want a string, number or boolean, got %v", v)
+}
+
+// exactNumber reports whether f, parsed from the JSON number lit, is that
+// number: an integer literal beyond 2^53 may have been rounded (a float
+// literal is taken as near enough, as JSON means it).
+func exactNumber(lit string, f float64) bool {
+	if strings.ContainsAny(lit, ".eE") {
+		return true
+	}
+	n, ok := new(big.Int).SetString(lit, 10)
+	if !ok {
+		return false
+	}
+	g, _ := big.NewFloat(f).Int(nil)
+	return n.Cmp(g) == 0
 }
 
 func and(parts []cond) cond {

@@ -1,0 +1,131 @@
+package weaviate
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/internal/memorytest"
+	"github.com/cairndb/cairn/vector"
+)
+
+// TestClusterRecreated: a handle to a collection deleted and made again
+// under its name (with another dimension) neither writes nor deletes in
+// the new one, which stays as its own handle made it.
+func TestClusterRecreated(t *testing.T) {
+	clusterAddrs(t)
+	ctx := context.Background()
+	for _, tr := range transports {
+		t.Run(string(tr), func(t *testing.T) {
+			db := openCluster(t, &Options{Transport: tr})
+			name := memorytest.Name(t)
+			old, err := db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: 3, Index: cairn.Flat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.DeleteCollection(context.Background(), name) })
+			if err := old.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 2, 3}}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.DeleteCollection(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+			dropped(t, db, old.(*Collection).Class())
+			neu, err := db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: 2, Index: cairn.Flat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := neu.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 2}}); err != nil {
+				t.Fatal(err)
+			}
+			for _, call := range []struct {
+				name string
+				err  error
+			}{
+				{"Add", old.Add(ctx, cairn.Item{ID: "b", Embedding: []float32{1, 2, 3}})},
+				{"Upsert", old.Upsert(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 2, 3}})},
+				{"Delete", old.Delete(ctx, "x")},
+				{"DeleteWhere", func() error { _, err := old.DeleteWhere(ctx, cairn.And()); return err }()},
+			} {
+				if !errors.Is(call.err, vector.ErrNotFound) {
+					t.Errorf("%s through the deleted collection's handle: %v, want ErrNotFound", call.name, call.err)
+				}
+			}
+			if n, err := neu.Count(ctx); err != nil || n != 1 {
+				t.Fatalf("the new collection: Count = %d, %v; want 1", n, err)
+			}
+			if res, err := neu.Query(ctx, []float32{1, 2}, 5, nil); err != nil || len(res) != 1 || res[0].ID != "x" {
+				t.Fatalf("the new collection: Query = %v, %v", res, err)
+			}
+		})
+	}
+}
+
+// TestClusterConfigKept: a collection's config reads back as it was made
+// (QFlat served by Weaviate's flat index, AutoThreshold), and what the
+// cluster cannot keep or serve is refused at once, as bad input.
+func TestClusterConfigKept(t *testing.T) {
+	clusterAddrs(t)
+	ctx := context.Background()
+	db := openCluster(t, nil)
+	name := memorytest.Name(t)
+	cfg := cairn.CollectionConfig{Dim: 2, Metric: vector.L2, Index: cairn.QFlat, AutoThreshold: 77}
+	mc, err := db.CreateCollection(ctx, name, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.DeleteCollection(context.Background(), name) })
+	if err := mc.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 2}, Metadata: map[string]any{"n": 1 << 53}}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.Collection(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := again.Config(); got.Index != cairn.QFlat || got.AutoThreshold != 77 {
+		t.Fatalf("Config after Collection: %+v, want QFlat and AutoThreshold 77", got)
+	}
+	infos, err := db.Collections(ctx)
+	listed := false
+	for _, in := range infos {
+		listed = listed || in.Name == name
+	}
+	if err != nil || !listed {
+		t.Fatalf("Collections: %v, %v; want %q listed", infos, err, name)
+	}
+	if res, err := again.Query(ctx, []float32{1, 2}, 1, nil); err != nil || len(res) != 1 {
+		t.Fatalf("Query of the QFlat collection: %v, %v", res, err)
+	}
+	big := int64(1<<53 + 1)
+	start := time.Now()
+	for _, call := range []struct {
+		name string
+		err  error
+	}{
+		{"KeepHistory", func() error {
+			_, err := db.CreateCollection(ctx, name+"-h", cairn.CollectionConfig{Dim: 2, KeepHistory: &cairn.HistoryPolicy{Versions: 1}})
+			return err
+		}()},
+		{"a name not UTF-8", func() error { _, err := db.CreateCollection(ctx, "n\xff", cairn.CollectionConfig{Dim: 2}); return err }()},
+		{"an id not UTF-8", mc.Add(ctx, cairn.Item{ID: "a\xff", Embedding: []float32{1, 2}})},
+		{"a text not UTF-8", mc.Add(ctx, cairn.Item{ID: "b", Text: "t\xfe", Embedding: []float32{1, 2}})},
+		{"an integer beyond 2^53", mc.Add(ctx, cairn.Item{ID: "c", Embedding: []float32{1, 2}, Metadata: map[string]any{"n": big}})},
+		{"a filter on one", func() error { _, err := mc.Find(ctx, cairn.Eq("n", big), 0); return err }()},
+		{"Recency", func() error {
+			_, err := mc.Query(ctx, []float32{1, 2}, 1, &cairn.QueryOptions{Recency: &cairn.Recency{HalfLife: time.Hour}})
+			return err
+		}()},
+	} {
+		if !errors.Is(call.err, vector.ErrInvalidOptions) {
+			t.Errorf("%s: %v, want ErrInvalidOptions", call.name, call.err)
+		}
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("the refusals took %v: bad input was retried as if the cluster failed", d)
+	}
+	if err := db.DeleteCollection(ctx, name); err != nil {
+		t.Fatalf("DeleteCollection of the QFlat collection: %v", err)
+	}
+}
