@@ -14,8 +14,10 @@ import (
 	"log"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -30,6 +32,17 @@ import (
 // a timeout), or a write of this DB held the ids of another write past
 // that one's bound. The error wraps the last attempt's error too.
 var ErrUnavailable = errors.New("weaviate: cluster unavailable")
+
+// ErrNotWeaviate is wrapped by the error of a call whose answer is not in
+// the form Weaviate gives (JSON it cannot decode): the address is not a
+// Weaviate node's. Open's error then wraps vector.ErrInvalidOptions too.
+var ErrNotWeaviate = errors.New("weaviate: the answer is not Weaviate's")
+
+// ErrBeyondReach is returned by an [Index]'s Search with a Go filter when
+// fewer than k of the Options.MaxResults nearest vectors (as far as the
+// cluster lets a search reach) pass the filter and more lie beyond: the
+// answer would be short of what the filter allows.
+var ErrBeyondReach = errors.New("weaviate: the filter's results lie beyond the cluster's reach")
 
 // APIError is an error answer from a node that retrying does not change:
 // a 4xx status, a gRPC status such as InvalidArgument, or a per-object
@@ -74,6 +87,9 @@ func newClient(addrs []string, o Options) (*client, error) {
 		if !strings.Contains(a, "://") {
 			a = "http://" + a
 		}
+		if u, err := url.Parse(a); err != nil || u.Scheme != "http" && u.Scheme != "https" || u.Hostname() == "" || !validPort(u.Port()) {
+			return nil, fmt.Errorf("%w: node address %q: want host:port or an http(s) URL", errInvalid, a)
+		}
 		c.nodes = append(c.nodes, a)
 	}
 	if c.hc == nil {
@@ -84,6 +100,16 @@ func newClient(addrs []string, o Options) (*client, error) {
 		}}
 	}
 	return c, nil
+}
+
+// validPort reports whether p is a URL's port: none, or a number from 1
+// to 65535.
+func validPort(p string) bool {
+	if p == "" {
+		return true
+	}
+	n, err := strconv.Atoi(p)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // ring hands out the nodes of one transport in turn, skipping for a while
@@ -227,7 +253,7 @@ func (c *client) request(ctx context.Context, attempts int, cls, method, path st
 		status = st
 		if out != nil && len(data) > 0 {
 			if err := json.Unmarshal(data, out); err != nil {
-				return false, fmt.Errorf("weaviate: %s %s: decoding answer: %w", method, path, err)
+				return false, fmt.Errorf("weaviate: %s %s: %w: %w", method, path, ErrNotWeaviate, err)
 			}
 		}
 		return false, nil
@@ -344,11 +370,11 @@ func (c *client) graphQL(ctx context.Context, cls, query string, out any) error 
 			} `json:"errors"`
 		}
 		if err := json.Unmarshal(data, &resp); err != nil {
-			return false, fmt.Errorf("weaviate: graphql: decoding answer: %w", err)
+			return false, fmt.Errorf("weaviate: graphql: %w: %w", ErrNotWeaviate, err)
 		}
 		if len(resp.Errors) == 0 {
 			if err := json.Unmarshal(resp.Data, out); err != nil {
-				return false, fmt.Errorf("weaviate: graphql: decoding answer: %w", err)
+				return false, fmt.Errorf("weaviate: graphql: %w: %w", ErrNotWeaviate, err)
 			}
 			return false, nil
 		}

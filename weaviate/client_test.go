@@ -281,3 +281,49 @@ func TestTransient(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenRefusesWhatIsNoCluster: a server that answers but is no
+// Weaviate, and an address that cannot be one, are refused at once as
+// bad options, not taken for a cluster (whose Collections would say none)
+// nor retried until the time bound.
+func TestOpenRefusesWhatIsNoCluster(t *testing.T) {
+	for _, body := range []string{`{}`, `hello`} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, body) }))
+		_, err := Open(context.Background(), []string{srv.URL}, &Options{Transport: REST, Timeout: 5 * time.Second})
+		srv.Close()
+		if !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Open of a server answering %s: %v, want ErrInvalidOptions", body, err)
+		}
+	}
+	for _, addrs := range [][]string{nil, {}, {"::::"}, {"ftp://127.0.0.1:8080"}, {"127.0.0.1:99999"}} {
+		start := time.Now()
+		_, err := Open(context.Background(), addrs, &Options{Transport: REST, Timeout: 5 * time.Second})
+		if !errors.Is(err, vector.ErrInvalidOptions) || time.Since(start) > 2*time.Second {
+			t.Errorf("Open(%q): %v after %v, want ErrInvalidOptions at once", addrs, err, time.Since(start))
+		}
+	}
+}
+
+// TestCreateWithinBound: a CreateCollection that the cluster never answers
+// returns within Options.Timeout and the short look that follows (it
+// looked for the class again with a fresh Timeout: twice the bound).
+func TestCreateWithinBound(t *testing.T) {
+	stop := make(chan struct{})
+	db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasPrefix(r.URL.Path, "/v1/schema") {
+			return false
+		}
+		select { // a cluster without a leader answers nothing
+		case <-r.Context().Done():
+		case <-stop:
+		}
+		return true
+	})
+	t.Cleanup(func() { close(stop) }) // before the server's Close, which waits for its handlers
+	db.opt.Timeout, db.cl.opt.Timeout = 4*time.Second, 4*time.Second
+	start := time.Now()
+	_, err := db.CreateCollection(context.Background(), "c", cairn.CollectionConfig{Dim: 2})
+	if d := time.Since(start); !errors.Is(err, ErrUnavailable) || d > db.opt.Timeout+lateLook+time.Second/2 {
+		t.Fatalf("CreateCollection: %v after %v, want ErrUnavailable within %v", err, d, db.opt.Timeout+lateLook)
+	}
+}

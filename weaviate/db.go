@@ -50,6 +50,9 @@ const nLocks = 256
 // fails with an error wrapping [ErrUnavailable] if no node answers within
 // o.Timeout.
 func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%w: no node addresses", errInvalid)
+	}
 	opt, err := o.withDefaults(len(addrs))
 	if err != nil {
 		return nil, err
@@ -71,7 +74,17 @@ func Open(ctx context.Context, addrs []string, o *Options) (*DB, error) {
 			return nil, err
 		}
 	}
-	if _, err := cl.call(ctx, http.MethodGet, "/v1/meta", nil, nil); err != nil {
+	var meta struct {
+		Version string `json:"version"`
+	}
+	_, err = cl.call(ctx, http.MethodGet, "/v1/meta", nil, &meta)
+	if err == nil && meta.Version == "" {
+		err = fmt.Errorf("%w: /v1/meta gives no version", ErrNotWeaviate)
+	}
+	if errors.Is(err, ErrNotWeaviate) { // a server that answers, but is no Weaviate
+		err = fmt.Errorf("%w: %w", errInvalid, err)
+	}
+	if err != nil {
 		db.Close()
 		return nil, fmt.Errorf("weaviate: open: %w", err)
 	}

@@ -23,7 +23,10 @@ import (
 //   - A [vector.IDSet] filter is sent to the cluster; any other
 //     [vector.Filter] is a Go function the cluster cannot run, so Search
 //     fetches growing numbers of results and filters them here, which
-//     costs more round trips the fewer ids the filter allows.
+//     costs more round trips the fewer ids the filter allows, and reaches
+//     no further than Options.MaxResults nearest: where fewer than k of
+//     those pass the filter while more vectors lie beyond, Search fails
+//     with [ErrBeyondReach] rather than answer short.
 //   - Ties at the k-th distance are broken by ascending id, as in cairn,
 //     by fetching past k until the distance changes.
 //   - Len asks the cluster and returns -1 if it cannot answer.
@@ -312,7 +315,11 @@ func (ix *Index) Search(ctx context.Context, q vector.Vector, k int, opts *vecto
 		switch {
 		case exhausted:
 		case limit >= ix.db.opt.MaxResults:
-			// As far as the cluster lets a query reach.
+			// As far as the cluster lets a query reach: short of k,
+			// the filter's answer is not known.
+			if len(res) < min(k, ix.db.opt.MaxResults) {
+				return nil, fmt.Errorf("weaviate: search: %w: %d of the %d nearest pass the filter, %d asked", ErrBeyondReach, len(res), limit, k)
+			}
 		case len(res) < k || res[k-1].Distance >= last:
 			// Too few pass the filter, or the k-th may tie with results
 			// not fetched yet.

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -192,21 +193,33 @@ func (db *DB) createClass(ctx context.Context, c class) (err error) {
 	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
 		// After an attempt refused on the way, an earlier one may have
 		// landed: if the class has our description, it is ours.
-		if again {
-			if got, gerr := db.getClass(context.WithoutCancel(ctx), c.Class); gerr == nil && got.Description == c.Description {
-				return nil
-			}
+		if again && db.isOurs(ctx, c) {
+			return nil
 		}
 		return fmt.Errorf("%w: %s", vector.ErrDuplicateID, ae.Message)
 	}
 	if errors.Is(err, ErrUnavailable) {
 		// The create may have landed before an attempt timed out: if the
 		// class is there now with our description, it is ours.
-		if got, gerr := db.getClass(context.WithoutCancel(ctx), c.Class); gerr == nil && got.Description == c.Description {
+		if db.isOurs(ctx, c) {
 			return nil
 		}
 	}
 	return err
+}
+
+// lateLook bounds a look at the schema after a call's time ran out: the
+// calls return within Options.Timeout and about this much.
+const lateLook = 2 * time.Second
+
+// isOurs reports whether class c is in the schema with c's description
+// (made by an attempt of ours that was not answered), looking for at most
+// lateLook even if ctx has ended.
+func (db *DB) isOurs(ctx context.Context, c class) bool {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateLook)
+	defer cancel()
+	got, err := db.getClass(ctx, c.Class)
+	return err == nil && got.Description == c.Description
 }
 
 // getClass reads cls, or returns an error wrapping vector.ErrNotFound.

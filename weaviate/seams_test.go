@@ -129,3 +129,36 @@ func TestClusterConfigKept(t *testing.T) {
 		t.Fatalf("DeleteCollection of the QFlat collection: %v", err)
 	}
 }
+
+// TestClusterFilterBeyondReach: a Go filter whose allowed vectors lie
+// beyond the MaxResults nearest fails with ErrBeyondReach rather than
+// answer short; one that finds k within reach answers.
+func TestClusterFilterBeyondReach(t *testing.T) {
+	clusterAddrs(t)
+	ctx := context.Background()
+	db := openCluster(t, nil)
+	db.opt.MaxResults = 50 // as a cluster with QUERY_MAXIMUM_RESULTS 50
+	name := memorytest.Name(t)
+	ix, err := db.NewIndex(ctx, name, cairn.CollectionConfig{Dim: 2, Metric: vector.L2, Index: cairn.Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.DropIndex(context.Background(), name) })
+	ids := make([]vector.ID, 100)
+	vs := make([]vector.Vector, 100)
+	for i := range ids {
+		ids[i], vs[i] = vector.ID(i+1), vector.Vector{float32(i + 1), 0}
+	}
+	if err := ix.AddBatch(ctx, ids, vs); err != nil {
+		t.Fatal(err)
+	}
+	far := vector.FilterFunc(func(id vector.ID) bool { return id > 90 })
+	if res, err := ix.Search(ctx, vector.Vector{0, 0}, 5, &vector.SearchOptions{Filter: far}); !errors.Is(err, ErrBeyondReach) {
+		t.Errorf("a filter beyond reach: %v, %v; want ErrBeyondReach", res, err)
+	}
+	near := vector.FilterFunc(func(id vector.ID) bool { return id%7 == 0 })
+	res, err := ix.Search(ctx, vector.Vector{0, 0}, 5, &vector.SearchOptions{Filter: near})
+	if err != nil || len(res) != 5 || res[0].ID != 7 || res[4].ID != 35 {
+		t.Errorf("a filter within reach: %v, %v; want 7, 14, …, 35", res, err)
+	}
+}
