@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
+	"strconv"
 	"sync"
 	"unicode/utf8"
 
@@ -584,8 +584,11 @@ const findPage = 1000
 
 // Find returns the items that f matches, or every item if f is nil, in the
 // order of their creation time (milliseconds; items created in the same
-// millisecond in id order); at most limit of them if limit > 0. The
-// cluster's QUERY_MAXIMUM_RESULTS bounds how far it can page.
+// millisecond in id order); at most limit of them if limit > 0. It reads
+// in pages, each the items after the last one read in that order (not an
+// offset, which writes between two pages would shift): an item that no
+// write touches while Find runs is returned once, whatever else is
+// written meanwhile.
 func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]cairn.Item, error) {
 	if err := c.db.usable(); err != nil {
 		return nil, err
@@ -599,51 +602,69 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 	if w.w == nil && !w.val {
 		return []cairn.Item{}, nil
 	}
-	var rows []fetched
-	for offset := 0; limit <= 0 || offset < limit; offset += findPage {
+	var (
+		out  []cairn.Item
+		seen = map[string]bool{} // an item whose creation time an upsert moved may come again
+		from *where              // after the last item read
+	)
+	for limit <= 0 || len(out) < limit {
 		page := findPage
 		if limit > 0 {
-			page = min(page, limit-offset)
+			page = min(page, limit-len(out))
+		}
+		ww := w
+		if from != nil {
+			ww = and([]cond{w, {w: from}})
 		}
 		got, err := c.db.read(ctx, c.class, func(level Consistency) ([]fetched, error) {
-			args := fmt.Sprintf("limit: %d, offset: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}]", page, offset)
+			args := fmt.Sprintf("limit: %d, sort: [{path: [\"_creationTimeUnix\"], order: asc}, {path: [\"%s\"], order: asc}]", page, propID)
 			if level != "" {
 				args += ", consistencyLevel: " + string(level)
 			}
-			if w.w != nil {
-				args += ", where: " + w.w.gql()
+			if ww.w != nil {
+				args += ", where: " + ww.w.gql()
 			}
 			return c.db.runGet(ctx, c.class, args, getFields(readProps, true, false), readProps)
 		})
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: find: %w", err)
 		}
-		rows = append(rows, got...)
+		for _, r := range got {
+			it, err := itemOf(r)
+			if err != nil {
+				return nil, fmt.Errorf("weaviate: find: %w", err)
+			}
+			if !seen[it.ID] {
+				seen[it.ID] = true
+				out = append(out, it)
+			}
+		}
 		if len(got) < page {
 			break
 		}
+		last := got[len(got)-1]
+		id, _ := last.Props[propID].(string)
+		from = after(last.Created, id)
 	}
-	out := make([]cairn.Item, len(rows))
-	for i, r := range rows {
-		if out[i], err = itemOf(r); err != nil {
-			return nil, fmt.Errorf("weaviate: find: %w", err)
-		}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
 	}
-	created := make(map[string]int64, len(rows))
-	for _, r := range rows {
-		id, _ := r.Props[propID].(string)
-		created[id] = r.Created
-	}
-	slices.SortStableFunc(out, func(a, b cairn.Item) int {
-		if d := created[a.ID] - created[b.ID]; d != 0 {
-			if d < 0 {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a.ID, b.ID)
-	})
 	return out, nil
+}
+
+// after is the where-filter of the items after the one created at ms with
+// id, in Find's order: created later, or in the same millisecond with a
+// greater id.
+func after(ms int64, id string) *where {
+	t := strconv.FormatInt(ms, 10)
+	created := []string{"_creationTimeUnix"}
+	return &where{Operator: "Or", Operands: []*where{
+		{Operator: "GreaterThan", Path: created, Text: &t},
+		{Operator: "And", Operands: []*where{
+			{Operator: "Equal", Path: created, Text: &t},
+			{Operator: "GreaterThan", Path: []string{propID}, Text: &id},
+		}},
+	}}
 }
 
 // Query returns up to k items nearest to embedding, closest first (ties in

@@ -3,6 +3,8 @@ package weaviate
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -161,4 +163,72 @@ func TestClusterFilterBeyondReach(t *testing.T) {
 	if err != nil || len(res) != 5 || res[0].ID != 7 || res[4].ID != 35 {
 		t.Errorf("a filter within reach: %v, %v; want 7, 14, …, 35", res, err)
 	}
+}
+
+// TestClusterFindBesideWrites: Find over three pages, while other items
+// are deleted and added, returns every item no write touched, once each
+// (paged by offset, it skipped and repeated some: a delete shifted the
+// pages after it).
+func TestClusterFindBesideWrites(t *testing.T) {
+	clusterAddrs(t)
+	ctx := context.Background()
+	db := openCluster(t, nil)
+	name := memorytest.Name(t)
+	mc, err := db.CreateCollection(ctx, name, cairn.CollectionConfig{Dim: 2, Metric: vector.L2, Index: cairn.Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.DeleteCollection(context.Background(), name) })
+	items := func(prefix string, n int) []cairn.Item {
+		out := make([]cairn.Item, n)
+		for i := range out {
+			out[i] = cairn.Item{ID: fmt.Sprintf("%s%05d", prefix, i), Embedding: []float32{float32(i), 1}}
+		}
+		return out
+	}
+	// Victims first, interleaved in time with the kept items by batches.
+	victims, kept := items("v", 300), items("k", 2*findPage+500)
+	for i := 0; i < len(kept); i += 250 {
+		if i/250 < len(victims)/30 {
+			if err := mc.Add(ctx, victims[i/250*30:i/250*30+30]...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := mc.Add(ctx, kept[i:min(i+250, len(kept))]...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() { // deletes the victims and adds new items, until stopped
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if i < len(victims) {
+				mc.Delete(ctx, victims[i].ID)
+			}
+			mc.Add(ctx, cairn.Item{ID: fmt.Sprintf("n%05d", i), Embedding: []float32{1, 2}})
+		}
+	})
+	for round := range 3 {
+		got, err := mc.Find(ctx, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		count := map[string]int{}
+		for _, it := range got {
+			count[it.ID]++
+		}
+		for _, it := range kept {
+			if count[it.ID] != 1 {
+				t.Errorf("round %d: kept item %s found %d times", round, it.ID, count[it.ID])
+				break
+			}
+		}
+	}
+	close(stop)
+	wg.Wait()
 }
