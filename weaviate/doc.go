@@ -145,13 +145,29 @@
 //     "go" and " go " are equal, and the empty string equals nothing.
 //   - Find returns items in the order of their creation time in
 //     milliseconds, ties by id, rather than in insertion order; ties in
-//     Query are broken the same way. Find and Query reach at most
-//     Options.MaxResults items (the cluster's QUERY_MAXIMUM_RESULTS).
+//     Query are broken the same way. Query reaches at most
+//     Options.MaxResults items (the cluster's QUERY_MAXIMUM_RESULTS), and
+//     an Index's Search with a Go filter fails with [ErrBeyondReach] where
+//     its answer lies beyond them.
 //   - QueryOptions.Ef is checked but not applied: Weaviate sets ef per
-//     class. The index kind Auto is HNSW from the start.
+//     class. The index kind Auto is HNSW from the start; QFlat is
+//     Weaviate's flat index (exact, no codes).
 //   - Only vector search is served: keyword and hybrid modes, Keywords,
-//     Fusion, MMR and Rerank are errors wrapping vector.ErrInvalidOptions
-//     (WithEmbeddings works).
+//     Fusion, MMR, Rerank and Recency are errors wrapping
+//     vector.ErrInvalidOptions (WithEmbeddings works).
+//   - Items carry no times: reads give zero CreatedAt and UpdatedAt, and
+//     a write that gives CreatedAt, UpdatedAt or ExpiresAt, a
+//     CollectionConfig.TTL or KeepHistory, and a TimeRange filter are
+//     errors wrapping vector.ErrInvalidOptions.
+//   - Weaviate's numbers are float64s: a metadata integer beyond 2^53 in
+//     magnitude, which the local store keeps exactly, is an error
+//     wrapping vector.ErrInvalidOptions, in a write and in a filter.
+//   - Names become Weaviate names (see Mapping): a collection name that
+//     encodes to more than 224 characters, or a metadata key to more than
+//     228 (a–z and 0–9 count one, any other byte three), is an error wrapping
+//     vector.ErrInvalidOptions; a filter cannot name a metadata key that
+//     begins with "$", though a write may store one. An Index named x and
+//     a collection named index-x are one class: make only one of them.
 //   - Count asks the cluster; the vector.Index's Len returns -1 when the
 //     cluster does not answer.
 //
