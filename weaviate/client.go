@@ -72,6 +72,7 @@ type client struct {
 	opt     Options
 	retries atomic.Int64 // attempts after the first, for tests and reports
 	seen    classSeen    // which nodes have which classes' indexes open (behind.go)
+	closed  atomic.Bool  // the DB is closed: a call in flight fails with ErrClosed
 }
 
 func newClient(addrs []string, o Options) (*client, error) {
@@ -177,6 +178,9 @@ func (c *client) do(ctx context.Context, r *ring, attempts int, what string, att
 		acancel()
 		if err == nil {
 			return nil
+		}
+		if c.closed.Load() { // its connections closed under it
+			return fmt.Errorf("weaviate: %s: %w", what, vector.ErrClosed)
 		}
 		if debug {
 			log.Printf("weaviate: attempt %d %s on node %d: %v", i, what, node, err)

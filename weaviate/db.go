@@ -114,6 +114,7 @@ func (db *DB) Close() error {
 	if db.closed.Swap(true) {
 		return nil
 	}
+	db.cl.closed.Store(true)
 	if db.opt.HTTPClient == nil {
 		db.cl.hc.CloseIdleConnections()
 	}

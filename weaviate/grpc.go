@@ -150,6 +150,9 @@ func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byt
 		switch st.Code() {
 		case codes.Unavailable, codes.DeadlineExceeded:
 			r.ring.shun(node)
+			if cerr := ctx.Err(); cerr != nil { // the call's time ran out, as REST's error says
+				return true, fmt.Errorf("%s: %w: %w", r.addrs[node], err, cerr)
+			}
 			return true, fmt.Errorf("%s: %w", r.addrs[node], err)
 		case codes.ResourceExhausted, codes.Aborted, codes.Internal, codes.Canceled:
 			return true, &APIError{Code: st.Code(), Message: st.Message()}

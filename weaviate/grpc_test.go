@@ -544,3 +544,30 @@ func TestGRPCBatchNeedsLeader(t *testing.T) {
 		t.Fatalf("Add without a leader = %v after %d gRPC batches, want ErrUnavailable and none", err, batches.Load())
 	}
 }
+
+// TestGRPCCallEnds: a gRPC search cut by the caller's deadline wraps
+// context.DeadlineExceeded, as over REST; one in flight when the DB
+// closes fails with vector.ErrClosed, not ErrUnavailable.
+func TestGRPCCallEnds(t *testing.T) {
+	hang := func(ctx context.Context, _ string, _ []byte) ([]byte, error) {
+		<-ctx.Done() // a node that answers nothing in time
+		return nil, ctx.Err()
+	}
+	db := fakeGRPC(t, nil, hang, Options{})
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := c.Query(ctx, []float32{1, 2}, 1, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Query past its deadline: %v, want context.DeadlineExceeded", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Query(context.Background(), []float32{1, 2}, 1, nil)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // the search is in flight
+	db.Close()
+	if err := <-done; !errors.Is(err, vector.ErrClosed) {
+		t.Errorf("Query in flight at Close: %v, want vector.ErrClosed", err)
+	}
+}
