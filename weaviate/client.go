@@ -252,7 +252,8 @@ func (c *client) request(ctx context.Context, attempts int, cls, method, path st
 		}
 		if st/100 != 2 {
 			status = st
-			return retryable(st), &APIError{Status: st, Message: errorMessage(data)}
+			msg := errorMessage(data)
+			return retryable(st) && !mixedLevels(msg), &APIError{Status: st, Message: msg}
 		}
 		status = st
 		if out != nil && len(data) > 0 {
@@ -394,14 +395,22 @@ func (c *client) graphQL(ctx context.Context, cls, query string, out any) error 
 	})
 }
 
+// mixedLevels reports whether a server message is Weaviate's refusal of a
+// request over shards whose consistency level resolved to different
+// numbers of replicas (a node down): not passing while the node is down,
+// so the caller goes on another way (see DB.read and DB.deleteEach).
+func mixedLevels(msg string) bool {
+	return strings.Contains(msg, "inconsistent consistency levels")
+}
+
 // transient reports whether a server message describes a passing state of
 // the cluster (a node down or just back, a shard not ready, a replica out
 // of reach, schema not yet propagated) rather than a bad request.
 func transient(msg string) bool {
-	m := strings.ToLower(quotedName.ReplaceAllString(msg, `""`))
-	if strings.Contains(m, "inconsistent consistency levels") {
-		return false // not passing while the node is down; see DB.read
+	if mixedLevels(msg) {
+		return false
 	}
+	m := strings.ToLower(quotedName.ReplaceAllString(msg, `""`))
 	for _, s := range []string{
 		"replica", "connection refused", "connection reset", "broken pipe", "eof",
 		"timeout", "deadline", "unavailable", "not ready", "shard", "leader",

@@ -173,7 +173,7 @@ func getFields(props []string, vec, dist bool) string {
 func (db *DB) read(ctx context.Context, cls string, get func(level Consistency) ([]fetched, error)) ([]fetched, error) {
 	level := db.level(cls, db.opt.ReadConsistency)
 	rows, err := get(level)
-	if err != nil && level != One && level != "" && strings.Contains(err.Error(), "inconsistent consistency levels") {
+	if err != nil && level != One && level != "" && mixedLevels(err.Error()) {
 		db.cl.retries.Add(1)
 		rows, err = get(One)
 	}
@@ -318,6 +318,11 @@ func (db *DB) deleteWhere(ctx context.Context, cls string, w *where) (int, error
 			} `json:"results"`
 		}
 		if _, err := db.cl.call(ctx, http.MethodDelete, path, body, &ans); err != nil {
+			if mixedLevels(err.Error()) {
+				db.cl.retries.Add(1)
+				n, err := db.deleteEach(ctx, cls, w)
+				return total + n, err
+			}
 			return total, err
 		}
 		r := ans.Results
@@ -335,6 +340,49 @@ func (db *DB) deleteWhere(ctx context.Context, cls string, w *where) (int, error
 		}
 		if r.Limit == 0 || r.Matches < r.Limit {
 			return total, nil
+		}
+	}
+}
+
+// deletePage is the number of objects deleteEach finds per read.
+const deletePage = 1000
+
+// deleteEach deletes the objects of cls that w matches one at a time, at
+// the write consistency, and returns how many it deleted: each delete
+// reaches one shard, where a batch delete over shards whose level
+// resolved to different numbers of replicas (a node down) is refused.
+func (db *DB) deleteEach(ctx context.Context, cls string, w *where) (int, error) {
+	q := levelParam("?", db.level(cls, db.opt.WriteConsistency))
+	total := 0
+	for {
+		rows, err := db.read(ctx, cls, func(level Consistency) ([]fetched, error) {
+			args := fmt.Sprintf("limit: %d, where: %s", deletePage, w.gql())
+			if level != "" {
+				args += ", consistencyLevel: " + string(level)
+			}
+			return db.runGet(ctx, cls, args, getFields(nil, false, false), nil)
+		})
+		if err != nil {
+			return total, err
+		}
+		n := 0
+		for _, r := range rows {
+			_, err := db.cl.objectCall(ctx, db.opt.MaxAttempts, cls, http.MethodDelete, "/v1/objects/"+url.PathEscape(cls)+"/"+r.UUID+q, nil)
+			var ae *APIError
+			if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
+				continue // gone since the read
+			}
+			if err != nil {
+				return total + n, err
+			}
+			n++
+		}
+		total += n
+		if len(rows) < deletePage {
+			return total, nil
+		}
+		if n == 0 {
+			return total, fmt.Errorf("%w: %d objects matched and none could be deleted", ErrUnavailable, len(rows))
 		}
 	}
 }
