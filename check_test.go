@@ -321,29 +321,11 @@ func TestDamagedRowsRefused(t *testing.T) {
 			return err
 		}},
 		{"kept version updated before created", "UPDATE history SET updated = created - 1 WHERE id IS NOT NULL AND tenant != 0", func(t *testing.T, db *cairn.DB) error {
-			c, err := db.Collection(ctx, "flat")
-			if err != nil {
-				return err
-			}
-			tn, err := c.Tenant(ctx, "t1")
-			if err != nil {
-				return err
-			}
-			_, err = tn.AsOf(ctx, stored(t, tn, "id1").UpdatedAt.Add(-time.Nanosecond))
-			return err
+			return tenantAsOf(t, db, func(it cairn.Item) time.Time { return it.UpdatedAt }, "id1")
 		}},
 		{"kept id not UTF-8", "UPDATE history SET key = X'ff' WHERE id IS NULL AND tenant != 0 AND key = 'id3'", func(t *testing.T, db *cairn.DB) error {
-			c, err := db.Collection(ctx, "flat")
-			if err != nil {
-				return err
-			}
-			tn, err := c.Tenant(ctx, "t1")
-			if err != nil {
-				return err
-			}
 			// Just before the tenant's Add, when id3 held nothing.
-			_, err = tn.AsOf(ctx, stored(t, tn, "id3").CreatedAt.Add(-time.Nanosecond))
-			return err
+			return tenantAsOf(t, db, func(it cairn.Item) time.Time { return it.CreatedAt }, "id3")
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -362,6 +344,22 @@ func TestDamagedRowsRefused(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tenantAsOf takes tenant t1 of newCheckedFile's collection flat as of a
+// nanosecond before the time at gives of its item id.
+func tenantAsOf(t *testing.T, db *cairn.DB, at func(cairn.Item) time.Time, id string) error {
+	ctx := context.Background()
+	c, err := db.Collection(ctx, "flat")
+	if err != nil {
+		return err
+	}
+	tn, err := c.Tenant(ctx, "t1")
+	if err != nil {
+		return err
+	}
+	_, err = tn.AsOf(ctx, at(stored(t, tn, id)).Add(-time.Nanosecond))
+	return err
 }
 
 // stored returns the item of id that c holds.
