@@ -47,14 +47,7 @@ func (db *DB) newCollection(name, cls string, cfg cairn.CollectionConfig, made s
 // another collection, which the handle's writes must not reach. It reads
 // the schema once; a class made before Made was kept passes.
 func (c *Collection) same(ctx context.Context) error {
-	cl, err := c.db.getClass(ctx, c.class)
-	if err != nil {
-		return err
-	}
-	if st, _, ok := describe(cl, "collection"); !ok || st.Made != c.made {
-		return fmt.Errorf("%w: collection %q was deleted (and made again)", vector.ErrNotFound, c.name)
-	}
-	return nil
+	return c.db.sameClass(ctx, c.class, "collection", c.made)
 }
 
 // Name returns the collection's name.

@@ -41,6 +41,7 @@ type Index struct {
 	class string
 	dim   int
 	m     vector.Metric
+	made  string // the class's Made: see Collection.same
 }
 
 // NewIndex creates the index name on the cluster (a class of its own,
@@ -64,10 +65,12 @@ func (db *DB) NewIndex(ctx context.Context, name string, cfg cairn.CollectionCon
 	if err != nil {
 		return nil, err
 	}
-	if err := db.createClass(ctx, db.newClass("index", name, cls, cfg)); err != nil {
+	cl := db.newClass("index", name, cls, cfg)
+	if err := db.createClass(ctx, cl); err != nil {
 		return nil, fmt.Errorf("weaviate: new index %q: %w", name, err)
 	}
-	return &Index{db: db, class: cls, dim: cfg.Dim, m: cfg.Metric}, nil
+	st, _, _ := describe(cl, "index")
+	return &Index{db: db, class: cls, dim: cfg.Dim, m: cfg.Metric, made: st.Made}, nil
 }
 
 // OpenIndex opens the index name, or returns an error wrapping
@@ -84,11 +87,11 @@ func (db *DB) OpenIndex(ctx context.Context, name string) (*Index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: open index %q: %w", name, err)
 	}
-	_, cfg, ok := describe(c, "index")
+	st, cfg, ok := describe(c, "index")
 	if !ok {
 		return nil, fmt.Errorf("weaviate: open index %q: %w: class %s is not a cairn index", name, vector.ErrNotFound, cls)
 	}
-	return &Index{db: db, class: cls, dim: cfg.Dim, m: cfg.Metric}, nil
+	return &Index{db: db, class: cls, dim: cfg.Dim, m: cfg.Metric, made: st.Made}, nil
 }
 
 // DropIndex deletes the index name and its vectors.
@@ -164,6 +167,9 @@ func (ix *Index) AddBatch(ctx context.Context, ids []vector.ID, vs []vector.Vect
 		return fmt.Errorf("weaviate: add: %w", err)
 	}
 	defer unlock()
+	if err := ix.db.sameClass(wctx, ix.class, "index", ix.made); err != nil {
+		return fmt.Errorf("weaviate: add: %w", err)
+	}
 	if len(ids) == 1 {
 		ok, err := ix.exists(wctx, ids[0])
 		if err != nil {
@@ -211,6 +217,9 @@ func (ix *Index) Delete(ctx context.Context, id vector.ID) error {
 		return fmt.Errorf("weaviate: delete %d: %w", id, err)
 	}
 	defer unlock()
+	if err := ix.db.sameClass(ctx, ix.class, "index", ix.made); err != nil {
+		return fmt.Errorf("weaviate: delete %d: %w", id, err)
+	}
 	ok, err := ix.exists(ctx, id)
 	if err != nil {
 		return fmt.Errorf("weaviate: delete %d: %w", id, err)

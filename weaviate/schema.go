@@ -222,6 +222,30 @@ func (db *DB) isOurs(ctx context.Context, c class) bool {
 	return err == nil && got.Description == c.Description
 }
 
+// sameClass returns an error wrapping vector.ErrNotFound unless cls holds
+// the kind ("collection" or "index") whose Made is made: see
+// Collection.same. It asks a node's own schema first, which answers while
+// the cluster elects a leader, and the leader's only if that one differs
+// (a node that has not applied the class's making or deletion yet).
+func (db *DB) sameClass(ctx context.Context, cls, kind, made string) error {
+	is := func(c class) bool {
+		st, _, ok := describe(c, kind)
+		return ok && st.Made == made
+	}
+	var local class
+	if _, err := db.cl.call(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=false", nil, &local); err == nil && is(local) {
+		return nil
+	}
+	c, err := db.getClass(ctx, cls)
+	if err != nil {
+		return err
+	}
+	if !is(c) {
+		return fmt.Errorf("%w: the %s in class %s was deleted (and made again)", vector.ErrNotFound, kind, cls)
+	}
+	return nil
+}
+
 // getClass reads cls, or returns an error wrapping vector.ErrNotFound.
 func (db *DB) getClass(ctx context.Context, cls string) (class, error) {
 	var c class

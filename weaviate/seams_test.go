@@ -61,6 +61,36 @@ func TestClusterRecreated(t *testing.T) {
 			if res, err := neu.Query(ctx, []float32{1, 2}, 5, nil); err != nil || len(res) != 1 || res[0].ID != "x" {
 				t.Fatalf("the new collection: Query = %v, %v", res, err)
 			}
+
+			// The same for an index.
+			oldIx, err := db.NewIndex(ctx, name, cairn.CollectionConfig{Dim: 3, Metric: vector.L2, Index: cairn.Flat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { db.DropIndex(context.Background(), name) })
+			if err := oldIx.Add(ctx, 1, vector.Vector{1, 2, 3}); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.DropIndex(ctx, name); err != nil {
+				t.Fatal(err)
+			}
+			dropped(t, db, oldIx.Class())
+			newIx, err := db.NewIndex(ctx, name, cairn.CollectionConfig{Dim: 2, Metric: vector.L2, Index: cairn.Flat})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := newIx.Add(ctx, 1, vector.Vector{1, 2}); err != nil {
+				t.Fatal(err)
+			}
+			if err := oldIx.Add(ctx, 2, vector.Vector{1, 2, 3}); !errors.Is(err, vector.ErrNotFound) {
+				t.Errorf("Add through the dropped index's handle: %v, want ErrNotFound", err)
+			}
+			if err := oldIx.Delete(ctx, 1); !errors.Is(err, vector.ErrNotFound) {
+				t.Errorf("Delete through the dropped index's handle: %v, want ErrNotFound", err)
+			}
+			if n := newIx.Len(); n != 1 {
+				t.Errorf("the new index holds %d vectors, want 1", n)
+			}
 		})
 	}
 }
