@@ -150,7 +150,7 @@ func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byt
 		switch st.Code() {
 		case codes.Unavailable, codes.DeadlineExceeded:
 			r.ring.shun(node)
-			if cerr := ctx.Err(); cerr != nil { // the call's time ran out, as REST's error says
+			if cerr := deadlineErr(ctx); cerr != nil { // the call's time ran out, as REST's error says
 				return true, fmt.Errorf("%s: %w: %w", r.addrs[node], err, cerr)
 			}
 			return true, fmt.Errorf("%s: %w", r.addrs[node], err)
@@ -166,6 +166,19 @@ func (r *rpc) invoke(ctx context.Context, attempts int, method string, req []byt
 		return false, &APIError{Code: st.Code(), Message: st.Message()}
 	})
 	return reply, err
+}
+
+// deadlineErr is ctx.Err(), or context.DeadlineExceeded once ctx's
+// deadline has passed: a server's DeadlineExceeded, sent at the deadline
+// the call carried, can arrive before ctx's own timer has fired.
+func deadlineErr(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if d, ok := ctx.Deadline(); ok && !time.Now().Before(d) {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // health checks that a node answers gRPC's health check as serving.

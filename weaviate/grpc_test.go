@@ -571,3 +571,20 @@ func TestGRPCCallEnds(t *testing.T) {
 		t.Errorf("Query in flight at Close: %v, want vector.ErrClosed", err)
 	}
 }
+
+// lateTimer is a context whose deadline has passed but whose timer has
+// not yet fired, as under load.
+type lateTimer struct{ context.Context }
+
+func (lateTimer) Deadline() (time.Time, bool) { return time.Now().Add(-time.Millisecond), true }
+
+func TestDeadlineErrBeforeTimer(t *testing.T) {
+	if err := deadlineErr(lateTimer{context.Background()}); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("deadline passed, timer not fired: %v, want context.DeadlineExceeded", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	if err := deadlineErr(ctx); err != nil {
+		t.Errorf("deadline ahead: %v, want nil", err)
+	}
+}
