@@ -291,7 +291,15 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 			// SQLite would open the file read-only and fail each write.
 			return nil, notWritable(errors.New("this process may not write it"))
 		}
-		connect = func(ctx context.Context) error { return writableErr(db.connectAndInit(ctx, url.Values{}), path) }
+		connect = func(ctx context.Context) error {
+			err := writableErr(db.connectAndInit(ctx, url.Values{}), path)
+			if errors.Is(err, ErrNotWritable) && db.file.alone() && db.dropLog() {
+				// An empty log or index this process may not write, left
+				// by another user's reader, and no longer in use.
+				err = writableErr(db.connectAndInit(ctx, url.Values{}), path)
+			}
+			return err
+		}
 	}
 	if err := connect(ctx); err != nil {
 		if opts.ReadOnly {
@@ -385,6 +393,12 @@ func (db *DB) connectReader(ctx context.Context) error {
 func writableErr(err error, path string) error {
 	code := sqliteCode(err) & 0xff
 	if code == sqlite3.SQLITE_READONLY || code == sqlite3.SQLITE_CANTOPEN && !mayWrite(path) {
+		for _, side := range []string{"-wal", "-shm"} {
+			if exists(path+side) && !mayWriteFile(path+side) {
+				err = fmt.Errorf("%w; %s beside it is not this process's to write (another user's reader has the file open, or left it there)", err, filepath.Base(path+side))
+				break
+			}
+		}
 		return notWritable(err)
 	}
 	return err
@@ -1122,29 +1136,38 @@ func (db *DB) Close() error {
 
 // tidy removes the empty write-ahead log and its index that a reader
 // leaves beside the file: SQLite does not let a read-only connection
-// delete them, as it cannot tell whether it is the last. A plain
-// connection can: opened and closed when no other DB of this process has
-// the file and the log holds no commit, it deletes both if no connection
-// anywhere has the file open (it holds the file's EXCLUSIVE lock to do
-// so), and writes nothing to the file itself, as there is nothing to
-// checkpoint. Where it cannot, the files stay, harmless, until the next
-// writer closes. It leaves those that lay beside the file before the
-// process entered it (a dead writer's, say), as it found them.
+// delete them, as it cannot tell whether it is the last. Left there by a
+// user who may not write the file, they would keep its owner from
+// writing it (SQLite opens a log or index it cannot write read-only). It
+// leaves those that lay beside the file before the process entered it (a
+// dead writer's, say), as it found them, and those another DB of this
+// process uses.
 func (db *DB) tidy() {
-	if db.immutable || db.file.found || !db.file.alone() {
+	if db.file.found || !db.file.alone() {
 		return
 	}
-	if _, err := os.Stat(db.path + "-shm"); err != nil || !db.logEmpty() {
-		return
+	db.dropLog()
+}
+
+// dropLog removes the write-ahead log and its index beside the file if
+// the log holds no commit and no connection anywhere has the file open,
+// as SQLite's last connection to close does where it may write the file;
+// it reports whether it removed any. The caller has no connection to the
+// file and is the only DB of this process on it.
+func (db *DB) dropLog() bool {
+	if !exists(db.path+"-wal") && !exists(db.path+"-shm") {
+		return false
 	}
-	sqldb, conn, err := connect(context.Background(), fileURI(db.path, url.Values{}))
-	if err != nil {
-		return
+	unlock, ok := lockUnused(db.path)
+	if !ok {
+		return false // another process has it open: its last close removes them
 	}
-	var n int64
-	conn.QueryRowContext(context.Background(), "SELECT count(*) FROM sqlite_master").Scan(&n)
-	conn.Close()
-	sqldb.Close()
+	defer unlock()
+	if !db.logEmpty() {
+		return false
+	}
+	wal, shm := os.Remove(db.path+"-wal"), os.Remove(db.path+"-shm")
+	return wal == nil || shm == nil
 }
 
 // vacuumLocked returns free pages to the file system once they are more

@@ -20,3 +20,7 @@ func unlockOwner(*os.File) {}
 // links returns 1: where hard links cannot be counted, they are not
 // refused.
 func links(*os.File) (uint64, error) { return 1, nil }
+
+// lockUnused reports false: where SQLite's record locks cannot be taken
+// from here, no file is known to be unused.
+func lockUnused(string) (unlock func(), ok bool) { return nil, false }

@@ -72,3 +72,81 @@ func links(f *os.File) (uint64, error) {
 	}
 	return 1, nil
 }
+
+// SQLite's lock bytes in a database file (its unix VFS): the PENDING
+// byte, the RESERVED byte and the SHARED range, which its EXCLUSIVE lock
+// holds for writing.
+const (
+	pendingByte = 0x40000000
+	lockBytes   = 2 + 510
+)
+
+// lockUnused reports whether no connection of another process has the
+// file at path open, and holds what it found until unlock: a connection
+// to a file in WAL mode holds a read lock in its SHARED range from its
+// first read to its close (taking it before it looks at the log), and
+// one in its index's (-shm) DMS byte. A process that may write the file
+// takes the write lock of SQLite's EXCLUSIVE lock, which no connection
+// gets past until unlock; one that may not can only ask whether another
+// process holds a lock now, so a connection that opens between the
+// question and what the caller does with the answer is not seen. The
+// caller must have no connection of its own to the file: record locks
+// belong to the process, so its own would not count, and unlock would
+// drop them.
+func lockUnused(path string) (unlock func(), ok bool) {
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: pendingByte, Len: lockBytes}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err == nil {
+		if fcntlLock(f, syscall.F_SETLK, &lk) != nil {
+			f.Close()
+			return nil, false
+		}
+		return func() { f.Close() }, true // which drops the lock
+	}
+	if f, err = os.Open(path); err != nil || !unlocked(f, lk) {
+		if f != nil {
+			f.Close()
+		}
+		return nil, false
+	}
+	f.Close()
+	shm, err := os.Open(path + "-shm")
+	if err == nil {
+		defer shm.Close()
+		if !unlocked(shm, syscall.Flock_t{Type: syscall.F_WRLCK, Start: shmLocks, Len: shmLockBytes}) {
+			return nil, false
+		}
+	}
+	return func() {}, true
+}
+
+// The lock bytes of a WAL index (-shm): its eight WAL locks, then DMS.
+const (
+	shmLocks     = 120
+	shmLockBytes = 9
+)
+
+// unlocked reports whether no other process holds a lock that would
+// keep lk from f (F_GETLK).
+func unlocked(f *os.File, lk syscall.Flock_t) bool {
+	return fcntlLock(f, syscall.F_GETLK, &lk) == nil && lk.Type == syscall.F_UNLCK
+}
+
+func fcntlLock(f *os.File, cmd int, lk *syscall.Flock_t) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) {
+		for {
+			ferr = syscall.FcntlFlock(fd, cmd, lk)
+			if ferr != syscall.EINTR {
+				return
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	return ferr
+}

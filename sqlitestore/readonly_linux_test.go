@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 
@@ -102,7 +103,7 @@ func TestReadOnlyMedia(t *testing.T) {
 // but not write, in a directory they may write: SQLite would open it
 // read-only and fail each write, so a writable Open must fail with
 // ErrNotWritable, leaving no log beside the file, and a read-only one
-// read it (its log and index stay: see DB.tidy). It needs root, to run
+// read it. It needs root, to run
 // the test binary as nobody.
 func TestOpenOthersFile(t *testing.T) {
 	ctx := context.Background()
@@ -177,5 +178,181 @@ func TestOpenOthersFile(t *testing.T) {
 	}
 	if fileSum(t, path) != before {
 		t.Fatal("the file changed")
+	}
+}
+
+// TestFullDiskReaderLeavesNothing reads a file on a full disk: SQLite's
+// first attempt makes an empty log and a few bytes of its index before it
+// fails, the reader then reads the file as immutable, and its Close must
+// remove what that attempt made. It needs root, for the mount.
+func TestFullDiskReaderLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join(t.TempDir(), "mnt")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, "size=2m"); err != nil {
+		if os.Getuid() != 0 {
+			t.Skipf("needs root, to mount a tmpfs: %v", err)
+		}
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Unmount(dir, syscall.MNT_DETACH) })
+	path := filepath.Join(dir, "full.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 21)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	pad, err := os.Create(filepath.Join(dir, "pad"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for buf := make([]byte, 4096); ; {
+		if _, err := pad.Write(buf); err != nil {
+			break // full
+		}
+	}
+	pad.Close()
+	before := fileSum(t, path)
+	r, err := Open(ctx, path, &Options{ReadOnly: true})
+	if err != nil {
+		t.Fatalf("read-only Open on a full disk: %v", err)
+	}
+	if c, err := r.Collection(ctx, "c"); err != nil || c.Len() != 20 {
+		t.Fatalf("read on a full disk: %v", err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if fileSum(t, path) != before {
+		t.Fatal("the file changed")
+	}
+	for _, side := range []string{"-wal", "-shm"} {
+		if fi, err := os.Stat(path + side); err == nil {
+			t.Errorf("the reader left %s beside the file (%d bytes)", side, fi.Size())
+		}
+	}
+}
+
+// TestOthersReaderLeavesOwnerWriting has another user read a file in a
+// directory both may write: SQLite makes the log and its index as that
+// user, and a writable Open by the file's owner cannot use them. The
+// reader's Close must remove them; and where a reader died and left them,
+// the owner's Open removes them itself if it may (not in a sticky
+// directory such as /tmp, where it must say why it cannot write). It
+// needs root, to run the test binary as two other users.
+func TestOthersReaderLeavesOwnerWriting(t *testing.T) {
+	const owner, reader = 1000, 65534
+	ctx := context.Background()
+	if path, role := os.Getenv("SQLITESTORE_OTHERS_PATH"), os.Getenv("SQLITESTORE_OTHERS_ROLE"); path != "" {
+		// The test binary, run as owner or reader by the test below.
+		switch role {
+		case "read", "read-and-die":
+			db, err := Open(ctx, path, &Options{ReadOnly: true})
+			if err != nil {
+				t.Fatalf("read-only Open: %v", err)
+			}
+			if role == "read-and-die" {
+				os.Exit(0) // no Close
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		case "write":
+			db, err := Open(ctx, path, nil)
+			if err != nil {
+				t.Fatalf("the owner's writable Open: %v", err)
+			}
+			c, err := db.Collection(ctx, "c")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Delete(ctx, vector.ID(c.Len())); err != nil {
+				t.Fatal(err)
+			}
+			if err := db.Close(); err != nil {
+				t.Fatal(err)
+			}
+		case "refused":
+			_, err := Open(ctx, path, nil)
+			if !errors.Is(err, ErrNotWritable) || !strings.Contains(err.Error(), "another user") {
+				t.Fatalf("the owner's writable Open: %v, want ErrNotWritable naming another user", err)
+			}
+		}
+		return
+	}
+	if os.Getuid() != 0 {
+		t.Skip("needs root, to run as other users")
+	}
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mode := range []os.FileMode{0o777, 0o1777} {
+		dir, err := os.MkdirTemp("", "cairn-others-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(dir) })
+		if err := os.Chmod(dir, mode); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, "owned.cairn")
+		db, err := Open(ctx, path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 21)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(path, owner, owner); err != nil {
+			t.Fatal(err)
+		}
+		bin := filepath.Join(dir, "sqlitestore.test")
+		if err := os.WriteFile(bin, raw, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		run := func(uid uint32, role string) {
+			t.Helper()
+			cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestOthersReaderLeavesOwnerWriting$", "-test.v")
+			cmd.Env = append(os.Environ(), "SQLITESTORE_OTHERS_PATH="+path, "SQLITESTORE_OTHERS_ROLE="+role)
+			cmd.Dir = dir
+			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+			out, err := cmd.CombinedOutput()
+			var exit *exec.ExitError
+			switch {
+			case errors.As(err, &exit):
+				t.Fatalf("directory mode %v, %s as uid %d: %v\n%s", mode, role, uid, err, out)
+			case err != nil: // a temporary directory mounted noexec, say
+				t.Skipf("cannot run the test binary as uid %d: %v", uid, err)
+			}
+		}
+		run(reader, "read")
+		for _, side := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(path + side); err == nil {
+				t.Errorf("directory mode %v: the reader left %s beside the file", mode, side)
+			}
+		}
+		run(owner, "write")
+		run(reader, "read-and-die")
+		if mode&os.ModeSticky != 0 {
+			run(owner, "refused")
+			continue
+		}
+		run(owner, "write")
+		for _, side := range []string{"-wal", "-shm"} {
+			if _, err := os.Stat(path + side); err == nil {
+				t.Errorf("directory mode %v: the owner's Close left %s beside the file", mode, side)
+			}
+		}
 	}
 }

@@ -22,3 +22,9 @@ func mayCreateIn(dir string) bool {
 	const w = 2 // W_OK
 	return syscall.Access(dir, w) == nil
 }
+
+// mayWriteFile reports whether this process may write the file at path.
+func mayWriteFile(path string) bool {
+	const w = 2 // W_OK
+	return syscall.Access(path, w) == nil
+}
