@@ -47,6 +47,7 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/metavalue"
@@ -195,10 +196,8 @@ type importer struct {
 	expired       int        // items skipped because their expires_at had passed
 
 	// Staging (mode staged): the spooled stream, then the undo records.
-	spool     *os.File
-	spoolName string // non-empty while the spool still has a name to remove
-	spoolW    *bufio.Writer
-	spoolSize int64
+	spool     *spool
+	spoolName string  // non-empty while the spool still has a name to remove
 	spooled   int     // items spooled
 	events    []event // collection starts, by position in the spool
 	undoOffs  []int64 // offset of each undo record in the spool
@@ -247,7 +246,7 @@ func (im *importer) run() error {
 		err = im.fail(err)
 	}
 	if im.spool != nil {
-		im.spool.Close()
+		im.spool.f.Close()
 		if im.spoolName != "" {
 			os.Remove(im.spoolName)
 		}
@@ -603,9 +602,23 @@ func (im *importer) ensureOpen() error {
 	if im.mode == fresh {
 		var rnd [8]byte
 		rand.Read(rnd[:])
-		p = filepath.Join(filepath.Dir(im.path), "."+filepath.Base(im.path)+".import-"+hex.EncodeToString(rnd[:]))
+		p = beside(im.path, ".import-"+hex.EncodeToString(rnd[:]))
 	}
 	return im.open(p)
+}
+
+// beside returns the name of a temporary file beside the file at path:
+// "." + its name + suffix, its name cut short where that and SQLite's
+// "-journal" after it would not fit in a directory entry (255 bytes).
+func beside(path, suffix string) string {
+	base := filepath.Base(path)
+	if room := 255 - len(".") - len(suffix) - len("-journal"); len(base) > room {
+		for room > 0 && !utf8.RuneStart(base[room]) {
+			room-- // not in the middle of a character
+		}
+		base = base[:room]
+	}
+	return filepath.Join(filepath.Dir(path), "."+base+suffix)
 }
 
 // open opens the file p, creating it if need be. Items reach it embedded:
@@ -653,10 +666,13 @@ func (im *importer) writeBatch(items []cairn.Item, lines []int) error {
 		live = append(live, it)
 	}
 	first, last := lines[0], lines[len(lines)-1]
-	var undo *undoRecord
+	var undo []byte
 	if im.mode == staged && !im.cur.ours && len(live) > 0 {
-		var err error
-		if undo, err = im.undoOf(live); err != nil {
+		u, err := im.undoOf(live)
+		if err == nil {
+			undo, err = undoLine(u)
+		}
+		if err != nil {
 			return fmt.Errorf("lines %d-%d: %w", first, last, err)
 		}
 	}
@@ -676,10 +692,7 @@ func (im *importer) writeBatch(items []cairn.Item, lines []int) error {
 	}
 	if undo != nil {
 		if err := im.appendUndo(undo); err != nil {
-			// The batch is in but could not be noted: take it out now.
-			for _, id := range undo.Delete {
-				im.dst.DeleteIfExists(context.WithoutCancel(im.ctx), id)
-			}
+			im.stored += len(live) // and noted: the undo takes it out
 			return fmt.Errorf("lines %d-%d: spool: %w", first, last, err)
 		}
 	}
@@ -807,7 +820,9 @@ func (im *importer) fail(err error) error {
 	}
 	var ce *closedError
 	if errors.As(err, &ce) && im.mode != fresh {
-		return &fileError{im.path, err} // a complete import that could not be closed
+		// A complete import that could not be closed: its commits are in
+		// the file's log, which the next Open reads.
+		return &fileError{im.path, fmt.Errorf("import: all %d items are stored, but closing the file failed: %w", im.stored, err)}
 	}
 	return &fileError{im.path, fmt.Errorf("import: %w (%s)", err, what)}
 }

@@ -342,3 +342,30 @@ func TestImportHelp(t *testing.T) {
 		}
 	}
 }
+
+// TestImportLongName imports into a new file, then into it again (staged,
+// through a spool), under a name as long as a directory entry allows
+// once SQLite's "-journal" is added: the temporary names beside it must
+// fit too.
+func TestImportLongName(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, strings.Repeat("L", 247))
+	stream := `{"collection":{"name":"c","dim":2,"metric":"l2","index":"flat"}}
+{"id":"a","embedding":[1,0]}
+`
+	if r := runCmd(t, stream, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import into a new file: %+v", r)
+	}
+	stream = `{"collection":{"name":"d","dim":2,"metric":"l2","index":"flat"}}
+{"id":"b","embedding":[0,1]}
+`
+	if r := runCmd(t, stream, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import into it again: %+v", r)
+	}
+	if got := exportLines(t, path); len(got) != 4 {
+		t.Fatalf("export: %q", got)
+	}
+	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
+		t.Errorf("left beside it: %q", left)
+	}
+}

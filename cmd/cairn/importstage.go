@@ -7,11 +7,12 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"github.com/cairndb/cairn"
@@ -76,11 +77,13 @@ func (im *importer) undoOf(items []cairn.Item) (*undoRecord, error) {
 // that nothing is left behind even by a crash (where the system allows
 // removing an open file; elsewhere, run removes it at the end).
 func (im *importer) openSpool() error {
-	f, err := os.CreateTemp(filepath.Dir(im.path), "."+filepath.Base(im.path)+".import-*.spool")
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	f, err := os.OpenFile(beside(im.path, ".import-"+hex.EncodeToString(rnd[:])+".spool"), os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return fmt.Errorf("spool: %w", err)
 	}
-	im.spool, im.spoolW = f, bufio.NewWriterSize(f, 1<<20)
+	im.spool = &spool{f: f}
 	if os.Remove(f.Name()) != nil {
 		im.spoolName = f.Name()
 	}
@@ -93,12 +96,7 @@ func (im *importer) spoolLine(v any) error {
 	if err != nil {
 		return err
 	}
-	b = append(b, '\n')
-	if _, err := im.spoolW.Write(b); err != nil {
-		return err
-	}
-	im.spoolSize += int64(len(b))
-	return nil
+	return im.spool.append(append(b, '\n'))
 }
 
 // spoolItems appends checked items to the spool.
@@ -119,25 +117,26 @@ func (im *importer) spoolItems(items []cairn.Item, lines []int) error {
 	return nil
 }
 
-func (im *importer) appendUndo(u *undoRecord) error {
-	off := im.spoolSize
-	if err := im.spoolLine(u); err != nil {
-		return err
-	}
-	im.undoOffs = append(im.undoOffs, off)
-	return nil
+// appendUndo appends an undo record (JSON, from undoLine) to the spool.
+// The record is in the spool even if an error says the spool's file
+// could not take it: undo reads it all the same.
+func (im *importer) appendUndo(line []byte) error {
+	im.undoOffs = append(im.undoOffs, im.spool.size())
+	return im.spool.append(line)
+}
+
+// undoLine is u as a line of the spool.
+func undoLine(u *undoRecord) ([]byte, error) {
+	b, err := json.Marshal(u)
+	return append(b, '\n'), err
 }
 
 // writeSpool writes the spooled stream (mode staged), starting each
 // collection where the stream did.
 func (im *importer) writeSpool() error {
 	var r *bufio.Reader
-	end := im.spoolSize
 	if im.spool != nil {
-		if err := im.spoolW.Flush(); err != nil {
-			return fmt.Errorf("spool: %w", err)
-		}
-		r = bufio.NewReaderSize(io.NewSectionReader(im.spool, 0, end), 1<<20)
+		r = bufio.NewReaderSize(io.NewSectionReader(im.spool, 0, im.spool.size()), 1<<20)
 	}
 	ev := im.events
 	var items []cairn.Item
@@ -193,13 +192,8 @@ func (im *importer) writeSpool() error {
 // on after ctx ends: an interrupt is one of the failures it undoes.
 func (im *importer) undo() error {
 	ctx := context.WithoutCancel(im.ctx)
-	if len(im.undoOffs) > 0 {
-		if err := im.spoolW.Flush(); err != nil {
-			return err
-		}
-	}
 	for i := len(im.undoOffs) - 1; i >= 0; i-- {
-		end := im.spoolSize
+		end := im.spool.size()
 		if i+1 < len(im.undoOffs) {
 			end = im.undoOffs[i+1]
 		}
