@@ -261,3 +261,29 @@ func rawExec(t *testing.T, path string, stmts ...string) {
 		}
 	}
 }
+
+// TestOpenLongName creates files whose names are as long as a directory
+// entry allows once SQLite's "-journal" is added: the temporary name a
+// new file is built under must fit too.
+func TestOpenLongName(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, name := range []string{
+		strings.Repeat("L", 247),
+		strings.Repeat("é", 123) + "x", // a cut must not split a character
+	} {
+		path := filepath.Join(dir, name)
+		db, err := Open(ctx, path, nil)
+		if err != nil {
+			t.Fatalf("Open of a new file with a %d-byte name: %v", len(name), err)
+		}
+		putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 3)
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		left, _ := filepath.Glob(filepath.Join(dir, ".*"))
+		if len(left) > 0 {
+			t.Errorf("left beside it: %q", left)
+		}
+	}
+}

@@ -17,6 +17,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/internal/symlink"
 	"github.com/cairndb/cairn/internal/vfsname"
@@ -593,6 +594,24 @@ func migrate(ctx context.Context, conn *sql.Conn, from int) error {
 	return mapErr(err)
 }
 
+// tempBeside returns a new temporary name beside the file at path: "." +
+// its name + tag + 16 random hex digits, its name cut short where that
+// and SQLite's "-journal" after it would not fit in a directory entry
+// (255 bytes).
+func tempBeside(path, tag string) string {
+	var rnd [8]byte
+	rand.Read(rnd[:])
+	suffix := tag + hex.EncodeToString(rnd[:])
+	base := filepath.Base(path)
+	if room := 255 - len(".") - len(suffix) - len("-journal"); len(base) > room {
+		for room > 0 && !utf8.RuneStart(base[room]) {
+			room-- // not in the middle of a character
+		}
+		base = base[:room]
+	}
+	return filepath.Join(filepath.Dir(path), "."+base+suffix)
+}
+
 // create builds a new, empty database under a temporary name and links it
 // into place, so that path only ever names a complete database.
 func create(ctx context.Context, path string) error {
@@ -603,9 +622,7 @@ func create(ctx context.Context, path string) error {
 	if !mayCreateIn(dir) {
 		return notWritable(errors.New("this process may not create a file in its directory"))
 	}
-	var rnd [8]byte
-	rand.Read(rnd[:])
-	tmp := filepath.Join(dir, "."+filepath.Base(path)+".new-"+hex.EncodeToString(rnd[:]))
+	tmp := tempBeside(path, ".new-")
 	defer os.Remove(tmp)
 	defer os.Remove(tmp + "-journal")
 	defer os.Remove(tmp + "-wal")
@@ -1065,7 +1082,12 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 			defer c.Close()
 			conn = c
 		}
-		if _, err := conn.ExecContext(ctx, "VACUUM INTO ?", path); err != nil {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return err
+		}
+		// As a URI: SQLite would read a name that begins with "file:" as one.
+		if _, err := conn.ExecContext(ctx, "VACUUM INTO ?", fileURI(abs, url.Values{})); err != nil {
 			return mapErr(err)
 		}
 		return syncFile(path)

@@ -284,3 +284,29 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("backup opened with auto_vacuum %d, page size %d, journal %q", av, ps, jm)
 	}
 }
+
+// TestBackupOddNames backs up to names SQLite would read as a URI or a
+// URI's parts, relative to the working directory: each copy must be at
+// the name asked for, and open.
+func TestBackupOddNames(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 21)
+	t.Chdir(t.TempDir())
+	for _, name := range []string{"file:copy.cairn", "x?mode=memory", "a#b", "%41", "sp ace"} {
+		if err := db.Backup(ctx, name); err != nil {
+			t.Fatalf("Backup(%q): %v", name, err)
+		}
+		cp, err := Open(ctx, name, &Options{ReadOnly: true})
+		if err != nil {
+			t.Fatalf("Open of the backup %q: %v", name, err)
+		}
+		if c, err := cp.Collection(ctx, "c"); err != nil || c.Len() != 20 {
+			t.Errorf("backup %q: %v", name, err)
+		}
+		cp.Close()
+	}
+	if names, _ := filepath.Glob("*"); len(names) != 5 {
+		t.Errorf("files made: %q", names)
+	}
+}
