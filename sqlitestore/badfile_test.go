@@ -287,3 +287,42 @@ func TestOpenLongName(t *testing.T) {
 		}
 	}
 }
+
+// TestOpenTrailingBytes opens a whole file with bytes appended after the
+// pages its header counts, as a careless copy may leave: SQLite reads it
+// whole, so it must open, read-only and writable, with every item.
+func TestOpenTrailingBytes(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 21)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Write([]byte("0123456789"))
+	f.Close()
+	for _, ro := range []bool{true, false} {
+		db, err := Open(ctx, path, &Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatalf("read-only %v: a whole file with 10 bytes appended: %v", ro, err)
+		}
+		c, err := db.Collection(ctx, "c")
+		if err != nil || c.Len() != 20 {
+			t.Fatalf("read-only %v: %v", ro, err)
+		}
+		if !ro {
+			putRange(t, c, 21, 400)
+			if err := db.IntegrityCheck(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		db.Close()
+	}
+}

@@ -753,7 +753,10 @@ func checkHeaderOnce(f *os.File, path string) error {
 	if binary.BigEndian.Uint32(h[24:]) == binary.BigEndian.Uint32(h[92:]) {
 		counted = int64(binary.BigEndian.Uint32(h[28:]))
 	}
-	if fi.Size()%ps == 0 && counted <= complete {
+	// Bytes after the pages a valid header counts are no page SQLite
+	// reads (a file copied or appended to); without a valid count,
+	// SQLite would read a last, partial page.
+	if (fi.Size()%ps == 0 || counted > 0) && counted <= complete {
 		return nil
 	}
 	// Where the log holds a commit, the database is as its last commit
