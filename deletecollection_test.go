@@ -163,6 +163,8 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 				check("count", after, err)
 				_, err = c.Info(ctx)
 				check("info", after, err)
+				_, err = c.Tenants(ctx)
+				check("tenants", after, err)
 				for _, err := range c.Items(ctx, &cairn.ItemsOptions{Embeddings: true}) {
 					check("items", after, err)
 				}

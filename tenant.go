@@ -254,7 +254,7 @@ func (c *Collection) Tenants(ctx context.Context) ([]string, error) {
 	}
 	names, err := st.Tenants(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("cairn: tenants of %q: %w", c.name, err)
+		return nil, fmt.Errorf("cairn: tenants of %q: %w", c.name, c.orClosed(err))
 	}
 	return names, nil
 }
