@@ -294,7 +294,7 @@ func openFile(ctx context.Context, path string, file *heldFile, first bool, opts
 		}
 		connect = func(ctx context.Context) error {
 			err := writableErr(db.connectAndInit(ctx, url.Values{}), path)
-			if errors.Is(err, ErrNotWritable) && db.file.alone() && db.dropLog() {
+			if errors.Is(err, ErrNotWritable) && db.file.alone(db.dropLog) {
 				// An empty log or index this process may not write, left
 				// by another user's reader, and no longer in use.
 				err = writableErr(db.connectAndInit(ctx, url.Values{}), path)
@@ -445,14 +445,20 @@ func (db *DB) init(ctx context.Context) error {
 	if db.opts.Sync == SyncNormal {
 		sync = "NORMAL"
 	}
-	wait := db.opts.LockTimeout
+	wait, first := db.opts.LockTimeout, db.opts.LockTimeout
 	if db.opts.ReadOnly {
 		// A reader waits only while a writer holds the whole file, which
 		// it does for moments: recovering or deleting its log.
 		wait = max(wait, readerWait)
+		first = wait
+	} else if ownerLocks {
+		// The writer, the one owner already (its flock), waits as long for
+		// its first read: a reader holds the whole file for moments too,
+		// recovering the log's index after a crash or rebuilding it.
+		first = max(wait, readerWait)
 	}
 	pragmas := []string{
-		fmt.Sprintf("PRAGMA busy_timeout=%d", wait.Milliseconds()),
+		fmt.Sprintf("PRAGMA busy_timeout=%d", first.Milliseconds()),
 		"PRAGMA cache_size=-16384", // 16 MiB of page cache
 	}
 	switch {
@@ -469,6 +475,11 @@ func (db *DB) init(ctx context.Context) error {
 		return mapErr(err)
 	}
 	if !db.opts.ReadOnly {
+		if first != wait {
+			if _, err := db.conn.ExecContext(ctx, fmt.Sprintf("PRAGMA busy_timeout=%d", wait.Milliseconds())); err != nil {
+				return mapErr(err)
+			}
+		}
 		if _, err := db.conn.ExecContext(ctx, "BEGIN IMMEDIATE"); err != nil {
 			return lockErr(err)
 		}
@@ -1168,17 +1179,18 @@ func (db *DB) Close() error {
 // dead writer's, say), as it found them, and those another DB of this
 // process uses.
 func (db *DB) tidy() {
-	if db.file.found || !db.file.alone() {
-		return
+	if !db.file.found {
+		db.file.alone(db.dropLog)
 	}
-	db.dropLog()
 }
 
 // dropLog removes the write-ahead log and its index beside the file if
 // the log holds no commit and no connection anywhere has the file open,
 // as SQLite's last connection to close does where it may write the file;
 // it reports whether it removed any. The caller has no connection to the
-// file and is the only DB of this process on it.
+// file and is the only DB of this process on it, and no other may enter
+// meanwhile (heldFile.alone): the locks it takes are blind to those of
+// its own process.
 func (db *DB) dropLog() bool {
 	if !exists(db.path+"-wal") && !exists(db.path+"-shm") {
 		return false

@@ -55,7 +55,10 @@ type Options struct {
 	// file. Default 0: fail at once.
 	// A read-only Open waits at least 5 s, for the moments when a writer
 	// holds the whole file (recovering its log after a crash, or deleting
-	// it at Close); a writer's ordinary work never holds up a reader.
+	// it at Close); a writer's ordinary work never holds up a reader. A
+	// writable Open, once no other owner has the file, waits as long for
+	// its first read, which a reader holds up for such moments too
+	// (rebuilding the log's index).
 	LockTimeout time.Duration
 
 	// CheckIntegrity runs SQLite's PRAGMA quick_check during Open and

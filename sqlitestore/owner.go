@@ -120,11 +120,13 @@ func kindOf(m fs.FileMode) string {
 	return "a special file"
 }
 
-// alone reports whether one DB of this process has the file open.
-func (o *heldFile) alone() bool {
+// alone runs fn and returns what it returns if one DB of this process
+// has the file open, letting no other in meanwhile; else it returns
+// false.
+func (o *heldFile) alone(fn func() bool) bool {
 	files.Lock()
 	defer files.Unlock()
-	return o.dbs == 1
+	return o.dbs == 1 && fn()
 }
 
 // release leaves the file, as its writer if owner is set (also one that

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -436,4 +437,89 @@ func TestOpenDanglingLink(t *testing.T) {
 	if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != 10 {
 		t.Fatalf("reopened: %v", err)
 	}
+}
+
+// TestReaderClosesBesideWriterOpening has readers of this process open
+// and close a file while a writer of this process opens it, writes and
+// closes, over and over: a closing reader removes the log and index it
+// made only while no other DB of the process has the file (its locks are
+// blind to the process's own), so no acknowledged write is lost.
+func TestReaderClosesBesideWriterOpening(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "t.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustCollection(t, db, "c", 8, vector.L2)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var readers sync.WaitGroup
+	t.Cleanup(func() {
+		close(stop)
+		readers.Wait()
+	})
+	for range 2 {
+		readers.Go(func() {
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				r, err := Open(ctx, path, &Options{ReadOnly: true})
+				if err != nil {
+					t.Errorf("reader: %v", err)
+					return
+				}
+				r.Close()
+			}
+		})
+	}
+	rounds := 200
+	if testing.Short() {
+		rounds = 40
+	}
+	for id := range vector.ID(rounds) {
+		w, err := Open(ctx, path, nil)
+		if err != nil {
+			t.Fatalf("writer: %v", err)
+		}
+		c, err := w.Collection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := c.PutItems(ctx, []Item{itemFor(id+1, 8)}); err != nil {
+			t.Fatal(err)
+		}
+		// A crash now must keep the write: check that the log the commit
+		// went to is the one beside the file.
+		if n := walFrames(t, path); n == 0 {
+			t.Fatalf("round %d: the commit is in no log beside the file", id)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err := db.Collection(ctx, "c"); err != nil || c.Len() != rounds {
+		t.Fatalf("after %d acknowledged writes: %v, %d items", rounds, err, c.Len())
+	}
+}
+
+// walFrames returns the number of frames in the log beside the file at
+// path (0 if there is none).
+func walFrames(t *testing.T, path string) int {
+	t.Helper()
+	fi, err := os.Stat(path + "-wal")
+	if err != nil {
+		return 0
+	}
+	return int((fi.Size() - 32) / (24 + pageSize))
 }
