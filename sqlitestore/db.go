@@ -1172,11 +1172,12 @@ func (db *DB) Close() error {
 
 // tidy removes the empty write-ahead log and its index that a reader
 // leaves beside the file: SQLite does not let a read-only connection
-// delete them, as it cannot tell whether it is the last. Left there by a
-// user who may not write the file, they would keep its owner from
-// writing it (SQLite opens a log or index it cannot write read-only). It
-// leaves those that lay beside the file before the process entered it (a
-// dead writer's, say), as it found them, and those another DB of this
+// delete them, as it cannot tell whether it is the last. A reader that
+// may write the file can tell (dropLog); one that may not leaves them,
+// and the owner's next Open removes them (SQLite opens a log or index
+// it may not write read-only, so that every write would fail). It leaves
+// those that lay beside the file before the process entered it (a dead
+// writer's, say), as it found them, and those another DB of this
 // process uses.
 func (db *DB) tidy() {
 	if !db.file.found {
@@ -1186,8 +1187,9 @@ func (db *DB) tidy() {
 
 // dropLog removes the write-ahead log and its index beside the file if
 // the log holds no commit and no connection anywhere has the file open,
-// as SQLite's last connection to close does where it may write the file;
-// it reports whether it removed any. The caller has no connection to the
+// as SQLite's last connection to close does; it reports whether it
+// removed any. Only a process that may write the file can tell
+// (lockUnused). The caller has no connection to the
 // file and is the only DB of this process on it, and no other may enter
 // meanwhile (heldFile.alone): the locks it takes are blind to those of
 // its own process.

@@ -81,55 +81,29 @@ const (
 	lockBytes   = 2 + 510
 )
 
-// lockUnused reports whether no connection of another process has the
-// file at path open, and holds what it found until unlock: a connection
-// to a file in WAL mode holds a read lock in its SHARED range from its
-// first read to its close (taking it before it looks at the log), and
-// one in its index's (-shm) DMS byte. A process that may write the file
-// takes the write lock of SQLite's EXCLUSIVE lock, which no connection
-// gets past until unlock; one that may not can only ask whether another
-// process holds a lock now, so a connection that opens between the
-// question and what the caller does with the answer is not seen. The
+// lockUnused takes, without waiting, the write lock of SQLite's
+// EXCLUSIVE lock on the file at path, and reports whether it could: it
+// can only if no connection of another process has the file open, since
+// a connection to a file in WAL mode holds a read lock in its SHARED
+// range from its first read to its close (taking it before it looks at
+// the log); and none gets past it until unlock. A process that may not
+// write the file cannot take it, and cannot know that no other process
+// is about to use the log: asking whether one holds a lock now leaves a
+// moment in which a writer may open the log it is about to remove. The
 // caller must have no connection of its own to the file: record locks
 // belong to the process, so its own would not count, and unlock would
 // drop them.
 func lockUnused(path string) (unlock func(), ok bool) {
-	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: pendingByte, Len: lockBytes}
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err == nil {
-		if fcntlLock(f, syscall.F_SETLK, &lk) != nil {
-			f.Close()
-			return nil, false
-		}
-		return func() { f.Close() }, true // which drops the lock
-	}
-	if f, err = os.Open(path); err != nil || !unlocked(f, lk) {
-		if f != nil {
-			f.Close()
-		}
+	if err != nil {
 		return nil, false
 	}
-	f.Close()
-	shm, err := os.Open(path + "-shm")
-	if err == nil {
-		defer shm.Close()
-		if !unlocked(shm, syscall.Flock_t{Type: syscall.F_WRLCK, Start: shmLocks, Len: shmLockBytes}) {
-			return nil, false
-		}
+	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: pendingByte, Len: lockBytes}
+	if fcntlLock(f, syscall.F_SETLK, &lk) != nil {
+		f.Close()
+		return nil, false
 	}
-	return func() {}, true
-}
-
-// The lock bytes of a WAL index (-shm): its eight WAL locks, then DMS.
-const (
-	shmLocks     = 120
-	shmLockBytes = 9
-)
-
-// unlocked reports whether no other process holds a lock that would
-// keep lk from f (F_GETLK).
-func unlocked(f *os.File, lk syscall.Flock_t) bool {
-	return fcntlLock(f, syscall.F_GETLK, &lk) == nil && lk.Type == syscall.F_UNLCK
+	return func() { f.Close() }, true // which drops the lock
 }
 
 func fcntlLock(f *os.File, cmd int, lk *syscall.Flock_t) error {
