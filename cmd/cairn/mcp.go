@@ -59,6 +59,9 @@ func cmdMCP(ctx context.Context, e *env, args []string) error {
 	if *history < 0 {
 		return usageError("-history must not be negative, got %v", *history)
 	}
+	if len(*namespace) > maxNamespace || !utf8.ValidString(*namespace) {
+		return usageError("-namespace must be UTF-8 of at most %d bytes", maxNamespace)
+	}
 	if !emf.set() {
 		return usageError("an embedder is required: set -embed-url and -embed-model")
 	}
@@ -121,6 +124,8 @@ type memory struct {
 	// versions (-history); 0 for none.
 	keepFor time.Duration
 
+	writes *nsLocks // see nsLocks
+
 	mu   sync.Mutex
 	coll *cairn.Collection // nil until the collection exists
 }
@@ -138,7 +143,7 @@ const defaultMaxText = 64 << 10
 // newMemory returns the memory kept in the collection name of db. emb
 // must be the embedder db was opened with, wrapped by markEmbedder.
 func newMemory(ctx context.Context, db *cairn.DB, name string, emb cairn.Embedder) (*memory, error) {
-	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout, maxText: defaultMaxText, keepFor: defaultHistory}
+	m := &memory{db: db, name: name, emb: emb, callTimeout: defaultCallTimeout, maxText: defaultMaxText, keepFor: defaultHistory, writes: newNSLocks()}
 	c, err := db.Collection(ctx, name)
 	switch {
 	case err == nil:
@@ -525,11 +530,13 @@ func explain(err error) error {
 		return toolError("the embedding service did not answer within %v (-call-timeout), nothing was changed: is it running, and serving the model?", te.d)
 	case errors.As(err, &te):
 		return toolError("%v; the call was cancelled", te)
+	case errors.Is(err, context.Canceled):
+		return toolError("cancelled: %v", err) // by the client, not the embedder's failure
 	case errors.As(err, &ee):
 		return toolError("the embedding service failed, nothing was changed: %v", ee.err)
 	case errors.Is(err, vector.ErrDimensionMismatch):
 		return toolError("the embedding model's vectors do not fit this memory (%v): serve it with the model it was made with, or use another -collection", err)
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+	case errors.Is(err, context.DeadlineExceeded):
 		return toolError("cancelled: %v", err)
 	case errors.Is(err, vector.ErrInvalidOptions):
 		return toolError("invalid input: %v", err)
@@ -556,20 +563,16 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 	if err != nil {
 		return nil, storeOut{}, err
 	}
+	if it.Embedding, err = m.embed(ctx, in.Text); err != nil {
+		return nil, storeOut{}, err
+	}
 	c := m.collection()
 	if c == nil {
-		vs, err := m.emb.Embed(ctx, []string{in.Text})
-		if err != nil {
+		if c, err = m.create(ctx, len(it.Embedding)); err != nil {
 			return nil, storeOut{}, explain(err)
 		}
-		if len(vs) != 1 || len(vs[0]) == 0 {
-			return nil, storeOut{}, toolError("the embedding service returned no vector, nothing was stored")
-		}
-		if c, err = m.create(ctx, len(vs[0])); err != nil {
-			return nil, storeOut{}, explain(err)
-		}
-		it.Embedding = vs[0]
 	}
+	defer m.writing(ns)()
 	var sp space = c
 	if ns != "" {
 		t, err := c.GetOrCreateTenant(ctx, ns)
@@ -588,6 +591,19 @@ func (m *memory) store(ctx context.Context, _ *mcp.CallToolRequest, in storeIn) 
 		return nil, storeOut{}, explain(err)
 	}
 	return nil, storeOut{ID: id}, nil
+}
+
+// embed returns the embedding of text, computed before a write takes its
+// namespace's lock.
+func (m *memory) embed(ctx context.Context, text string) ([]float32, error) {
+	vs, err := m.emb.Embed(ctx, []string{text})
+	if err != nil {
+		return nil, explain(err)
+	}
+	if len(vs) != 1 || len(vs[0]) == 0 {
+		return nil, toolError("the embedding service returned no vector, nothing was stored")
+	}
+	return vs[0], nil
 }
 
 // storeMerging stores it unless a stored memory says the same, as d says:
@@ -746,13 +762,20 @@ func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn
 	if c == nil {
 		return nil, memoryOut{}, toolError("no memory has the id %q", in.ID)
 	}
+	var emb []float32
+	if in.Text != "" {
+		if emb, err = m.embed(ctx, in.Text); err != nil {
+			return nil, memoryOut{}, err
+		}
+	}
+	defer m.writing(in.Namespace)()
 	items, err := c.Get(ctx, in.ID)
 	if err != nil {
 		return nil, memoryOut{}, notFound(ctx, c, err, []string{in.ID})
 	}
 	it := items[0]
 	if in.Text != "" && in.Text != it.Text {
-		it.Text, it.Embedding = in.Text, nil // embedded again
+		it.Text, it.Embedding = in.Text, emb
 	}
 	if in.Metadata != nil {
 		it.Metadata = in.Metadata
@@ -774,6 +797,7 @@ func (m *memory) delete(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (
 	if c == nil {
 		return nil, deleteOut{}, toolError("no memory has the id %q", in.IDs[0])
 	}
+	defer m.writing(in.Namespace)()
 	if err := c.Delete(ctx, in.IDs...); err != nil {
 		return nil, deleteOut{}, notFound(ctx, c, err, in.IDs)
 	}

@@ -405,7 +405,8 @@ const initLines = `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{
 {"jsonrpc":"2.0","method":"notifications/initialized"}
 `
 
-// TestMCPBadLines feeds cairn mcp lines that are not JSON-RPC messages:
+// TestMCPBadLines feeds cairn mcp lines that are not JSON-RPC messages (a
+// line of JSON that is not UTF-8 among them):
 // each gets one error reply (a parse error, or an invalid request), and
 // the session goes on to answer the good lines after them.
 func TestMCPBadLines(t *testing.T) {
@@ -418,6 +419,7 @@ func TestMCPBadLines(t *testing.T) {
 
 {"jsonrpc":"2.0","id":1,"method":"ping"}
 [{"jsonrpc":"2.0","id":92,"method":"ping"}]
+` + "{\"jsonrpc\":\"2.0\",\"id\":93,\"method\":\"tools/call\",\"params\":{\"name\":\"memory_store\",\"arguments\":{\"text\":\"Andr\xe9\",\"namespace\":\"Andr\xe9\"}}}\n" + `
 {"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"m1","text":"a line ending in CR LF"}}}` + "\r\n" +
 		`{"jsonrpc":"2.0","id":3,"method":"ping"}` // the last line has no newline
 	code, replies, log := serveScript(t, script)
@@ -437,13 +439,13 @@ func TestMCPBadLines(t *testing.T) {
 		}
 		byID[string(r.ID)] = r
 	}
-	if want := []int{-32700, -32600, -32700, -32700, -32600, -32600}; !slices.Equal(errs, want) {
+	if want := []int{-32700, -32600, -32700, -32700, -32600, -32600, -32700}; !slices.Equal(errs, want) {
 		t.Errorf("error codes of the lines without an id: %v, want %v", errs, want)
 	}
 	if r, ok := byID["91"]; !ok || r.Error == nil || r.Error.Code != -32600 {
 		t.Errorf(`the reply to a "jsonrpc":"1.0" line with id 91: %+v`, r)
 	}
-	for _, id := range []string{"90", "92"} {
+	for _, id := range []string{"90", "92", "93"} {
 		if _, ok := byID[id]; ok {
 			t.Errorf("id %s, inside a bad line, was answered", id)
 		}

@@ -12,6 +12,7 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -235,12 +236,17 @@ func (c *lineConn) decode(n int, line []byte, long bool, limit int) jsonrpc.Mess
 	case len(line) == 0:
 		return nil
 	}
-	if !json.Valid(line) {
+	if !json.Valid(line) || !utf8.Valid(line) {
 		var v any
 		err := json.Unmarshal(line, &v)
 		reason := "not JSON"
-		if err != nil {
+		switch {
+		case err != nil:
 			reason = err.Error()
+		case !utf8.Valid(line):
+			// Decoding would make each bad byte U+FFFD: two names that
+			// differ only there would be one.
+			reason = "not UTF-8"
 		}
 		c.refuse(n, nil, jsonrpc.CodeParseError, "Parse error: "+reason+" (one JSON-RPC message per line)")
 		return nil

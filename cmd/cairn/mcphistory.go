@@ -142,6 +142,9 @@ func (m *memory) restoreTool(ctx context.Context, _ *mcp.CallToolRequest, in res
 	if c == nil {
 		return nil, out, nil // nothing stored: nothing to restore
 	}
+	if in.Confirm {
+		defer m.writing(in.Namespace)()
+	}
 	res, err := c.Restore(ctx, to, &cairn.RestoreOptions{IDs: in.IDs, DryRun: !in.Confirm})
 	if err != nil {
 		return nil, out, historyErr(err, in.To)
