@@ -55,6 +55,9 @@ type FileCollection struct {
 	CollectionInfo
 	// SavedGraph is the state of the saved HNSW graph.
 	SavedGraph GraphState
+	// Tenants is the number of the collection's tenants, and TenantItems
+	// the number of items they hold together (not in Count).
+	Tenants, TenantItems int
 }
 
 // FileInfo describes what a cairn file holds: a plain value, owned by
@@ -86,11 +89,14 @@ func Inspect(ctx context.Context, path string, o *Options) (*FileInfo, error) {
 			return nil, fmt.Errorf("cairn: inspect %q: %w", in.Name, err)
 		}
 		fc := FileCollection{CollectionInfo: CollectionInfo{Name: in.Name, Config: cfg, Count: in.Len, Index: cfg.initialKind(in.Len)}}
+		c, err := sdb.Collection(ctx, in.Name)
+		if err == nil {
+			fc.Tenants, fc.TenantItems, err = c.TenantCount(ctx)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cairn: inspect %q: %w", in.Name, err)
+		}
 		if fc.Index == HNSW && in.Len > 0 {
-			c, err := sdb.Collection(ctx, in.Name)
-			if err != nil {
-				return nil, fmt.Errorf("cairn: inspect %q: %w", in.Name, err)
-			}
 			fc.SavedGraph = graphState(c.LoadIndex(ctx, graphName, discard{}))
 		}
 		out.Collections = append(out.Collections, fc)

@@ -372,6 +372,25 @@ func (c *Collection) DropTenant(ctx context.Context, name string) error {
 	return nil
 }
 
+// TenantCount returns how many tenants c has and how many items they
+// hold together.
+func (c *Collection) TenantCount(ctx context.Context) (tenants, items int, err error) {
+	err = c.db.withConn(func(conn *sql.Conn) error {
+		if err := c.tenantErr(); err != nil {
+			return err
+		}
+		err := conn.QueryRowContext(ctx, "SELECT count(*) FROM tenants WHERE coll = ?", c.id).Scan(&tenants)
+		if err == nil {
+			err = conn.QueryRowContext(ctx, "SELECT count(*) FROM tenant_items WHERE tenant IN (SELECT id FROM tenants WHERE coll = ?)", c.id).Scan(&items)
+		}
+		return mapErr(err)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("sqlitestore: tenants of %q: %w", c.name, err)
+	}
+	return tenants, items, nil
+}
+
 // Tenants returns the names of c's tenants, sorted (by byte value).
 func (c *Collection) Tenants(ctx context.Context) ([]string, error) {
 	var names []string

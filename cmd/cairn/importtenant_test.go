@@ -352,3 +352,20 @@ func TestImportTenantInterrupted(t *testing.T) {
 		})
 	}
 }
+
+// TestInfoCountsTenants checks that info shows each collection's tenants
+// and the items they hold, which its own item count leaves out.
+func TestInfoCountsTenants(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	if r := runCmd(t, tenantFixture, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	r := runCmd(t, "", "info", path)
+	if r.code != 0 || !strings.Contains(r.stdout, "TENANTS") || !strings.Contains(r.stdout, "3 (3 items)") || !strings.Contains(r.stdout, "1 (1 items)") {
+		t.Errorf("info: %+v", r)
+	}
+	r = runCmd(t, "", "info", "-json", path)
+	if r.code != 0 || !strings.Contains(r.stdout, `"tenants": 3,`) || !strings.Contains(r.stdout, `"tenant_items": 3`) {
+		t.Errorf("info -json: %+v", r)
+	}
+}

@@ -16,14 +16,16 @@ import (
 // collectionInfo is one collection as info reports it (and as -json
 // prints it).
 type collectionInfo struct {
-	Name       string `json:"name"`
-	Dim        int    `json:"dim"`
-	Metric     string `json:"metric"`
-	Index      string `json:"index"`        // the configured index: auto, flat or hnsw
-	InUse      string `json:"index_in_use"` // flat or hnsw
-	Items      int    `json:"items"`
-	Params     string `json:"params"` // the index's parameters
-	SavedGraph string `json:"saved_graph"`
+	Name        string `json:"name"`
+	Dim         int    `json:"dim"`
+	Metric      string `json:"metric"`
+	Index       string `json:"index"`        // the configured index: auto, flat or hnsw
+	InUse       string `json:"index_in_use"` // flat or hnsw
+	Items       int    `json:"items"`
+	Tenants     int    `json:"tenants"`
+	TenantItems int    `json:"tenant_items"` // the items of its tenants, not in items
+	Params      string `json:"params"`       // the index's parameters
+	SavedGraph  string `json:"saved_graph"`
 }
 
 type fileInfo struct {
@@ -54,13 +56,17 @@ func cmdInfo(ctx context.Context, e *env, args []string) error {
 		return nil
 	}
 	tw := tabwriter.NewWriter(e.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "COLLECTION\tDIM\tMETRIC\tINDEX\tITEMS\tPARAMETERS\tSAVED GRAPH")
+	fmt.Fprintln(tw, "COLLECTION\tDIM\tMETRIC\tINDEX\tITEMS\tTENANTS\tPARAMETERS\tSAVED GRAPH")
 	for _, c := range fi.Collections {
 		index := c.Index
 		if c.Index != c.InUse {
 			index += " (" + c.InUse + ")"
 		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\n", c.Name, c.Dim, c.Metric, index, c.Items, c.Params, c.SavedGraph)
+		tenants := "-"
+		if c.Tenants > 0 {
+			tenants = fmt.Sprintf("%d (%d items)", c.Tenants, c.TenantItems)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%d\t%s\t%s\t%s\n", c.Name, c.Dim, c.Metric, index, c.Items, tenants, c.Params, c.SavedGraph)
 	}
 	return tw.Flush()
 }
@@ -81,6 +87,7 @@ func inspect(ctx context.Context, path string) (*fileInfo, error) {
 		ci := collectionInfo{
 			Name: c.Name, Dim: cfg.Dim, Metric: cfg.Metric.String(),
 			Index: cfg.Index.String(), InUse: c.Index.String(), Items: c.Count,
+			Tenants: c.Tenants, TenantItems: c.TenantItems,
 			SavedGraph: c.SavedGraph.String(),
 		}
 		// Zero fields take hnsw's defaults: show those.
