@@ -97,6 +97,16 @@ func (s *classSeen) note(node int, cls string, t time.Time) {
 	s.at[node][cls] = t
 }
 
+// loadedEverywhere reports whether node sees every node that answers
+// holding shards of cls, all loaded (/v1/nodes). The shards' statuses
+// fail while a node that holds one of them is gone (its name no longer
+// resolves), and for a whole election; this view of the cluster does not.
+func (c *client) loadedEverywhere(ctx context.Context, node int, cls string) bool {
+	st, data, err := c.attempt(ctx, node, http.MethodGet, "/v1/nodes?output=verbose", nil)
+	var ans nodesAnswer
+	return err == nil && st == http.StatusOK && json.Unmarshal(data, &ans) == nil && ans.loadedEverywhere(cls)
+}
+
 // notFound decides whether a 404 that node gave, to a request about an
 // object of class cls sent at sent, means the object is not there. It
 // does if the node had confirmed, shortly before, that it has the
@@ -114,7 +124,8 @@ func (c *client) notFound(ctx context.Context, node int, cls string, sent time.T
 		return false, true, err
 	}
 	var shards []shardStatus
-	if st == http.StatusOK && json.Unmarshal(data, &shards) == nil && !slices.ContainsFunc(shards, shardStatus.loading) {
+	if st == http.StatusOK && json.Unmarshal(data, &shards) == nil && !slices.ContainsFunc(shards, shardStatus.loading) ||
+		st != http.StatusOK && c.loadedEverywhere(ctx, node, cls) {
 		c.seen.note(node, cls, time.Now())
 		return true, false, nil
 	}

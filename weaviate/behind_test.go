@@ -3,6 +3,7 @@ package weaviate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -20,7 +21,9 @@ import (
 // class the leader's schema lacks too, at every attempt (4 a Get here),
 // was deleted; a node that has the
 // index is believed, and asked about it once a second, not for every
-// 404.
+// 404. Where the shards' statuses fail (a node holding one is gone), the
+// nodes' view of the cluster tells whether every live node has the
+// index loaded.
 func TestObjectNotFoundBehind(t *testing.T) {
 	const obj = `{"id":"x","properties":{"cairn_id":"a"},"vector":[1,2]}`
 	for _, tc := range []struct {
@@ -28,19 +31,28 @@ func TestObjectNotFoundBehind(t *testing.T) {
 		behind   int  // how many checks of the node's schema find no class
 		deleted  bool // the leader's schema has no class either
 		found    bool // Get finds the item
+		nodeGone bool // the shards' statuses fail; /v1/nodes has the index loaded
 		ownReads int32
 	}{
 		{name: "caught up", behind: 0, ownReads: 1},
 		{name: "behind", behind: 2, found: true, ownReads: 3},
 		{name: "deleted", behind: 99, deleted: true, ownReads: 8},
+		{name: "a node gone", behind: 99, nodeGone: true, ownReads: 1},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var own atomic.Int32
 			db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
 				switch {
+				case r.URL.Path == "/v1/nodes":
+					loaded := tc.nodeGone || int(own.Load()) > tc.behind
+					fmt.Fprintf(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0","loaded":%v}]},{"status":"UNAVAILABLE"}]}`, loaded)
 				case strings.HasSuffix(r.URL.Path, "/shards"):
 					if int(own.Add(1)) <= tc.behind {
-						http.Error(w, `{"error":[{"message":"cannot get shards status for a non-existing index"}]}`, http.StatusInternalServerError)
+						msg := "cannot get shards status for a non-existing index"
+						if tc.nodeGone {
+							msg = `shard s0: resolve node name "node2" to host`
+						}
+						http.Error(w, `{"error":[{"message":"`+strings.ReplaceAll(msg, `"`, `\"`)+`"}]}`, http.StatusInternalServerError)
 						return true
 					}
 					return false // ownShards: the index is there

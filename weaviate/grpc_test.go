@@ -588,3 +588,39 @@ func TestDeadlineErrBeforeTimer(t *testing.T) {
 		t.Errorf("deadline ahead: %v, want nil", err)
 	}
 }
+
+// A cluster electing a leader answers /v1/nodes for a class as if the
+// class did not exist (the filter is looked up in the leader's schema):
+// a search's check that it reached every shard then reads every class's
+// shards, and says not found only if no node holds one of the class.
+func TestReachDuringElection(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		nodes string // the answer of /v1/nodes
+		want  error
+	}{
+		{"class there", `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_other","name":"o"},{"class":"Cairn_c","name":"s0","loaded":true}]},{"status":"UNAVAILABLE"}]}`, nil},
+		{"class gone", `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_other","name":"o"}]}]}`, vector.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := fakeGRPC(t, func(w http.ResponseWriter, r *http.Request) bool {
+				switch {
+				case strings.HasPrefix(r.URL.Path, "/v1/nodes/"):
+					http.Error(w, `{"error":[{"message":"class \"Cairn_c\" not found"}]}`, http.StatusNotFound)
+				case r.URL.Path == "/v1/nodes":
+					io.WriteString(w, tc.nodes)
+				default:
+					return false
+				}
+				return true
+			}, func(context.Context, string, []byte) ([]byte, error) {
+				return searchReply([]fetched{{UUID: vectorUUID(1)}}), nil
+			}, Options{})
+			ix := &Index{db: db, class: "Cairn_c", dim: 2, m: vector.L2}
+			_, err := ix.Search(context.Background(), []float32{1, 2}, 1, nil)
+			if tc.want == nil && err != nil || tc.want != nil && !errors.Is(err, tc.want) {
+				t.Fatalf("Search = %v, want %v", err, tc.want)
+			}
+		})
+	}
+}

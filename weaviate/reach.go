@@ -47,6 +47,57 @@ func (e *PartialError) Error() string {
 // Unwrap returns ErrUnavailable.
 func (e *PartialError) Unwrap() error { return ErrUnavailable }
 
+// nodesAnswer is an answer of /v1/nodes?output=verbose: each node's
+// status and shards, as the node asked sees them.
+type nodesAnswer struct {
+	Nodes []struct {
+		Status string `json:"status"`
+		Shards []struct {
+			Class  string `json:"class"`
+			Name   string `json:"name"`
+			Loaded *bool  `json:"loaded"`
+		} `json:"shards"`
+	} `json:"nodes"`
+}
+
+// holds reports whether some node holds a shard of cls.
+func (a *nodesAnswer) holds(cls string) bool {
+	for _, nd := range a.Nodes {
+		for _, s := range nd.Shards {
+			if s.Class == cls {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// loadedEverywhere reports whether every node that answered holds shards
+// of cls, each of them loaded.
+func (a *nodesAnswer) loadedEverywhere(cls string) bool {
+	healthy := 0
+	for _, nd := range a.Nodes {
+		if nd.Status != "HEALTHY" {
+			continue
+		}
+		healthy++
+		held := false
+		for _, s := range nd.Shards {
+			if s.Class != cls {
+				continue
+			}
+			if s.Loaded == nil || !*s.Loaded {
+				return false
+			}
+			held = true
+		}
+		if !held {
+			return false
+		}
+	}
+	return healthy > 0
+}
+
 // nodeDown reports whether a node status of /v1/nodes means the node did
 // not answer the coordinator.
 func nodeDown(status string) bool {
@@ -64,19 +115,17 @@ func (db *DB) reach(ctx context.Context, cls string) error {
 	if err != nil {
 		return err
 	}
-	var ans struct {
-		Nodes []struct {
-			Status string `json:"status"`
-			Shards []struct {
-				Class string `json:"class"`
-				Name  string `json:"name"`
-			} `json:"shards"`
-		} `json:"nodes"`
-	}
+	var ans nodesAnswer
 	_, err = db.cl.call(ctx, http.MethodGet, "/v1/nodes/"+url.PathEscape(cls)+"?output=verbose", nil, &ans)
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
+		// The class filter is looked up in the leader's schema, and a
+		// cluster electing a leader says not found; every class's shards
+		// tell without it. A class that has none on any node is gone.
+		ans = nodesAnswer{}
+		if _, err = db.cl.call(ctx, http.MethodGet, "/v1/nodes?output=verbose", nil, &ans); err == nil && !ans.holds(cls) {
+			return fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
+		}
 	}
 	if err != nil {
 		return fmt.Errorf("checking the shards of %s: %w", cls, err)
