@@ -43,22 +43,27 @@ func lockOwner(ctx context.Context, f *os.File, timeout time.Duration) error {
 func unlockOwner(f *os.File) { flock(f, syscall.LOCK_UN) }
 
 func flock(f *os.File, how int) error {
+	return onFD(f, func(fd uintptr) error { return syscall.Flock(int(fd), how) })
+}
+
+// onFD runs call on f's descriptor, again for as long as a signal
+// interrupts it (EINTR).
+func onFD(f *os.File, call func(fd uintptr) error) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
 	}
-	var ferr error
+	var cerr error
 	if err := rc.Control(func(fd uintptr) {
 		for {
-			ferr = syscall.Flock(int(fd), how)
-			if ferr != syscall.EINTR {
+			if cerr = call(fd); cerr != syscall.EINTR {
 				return
 			}
 		}
 	}); err != nil {
 		return err
 	}
-	return ferr
+	return cerr
 }
 
 // links returns the number of names (hard links) the file f has.
@@ -99,28 +104,14 @@ func lockUnused(path string) (unlock func(), ok bool) {
 		return nil, false
 	}
 	lk := syscall.Flock_t{Type: syscall.F_WRLCK, Start: pendingByte, Len: lockBytes}
-	if fcntlLock(f, syscall.F_SETLK, &lk) != nil {
+	if fcntlLock(f, &lk) != nil {
 		f.Close()
 		return nil, false
 	}
 	return func() { f.Close() }, true // which drops the lock
 }
 
-func fcntlLock(f *os.File, cmd int, lk *syscall.Flock_t) error {
-	rc, err := f.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var ferr error
-	if err := rc.Control(func(fd uintptr) {
-		for {
-			ferr = syscall.FcntlFlock(fd, cmd, lk)
-			if ferr != syscall.EINTR {
-				return
-			}
-		}
-	}); err != nil {
-		return err
-	}
-	return ferr
+// fcntlLock takes the record lock lk on f without waiting (F_SETLK).
+func fcntlLock(f *os.File, lk *syscall.Flock_t) error {
+	return onFD(f, func(fd uintptr) error { return syscall.FcntlFlock(fd, syscall.F_SETLK, lk) })
 }

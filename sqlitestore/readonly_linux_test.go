@@ -152,30 +152,7 @@ func TestOpenOthersFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	before := fileSum(t, path)
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "sqlitestore.test")
-	raw, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(bin, raw, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestOpenOthersFile$", "-test.v")
-	cmd.Env = append(os.Environ(), "SQLITESTORE_OPEN_AS_OTHER="+path)
-	cmd.Dir = dir
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
-	out, err := cmd.CombinedOutput()
-	var exit *exec.ExitError
-	switch {
-	case errors.As(err, &exit):
-		t.Fatalf("as nobody: %v\n%s", err, out)
-	case err != nil: // a temporary directory mounted noexec, say
-		t.Skipf("cannot run the test binary as nobody: %v", err)
-	}
+	runAs(t, dir, 65534, "TestOpenOthersFile", "SQLITESTORE_OPEN_AS_OTHER="+path)
 	if fileSum(t, path) != before {
 		t.Fatal("the file changed")
 	}
@@ -289,14 +266,6 @@ func TestOthersReaderLeavesOwnerWriting(t *testing.T) {
 	if os.Getuid() != 0 {
 		t.Skip("needs root, to run as other users")
 	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	raw, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, mode := range []os.FileMode{0o777, 0o1777} {
 		dir, err := os.MkdirTemp("", "cairn-others-")
 		if err != nil {
@@ -318,24 +287,9 @@ func TestOthersReaderLeavesOwnerWriting(t *testing.T) {
 		if err := os.Chown(path, owner, owner); err != nil {
 			t.Fatal(err)
 		}
-		bin := filepath.Join(dir, "sqlitestore.test")
-		if err := os.WriteFile(bin, raw, 0o755); err != nil {
-			t.Fatal(err)
-		}
 		run := func(uid uint32, role string) {
 			t.Helper()
-			cmd := exec.CommandContext(ctx, bin, "-test.run", "^TestOthersReaderLeavesOwnerWriting$", "-test.v")
-			cmd.Env = append(os.Environ(), "SQLITESTORE_OTHERS_PATH="+path, "SQLITESTORE_OTHERS_ROLE="+role)
-			cmd.Dir = dir
-			cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
-			out, err := cmd.CombinedOutput()
-			var exit *exec.ExitError
-			switch {
-			case errors.As(err, &exit):
-				t.Fatalf("directory mode %v, %s as uid %d: %v\n%s", mode, role, uid, err, out)
-			case err != nil: // a temporary directory mounted noexec, say
-				t.Skipf("cannot run the test binary as uid %d: %v", uid, err)
-			}
+			runAs(t, dir, uid, "TestOthersReaderLeavesOwnerWriting", "SQLITESTORE_OTHERS_PATH="+path, "SQLITESTORE_OTHERS_ROLE="+role)
 		}
 		if mode&os.ModeSticky != 0 {
 			run(reader, "read")
@@ -351,5 +305,37 @@ func TestOthersReaderLeavesOwnerWriting(t *testing.T) {
 				t.Errorf("directory mode %v: the owner's Close left %s beside the file", mode, side)
 			}
 		}
+	}
+}
+
+// runAs runs test of this test binary as user (and group) uid, from a
+// copy of the binary in dir, with env added to its environment; it fails
+// t if the test fails, and skips t where the binary cannot run so (a
+// temporary directory mounted noexec, say).
+func runAs(t *testing.T, dir string, uid uint32, test string, env ...string) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(dir, "sqlitestore.test")
+	if err := os.WriteFile(bin, raw, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-test.run", "^"+test+"$", "-test.v")
+	cmd.Env = append(os.Environ(), env...)
+	cmd.Dir = dir
+	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uid, Gid: uid}}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		t.Fatalf("%s as uid %d (%s): %v\n%s", test, uid, strings.Join(env, " "), err, out)
+	case err != nil:
+		t.Skipf("cannot run the test binary as uid %d: %v", uid, err)
 	}
 }
