@@ -381,7 +381,10 @@ func (db *DB) connectReader(ctx context.Context) error {
 	if err == nil || !cannotIndex(err) {
 		return err
 	}
-	if !db.logEmpty() {
+	switch {
+	case sqliteCode(err) == sqlite3.SQLITE_READONLY_RECOVERY:
+		return fmt.Errorf("%w (the log's index needs rebuilding after its writer stopped, which this process may not do: a writable Open, or a reader that may write the index, rebuilds it)", err)
+	case !db.logEmpty():
 		return fmt.Errorf("%w (its write-ahead log holds commits, which a reader can only see where it may create the log's index)", err)
 	}
 	db.immutable = true
