@@ -369,3 +369,21 @@ func TestInfoCountsTenants(t *testing.T) {
 		t.Errorf("info -json: %+v", r)
 	}
 }
+
+// TestQueryTenant searches a tenant from the command line: its items,
+// not the collection's own nor another tenant's; a tenant that does not
+// exist is an error.
+func TestQueryTenant(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "t.db")
+	if r := runCmd(t, tenantFixture, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	r := runCmd(t, "", "query", path, "-collection", "mem", "-tenant", "alice", "-vector", "[0,1,0]", "-k", "5", "-json")
+	if r.code != 0 || !strings.Contains(r.stdout, "alice likes tea") || !strings.Contains(r.stdout, "alice's own") ||
+		strings.Contains(r.stdout, "bob") || strings.Contains(r.stdout, "the collection's own") {
+		t.Errorf("query of tenant alice: %+v", r)
+	}
+	if r := runCmd(t, "", "query", path, "-collection", "mem", "-tenant", "nobody", "-vector", "[0,1,0]"); r.code != exitFail || !strings.Contains(r.stderr, "not found") {
+		t.Errorf("query of a tenant that does not exist: %+v", r)
+	}
+}

@@ -31,10 +31,18 @@ func hitOf(r cairn.Result) hit {
 	return hit{ID: r.ID, Similarity: r.Similarity, Score: r.Score, Text: r.Text, Metadata: r.Metadata}
 }
 
+// searcher is what query searches: a *cairn.Collection or a
+// *cairn.Tenant.
+type searcher interface {
+	Query(ctx context.Context, embedding []float32, k int, o *cairn.QueryOptions) ([]cairn.Result, error)
+	QueryText(ctx context.Context, text string, k int, o *cairn.QueryOptions) ([]cairn.Result, error)
+}
+
 func cmdQuery(ctx context.Context, e *env, args []string) error {
-	const synopsis = "FILE -collection NAME (-text T | -vector JSON) [-mode vector|keyword|hybrid] [-k 10] [-filter JSON] [-json]"
+	const synopsis = "FILE -collection NAME [-tenant NAME] (-text T | -vector JSON) [-mode vector|keyword|hybrid] [-k 10] [-filter JSON] [-json]"
 	fs := newFlags(e, "query", synopsis)
 	coll := fs.String("collection", "", "the collection to search (required)")
+	tenant := fs.String("tenant", "", "search this tenant of the collection (a namespace of cairn mcp) instead of its own items")
 	text := fs.String("text", "", "query by this text, embedded with the -embed-* flags")
 	vec := fs.String("vector", "", "query by this vector, a JSON array of numbers")
 	k := fs.Int("k", 10, "number of results")
@@ -93,14 +101,18 @@ func cmdQuery(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	c, err := db.Collection(ctx, *coll)
+	var s searcher = c
+	if err == nil && *tenant != "" {
+		s, err = c.Tenant(ctx, *tenant)
+	}
 	if err != nil {
 		return closeDB(path, db, &fileError{path, err})
 	}
 	var res []cairn.Result
 	if *text != "" {
-		res, err = c.QueryText(ctx, *text, *k, opts)
+		res, err = s.QueryText(ctx, *text, *k, opts)
 	} else {
-		res, err = c.Query(ctx, q, *k, opts)
+		res, err = s.Query(ctx, q, *k, opts)
 	}
 	if errors.Is(err, vector.ErrInvalidOptions) {
 		// Only the command line sets the query's options (-k, -ef, and a
