@@ -384,7 +384,7 @@ func (m *memory) inputSchemas() (map[string]*jsonschema.Schema, error) {
 
 	in["memory_list"], p = schemaOf[listIn](schema)
 	nullable(p["filter"])
-	bounds(p["page"], 1, 0)
+	bounds(p["page"], 1, maxPage)
 	bounds(p["page_size"], 1, maxPageSize)
 
 	in["memory_history"], p = schemaOf[historyIn](schema)
@@ -474,6 +474,10 @@ type (
 const (
 	defaultK, maxK               = 5, 100
 	defaultPageSize, maxPageSize = 20, 100
+	// maxPage bounds memory_list's page where a number still decodes
+	// whole, so that a larger one is refused by the schema's words, not
+	// a decoder's overflow.
+	maxPage = 1 << 40
 )
 
 // embedError marks an error of the embedder, wherever the store wraps it.

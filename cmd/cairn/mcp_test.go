@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -259,6 +260,7 @@ func TestMCPToolErrors(t *testing.T) {
 		{"memory_delete", map[string]any{"ids": []string{"zz"}}, `no memory has the id "zz"`, false},
 		{"memory_list", map[string]any{"page": -1}, "/properties/page: minimum: -1/1 is less than 1", false},
 		{"memory_list", map[string]any{"page_size": 101}, "/properties/page_size: maximum: 101/1 is greater than 100", false},
+		{"memory_list", map[string]any{"page": int64(math.MaxInt64)}, "/properties/page: maximum", false},
 		{"memory_list", map[string]any{"filter": map[string]any{"$or": "x"}}, "bad filter", false},
 	}
 	for _, tt := range tests {
