@@ -236,9 +236,41 @@ func TestSchemaChangeRetried(t *testing.T) {
 	if posts.Load() != 3 || db.Retries() != 2 {
 		t.Fatalf("%d attempts, %d retries; want 3 and 2", posts.Load(), db.Retries())
 	}
-	// A clash at the first attempt is another's class.
-	if err := db.createClass(context.Background(), c); !errors.Is(err, vector.ErrDuplicateID) {
+	// A clash with a class of another description is another's class.
+	other := db.newClass("collection", "c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2})
+	if err := db.createClass(context.Background(), other); !errors.Is(err, vector.ErrDuplicateID) {
 		t.Fatalf("createClass of an existing class = %v, want ErrDuplicateID", err)
+	}
+}
+
+// A create that lands but whose answer is lost (a 5xx, a timeout), which
+// the client sends again below createClass's own attempts, is found to
+// be ours by its description, as the cluster showed during elections.
+func TestCreateRetriedByClient(t *testing.T) {
+	var posts atomic.Int32
+	var stored atomic.Value // the description of the class created
+	db := fake(t, func(w http.ResponseWriter, r *http.Request) {
+		switch {
+		case r.Method == http.MethodPost && r.URL.Path == "/v1/schema":
+			var c class
+			json.NewDecoder(r.Body).Decode(&c)
+			if posts.Add(1) == 1 {
+				stored.Store(c.Description)
+				http.Error(w, `{"error":[{"message":"context deadline exceeded"}]}`, http.StatusInternalServerError)
+				return
+			}
+			http.Error(w, `{"error":[{"message":"class name `+c.Class+` already exists"}]}`, http.StatusUnprocessableEntity)
+		case r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/v1/schema/"):
+			d, _ := stored.Load().(string)
+			json.NewEncoder(w).Encode(class{Class: strings.TrimPrefix(r.URL.Path, "/v1/schema/"), Description: d})
+		default:
+			t.Errorf("unexpected %s %s", r.Method, r.URL)
+			http.Error(w, "unexpected", 400)
+		}
+	})
+	c := db.newClass("collection", "c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2})
+	if err := db.createClass(context.Background(), c); err != nil || posts.Load() != 2 {
+		t.Fatalf("createClass whose first answer was lost = %v after %d posts, want nil after 2", err, posts.Load())
 	}
 }
 

@@ -139,24 +139,22 @@ func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class
 // state of its connections (schemaTransient): just after nodes
 // restart, a node can refuse a class with 422 "rpc error: code = Canceled
 // desc = grpc: the client connection is closing" while it replaces its
-// connection to a peer. It reports whether it sent the change more than
-// once, so that the caller can tell an earlier attempt that landed from a
-// clash.
-func (db *DB) schemaChange(ctx context.Context, method, path string, body any) (again bool, err error) {
+// connection to a peer.
+func (db *DB) schemaChange(ctx context.Context, method, path string, body any) (err error) {
 	for attempt := range db.cl.opt.MaxAttempts {
 		if attempt > 0 {
 			if serr := sleep(ctx, backoff(attempt)); serr != nil {
-				return true, err
+				return err
 			}
 			db.cl.retries.Add(1)
 		}
 		_, err = db.cl.call(ctx, method, path, body, nil)
 		var ae *APIError
 		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) || !schemaTransient(ae.Message) {
-			return attempt > 0, err
+			return err
 		}
 	}
-	return db.cl.opt.MaxAttempts > 1, err
+	return err
 }
 
 // schemaTransient reports whether a node's refusal of a schema change
@@ -183,7 +181,7 @@ func (db *DB) createClass(ctx context.Context, c class) (err error) {
 	db.shards.Delete(c.Class)
 	db.shardNames.Delete(c.Class)
 	db.factors.Delete(c.Class)
-	again, err := db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
+	err = db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
 	defer func() {
 		if err == nil {
 			db.learn(c)
@@ -191,9 +189,10 @@ func (db *DB) createClass(ctx context.Context, c class) (err error) {
 	}()
 	var ae *APIError
 	if errors.As(err, &ae) && ae.Status == http.StatusUnprocessableEntity && strings.Contains(ae.Message, "already exists") {
-		// After an attempt refused on the way, an earlier one may have
-		// landed: if the class has our description, it is ours.
-		if again && db.isOurs(ctx, c) {
+		// An earlier attempt may have landed unanswered, retried here or
+		// by the client below: if the class has our description, whose
+		// Made stamp no other call has, it is ours.
+		if db.isOurs(ctx, c) {
 			return nil
 		}
 		return fmt.Errorf("%w: %s", vector.ErrDuplicateID, ae.Message)
@@ -214,10 +213,16 @@ const lateLook = 2 * time.Second
 
 // isOurs reports whether class c is in the schema with c's description
 // (made by an attempt of ours that was not answered), looking for at most
-// lateLook even if ctx has ended.
+// lateLook even if ctx has ended. A node's own schema, which answers
+// while the cluster elects a leader, is asked first: one that holds the
+// description settles it.
 func (db *DB) isOurs(ctx context.Context, c class) bool {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), lateLook)
 	defer cancel()
+	var local class
+	if _, err := db.cl.call(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(c.Class)+"?consistency=false", nil, &local); err == nil && local.Description == c.Description {
+		return true
+	}
 	got, err := db.getClass(ctx, c.Class)
 	return err == nil && got.Description == c.Description
 }
@@ -303,7 +308,7 @@ func (db *DB) classes(ctx context.Context) ([]class, error) {
 func (db *DB) deleteClass(ctx context.Context, cls string) error {
 	db.shards.Delete(cls)
 	db.shardNames.Delete(cls)
-	_, err := db.schemaChange(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
+	err := db.schemaChange(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
 	return err
 }
 
@@ -348,7 +353,7 @@ func (db *DB) addProperty(ctx context.Context, cls, k, typ string) error {
 	if typ == typeNumber {
 		p.IndexRangeFilters = &yes
 	}
-	_, err = db.schemaChange(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
+	err = db.schemaChange(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
 	// Another writer may have added it first: Weaviate v1.39 says "already
 	// exists", or, for one added moments before, "conflict for property
 	// ...: already in use or provided multiple times". The caller then
