@@ -429,6 +429,9 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]cairn.Item, erro
 		uuids[i] = itemUUID(c.class, id)
 	}
 	found, err := c.db.getByUUID(ctx, c.class, uuids, readProps, true)
+	if err == nil {
+		err = c.db.confirmMissing(ctx, c.class, uuids, found, readProps, true)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("weaviate: get: %w", err)
 	}
@@ -477,6 +480,9 @@ func (c *Collection) Delete(ctx context.Context, ids ...string) error {
 		return fmt.Errorf("weaviate: delete: %w", err)
 	}
 	olds, err := c.db.getByUUID(wctx, c.class, uuids, readProps, true)
+	if err == nil {
+		err = c.db.confirmMissing(wctx, c.class, uuids, olds, readProps, true)
+	}
 	if err != nil {
 		return fmt.Errorf("weaviate: delete: %w", err)
 	}

@@ -134,10 +134,13 @@
 //     writes of one id run one after the other, so of two concurrent Adds
 //     of an id exactly one succeeds; across DBs (processes) both may, the
 //     last write winning.
-//   - Get, and the duplicate checks of batches of up to 64 items, read
-//     each object at the read consistency; larger batches are checked by a
-//     search, which in the seconds after a node rejoins can miss an object
-//     that only the other replica holds.
+//   - Get, Delete, and the duplicate checks of batches of up to 64 items,
+//     read each object at the read consistency; larger ones look the
+//     objects up by a search, which in the seconds after a node rejoins can
+//     miss an object that only the other replica holds. Get and Delete read
+//     an object the search missed again by itself before they say it is
+//     not there; a larger Add can then write over an item it missed instead
+//     of failing with vector.ErrDuplicateID.
 //   - A metadata key has one type (string, number or bool) per collection,
 //     as a Weaviate property does: writing another type under it is an
 //     error wrapping vector.ErrInvalidOptions. String equality is on the

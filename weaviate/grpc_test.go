@@ -3,6 +3,7 @@ package weaviate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -622,5 +623,47 @@ func TestReachDuringElection(t *testing.T) {
 				t.Fatalf("Search = %v, want %v", err, tc.want)
 			}
 		})
+	}
+}
+
+// A Get of more ids than it reads one by one looks them up by a search,
+// which reads one replica of each shard; one that rejoined may not hold
+// an object yet. An id the search missed is read again by itself before
+// Get says it is not there, as the cluster showed after a node rejoined.
+func TestGetConfirmsWhatSearchMissed(t *testing.T) {
+	const n = restReads + 6
+	ids := make([]string, n)
+	rows := make([]fetched, 0, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("id", i)
+		if i != 3 { // the search misses id3
+			rows = append(rows, fetched{UUID: itemUUID("Cairn_c", ids[i]), Props: map[string]any{propID: ids[i]}, Vector: []float32{1, 2}, HasVector: true})
+		}
+	}
+	var single atomic.Int32
+	db := fakeGRPC(t, func(w http.ResponseWriter, r *http.Request) bool {
+		if !strings.HasPrefix(r.URL.Path, "/v1/objects/Cairn_c/") {
+			return false
+		}
+		single.Add(1)
+		if strings.HasSuffix(r.URL.Path, itemUUID("Cairn_c", "id3")) {
+			fmt.Fprintf(w, `{"id":%q,"properties":{%q:"id3"},"vector":[1,2]}`, itemUUID("Cairn_c", "id3"), propID)
+		} else {
+			http.NotFound(w, r)
+		}
+		return true
+	}, func(context.Context, string, []byte) ([]byte, error) {
+		return searchReply(rows), nil
+	}, Options{})
+	c := db.newCollection("c", "Cairn_c", cairn.CollectionConfig{Dim: 2, Metric: vector.L2}, "", nil)
+	got, err := c.Get(context.Background(), ids...)
+	if err != nil || len(got) != n || got[3].ID != "id3" {
+		t.Fatalf("Get of %d ids, one missed by the search: %v (%d items)", n, err, len(got))
+	}
+	if single.Load() != 1 {
+		t.Errorf("%d reads of single objects, want 1", single.Load())
+	}
+	if _, err := c.Get(context.Background(), append(ids, "absent")...); !errors.Is(err, vector.ErrNotFound) || !strings.Contains(err.Error(), `"absent"`) {
+		t.Errorf("Get with an id not there: %v, want ErrNotFound naming it", err)
 	}
 }

@@ -424,6 +424,32 @@ func prepare(v []float32, dim int, m vector.Metric) ([]float32, error) {
 	return vector.Prepare(v, dim, m)
 }
 
+// confirmMissing reads again, one by one in order, the objects of uuids
+// that found (from getByUUID) lacks, until one is not there: getByUUID's
+// searches may miss an object on a replica not yet repaired, and a call
+// that fails on a missing object must not fail on one of those. It adds
+// what it finds to found.
+func (db *DB) confirmMissing(ctx context.Context, cls string, uuids []string, found map[string]fetched, props []string, vec bool) error {
+	if len(uuids) <= restReads {
+		return nil // read one by one already
+	}
+	for _, u := range uuids {
+		if _, ok := found[u]; ok {
+			continue
+		}
+		got, err := db.getEach(ctx, cls, []string{u}, props, vec)
+		if err != nil {
+			return err
+		}
+		f, ok := got[u]
+		if !ok {
+			return nil
+		}
+		found[u] = f
+	}
+	return nil
+}
+
 // getEach reads each object of uuids with its own request, at most 16 at
 // a time.
 func (db *DB) getEach(ctx context.Context, cls string, uuids []string, props []string, vec bool) (map[string]fetched, error) {
