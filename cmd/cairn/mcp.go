@@ -474,10 +474,11 @@ type (
 const (
 	defaultK, maxK               = 5, 100
 	defaultPageSize, maxPageSize = 20, 100
-	// maxPage bounds memory_list's page where a number still decodes
-	// whole, so that a larger one is refused by the schema's words, not
-	// a decoder's overflow.
-	maxPage = 1 << 40
+	// maxPage is the largest float64 below 2^63: the SDK validates
+	// arguments as float64s, so a page beyond it, which would overflow the
+	// int it decodes into, is refused in the schema's words, not a
+	// decoder's. Every page it lets through past the end is empty.
+	maxPage = 1<<63 - 1024
 )
 
 // embedError marks an error of the embedder, wherever the store wraps it.
