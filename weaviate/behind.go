@@ -35,25 +35,81 @@ var classUnknown = regexp.MustCompile(`could not find class (\S+) in schema`)
 // or Aggregate).
 var fieldUnknown = regexp.MustCompile(`Cannot query field "(\w+)" on type "(?:Get|Aggregate)ObjectsObj"`)
 
+// unknownClass reports whether a GraphQL answer's errors, msg, say that
+// the node's schema has no class cls: in GraphQL's words, or in gRPC's
+// (which a node's GraphQL passes on from its search).
+func unknownClass(msg, cls string) bool {
+	for _, re := range []*regexp.Regexp{fieldUnknown, classUnknown} {
+		if m := re.FindStringSubmatch(msg); m != nil && m[1] == cls {
+			return true
+		}
+	}
+	return false
+}
+
 // noGraphQLProvider is the word of a node whose schema has no class at
 // all, to any GraphQL query.
 const noGraphQLProvider = "no graphql provider present"
 
 // classBehind is the answer to a node's word that it does not know class
 // cls (said): the call is worth another attempt, on the next node. The
-// leader's schema is asked whether cls is there; if not, the error says
-// the class is gone (it wraps vector.ErrNotFound too), and a call whose
-// every attempt ends so fails with it, wrapped in ErrUnavailable. One
-// answer of the leader's cannot settle it: a leader elected a moment ago
-// has not yet applied the log it holds, and its schema can lack a class
-// that exists (TestClusterRejoinReads saw it).
+// leader's schema is asked whether cls is there; if it is not, and no
+// node's own schema holds it either (leaderLacks), the error says the
+// class is gone (it wraps vector.ErrNotFound too), and a call whose every
+// attempt ends so fails with it, wrapped in ErrUnavailable.
 func (c *client) classBehind(ctx context.Context, cls string, said error) (retry bool, err error) {
-	_, err = c.callN(ctx, 1, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, nil)
-	var se *APIError
-	if errors.As(err, &se) && se.Status == http.StatusNotFound {
-		return true, fmt.Errorf("%w: class %s not in the leader's schema: %w", vector.ErrNotFound, cls, said)
+	st, _, err := c.attempt(ctx, c.ring.pick(), http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil)
+	if err != nil || st != http.StatusNotFound {
+		return true, said
+	}
+	if _, err := c.leaderLacks(ctx, cls); errors.Is(err, vector.ErrNotFound) {
+		return true, fmt.Errorf("%w: %w", err, said)
 	}
 	return true, said
+}
+
+// leaderLacks is the rule for the leader's word that its schema has no
+// class cls. One such answer cannot settle it: a leader elected a moment
+// ago has not yet applied the log it holds, and its schema can lack a
+// class that exists (TestClusterRejoinReads saw it). So it counts only if
+// no node that answers holds cls in its own schema: then the error wraps
+// vector.ErrNotFound, and is final. Otherwise the leader is behind, or a
+// node has not yet applied the class's deletion: the call is worth
+// another attempt.
+func (c *client) leaderLacks(ctx context.Context, cls string) (retry bool, err error) {
+	if n := c.heldBy(ctx, cls); n >= 0 {
+		return true, fmt.Errorf("weaviate: class %s is not in the leader's schema but is in %s's", cls, c.nodes[n])
+	}
+	return false, fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
+}
+
+// ownSchemaWait bounds how long heldBy waits for a node's answer: a node
+// that takes longer is likely cut off, and reads that need the answer
+// should not wait out a whole attempt for it.
+const ownSchemaWait = 2 * time.Second
+
+// heldBy asks every node at once whether its own schema holds class cls
+// and returns the first that says it does; -1 if none that answers
+// within ownSchemaWait does.
+func (c *client) heldBy(ctx context.Context, cls string) int {
+	ctx, cancel := context.WithTimeout(ctx, ownSchemaWait)
+	defer cancel()
+	holds := make(chan int, len(c.nodes))
+	for node := range c.nodes {
+		go func() {
+			st, _, err := c.attempt(ctx, node, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=false", nil)
+			if err != nil || st != http.StatusOK {
+				node = -1
+			}
+			holds <- node
+		}()
+	}
+	for range c.nodes {
+		if n := <-holds; n >= 0 {
+			return n
+		}
+	}
+	return -1
 }
 
 // shardStatus is a node's word on one of its shards of a class.

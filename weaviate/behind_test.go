@@ -187,3 +187,89 @@ func TestClassAbsentThenTimeout(t *testing.T) {
 		t.Fatalf("graphQL = %v, want ErrUnavailable wrapping ErrNotFound", err)
 	}
 }
+
+// The leader's word that its schema lacks a class counts only if no
+// node's own schema holds it (a leader elected a moment ago can lack a
+// class that exists): Collection then finds the class on another attempt;
+// it says not found at once only when no node holds the class.
+func TestLeaderBehindOnClass(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		lacks   int32 // the leader's first answers that lack the class
+		held    bool  // the nodes' own schemas hold it
+		wantErr error
+		retries int64
+	}{
+		{name: "leader behind", lacks: 2, held: true, retries: 2},
+		{name: "deleted", lacks: 99, held: false, wantErr: vector.ErrNotFound},
+		{name: "leader behind to the end", lacks: 99, held: true, wantErr: ErrUnavailable, retries: 3},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked atomic.Int32
+			db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+				if r.URL.Path != "/v1/schema/Cairn_c" {
+					return false
+				}
+				if leader := r.URL.Query().Get("consistency") == "true"; leader && asked.Add(1) <= tc.lacks || !leader && !tc.held {
+					http.NotFound(w, r)
+					return true
+				}
+				return false // classC answers
+			})
+			_, err := db.Collection(context.Background(), "c")
+			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("Collection = %v, want %v", err, tc.wantErr)
+			}
+			if errors.Is(tc.wantErr, vector.ErrNotFound) && errors.Is(err, ErrUnavailable) {
+				t.Errorf("Collection = %v: a class no node holds is not found, not unavailable", err)
+			}
+			if errors.Is(tc.wantErr, ErrUnavailable) && errors.Is(err, vector.ErrNotFound) {
+				t.Errorf("Collection = %v: a class a node holds is not gone", err)
+			}
+			if db.Retries() != tc.retries {
+				t.Errorf("%d retries, want %d", db.Retries(), tc.retries)
+			}
+		})
+	}
+}
+
+// Collections leaves out a collection whose count fails only once its
+// class is gone from every schema. A node behind on the schema, with the
+// leader behind too, makes the list fail with ErrUnavailable, not shrink;
+// a class deleted while it is counted, which the node's GraphQL says in
+// gRPC's words, is left out.
+func TestCollectionsWhileCounting(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		answer  string // GraphQL's answer to the count
+		gone    bool   // every schema lacks the class
+		wantErr error
+	}{
+		{name: "node and leader behind", answer: `{"errors":[{"message":"Cannot query field \"Cairn_c\" on type \"AggregateObjectsObj\"."}]}`, wantErr: ErrUnavailable},
+		{name: "deleted meanwhile", answer: `{"data":{"Aggregate":{"Cairn_c":null}},"errors":[{"message":"could not find class Cairn_c in schema"}]}`, gone: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+				switch {
+				case r.URL.Path == "/v1/schema":
+					io.WriteString(w, `{"classes":[{"class":"Cairn_c","description":"{\"cairn\":1,\"kind\":\"collection\",\"name\":\"c\",\"dim\":2,\"metric\":\"l2-squared\",\"index\":\"flat\"}"}]}`)
+				case r.URL.Path == "/v1/graphql":
+					io.WriteString(w, tc.answer)
+				case r.URL.Path == "/v1/schema/Cairn_c" && (tc.gone || r.URL.Query().Get("consistency") == "true"):
+					http.NotFound(w, r) // the leader's schema lacks it; the nodes' own hold it unless gone
+				default:
+					return false
+				}
+				return true
+			})
+			db.cl.opt.MaxAttempts = 2
+			infos, err := db.Collections(context.Background())
+			switch {
+			case tc.wantErr != nil && !errors.Is(err, tc.wantErr):
+				t.Fatalf("Collections = %v, %v; want an error wrapping %v", infos, err, tc.wantErr)
+			case tc.wantErr == nil && (err != nil || len(infos) != 0):
+				t.Fatalf("Collections = %v, %v; want none, no error", infos, err)
+			}
+		})
+	}
+}

@@ -214,17 +214,32 @@ func (c *client) call(ctx context.Context, method, path string, body, out any) (
 
 // callN is call with at most attempts attempts.
 func (c *client) callN(ctx context.Context, attempts int, method, path string, body, out any) (int, error) {
-	return c.request(ctx, attempts, "", method, path, body, out)
+	return c.request(ctx, attempts, target{}, method, path, body, out)
 }
 
 // objectCall is callN for a request about one object of class cls, whose
 // 404 answer counts only by the rule of client.notFound (behind.go).
 func (c *client) objectCall(ctx context.Context, attempts int, cls, method, path string, out any) (int, error) {
-	return c.request(ctx, attempts, cls, method, path, nil, out)
+	return c.request(ctx, attempts, target{cls: cls}, method, path, nil, out)
 }
 
-// request is callN, and objectCall if cls is set.
-func (c *client) request(ctx context.Context, attempts int, cls, method, path string, body, out any) (int, error) {
+// classCall is call for a read of class cls's definition from the leader's
+// schema, whose 404 answer counts only by the rule of client.leaderLacks
+// (behind.go): it then returns an error wrapping vector.ErrNotFound.
+func (c *client) classCall(ctx context.Context, cls, path string, out any) error {
+	_, err := c.request(ctx, c.opt.MaxAttempts, target{cls: cls, class: true}, http.MethodGet, path, nil, out)
+	return err
+}
+
+// target is what a request is about, which decides what its 404 answer
+// means.
+type target struct {
+	cls   string // the class the request is about; empty: a 404 is an *APIError
+	class bool   // about the class itself (leaderLacks), not an object of it (notFound)
+}
+
+// request is callN, objectCall or classCall, as about says.
+func (c *client) request(ctx context.Context, attempts int, about target, method, path string, body, out any) (int, error) {
 	var payload []byte
 	if body != nil {
 		var err error
@@ -239,8 +254,11 @@ func (c *client) request(ctx context.Context, attempts int, cls, method, path st
 		if err != nil {
 			return true, err
 		}
-		if st == http.StatusNotFound && cls != "" {
-			again, retry, err := c.notFound(ctx, node, cls, sent)
+		if st == http.StatusNotFound && about.class {
+			return c.leaderLacks(ctx, about.cls)
+		}
+		if st == http.StatusNotFound && about.cls != "" {
+			again, retry, err := c.notFound(ctx, node, about.cls, sent)
 			if err != nil {
 				return retry, err
 			}
@@ -388,7 +406,7 @@ func (c *client) graphQL(ctx context.Context, cls, query string, out any) error 
 			msgs = append(msgs, e.Message)
 		}
 		msg := strings.Join(msgs, "; ")
-		if m := fieldUnknown.FindStringSubmatch(msg); m != nil && m[1] == cls {
+		if unknownClass(msg, cls) {
 			return c.classBehind(ctx, cls, &APIError{Status: http.StatusOK, Message: msg})
 		}
 		return transient(msg), &APIError{Status: http.StatusOK, Message: msg}

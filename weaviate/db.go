@@ -218,7 +218,7 @@ func (db *DB) Collections(ctx context.Context) ([]cairn.CollectionInfo, error) {
 		}
 		n, err := db.count(ctx, c.Class)
 		if err != nil {
-			if errors.Is(err, vector.ErrNotFound) {
+			if _, gone := db.getClass(ctx, c.Class); errors.Is(gone, vector.ErrNotFound) {
 				continue // deleted meanwhile
 			}
 			return nil, fmt.Errorf("weaviate: list collections: count of %q: %w", st.Name, err)

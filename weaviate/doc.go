@@ -79,10 +79,13 @@
 // false). So a node's word that it does not know the class sends the
 // call to the next node, within the call's bound; a call that runs out
 // of attempts or time so fails with ErrUnavailable, wrapping
-// vector.ErrNotFound too if the leader's schema lacked the class at any
-// attempt (as it does for a deleted collection, and for a moment after an
-// election). So every call on a collection deleted through another DB
-// fails with an error wrapping ErrNotFound, after the call's bound. And a
+// vector.ErrNotFound too if the class was gone at any attempt. A class
+// is gone when the leader's schema lacks it and no node's own schema
+// holds it: a leader elected a moment ago can lack a class that exists,
+// and then the call is tried again too. So every call on a collection
+// deleted through another DB fails with an error wrapping ErrNotFound
+// (Collection, DeleteCollection and OpenIndex at once), and Collections
+// leaves out only a collection whose class is gone. And a
 // 404 about an object counts only from a node that confirmed, in the
 // second before, that it has the class's index open; the node is asked
 // when it has not.

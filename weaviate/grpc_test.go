@@ -287,8 +287,8 @@ func TestGRPCStatus(t *testing.T) {
 
 // A node whose schema lacks the class ("could not find class ... in
 // schema") is behind: the search is tried on the next node. If the class
-// stays unknown and the leader's schema lacks it too, the class was
-// deleted: the search fails, after its attempts, with an error wrapping
+// stays unknown and the leader's schema lacks it too, as does every
+// node's own, the class was deleted: the search fails, after its attempts, with an error wrapping
 // ErrUnavailable and ErrNotFound. (The schema reads counted are those
 // between the first call and the next.)
 func TestGRPCClassBehind(t *testing.T) {
@@ -306,7 +306,14 @@ func TestGRPCClassBehind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var calls, asked atomic.Int32
 			web := func(w http.ResponseWriter, r *http.Request) bool {
-				if r.URL.Path != "/v1/schema/Cairn_c" || r.URL.Query().Get("consistency") != "true" {
+				if r.URL.Path != "/v1/schema/Cairn_c" {
+					return false
+				}
+				if r.URL.Query().Get("consistency") != "true" { // a node's own schema
+					if tc.gone && calls.Load() > 0 {
+						http.NotFound(w, r)
+						return true
+					}
 					return false
 				}
 				if calls.Load() == 1 {

@@ -251,14 +251,11 @@ func (db *DB) sameClass(ctx context.Context, cls, kind, made string) error {
 	return nil
 }
 
-// getClass reads cls, or returns an error wrapping vector.ErrNotFound.
+// getClass reads cls from the leader's schema, or returns an error
+// wrapping vector.ErrNotFound if it is gone (client.leaderLacks).
 func (db *DB) getClass(ctx context.Context, cls string) (class, error) {
 	var c class
-	_, err := db.cl.call(ctx, http.MethodGet, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", nil, &c)
-	var ae *APIError
-	if errors.As(err, &ae) && ae.Status == http.StatusNotFound {
-		return c, fmt.Errorf("%w: class %s", vector.ErrNotFound, cls)
-	}
+	err := db.cl.classCall(ctx, cls, "/v1/schema/"+url.PathEscape(cls)+"?consistency=true", &c)
 	if err == nil {
 		db.learn(c)
 	}
