@@ -273,3 +273,42 @@ func TestCollectionsWhileCounting(t *testing.T) {
 		})
 	}
 }
+
+// A property the leader refuses to add for want of its class is added on
+// another attempt while a node's own schema holds the class; once none
+// does, the class is gone and the error says so.
+func TestAddPropertyLeaderBehind(t *testing.T) {
+	const lacks = `{"error":[{"message":"class \"Cairn_c\": not found"}]}`
+	for _, tc := range []struct {
+		name    string
+		gone    bool
+		wantErr error
+	}{
+		{name: "leader behind", wantErr: nil},
+		{name: "deleted", gone: true, wantErr: vector.ErrNotFound},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var posts atomic.Int32
+			db := fakeWeb(t, func(w http.ResponseWriter, r *http.Request) bool {
+				switch {
+				case r.Method == http.MethodPost && r.URL.Path == "/v1/schema/Cairn_c/properties":
+					if posts.Add(1) == 1 || tc.gone {
+						http.Error(w, lacks, http.StatusUnprocessableEntity)
+					}
+				case r.URL.Path == "/v1/schema/Cairn_c" && tc.gone:
+					http.NotFound(w, r)
+				default:
+					return false
+				}
+				return true
+			})
+			err := db.addProperty(context.Background(), "Cairn_c", "n", typeNumber)
+			if tc.wantErr == nil && err != nil || tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Fatalf("addProperty = %v, want %v", err, tc.wantErr)
+			}
+			if want := map[bool]int32{false: 2, true: 1}[tc.gone]; posts.Load() != want {
+				t.Errorf("%d attempts, want %d", posts.Load(), want)
+			}
+		})
+	}
+}

@@ -139,22 +139,44 @@ func (db *DB) newClass(kind, name, cls string, cfg cairn.CollectionConfig) class
 // state of its connections (schemaTransient): just after nodes
 // restart, a node can refuse a class with 422 "rpc error: code = Canceled
 // desc = grpc: the client connection is closing" while it replaces its
-// connection to a peer.
-func (db *DB) schemaChange(ctx context.Context, method, path string, body any) (err error) {
+// connection to a peer. A change of class cls (empty for none) that the
+// leader refuses for want of the class is sent again while a node's own
+// schema holds it (client.leaderLacks); once none does, the error wraps
+// vector.ErrNotFound.
+func (db *DB) schemaChange(ctx context.Context, cls, method, path string, body any) (err error) {
+	behind := false // the last refusal was a leader's behind on cls
 	for attempt := range db.cl.opt.MaxAttempts {
 		if attempt > 0 {
 			if serr := sleep(ctx, backoff(attempt)); serr != nil {
-				return err
+				break
 			}
 			db.cl.retries.Add(1)
 		}
 		_, err = db.cl.call(ctx, method, path, body, nil)
 		var ae *APIError
-		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) || !schemaTransient(ae.Message) {
+		if err == nil || !errors.As(err, &ae) || errors.Is(err, ErrUnavailable) {
+			return err
+		}
+		if behind = cls != "" && lacksClass(ae.Message, cls); behind {
+			if _, lerr := db.cl.leaderLacks(ctx, cls); errors.Is(lerr, vector.ErrNotFound) {
+				return fmt.Errorf("%w: %w", lerr, err)
+			}
+			continue
+		}
+		if !schemaTransient(ae.Message) {
 			return err
 		}
 	}
+	if behind {
+		return fmt.Errorf("%w: %w", ErrUnavailable, err)
+	}
 	return err
+}
+
+// lacksClass reports whether a refusal of a schema change, msg, says that
+// the schema has no class cls (Weaviate v1.39: `class "C": not found`).
+func lacksClass(msg, cls string) bool {
+	return strings.Contains(msg, `"`+cls+`"`) && strings.Contains(msg, "not found")
 }
 
 // schemaTransient reports whether a node's refusal of a schema change
@@ -181,7 +203,7 @@ func (db *DB) createClass(ctx context.Context, c class) (err error) {
 	db.shards.Delete(c.Class)
 	db.shardNames.Delete(c.Class)
 	db.factors.Delete(c.Class)
-	err = db.schemaChange(ctx, http.MethodPost, "/v1/schema", c)
+	err = db.schemaChange(ctx, "", http.MethodPost, "/v1/schema", c)
 	defer func() {
 		if err == nil {
 			db.learn(c)
@@ -305,7 +327,7 @@ func (db *DB) classes(ctx context.Context) ([]class, error) {
 func (db *DB) deleteClass(ctx context.Context, cls string) error {
 	db.shards.Delete(cls)
 	db.shardNames.Delete(cls)
-	err := db.schemaChange(ctx, http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
+	err := db.schemaChange(ctx, "", http.MethodDelete, "/v1/schema/"+url.PathEscape(cls), nil)
 	return err
 }
 
@@ -350,7 +372,7 @@ func (db *DB) addProperty(ctx context.Context, cls, k, typ string) error {
 	if typ == typeNumber {
 		p.IndexRangeFilters = &yes
 	}
-	err = db.schemaChange(ctx, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
+	err = db.schemaChange(ctx, cls, http.MethodPost, "/v1/schema/"+url.PathEscape(cls)+"/properties", p)
 	// Another writer may have added it first: Weaviate v1.39 says "already
 	// exists", or, for one added moments before, "conflict for property
 	// ...: already in use or provided multiple times". The caller then
