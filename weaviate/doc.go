@@ -119,7 +119,11 @@
 // write acknowledged meanwhile reached all live replicas). A node that
 // comes back serves the writes it missed once Weaviate's async
 // replication has caught up (tens of seconds); a Get at QUORUM sees them
-// at once, a search may not (above).
+// at once, a search may not (above). Deletes it missed are such writes
+// too: until then, searches, counts and an Index's Len that read its
+// replica can return or count items deleted while it was down (a
+// helper's probe saw a Find return 62 deleted of 162, and Len stay wrong
+// for 30 s), while Get by id says they are not found.
 //
 // Weaviate finishes a write its coordinator began even after the client
 // gave up on it (v1.39's commit phase has no time bound), so an attempt
