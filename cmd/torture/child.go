@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -138,8 +139,15 @@ func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 		return ids
 	}
 	tmps := 0
+	marks := map[string][]mark{} // collection -> the last few marks taken of it
 	for {
 		coll := targets[r.IntN(len(targets))]
+		if configOf(coll).KeepHistory != nil && r.IntN(6) == 0 {
+			marks[coll] = append(marks[coll], markNow(live[coll]))
+			if len(marks[coll]) > 4 {
+				marks[coll] = marks[coll][1:]
+			}
+		}
 		ch.gate.RLock()
 		db := ch.db
 		c, err := target(ctx, db, coll)
@@ -147,7 +155,11 @@ func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 			ch.fail(0, err)
 		}
 		seq := ch.next()
-		switch op := r.IntN(100); {
+		op := r.IntN(100)
+		if ch.trial%3 == 0 && r.IntN(3) == 0 {
+			op = 84 // every third trial is heavy in restores, so that kills land in them
+		}
+		switch {
 		case op < 45: // add a batch of fresh items
 			n := 1 + r.IntN(64)
 			items := make([]cairn.Item, n)
@@ -234,6 +246,31 @@ func (ch *child) writer(ctx context.Context, w int, r *rand.Rand) {
 				ch.gate.RUnlock()
 				continue
 			}
+		case op >= 84 && op < 90 && len(marks[coll]) > 0: // restore some of ours to a mark, maybe undo it
+			m := marks[coll][r.IntN(len(marks[coll]))]
+			ids := pick(coll, 1+r.IntN(4))
+			for id := range m.snap {
+				if len(ids) < 8 && r.IntN(3) == 0 && !slices.Contains(ids, id) {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) == 0 {
+				ids = []string{fmt.Sprintf("t%dw%dnone", ch.trial, w)} // held by no write: a restore that changes nothing
+			}
+			undo, err := ch.restore(ctx, c, w, seq, coll, m, ids, live[coll])
+			if err != nil {
+				ch.fail(seq, err)
+			}
+			ch.say("ok %d %d", w, seq)
+			if !undo.t.IsZero() && r.IntN(2) == 0 {
+				seq = ch.next()
+				if _, err := ch.restore(ctx, c, w, seq, coll, undo, ids, live[coll]); err != nil {
+					ch.fail(seq, err)
+				}
+				ch.say("ok %d %d", w, seq)
+			}
+			ch.gate.RUnlock()
+			continue
 		default: // a read
 			q := itemOf(coll, newID(), 1, w).Embedding
 			if _, err := c.Query(ctx, q, 10, nil); err != nil {
@@ -262,4 +299,56 @@ func target(ctx context.Context, db *cairn.DB, name string) (cairn.MemoryCollect
 		return nil, err
 	}
 	return t, nil
+}
+
+// mark is a moment between two writes of a writer, and the versions its
+// items of one collection had then.
+type mark struct {
+	t    time.Time
+	snap map[string]int // id -> version
+}
+
+// markNow takes a mark of live, the writer's items of a collection: the
+// writer's last write stamped them before now, and its next one stamps
+// them after.
+func markNow(live map[string]int) mark {
+	t := time.Now()
+	for !time.Now().After(t) { // the next write's time is after t
+	}
+	return mark{t: t, snap: maps.Clone(live)}
+}
+
+// restorer is a collection or tenant that keeps a history.
+type restorer interface {
+	Restore(ctx context.Context, t time.Time, o *cairn.RestoreOptions) (cairn.Restored, error)
+}
+
+// restore restores c's ids to mark m (the writer's own items only),
+// logging the version each id must then have (0: none), and updates live.
+// It returns the mark of the moment before the restore (its Undo), with
+// the versions the ids had then; a zero mark if the restore changed
+// nothing.
+func (ch *child) restore(ctx context.Context, c cairn.MemoryCollection, w, seq int, coll string, m mark, ids []string, live map[string]int) (mark, error) {
+	before := mark{snap: map[string]int{}}
+	var want strings.Builder
+	for _, id := range ids {
+		if v, ok := live[id]; ok {
+			before.snap[id] = v
+		}
+		fmt.Fprintf(&want, " %s:%d", id, m.snap[id])
+	}
+	ch.say("try %d %d restore %s%s", w, seq, coll, want.String())
+	res, err := c.(restorer).Restore(ctx, m.t, &cairn.RestoreOptions{IDs: ids})
+	if err != nil {
+		return mark{}, fmt.Errorf("restore of %d ids to %v: %w", len(ids), m.t, err)
+	}
+	for _, id := range ids {
+		if v, ok := m.snap[id]; ok {
+			live[id] = v
+		} else {
+			delete(live, id)
+		}
+	}
+	before.t = res.Undo
+	return before, nil
 }

@@ -1,6 +1,7 @@
 // Command torture crash-tests cairn through its public API: it starts
 // child processes that run a random mixed workload on a database file
-// (Add, Upsert, Delete, DeleteWhere, CreateCollection and DeleteCollection,
+// (Add, Upsert, Delete, DeleteWhere, Restore of chosen ids to a moment
+// between two writes and its undo, CreateCollection and DeleteCollection,
 // over Flat, HNSW and Auto collections, the Auto one crossing its switch
 // and another, with a recall target, measuring its ways to it there,
 // and reopens that save and load the HNSW graphs), kills each with SIGKILL
@@ -178,6 +179,7 @@ func strategies() []string {
 type totals struct {
 	trials, acked, lost, refused, corrupt, childErrs int
 	readers, readSkips                               int
+	restores, restoresInFlight                       int // Restores acknowledged, and in flight at a kill
 	byKill                                           map[string]int
 }
 
@@ -239,7 +241,15 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 		acked := 0
 		next := want.clone()
 		var modelErr error
+		for _, o := range res.pending {
+			if o.kind == "restore" {
+				t.restoresInFlight++
+			}
+		}
 		for _, o := range res.acked {
+			if o.kind == "restore" {
+				t.restores++
+			}
 			acked += o.writes()
 			if err := next.apply(o); err != nil && modelErr == nil {
 				modelErr = err
@@ -292,7 +302,8 @@ func run(trials int, dir string, seed uint64, chain int, syncFlag string, verbos
 			kills = append(kills, fmt.Sprintf("%s %d", k, t.byKill[k]))
 		}
 	}
-	fmt.Printf("kills: %s; readers beside the writer %d (skipped %d); child errors %d; %v\n", strings.Join(kills, ", "), t.readers, t.readSkips, t.childErrs, time.Since(start).Round(time.Second))
+	fmt.Printf("kills: %s; readers beside the writer %d (skipped %d); restores %d (in flight at a kill %d); child errors %d; %v\n",
+		strings.Join(kills, ", "), t.readers, t.readSkips, t.restores, t.restoresInFlight, t.childErrs, time.Since(start).Round(time.Second))
 	fmt.Printf("trials %d, acknowledged %d, lost %d, refused %d, corrupt %d\n", t.trials, t.acked, t.lost, t.refused, t.corrupt)
 	return t.lost == 0 && t.refused == 0 && t.corrupt == 0 && t.childErrs == 0
 }

@@ -35,10 +35,11 @@ func (m model) clone() model {
 // op is one write of a child's log.
 type op struct {
 	w, seq int
-	kind   string // add, ups, del, delwhere, mk, rm, reopen
+	kind   string // add, ups, del, delwhere, restore, mk, rm, reopen
 	coll   string
 	ver    int      // add, ups
-	ids    []string // add, ups, del
+	ids    []string // add, ups, del, restore
+	vers   []int    // restore: the version of each of ids after it, 0 for none
 	group  int      // delwhere
 	count  int      // delwhere: how many the child was told it removed (-1 unknown)
 }
@@ -112,6 +113,19 @@ func parseTry(f []string) (*op, error) {
 		}
 		o.coll = f[3]
 		o.group, _ = strconv.Atoi(f[4])
+	case "restore":
+		if len(f) < 5 {
+			return nil, fmt.Errorf("bad restore")
+		}
+		o.coll = f[3]
+		for _, p := range f[4:] {
+			id, v, ok := strings.Cut(p, ":")
+			ver, err := strconv.Atoi(v)
+			if !ok || err != nil {
+				return nil, fmt.Errorf("bad restore of %q", p)
+			}
+			o.ids, o.vers = append(o.ids, id), append(o.vers, ver)
+		}
 	case "add", "ups", "del":
 		if len(f) < 6 {
 			return nil, fmt.Errorf("bad %s", o.kind)
@@ -157,6 +171,18 @@ func (m model) apply(o *op) error {
 			}
 			delete(items, id)
 		}
+	case "restore":
+		items := m[o.coll]
+		if items == nil {
+			return fmt.Errorf("restore of missing collection %s", o.coll)
+		}
+		for i, id := range o.ids {
+			if o.vers[i] == 0 {
+				delete(items, id)
+			} else {
+				items[id] = entry{ver: o.vers[i], w: o.w}
+			}
+		}
 	case "delwhere":
 		items := m[o.coll]
 		n := 0
@@ -177,7 +203,7 @@ func (m model) apply(o *op) error {
 // "acknowledged".
 func (o *op) writes() int {
 	switch o.kind {
-	case "add", "ups", "del":
+	case "add", "ups", "del", "restore":
 		return len(o.ids)
 	case "reopen":
 		return 0
