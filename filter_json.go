@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -26,7 +27,8 @@ const maxFilterDepth = 64
 var ErrFilterType = fmt.Errorf("cairn: a filter must be a map[string]any, a JSON string or []byte, or a *Filter: %w", vector.ErrInvalidOptions)
 
 // FilterOf reads a filter in any of the forms a framework hands one over:
-// a *Filter as it is; a map[string]any (a decoded JSON object), a string,
+// a *Filter as it is; a map[string]any (a decoded JSON object, or one
+// built in Go, whose float32s mean what they do in metadata), a string,
 // []byte or json.RawMessage of the JSON form, read by [ParseFilter]. nil,
 // an empty map, empty or blank JSON, null and {} are no filter (nil, nil).
 // Another type gives an error wrapping [ErrFilterType].
@@ -41,7 +43,8 @@ func FilterOf(v any) (*Filter, error) {
 		if len(v) == 0 {
 			return nil, nil
 		}
-		b, err := json.Marshal(v)
+		w, _ := widenFloat32(v)
+		b, err := json.Marshal(w)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: filter: %w: %v", vector.ErrInvalidOptions, err)
 		}
@@ -61,6 +64,52 @@ func FilterOf(v any) (*Filter, error) {
 		return nil, nil
 	}
 	return ParseFilter(doc)
+}
+
+// widenFloat32 returns v with every float32 in it (in nested maps and
+// slices) made the float64 that metadata stores for it (see
+// metavalue.Of), and whether it changed anything: JSON writes a float32
+// in its shortest float32 form, 0.1 for float32(0.1), which reads back
+// as another number than the stored 0.10000000149011612, so the filter
+// would miss its own value. v is copied only where it holds a float32.
+func widenFloat32(v any) (any, bool) {
+	switch x := v.(type) {
+	case float32:
+		return float64(x), true
+	case []float32:
+		out := make([]float64, len(x))
+		for i, f := range x {
+			out[i] = float64(f)
+		}
+		return out, true
+	case map[string]any:
+		var out map[string]any
+		for k, e := range x {
+			if w, ok := widenFloat32(e); ok {
+				if out == nil {
+					out = maps.Clone(x)
+				}
+				out[k] = w
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if w, ok := widenFloat32(e); ok {
+				if out == nil {
+					out = slices.Clone(x)
+				}
+				out[i] = w
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
 }
 
 // ParseFilter reads a filter from its JSON form, the query language of

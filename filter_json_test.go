@@ -1,6 +1,7 @@
 package cairn_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -136,5 +137,39 @@ func TestFilterOf(t *testing.T) {
 	}
 	if _, err := cairn.FilterOf(`{"n":{"$nope":1}}`); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("FilterOf of a bad filter: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// TestFilterOfFloat32: a float32 in a filter map means the number
+// metadata stores for it, so a filter finds the value it was given as
+// metadata, as Eq does; JSON alone would write float32(0.1) as 0.1.
+func TestFilterOfFloat32(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: map[string]any{"f": float32(0.1)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []any{
+		map[string]any{"f": float32(0.1)},
+		map[string]any{"f": map[string]any{"$lte": float32(0.1)}},
+		map[string]any{"f": map[string]any{"$in": []any{float32(0.1)}}},
+		map[string]any{"f": map[string]any{"$in": []float32{0.1}}},
+		map[string]any{"$or": []any{map[string]any{"f": float32(0.1)}}},
+	} {
+		f, err := cairn.FilterOf(v)
+		if err != nil {
+			t.Fatalf("FilterOf(%v): %v", v, err)
+		}
+		res, err := c.Query(ctx, []float32{1, 0}, 1, &cairn.QueryOptions{Filter: f})
+		if err != nil || len(res) != 1 {
+			t.Errorf("filter %v found %v, %v; want the item", v, res, err)
+		}
+	}
+	// The caller's map is left as it was.
+	m := map[string]any{"f": float32(0.1)}
+	if _, err := cairn.FilterOf(m); err != nil || m["f"] != float32(0.1) {
+		t.Errorf("FilterOf changed its map: %v, %v", m, err)
 	}
 }

@@ -103,3 +103,22 @@ func TestZeroDocuments(t *testing.T) {
 		t.Fatalf("numDocuments 0: %v, %v; want an empty list", got, err)
 	}
 }
+
+// TestFloat32Filters: a float32 in a filter map finds the document whose
+// metadata holds the same float32, as with every other number type.
+func TestFloat32Filters(t *testing.T) {
+	ctx := context.Background()
+	s, _ := newStore(t)
+	if _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "cats", Metadata: map[string]any{"w": float32(2.7)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []any{
+		map[string]any{"w": float32(2.7)},
+		map[string]any{"w": map[string]any{"$lte": float32(2.7)}},
+	} {
+		got, err := s.SimilaritySearch(ctx, "cats", 1, vectorstores.WithFilters(f))
+		if err != nil || len(got) != 1 {
+			t.Errorf("filter %v found %d documents, %v; want 1", f, len(got), err)
+		}
+	}
+}
