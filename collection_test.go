@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -876,6 +877,34 @@ func TestCheckEmbedding(t *testing.T) {
 		c := mustCollection(t, db, "c", tc.cfg)
 		if werr := c.Add(context.Background(), cairn.Item{ID: "a", Embedding: tc.v}); !errors.Is(werr, tc.want) {
 			t.Errorf("Add of %v under %+v = %v, want %v as CheckEmbedding", tc.v, tc.cfg, werr, tc.want)
+		}
+		db.Close()
+	}
+}
+
+// TestCheckItem: a config says of an item what a write of it alone to
+// its collection would.
+func TestCheckItem(t *testing.T) {
+	cfg := cairn.CollectionConfig{Dim: 2}
+	for _, tc := range []struct {
+		it   cairn.Item
+		want error
+	}{
+		{cairn.Item{ID: "a", Embedding: []float32{1, 2}, Metadata: map[string]any{"n": 1}}, nil},
+		{cairn.Item{Embedding: []float32{1, 2}}, vector.ErrEmptyID},
+		{cairn.Item{ID: "a", Text: "\xff", Embedding: []float32{1, 2}}, vector.ErrInvalidOptions},
+		{cairn.Item{ID: "a", Embedding: []float32{1, 2}, Metadata: map[string]any{"tags": []any{"x"}}}, vector.ErrInvalidOptions},
+		{cairn.Item{ID: "a", Embedding: []float32{1, 2}, ExpiresAt: time.Unix(1, 0)}, vector.ErrInvalidOptions},
+		{cairn.Item{ID: "a", Embedding: []float32{1}}, vector.ErrDimensionMismatch},
+	} {
+		err := cfg.CheckItem(tc.it)
+		if !errors.Is(err, tc.want) || (tc.want == nil) != (err == nil) {
+			t.Errorf("CheckItem(%+v) = %v, want %v", tc.it, err, tc.want)
+		}
+		db := cairn.OpenMemory(nil)
+		c := mustCollection(t, db, "c", cfg)
+		if werr := c.Add(context.Background(), tc.it); !errors.Is(werr, tc.want) || (tc.want == nil) != (werr == nil) {
+			t.Errorf("Add of %+v = %v, want %v as CheckItem", tc.it, werr, tc.want)
 		}
 		db.Close()
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
@@ -177,6 +178,34 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 func (c CollectionConfig) CheckEmbedding(v []float32) error {
 	c = c.withDefaults()
 	return vector.Check(v, c.Dim, c.Metric)
+}
+
+// CheckItem returns the error a write of it alone to a collection of
+// config c (after defaults) would give for it, as of now, or nil: its
+// id, text, times, metadata and embedding (see
+// [CollectionConfig.CheckEmbedding]; an item without one is refused,
+// though a DB with an embedder would embed its text). It is for a caller
+// that makes a collection or tenant for a write of embeddings, so that a
+// batch the write would refuse leaves none made.
+func (c CollectionConfig) CheckItem(it Item) error {
+	switch {
+	case it.ID == "":
+		return fmt.Errorf("cairn: item: %w", vector.ErrEmptyID)
+	case !utf8.ValidString(it.ID):
+		return fmt.Errorf("cairn: item %q: %w: the id is not valid UTF-8", it.ID, vector.ErrInvalidOptions)
+	case !utf8.ValidString(it.Text):
+		return fmt.Errorf("cairn: item %q: %w: the text is not valid UTF-8", it.ID, vector.ErrInvalidOptions)
+	}
+	if _, _, _, err := itemTimes(&it, time.Now().UnixNano(), c.TTL); err != nil {
+		return fmt.Errorf("cairn: item %q: %w", it.ID, err)
+	}
+	if _, err := normalizeMetadata(it.Metadata); err != nil {
+		return fmt.Errorf("cairn: item %q: %w", it.ID, err)
+	}
+	if err := c.CheckEmbedding(it.Embedding); err != nil {
+		return fmt.Errorf("cairn: item %q: %w", it.ID, err)
+	}
+	return nil
 }
 
 // Validate reports every problem with c (after defaults are applied to

@@ -99,10 +99,10 @@ func (s *store) collection(ctx context.Context, name string) (*cairn.Collection,
 	return c, nil
 }
 
-// createCollection returns the collection name, creating it for vecs
-// (of the dimension of the first) if each would be stored in it: a write
-// it would refuse leaves no collection made for it.
-func (s *store) createCollection(ctx context.Context, name string, vecs [][]float32) (*cairn.Collection, error) {
+// createCollection returns the collection name, creating it for items
+// (of the dimension of the first's embedding) if each would be stored in
+// it: a write it would refuse leaves no collection made for it.
+func (s *store) createCollection(ctx context.Context, name string, items []cairn.Item) (*cairn.Collection, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.collection(ctx, name)
@@ -111,10 +111,10 @@ func (s *store) createCollection(ctx context.Context, name string, vecs [][]floa
 	}
 	cfg := s.config
 	if cfg.Dim == 0 {
-		cfg.Dim = len(vecs[0])
+		cfg.Dim = len(items[0].Embedding)
 	}
-	for i, v := range vecs {
-		if err := cfg.CheckEmbedding(v); err != nil {
+	for i, it := range items {
+		if err := cfg.CheckItem(it); err != nil {
 			return nil, fmt.Errorf("eino: document %d: %w", i, err)
 		}
 	}

@@ -322,3 +322,17 @@ func TestFailedFirstStoreMakesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRefusedMetadataMakesNothing: a first Store refused for its
+// metadata (a list, which cairn does not store) makes no collection.
+func TestRefusedMetadataMakesNothing(t *testing.T) {
+	ctx := context.Background()
+	db, idx, _ := setup(t)
+	nested := &schema.Document{ID: "a", Content: "Cats purr", MetaData: map[string]any{"tags": []any{"cat"}}}
+	if _, err := idx.Store(ctx, []*schema.Document{nested}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("Store of a list in metadata: %v, want ErrInvalidOptions", err)
+	}
+	if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+		t.Errorf("a refused Store left collections %v, %v", infos, err)
+	}
+}

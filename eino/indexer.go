@@ -89,13 +89,13 @@ func (i *Indexer) Store(ctx context.Context, docs []*schema.Document, opts ...in
 		if err != nil {
 			return nil, err
 		}
-		c, err := i.s.createCollection(ctx, i.s.name, vecs)
-		if err != nil {
-			return nil, err
-		}
 		items := make([]cairn.Item, len(docs))
 		for k, d := range docs {
 			items[k] = cairn.Item{ID: ids[k], Text: d.Content, Metadata: storedMetadata(d.MetaData), Embedding: vecs[k]}
+		}
+		c, err := i.s.createCollection(ctx, i.s.name, items)
+		if err != nil {
+			return nil, err
 		}
 		if err := c.Upsert(ctx, items...); err != nil {
 			return nil, fmt.Errorf("eino: %w", err)

@@ -216,14 +216,14 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) error {
 	if err != nil {
 		return err
 	}
-	if c == nil {
-		if c, err = ds.createCollection(ctx, vecs); err != nil {
-			return err
-		}
-	}
 	items := make([]cairn.Item, len(todo))
 	for i, d := range todo {
 		items[i] = cairn.Item{ID: ids[i], Text: texts[i], Metadata: d.Metadata, Embedding: vecs[i]}
+	}
+	if c == nil {
+		if c, err = ds.createCollection(ctx, items); err != nil {
+			return err
+		}
 	}
 	// Upsert: another call may have stored one of them since the check,
 	// under the same id, so with the same content.
@@ -365,10 +365,10 @@ func (ds *DocStore) embed(ctx context.Context, docs []*ai.Document, what string)
 	return vecs, nil
 }
 
-// createCollection returns the collection, creating it for vecs (of the
-// dimension of the first) if each would be stored in it: a write it would
-// refuse leaves no collection made for it.
-func (ds *DocStore) createCollection(ctx context.Context, vecs [][]float32) (*cairn.Collection, error) {
+// createCollection returns the collection, creating it for items (of
+// the dimension of the first's embedding) if each would be stored in it:
+// a write it would refuse leaves no collection made for it.
+func (ds *DocStore) createCollection(ctx context.Context, items []cairn.Item) (*cairn.Collection, error) {
 	ds.mu.Lock()
 	defer ds.mu.Unlock()
 	c, err := ds.collection(ctx)
@@ -377,10 +377,10 @@ func (ds *DocStore) createCollection(ctx context.Context, vecs [][]float32) (*ca
 	}
 	cfg := ds.config
 	if cfg.Dim == 0 {
-		cfg.Dim = len(vecs[0])
+		cfg.Dim = len(items[0].Embedding)
 	}
-	for i, v := range vecs {
-		if err := cfg.CheckEmbedding(v); err != nil {
+	for i, it := range items {
+		if err := cfg.CheckItem(it); err != nil {
 			return nil, fmt.Errorf("cairngenkit: document %d: %w", i, err)
 		}
 	}

@@ -318,3 +318,19 @@ func (holey) Embed(_ context.Context, req *ai.EmbedRequest) (*ai.EmbedResponse, 
 	res.Embeddings[0] = &ai.Embedding{Embedding: []float32{1, 0}}
 	return res, nil
 }
+
+// TestRefusedMetadataMakesNothing: a first Index refused for its
+// metadata (a list, which cairn does not store) makes no collection.
+func TestRefusedMetadataMakesNothing(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	_, ds, _, _ := setup(t, db)
+	nested := ai.DocumentFromText("Cats purr", map[string]any{"tags": []any{"cat"}})
+	if err := ds.Index(ctx, []*ai.Document{nested}); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("Index of a list in metadata: %v, want ErrInvalidOptions", err)
+	}
+	if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+		t.Errorf("a refused Index left collections %v, %v", infos, err)
+	}
+}

@@ -164,10 +164,10 @@ type docs interface {
 }
 
 // docsFor returns where the documents of a call with options o are,
-// creating them for vecs if vecs is not nil; nil, nil if they do not
+// creating them for items if items is not nil; nil, nil if they do not
 // exist.
-func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, vecs [][]float32) (docs, error) {
-	create := vecs != nil
+func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, items []cairn.Item) (docs, error) {
+	create := items != nil
 	name, tenant := s.collectionName(o), ""
 	if s.tenants {
 		name, tenant = s.name, o.NameSpace
@@ -177,7 +177,7 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, vecs [][]fl
 		err error
 	)
 	if create {
-		c, err = s.createCollection(ctx, name, vecs)
+		c, err = s.createCollection(ctx, name, items)
 	} else {
 		c, err = s.collection(ctx, name)
 	}
@@ -187,11 +187,12 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, vecs [][]fl
 	if tenant == "" {
 		return c, nil
 	}
-	var t *cairn.Tenant
-	if create {
-		t, err = c.GetOrCreateTenant(ctx, tenant)
-	} else {
-		t, err = c.Tenant(ctx, tenant)
+	t, err := c.Tenant(ctx, tenant)
+	if create && errors.Is(err, vector.ErrNotFound) {
+		// As for a collection: a write it would refuse makes no tenant.
+		if err = check(c.Config(), items); err == nil {
+			t, err = c.GetOrCreateTenant(ctx, tenant)
+		}
 	}
 	if errors.Is(err, vector.ErrNotFound) {
 		return nil, nil
@@ -202,10 +203,10 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, vecs [][]fl
 	return t, nil
 }
 
-// createCollection returns the collection name, creating it for vecs
-// (of the dimension of the first) if each would be stored in it: a write
-// it would refuse leaves no collection made for it.
-func (s *Store) createCollection(ctx context.Context, name string, vecs [][]float32) (*cairn.Collection, error) {
+// createCollection returns the collection name, creating it for items
+// (of the dimension of the first's embedding) if each would be stored in
+// it: a write it would refuse leaves no collection made for it.
+func (s *Store) createCollection(ctx context.Context, name string, items []cairn.Item) (*cairn.Collection, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	c, err := s.collection(ctx, name)
@@ -214,15 +215,24 @@ func (s *Store) createCollection(ctx context.Context, name string, vecs [][]floa
 	}
 	cfg := s.config
 	if cfg.Dim == 0 {
-		cfg.Dim = len(vecs[0])
+		cfg.Dim = len(items[0].Embedding)
 	}
-	for i, v := range vecs {
-		if err := cfg.CheckEmbedding(v); err != nil {
-			return nil, fmt.Errorf("document %d: %w", i, err)
-		}
+	if err := check(cfg, items); err != nil {
+		return nil, err
 	}
 	// Another Store on the DB may create it meanwhile.
 	return s.db.GetOrCreateCollection(ctx, name, cfg)
+}
+
+// check returns the error a write of items under cfg would give for the
+// first it refuses (its metadata, its embedding...), or nil.
+func check(cfg cairn.CollectionConfig, items []cairn.Item) error {
+	for i, it := range items {
+		if err := cfg.CheckItem(it); err != nil {
+			return fmt.Errorf("document %d: %w", i, err)
+		}
+	}
+	return nil
 }
 
 // AddDocuments embeds docs and stores them in one write, all or nothing,
@@ -256,15 +266,15 @@ func (s *Store) AddDocuments(ctx context.Context, docs []schema.Document, opts .
 	if len(vecs) != len(docs) {
 		return nil, fmt.Errorf("%w: %d for %d documents", ErrWrongNumberOfVectors, len(vecs), len(docs))
 	}
-	c, err := s.docsFor(ctx, o, vecs)
-	if err != nil {
-		return nil, fmt.Errorf("langchaingo: %w", err)
-	}
 	ids := make([]string, len(docs))
 	items := make([]cairn.Item, len(docs))
 	for i, d := range docs {
 		ids[i] = newID()
 		items[i] = cairn.Item{ID: ids[i], Embedding: vecs[i], Text: d.PageContent, Metadata: d.Metadata}
+	}
+	c, err := s.docsFor(ctx, o, items)
+	if err != nil {
+		return nil, fmt.Errorf("langchaingo: %w", err)
 	}
 	if err := c.Add(ctx, items...); err != nil {
 		return nil, fmt.Errorf("langchaingo: %w", err)

@@ -407,7 +407,7 @@ func TestFailedFirstAddMakesNothing(t *testing.T) {
 	}
 	nan := float32(math.NaN())
 	for _, tenants := range []bool{false, true} {
-		for _, bad := range [][][]float32{{{nan, 1}}, {{1, 0}, {1, 0, 0}}} {
+		for _, bad := range [][][]float32{{{nan, 1}}, {{1, 0}, {1, 0, 0}}, {{1, 0}, nil}} {
 			db := cairn.OpenMemory(nil)
 			defer db.Close()
 			var opts []langchaingo.Option
@@ -433,5 +433,51 @@ func TestFailedFirstAddMakesNothing(t *testing.T) {
 				t.Fatalf("tenants %v: AddDocuments after a failed one: %v", tenants, err)
 			}
 		}
+	}
+}
+
+// TestFailedAddMakesNoTenant: an add refused for its metadata or its
+// vectors makes neither the collection nor, with WithTenants, the tenant
+// of its namespace.
+func TestFailedAddMakesNoTenant(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	vec := []float32{1, 0}
+	emb, err := embeddings.NewEmbedder(embeddings.EmbedderClientFunc(func(_ context.Context, texts []string) ([][]float32, error) {
+		out := make([][]float32, len(texts))
+		for i := range out {
+			out[i] = vec
+		}
+		return out, nil
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nested := []schema.Document{{PageContent: "a", Metadata: map[string]any{"tags": []any{"x"}}}}
+	plain, _ := langchaingo.New(db, emb)
+	if _, err := plain.AddDocuments(ctx, nested, vectorstores.WithNameSpace("new")); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("add of nested metadata: %v, want ErrInvalidOptions", err)
+	}
+	if infos, err := db.Collections(ctx); err != nil || len(infos) != 0 {
+		t.Fatalf("a refused add left collections %v, %v", infos, err)
+	}
+	s, _ := langchaingo.New(db, emb, langchaingo.WithTenants())
+	if _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "a"}}, vectorstores.WithNameSpace("ok")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AddDocuments(ctx, nested, vectorstores.WithNameSpace("meta")); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Fatalf("add of nested metadata: %v, want ErrInvalidOptions", err)
+	}
+	vec = []float32{float32(math.NaN()), 0}
+	if _, err := s.AddDocuments(ctx, []schema.Document{{PageContent: "a"}}, vectorstores.WithNameSpace("nan")); !errors.Is(err, vector.ErrNonFinite) {
+		t.Fatalf("add of a NaN vector: %v, want ErrNonFinite", err)
+	}
+	c, err := db.Collection(ctx, langchaingo.DefaultCollection)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if names, err := c.Tenants(ctx); err != nil || !slices.Equal(names, []string{"ok"}) {
+		t.Errorf("tenants after refused adds: %q, %v; want only ok", names, err)
 	}
 }
