@@ -194,10 +194,10 @@ func (s *Store) docsFor(ctx context.Context, o vectorstores.Options, items []cai
 			t, err = c.GetOrCreateTenant(ctx, tenant)
 		}
 	}
-	if errors.Is(err, vector.ErrNotFound) {
+	if !create && errors.Is(err, vector.ErrNotFound) {
 		return nil, nil
 	}
-	if err != nil {
+	if err != nil { // for a write, ErrNotFound: the collection was deleted meanwhile
 		return nil, err
 	}
 	return t, nil

@@ -481,3 +481,43 @@ func TestFailedAddMakesNoTenant(t *testing.T) {
 		t.Errorf("tenants after refused adds: %q, %v; want only ok", names, err)
 	}
 }
+
+// TestAddWhileCollectionDeleted: with WithTenants, an add into a new
+// namespace while the collection is being deleted either stores its
+// documents or fails with ErrNotFound; it does not panic on the tenant
+// it could not make.
+func TestAddWhileCollectionDeleted(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	s, err := langchaingo.New(db, newEmbedder(t, nil), langchaingo.WithTenants())
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				db.DeleteCollection(ctx, langchaingo.DefaultCollection)
+			}
+		}
+	}()
+	defer wg.Wait()
+	defer close(stop)
+	failed := 0
+	for i := 0; i < 5000 && failed < 20; i++ {
+		_, err := s.AddDocuments(ctx, docs[:1], vectorstores.WithNameSpace(fmt.Sprint("ns", i)))
+		if err != nil {
+			if !errors.Is(err, vector.ErrNotFound) {
+				t.Fatalf("add %d: %v, want nil or ErrNotFound", i, err)
+			}
+			failed++
+		}
+	}
+}
