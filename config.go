@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"time"
-	"unicode/utf8"
 
 	"github.com/cairndb/cairn/flat"
 	"github.com/cairndb/cairn/hnsw"
@@ -188,16 +187,8 @@ func (c CollectionConfig) CheckEmbedding(v []float32) error {
 // that makes a collection or tenant for a write of embeddings, so that a
 // batch the write would refuse leaves none made.
 func (c CollectionConfig) CheckItem(it Item) error {
-	switch {
-	case it.ID == "":
-		return fmt.Errorf("cairn: item: %w", vector.ErrEmptyID)
-	case !utf8.ValidString(it.ID):
-		return fmt.Errorf("cairn: item %q: %w: the id is not valid UTF-8", it.ID, vector.ErrInvalidOptions)
-	case !utf8.ValidString(it.Text):
-		return fmt.Errorf("cairn: item %q: %w: the text is not valid UTF-8", it.ID, vector.ErrInvalidOptions)
-	}
-	if _, _, _, err := itemTimes(&it, time.Now().UnixNano(), c.TTL); err != nil {
-		return fmt.Errorf("cairn: item %q: %w", it.ID, err)
+	if _, _, _, err := checkItem("item", 0, &it, time.Now().UnixNano(), c.TTL); err != nil {
+		return err
 	}
 	if _, err := normalizeMetadata(it.Metadata); err != nil {
 		return fmt.Errorf("cairn: item %q: %w", it.ID, err)

@@ -43,7 +43,7 @@ func FilterOf(v any) (*Filter, error) {
 		if len(v) == 0 {
 			return nil, nil
 		}
-		w, _ := widenFloat32(v)
+		w, _ := widenFloat32(v, 0)
 		b, err := json.Marshal(w)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: filter: %w: %v", vector.ErrInvalidOptions, err)
@@ -72,7 +72,13 @@ func FilterOf(v any) (*Filter, error) {
 // in its shortest float32 form, 0.1 for float32(0.1), which reads back
 // as another number than the stored 0.10000000149011612, so the filter
 // would miss its own value. v is copied only where it holds a float32.
-func widenFloat32(v any) (any, bool) {
+// Below maxFilterDepth levels (depth counts them) v is left as it is: no
+// filter goes deeper, and a map that holds itself must not recurse
+// forever before the encoder refuses it.
+func widenFloat32(v any, depth int) (any, bool) {
+	if depth > maxFilterDepth {
+		return v, false
+	}
 	switch x := v.(type) {
 	case float32:
 		return float64(x), true
@@ -85,7 +91,7 @@ func widenFloat32(v any) (any, bool) {
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			if w, ok := widenFloat32(e); ok {
+			if w, ok := widenFloat32(e, depth+1); ok {
 				if out == nil {
 					out = maps.Clone(x)
 				}
@@ -98,7 +104,7 @@ func widenFloat32(v any) (any, bool) {
 	case []any:
 		var out []any
 		for i, e := range x {
-			if w, ok := widenFloat32(e); ok {
+			if w, ok := widenFloat32(e, depth+1); ok {
 				if out == nil {
 					out = slices.Clone(x)
 				}

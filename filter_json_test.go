@@ -172,4 +172,10 @@ func TestFilterOfFloat32(t *testing.T) {
 	if _, err := cairn.FilterOf(m); err != nil || m["f"] != float32(0.1) {
 		t.Errorf("FilterOf changed its map: %v, %v", m, err)
 	}
+	// A map that holds itself is refused, not followed forever.
+	loop := map[string]any{}
+	loop["$and"] = []any{loop}
+	if _, err := cairn.FilterOf(loop); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("FilterOf of a map that holds itself = %v, want ErrInvalidOptions", err)
+	}
 }

@@ -183,18 +183,9 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, now i
 	rows := make([]row, len(items))
 	var toEmbed []int
 	for i, it := range items {
-		if it.ID == "" {
-			return nil, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
-		}
-		if !utf8.ValidString(it.ID) {
-			return nil, fmt.Errorf("cairn: %s %q: %w: the id is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
-		}
-		if !utf8.ValidString(it.Text) {
-			return nil, fmt.Errorf("cairn: %s %q: %w: the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
-		}
-		created, updated, expires, err := itemTimes(&items[i], now, c.cfg.TTL)
+		created, updated, expires, err := checkItem(op, i, &items[i], now, c.cfg.TTL)
 		if err != nil {
-			return nil, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+			return nil, err
 		}
 		rows[i] = row{key: it.ID, vec: it.Embedding, text: it.Text, created: created, updated: updated, expires: expires}
 		if len(it.Embedding) == 0 && it.Text != "" {
@@ -226,6 +217,23 @@ func (c *Collection) prepare(ctx context.Context, op string, items []Item, now i
 		rows[i].vec = vs[j]
 	}
 	return rows, nil
+}
+
+// checkItem checks the id, text and times of it, item i of a write op at
+// now to a collection of TTL ttl, and returns its times (itemTimes).
+func checkItem(op string, i int, it *Item, now int64, ttl time.Duration) (created, updated, expires int64, err error) {
+	switch {
+	case it.ID == "":
+		return 0, 0, 0, fmt.Errorf("cairn: %s: item %d: %w", op, i, vector.ErrEmptyID)
+	case !utf8.ValidString(it.ID):
+		return 0, 0, 0, fmt.Errorf("cairn: %s %q: %w: the id is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
+	case !utf8.ValidString(it.Text):
+		return 0, 0, 0, fmt.Errorf("cairn: %s %q: %w: the text is not valid UTF-8", op, it.ID, vector.ErrInvalidOptions)
+	}
+	if created, updated, expires, err = itemTimes(it, now, ttl); err != nil {
+		return 0, 0, 0, fmt.Errorf("cairn: %s %q: %w", op, it.ID, err)
+	}
+	return created, updated, expires, nil
 }
 
 // Delete removes the items with the given ids, all or nothing: it returns
