@@ -109,6 +109,7 @@ func TestIndexerRetriever(t *testing.T) {
 		{"cairn.Filter", []retriever.Option{eino.WithFilter(cairn.Eq("v", 2))}, []string{"dog-en"}},
 		{"{}", []retriever.Option{retriever.WithTopK(10), eino.WithFilter("{}")}, []string{"cat-en", "cat-fr", "dog-en", "fish-en", generated}},
 		{"other index", []retriever.Option{retriever.WithIndex("none")}, []string{}},
+		{"empty index: the configured one", []retriever.Option{retriever.WithTopK(1), retriever.WithIndex("")}, []string{"cat-en"}},
 	} {
 		got, err := ret.Retrieve(ctx, "how much do cats sleep during the day", tc.opts...)
 		want := slices.Clone(tc.want)

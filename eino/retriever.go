@@ -83,7 +83,8 @@ func WithFilter(filter any) retriever.Option {
 
 // Retrieve returns the documents nearest to query, most similar first,
 // each with its similarity as its Score. It honours retriever.WithTopK,
-// WithScoreThreshold (in [0, 1]), WithIndex (the collection),
+// WithScoreThreshold (in [0, 1]), WithIndex (the collection; "" for the
+// configured one, as in the config),
 // WithEmbedding and [WithFilter]; the sub-index and DSL options are
 // ignored. A TopK below 1 is an error wrapping [vector.ErrInvalidK]. A
 // collection that does not exist yet holds no documents.
@@ -129,7 +130,11 @@ func (r *Retriever) Retrieve(ctx context.Context, query string, opts ...retrieve
 		return nil, ErrNoEmbedding
 	}
 	docs = []*schema.Document{}
-	c, err := r.s.collection(ctx, *o.Index)
+	index := *o.Index
+	if index == "" {
+		index = r.s.name
+	}
+	c, err := r.s.collection(ctx, index)
 	if err != nil {
 		return nil, err
 	}
