@@ -33,6 +33,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 
@@ -170,7 +171,9 @@ func NewDocStore(name string, cfg Config) (*DocStore, error) {
 
 // Index embeds docs and stores them in ds in one write, all or nothing.
 // Each document's id is the MD5 of its JSON form, as in localvec, and a
-// document already stored is skipped (not embedded again). A document
+// document already stored is skipped (not embedded again). ScoreKey is
+// the retriever's, not the document's: it is left out of what is stored
+// and of the id, so a retrieved document indexed again is the one stored. A document
 // that another call stores meanwhile is written again, the same.
 func Index(ctx context.Context, docs []*ai.Document, ds *DocStore) error {
 	return ds.Index(ctx, docs)
@@ -192,6 +195,7 @@ func (ds *DocStore) Index(ctx context.Context, docs []*ai.Document) error {
 		if err != nil {
 			return err
 		}
+		d = unscored(d) // the caller's documents stay as they are
 		id, err := DocID(d)
 		if err != nil {
 			return err
@@ -303,16 +307,31 @@ func (ds *DocStore) Delete(ctx context.Context, ids ...string) error {
 }
 
 // DocID returns the id a document is stored under: the hex MD5 of its
-// JSON form, as localvec (and Genkit's JavaScript dev store) computes it.
-// A document JSON cannot encode (NaN in its metadata, say) gives an
-// error wrapping [vector.ErrInvalidOptions].
+// JSON form, as localvec (and Genkit's JavaScript dev store) computes it,
+// without [ScoreKey] in its metadata. A document JSON cannot encode (NaN
+// in its metadata, say) gives an error wrapping [vector.ErrInvalidOptions].
 func DocID(d *ai.Document) (string, error) {
-	b, err := json.Marshal(d)
+	b, err := json.Marshal(unscored(d))
 	if err != nil { // a value JSON cannot hold: NaN, a channel
 		return "", fmt.Errorf("cairngenkit: document: %w: %v", vector.ErrInvalidOptions, err)
 	}
 	sum := md5.Sum(b)
 	return hex.EncodeToString(sum[:]), nil
+}
+
+// unscored returns d without ScoreKey in its metadata: d itself if it
+// has none, else a copy.
+func unscored(d *ai.Document) *ai.Document {
+	if d == nil {
+		return nil
+	}
+	if _, ok := d.Metadata[ScoreKey]; !ok {
+		return d
+	}
+	c := *d
+	c.Metadata = maps.Clone(d.Metadata)
+	delete(c.Metadata, ScoreKey)
+	return &c
 }
 
 // textOf returns the text of d, its text parts joined.

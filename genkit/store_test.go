@@ -334,3 +334,39 @@ func TestRefusedMetadataMakesNothing(t *testing.T) {
 		t.Errorf("a refused Index left collections %v, %v", infos, err)
 	}
 }
+
+// A retrieved document, which carries its score under ScoreKey, indexed
+// again is the document stored: not a second copy, nor its score.
+func TestIndexRetrievedAgain(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	g, ds, ret, _ := setup(t, db)
+	docs := []*ai.Document{ai.DocumentFromText("cats sleep", map[string]any{"lang": "en"}), ai.DocumentFromText("dogs run", nil)}
+	if err := ds.Index(ctx, docs); err != nil {
+		t.Fatal(err)
+	}
+	res, err := genkit.Retrieve(ctx, g, ai.WithRetriever(ret), ai.WithTextDocs("cats"), ai.WithConfig(&cairngenkit.RetrieverOptions{K: 10}))
+	if err != nil || len(res.Documents) != 2 {
+		t.Fatalf("Retrieve: %v, %v", res, err)
+	}
+	if err := ds.Index(ctx, res.Documents); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := res.Documents[0].Metadata[cairngenkit.ScoreKey]; !ok {
+		t.Error("Index took the score out of the caller's document")
+	}
+	c, err := db.Collection(ctx, "pets")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items, err := c.Find(ctx, nil, 0)
+	if err != nil || len(items) != 2 {
+		t.Fatalf("after indexing the retrieved documents again: %d items, %v; want 2", len(items), err)
+	}
+	for _, it := range items {
+		if _, ok := it.Metadata[cairngenkit.ScoreKey]; ok {
+			t.Errorf("item %s stored with a score: %v", it.ID, it.Metadata)
+		}
+	}
+}
