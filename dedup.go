@@ -116,6 +116,8 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 		given[it.ID] = struct{}{}
 	}
 	var batch []placed // the items of the call so far, by their final ids
+	// replaced holds the stored ids that items of the call so far replace.
+	replaced := make(map[string]struct{})
 	drop := make([]bool, len(items))
 	// giveWay drops the earlier item of the call written as id, if any
 	// (a merge gave one of the two that id).
@@ -125,6 +127,12 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 				drop[j] = true
 			}
 		}
+	}
+	// place records an item of the call as id, in place of any earlier
+	// item written as id: only the latest is what a later item meets.
+	place := func(id string, q vector.Vector, scope []value) {
+		batch = slices.DeleteFunc(batch, func(p placed) bool { return p.id == id })
+		batch = append(batch, placed{id, q, scope})
 	}
 	for i := range items {
 		it := &items[i]
@@ -139,19 +147,27 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 		if err != nil {
 			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
 		}
-		if !ok || c.holds(it.ID) {
+		if held := c.holds(it.ID); !ok || held {
+			if held {
+				replaced[it.ID] = struct{}{}
+			}
 			giveWay(i, it.ID)
-			batch = append(batch, placed{it.ID, q, scope})
+			place(it.ID, q, scope)
 			continue
 		}
 		best, bestSim := "", math.Inf(-1)
 		f := scopeFilter(d.Scope, it.Metadata)
-		rs, err := c.Query(ctx, it.Embedding, 1, &QueryOptions{Filter: f, MinSimilarity: &d.MinSimilarity})
+		// A stored item that an earlier item of the call replaces is
+		// that item now (in batch), not what the store holds: skip it.
+		rs, err := c.Query(ctx, it.Embedding, 1+len(replaced), &QueryOptions{Filter: f, MinSimilarity: &d.MinSimilarity})
 		if err != nil {
 			return nil, nil, fmt.Errorf("cairn: upsert dedup %q: %w", it.ID, err)
 		}
-		if len(rs) > 0 {
-			best, bestSim = rs[0].ID, rs[0].Similarity
+		for _, r := range rs {
+			if _, ok := replaced[r.ID]; !ok {
+				best, bestSim = r.ID, r.Similarity
+				break
+			}
 		}
 		for _, p := range batch {
 			if p.id == it.ID || !slices.Equal(p.scope, scope) || p.scope == nil {
@@ -163,13 +179,16 @@ func (c *Collection) mergeTargets(ctx context.Context, d *Dedup, items []Item) (
 		}
 		if best == "" {
 			giveWay(i, it.ID)
-			batch = append(batch, placed{it.ID, q, scope})
+			place(it.ID, q, scope)
 			continue
+		}
+		if c.holds(best) {
+			replaced[best] = struct{}{}
 		}
 		merged = append(merged, Merge{ID: it.ID, Into: best, Similarity: bestSim})
 		it.ID = best
 		giveWay(i, best)
-		batch = append(batch, placed{best, q, scope})
+		place(best, q, scope)
 	}
 	kept := items[:0]
 	for i := range items {

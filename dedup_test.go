@@ -128,6 +128,54 @@ func TestUpsertDedupMergeAndID(t *testing.T) {
 	}
 }
 
+// TestUpsertDedupReplacedInCall checks that an item of a call is not
+// merged into the stored version of an id that an earlier item of the
+// same call replaces: written one after another, the later item meets
+// the earlier one, not what it replaced, and the earlier one is kept.
+func TestUpsertDedupReplacedInCall(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range []cairn.IndexKind{cairn.Flat, cairn.HNSW} {
+		t.Run(kind.String(), func(t *testing.T) {
+			db := cairn.OpenMemory(nil)
+			defer db.Close()
+			c := mustCollection(t, db, "m", cairn.CollectionConfig{Dim: 3, Index: kind})
+			if err := c.Add(ctx,
+				cairn.Item{ID: "x", Text: "stored", Embedding: near(0)},
+				cairn.Item{ID: "y", Text: "other", Embedding: near(1.5)}); err != nil {
+				t.Fatal(err)
+			}
+			// x moves far from where it was; then an item near where x was.
+			ms, err := c.UpsertDedup(ctx, dedup95,
+				cairn.Item{ID: "x", Text: "moved", Embedding: near(1)},
+				cairn.Item{ID: "new", Text: "near the old x", Embedding: near(0.01)})
+			if err != nil || len(ms) != 0 {
+				t.Fatalf("merges %+v, %v; want none", ms, err)
+			}
+			if it := get(t, c, "x"); it.Text != "moved" {
+				t.Fatalf("x = %q, want %q", it.Text, "moved")
+			}
+			if it := get(t, c, "new"); it.Text != "near the old x" {
+				t.Fatalf("new = %q", it.Text)
+			}
+			// y is merged into, then an item near where y was: it merges
+			// into y as the call left it only if near that.
+			ms, err = c.UpsertDedup(ctx, dedup95,
+				cairn.Item{ID: "z", Text: "near y", Embedding: near(1.51)},
+				cairn.Item{ID: "y", Text: "y moved", Embedding: near(3)},
+				cairn.Item{ID: "w", Text: "near the old y", Embedding: near(1.49)})
+			if err != nil || len(ms) != 1 || ms[0].ID != "z" || ms[0].Into != "y" {
+				t.Fatalf("merges %+v, %v; want z into y only", ms, err)
+			}
+			if it := get(t, c, "y"); it.Text != "y moved" {
+				t.Fatalf("y = %q, want %q", it.Text, "y moved")
+			}
+			if it := get(t, c, "w"); it.Text != "near the old y" {
+				t.Fatalf("w = %q", it.Text)
+			}
+		})
+	}
+}
+
 // TestUpsertDedupErrors checks that a bad call stores nothing.
 func TestUpsertDedupErrors(t *testing.T) {
 	ctx := context.Background()
