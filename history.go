@@ -164,6 +164,9 @@ func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) er
 // id. An expired version is returned like any other (its ExpiresAt says
 // so). A write in flight on id is waited for.
 func (c *Collection) History(ctx context.Context, id string) ([]Version, error) {
+	if err := c.closedErr(); err != nil {
+		return nil, err // deleted or closed, as AsOf and Restore say
+	}
 	if !c.keepsHistory() {
 		return nil, fmt.Errorf("cairn: history %q: %w", id, ErrNoHistory)
 	}

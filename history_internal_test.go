@@ -213,6 +213,48 @@ func alive(m map[string]modelItem, t time.Time) map[string]modelItem {
 	return modelState{items: m}.alive(t)
 }
 
+// TestHistoryCallsClosedOrDeleted checks that the history calls of a
+// collection without history report, as every call does, a deleted
+// collection as vector.ErrNotFound and a closed store as vector.ErrClosed,
+// not ErrNoHistory.
+func TestHistoryCallsClosedOrDeleted(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []bool{false, true} {
+		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
+			clk := NewFakeClock()
+			db := clockedDB(t, file, clk)
+			gone, err := db.CreateCollection(ctx, "gone", CollectionConfig{Dim: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			plain, err := db.CreateCollection(ctx, "plain", CollectionConfig{Dim: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := db.DeleteCollection(ctx, "gone"); err != nil {
+				t.Fatal(err)
+			}
+			calls := func(c *Collection) []error {
+				_, e1 := c.History(ctx, "a")
+				_, e2 := c.AsOf(ctx, clk.Now())
+				_, e3 := c.Restore(ctx, clk.Now(), nil)
+				return []error{e1, e2, e3}
+			}
+			for i, err := range calls(gone) {
+				if !errors.Is(err, vector.ErrNotFound) {
+					t.Errorf("call %d of a deleted collection: %v, want ErrNotFound", i, err)
+				}
+			}
+			db.Close()
+			for i, err := range calls(plain) {
+				if !errors.Is(err, vector.ErrClosed) {
+					t.Errorf("call %d of a closed store: %v, want ErrClosed", i, err)
+				}
+			}
+		})
+	}
+}
+
 // TestHistoryVersions reads the versions of one item through creation,
 // upserts, a delete and a re-creation, and the errors of the history
 // calls.
