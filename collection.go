@@ -203,7 +203,11 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		stamped: math.MinInt64,
 	}
 	var ids []vector.ID
+	latest := int64(math.MinInt64) // the latest UpdatedAt held
 	err := be.load(ctx, func(r row) error {
+		if r.updated != noTime {
+			latest = max(latest, r.updated)
+		}
 		if f := r.fault(); f != "" {
 			return fmt.Errorf("%w: row %d (%q) %s", vector.ErrCorrupt, r.id, r.key, f)
 		}
@@ -255,6 +259,9 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	}
 	c.idx, c.kind = idx, kind
 	if err := c.startHistory(ctx); err != nil {
+		return nil, err
+	}
+	if err := c.stampAfterHistory(ctx, min(latest, c.now())); err != nil {
 		return nil, err
 	}
 	c.startSweeper()

@@ -130,6 +130,36 @@ func (c *Collection) startHistory(ctx context.Context) error {
 	return past.start(ctx, c.now())
 }
 
+// stampAfterHistory makes the writes of a collection just loaded be
+// timed after every write its history holds (see stamp), as they are
+// within a session, however the clock stands: a Restore's Undo, a
+// nanosecond before it, must not reach back before a write that came
+// before it. The writes after from are read (from: no later than the
+// latest write that updated a held item, so that few are). c is not yet
+// in use.
+func (c *Collection) stampAfterHistory(ctx context.Context, from int64) error {
+	if !c.keepsHistory() {
+		return nil
+	}
+	past := c.be.past()
+	if from > math.MinInt64 {
+		from-- // statesAt reads the writes after t: those at from too
+	}
+	for t := from; ; {
+		err := past.statesAt(ctx, t, func(s pastState) error {
+			c.stamped = max(c.stamped, s.until)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		if c.stamped <= t {
+			return nil
+		}
+		t = c.stamped
+	}
+}
+
 // historyErr checks that the collection keeps a history reaching t,
 // which must not be after now.
 func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) error {

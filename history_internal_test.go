@@ -687,6 +687,89 @@ func TestHistoryStampsInOrderOfEffect(t *testing.T) {
 	}
 }
 
+// TestStampsAfterLoad checks that a collection loaded again from its
+// file (at Open, or a tenant loaded again after it was closed to save
+// memory) times its writes after those it holds, as Item says, even when
+// the clock has not moved on (a coarse clock) or has stepped back: a
+// Restore's Undo must still give back the write before it, and a later
+// version must not begin before an earlier one.
+func TestStampsAfterLoad(t *testing.T) {
+	ctx := context.Background()
+	for _, back := range []time.Duration{0, time.Minute} {
+		for _, tenant := range []bool{false, true} {
+			t.Run(fmt.Sprint("back=", back, "/tenant=", tenant), func(t *testing.T) {
+				clk := NewFakeClock()
+				path := filepath.Join(t.TempDir(), "h.cairn")
+				open := func() (*DB, MemoryCollection, func() (Restored, error), func(time.Time) (Restored, error), func() ([]Version, error)) {
+					db, err := Open(ctx, path, &Options{TenantMemory: 1})
+					if err != nil {
+						t.Fatal(err)
+					}
+					db.clock, db.noSweeper = clk.Now, true
+					c, err := db.GetOrCreateCollection(ctx, "c", CollectionConfig{Dim: 2, Index: Flat, KeepHistory: &HistoryPolicy{}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if !tenant {
+						return db, c, nil, func(at time.Time) (Restored, error) { return c.Restore(ctx, at, nil) },
+							func() ([]Version, error) { return c.History(ctx, "x") }
+					}
+					tn, err := c.GetOrCreateTenant(ctx, "a")
+					if err != nil {
+						t.Fatal(err)
+					}
+					return db, tn, nil, func(at time.Time) (Restored, error) { return tn.Restore(ctx, at, nil) },
+						func() ([]Version, error) { return tn.History(ctx, "x") }
+				}
+				db, c, _, restore, history := open()
+				clk.Advance(time.Second)
+				t0 := clk.Now()
+				clk.Advance(time.Second)
+				if err := c.Add(ctx, Item{ID: "x", Text: "one", Embedding: []float32{1, 0}}); err != nil {
+					t.Fatal(err)
+				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				clk.Advance(-back)
+				db, c, _, restore, history = open()
+				defer db.Close()
+				if err := c.Upsert(ctx, Item{ID: "x", Text: "two", Embedding: []float32{0, 1}}); err != nil {
+					t.Fatal(err)
+				}
+				vs, err := history()
+				if err != nil || len(vs) != 3 {
+					t.Fatalf("History: %+v, %v", vs, err)
+				}
+				if vs[0].Item.UpdatedAt.Before(vs[1].Item.UpdatedAt) || vs[0].From.Before(vs[1].From) {
+					t.Errorf("%q written at %v, %v, before %q at %v", vs[0].Item.Text, vs[0].Item.UpdatedAt, vs[0].From, vs[1].Item.Text, vs[1].Item.UpdatedAt)
+				}
+				if back > 0 {
+					return // no Restore to t0: the clock shows a time before it
+				}
+				// a tenant is closed after each call (TenantMemory): the
+				// Restore loads it again, at the same clock.
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				db, c, _, restore, _ = open()
+				defer db.Close()
+				res, err := restore(t0)
+				if err != nil || len(res.Deleted) != 1 {
+					t.Fatalf("Restore: %+v, %v", res, err)
+				}
+				if _, err := restore(res.Undo); err != nil {
+					t.Fatal(err)
+				}
+				got, err := c.Get(ctx, "x")
+				if err != nil || got[0].Text != "two" {
+					t.Fatalf("after the undo: %v, %v; want x as before the Restore, %q", got, err, "two")
+				}
+			})
+		}
+	}
+}
+
 // TestRestoreUndoKeepsWriteBefore runs Restores of one id beside
 // Upserts of it, round after round, and where the Restore took effect
 // after the Upsert, restores to its Undo: that must bring the Upsert's
