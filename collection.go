@@ -203,11 +203,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		stamped: math.MinInt64,
 	}
 	var ids []vector.ID
-	latest := int64(math.MinInt64) // the latest UpdatedAt held
 	err := be.load(ctx, func(r row) error {
-		if r.updated != noTime {
-			latest = max(latest, r.updated)
-		}
 		if f := r.fault(); f != "" {
 			return fmt.Errorf("%w: row %d (%q) %s", vector.ErrCorrupt, r.id, r.key, f)
 		}
@@ -261,7 +257,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	if err := c.startHistory(ctx); err != nil {
 		return nil, err
 	}
-	if err := c.stampAfterHistory(ctx, min(latest, c.now())); err != nil {
+	if err := c.stampAfterHistory(ctx); err != nil {
 		return nil, err
 	}
 	c.startSweeper()

@@ -87,6 +87,10 @@ type pastStore interface {
 	// changed since t, with its vector as written, for a write to take
 	// again.
 	statesAt(ctx context.Context, t int64, fn func(pastState) error) error
+	// lastWrite is the time of the latest write the history recorded,
+	// kept or trimmed since, or an error wrapping vector.ErrNotFound if
+	// it has not begun.
+	lastWrite(ctx context.Context) (int64, error)
 	// trim removes the states that ended before before, and all but the
 	// keep latest of each key (0: no limit), and returns how many.
 	trim(ctx context.Context, before int64, keep int) (int, error)
@@ -131,33 +135,23 @@ func (c *Collection) startHistory(ctx context.Context) error {
 }
 
 // stampAfterHistory makes the writes of a collection just loaded be
-// timed after every write its history holds (see stamp), as they are
-// within a session, however the clock stands: a Restore's Undo, a
+// timed after the latest write its history recorded (see stamp), as they
+// are within a session, however the clock stands: a Restore's Undo, a
 // nanosecond before it, must not reach back before a write that came
-// before it. The writes after from are read (from: no later than the
-// latest write that updated a held item, so that few are). c is not yet
-// in use.
-func (c *Collection) stampAfterHistory(ctx context.Context, from int64) error {
+// before it. c is not yet in use.
+func (c *Collection) stampAfterHistory(ctx context.Context) error {
 	if !c.keepsHistory() {
 		return nil
 	}
-	past := c.be.past()
-	if from > math.MinInt64 {
-		from-- // statesAt reads the writes after t: those at from too
+	t, err := c.be.past().lastWrite(ctx)
+	switch {
+	case errors.Is(err, vector.ErrNotFound):
+		return nil // not begun
+	case err != nil:
+		return err
 	}
-	for t := from; ; {
-		err := past.statesAt(ctx, t, func(s pastState) error {
-			c.stamped = max(c.stamped, s.until)
-			return nil
-		})
-		if err != nil {
-			return err
-		}
-		if c.stamped <= t {
-			return nil
-		}
-		t = c.stamped
-	}
+	c.stamped = max(c.stamped, t)
+	return nil
 }
 
 // historyErr checks that the collection keeps a history reaching t,

@@ -76,6 +76,21 @@ func (m *memPast) since(context.Context) (int64, error) {
 	return m.from, nil
 }
 
+func (m *memPast) lastWrite(context.Context) (int64, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.begun {
+		return 0, vector.ErrNotFound
+	}
+	t := m.from
+	for _, ks := range m.keys {
+		if n := len(ks); n > 0 {
+			t = max(t, ks[n-1].until)
+		}
+	}
+	return t, nil
+}
+
 func (m *memPast) states(_ context.Context, key string) ([]pastState, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -202,6 +217,8 @@ func (p sqlPast) states(ctx context.Context, key string) ([]pastState, error) {
 	}
 	return out, nil
 }
+
+func (p sqlPast) lastWrite(ctx context.Context) (int64, error) { return p.c.LastWrite(ctx) }
 
 func (p sqlPast) statesAt(ctx context.Context, t int64, fn func(pastState) error) error {
 	return p.c.StatesAt(ctx, t, func(s sqlitestore.Past) error {

@@ -197,6 +197,29 @@ func (c *Collection) HistorySince(ctx context.Context) (int64, error) {
 	return since, nil
 }
 
+// LastWrite returns the latest Until c's history has recorded, of a
+// state it keeps or one TrimHistory removed: the time of the latest
+// write it recorded. It returns an error wrapping [vector.ErrNotFound]
+// if c's history has not begun.
+func (c *Collection) LastWrite(ctx context.Context) (int64, error) {
+	var last int64
+	err := c.db.withConn(func(conn *sql.Conn) error {
+		if c.dropped {
+			return vector.ErrClosed
+		}
+		err := scanErr(conn.QueryRowContext(ctx, `SELECT max(since, coalesce((SELECT max(until) FROM history WHERE coll = ?1 AND tenant = ?2), since))
+			FROM history_since WHERE coll = ?1 AND tenant = ?2`, c.id, c.tenant).Scan(&last))
+		if errors.Is(err, sql.ErrNoRows) {
+			return vector.ErrNotFound
+		}
+		return err
+	})
+	if err != nil {
+		return 0, fmt.Errorf("sqlitestore: last write: %w", err)
+	}
+	return last, nil
+}
+
 const pastColumns = "key, until, id, vec, text, meta, created, updated, expires"
 
 // scanPast reads one row of pastColumns, and the columns after them

@@ -30,6 +30,9 @@ func TestHistoryKeepsPriors(t *testing.T) {
 		if _, err := c.HistorySince(ctx); !errors.Is(err, vector.ErrNotFound) {
 			t.Fatalf("HistorySince before StartHistory: %v", err)
 		}
+		if _, err := c.LastWrite(ctx); !errors.Is(err, vector.ErrNotFound) {
+			t.Fatalf("LastWrite before StartHistory: %v", err)
+		}
 		if err := c.StartHistory(ctx, 5); err != nil {
 			t.Fatal(err)
 		}
@@ -75,6 +78,9 @@ func TestHistoryKeepsPriors(t *testing.T) {
 	for _, c := range []*Collection{coll, ten} {
 		if since, err := c.HistorySince(ctx); err != nil || since != 5 {
 			t.Fatalf("HistorySince = %d, %v; want 5", since, err)
+		}
+		if last, err := c.LastWrite(ctx); err != nil || last != 40 {
+			t.Fatalf("LastWrite = %d, %v; want 40", last, err)
 		}
 		h, err := c.History(ctx, "k")
 		if err != nil {
@@ -132,6 +138,15 @@ func TestHistoryKeepsPriors(t *testing.T) {
 	}
 	if h, _ := ten.History(ctx, "k"); len(h) != 1 || h[0].Until != 40 {
 		t.Fatalf("tenant's history after trim: %+v", h)
+	}
+	// The latest write is remembered when its state is trimmed too.
+	if n, err := ten.TrimHistory(ctx, 41, 0); err != nil || n != 1 {
+		t.Fatalf("TrimHistory of all = %d, %v; want 1", n, err)
+	}
+	for _, c := range []*Collection{coll, ten} {
+		if last, err := c.LastWrite(ctx); err != nil || last != 40 {
+			t.Fatalf("LastWrite after trims = %d, %v; want 40", last, err)
+		}
 	}
 	if err := coll.DropTenant(ctx, "alice"); err != nil {
 		t.Fatal(err)
