@@ -891,3 +891,54 @@ func TestRestoreTwice(t *testing.T) {
 		})
 	}
 }
+
+// TestRestoreUndoAtStoppedClock restores, undoes the restore, and undoes
+// the undo, all at one clock reading (a coarse clock): each Restore is
+// stamped a nanosecond after the write before it, so the second Undo is a
+// time after the clock's, which the store itself wrote at. Restoring to
+// it, or reading AsOf it, must not be refused as a time in the future.
+func TestRestoreUndoAtStoppedClock(t *testing.T) {
+	ctx := context.Background()
+	for _, file := range []bool{false, true} {
+		t.Run(fmt.Sprint("file=", file), func(t *testing.T) {
+			db := historyDB(t, file, nil)
+			clk := NewFakeClock()
+			db.clock = clk.Now
+			c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, Index: Flat, KeepHistory: &HistoryPolicy{}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, Item{ID: "x", Text: "one", Embedding: []float32{1, 0}}); err != nil {
+				t.Fatal(err)
+			}
+			clk.Advance(time.Second)
+			t0 := clk.Now()
+			clk.Advance(time.Second) // from here on the clock stays
+			if err := c.Upsert(ctx, Item{ID: "x", Text: "two", Embedding: []float32{0, 1}}); err != nil {
+				t.Fatal(err)
+			}
+			res, err := c.Restore(ctx, t0, nil) // x = "one"
+			if err != nil || getText(t, c, "x") != "one" {
+				t.Fatalf("restore to t0: %+v, %v", res, err)
+			}
+			undo, err := c.Restore(ctx, res.Undo, nil) // x = "two"
+			if err != nil || getText(t, c, "x") != "two" {
+				t.Fatalf("restore to its Undo: %+v, %v", undo, err)
+			}
+			snap, err := c.AsOf(ctx, undo.Undo)
+			if err != nil {
+				t.Fatalf("AsOf the second Undo %v (clock %v): %v", undo.Undo, clk.Now(), err)
+			}
+			if got, err := snap.Get(ctx, "x"); err != nil || got[0].Text != "one" {
+				t.Errorf("AsOf the second Undo: x = %+v, %v; want \"one\"", got, err)
+			}
+			snap.Close()
+			if _, err := c.Restore(ctx, undo.Undo, nil); err != nil {
+				t.Fatalf("restore to the second Undo %v (clock %v): %v", undo.Undo, clk.Now(), err)
+			}
+			if got := getText(t, c, "x"); got != "one" {
+				t.Errorf("after undoing the undo, x = %q, want \"one\"", got)
+			}
+		})
+	}
+}
