@@ -29,6 +29,9 @@ const graphName = "hnsw"
 // write (read-only media, its permissions or its directory's), an error
 // wrapping [sqlitestore.ErrNotWritable]; one with more than one name (hard
 // links), in either mode, an error wrapping [sqlitestore.ErrHardLinked].
+// A missing file beside which the write-ahead log of a database of its
+// name is left (deleted without it) is not created: the error wraps
+// [sqlitestore.ErrOrphanLog].
 //
 // With [Options.ReadOnly], Open never creates, writes or saves anything
 // (but for SQLite's rebuild of the log's index, the -shm file, after a

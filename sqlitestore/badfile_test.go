@@ -326,3 +326,53 @@ func TestOpenTrailingBytes(t *testing.T) {
 		db.Close()
 	}
 }
+
+// TestOpenOrphanLog opens a missing file beside which the write-ahead log
+// of a deleted database was left: SQLite would take the log's pages into
+// the new file. Open refuses, creating nothing and leaving the log as it
+// is; once the log is gone, it creates the file.
+func TestOpenOrphanLog(t *testing.T) {
+	ctx := context.Background()
+	db, path := openTemp(t, nil)
+	putRange(t, mustCollection(t, db, "c", 8, vector.L2), 1, 200)
+	log, err := os.ReadFile(path + "-wal") // as a crash would leave it
+	if err != nil || len(log) == 0 {
+		t.Fatalf("no log to leave: %d bytes, %v", len(log), err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path)
+	if err := os.WriteFile(path+"-wal", log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if db, err := Open(ctx, path, nil); !errors.Is(err, ErrOrphanLog) {
+		if err == nil {
+			db.Close()
+		}
+		t.Fatalf("Open beside an orphan log = %v, want ErrOrphanLog", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused Open made the file: %v", err)
+	}
+	if got, _ := os.ReadFile(path + "-wal"); !bytes.Equal(got, log) {
+		t.Errorf("the refused Open changed the log")
+	}
+	// A backup made there would meet the log at its first Open.
+	other, _ := openTemp(t, nil)
+	if err := other.Backup(ctx, path); !errors.Is(err, ErrOrphanLog) {
+		t.Errorf("Backup beside an orphan log = %v, want ErrOrphanLog", err)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused Backup made the file: %v", err)
+	}
+	os.Remove(path + "-wal")
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatalf("Open once the log is gone: %v", err)
+	}
+	defer db.Close()
+	if names, err := db.Collections(ctx); err != nil || len(names) != 0 {
+		t.Errorf("the new file holds collections %v, %v", names, err)
+	}
+}

@@ -224,6 +224,9 @@ func open(ctx context.Context, path string, opts Options) (*DB, error) {
 		if err != nil {
 			return nil, fmt.Errorf("create: %w", err)
 		}
+		if err := OrphanLog(to); err != nil {
+			return nil, fmt.Errorf("create: %w", err)
+		}
 		if err := create(ctx, to); err != nil {
 			return nil, fmt.Errorf("create: %w", err)
 		}
@@ -624,6 +627,22 @@ func tempBeside(path, tag string) string {
 		base = base[:room]
 	}
 	return filepath.Join(filepath.Dir(path), "."+base+suffix)
+}
+
+// OrphanLog returns an error wrapping [ErrOrphanLog] if no file is at
+// path and a write-ahead log of that name (path + "-wal", not empty) lies
+// beside it, which SQLite would take into a database made at path; nil
+// otherwise. [Open] and [DB.Backup] check it before they make a file; a
+// program that makes one otherwise (under another name, then renamed into
+// place) should too.
+func OrphanLog(path string) error {
+	if _, err := os.Lstat(path); !errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if fi, err := os.Stat(path + "-wal"); err == nil && fi.Size() > 0 {
+		return fmt.Errorf("%w: %s (%d bytes)", ErrOrphanLog, path+"-wal", fi.Size())
+	}
+	return nil
 }
 
 // create builds a new, empty database under a temporary name and links it
@@ -1073,7 +1092,8 @@ func (db *DB) check(ctx context.Context, pragma string) error {
 }
 
 // Backup writes a consistent copy of the database, as of the last commit,
-// to a new file at path (which must not exist), compacted, and fsyncs it.
+// to a new file at path (which must not exist, nor a write-ahead log of
+// it: [OrphanLog]), compacted, and fsyncs it.
 // The copy is a cairn database that [Open] accepts. It is the only safe
 // way to copy a database that is open: the file itself lags behind its
 // write-ahead log until Close, and a copy of the file (or of the file and
@@ -1087,6 +1107,9 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 	err := db.withConn(func(conn *sql.Conn) error {
 		if _, err := os.Stat(path); err == nil {
 			return fmt.Errorf("%s: %w", path, os.ErrExist)
+		}
+		if err := OrphanLog(path); err != nil {
+			return err
 		}
 		if db.opts.ReadOnly {
 			// VACUUM cannot run inside the snapshot's transaction: a

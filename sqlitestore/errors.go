@@ -50,6 +50,16 @@ var (
 	// remove the other links, or copy the file. The file is not modified.
 	ErrHardLinked = errors.New("sqlitestore: the file has more than one name (hard links)")
 
+	// ErrOrphanLog is returned by a writable [Open] of a file that does
+	// not exist when a write-ahead log of that name lies beside it (the
+	// name with "-wal" after it): the log of a database deleted without
+	// it, or of one a process still has open under that name. SQLite
+	// would take its pages into the new file, which would then hold
+	// pages of another database. Nothing is created or changed: remove
+	// the log (and the "-shm" beside it) once no process uses it, or put
+	// back the database it belongs to.
+	ErrOrphanLog = errors.New("sqlitestore: a write-ahead log is left beside a missing file")
+
 	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
 	// index was written before the collection's items last changed: it
 	// lacks (or still holds) some items. The caller should rebuild the

@@ -81,7 +81,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			Metadata:  map[string]any{"importance": r.Float64(), "user": "u1"}}
 	}
 	path := filepath.Join(*dir, "agentmem.cairn")
-	os.Remove(path)
+	for _, f := range []string{path, path + "-wal", path + "-shm"} { // a run killed before left its log
+		os.Remove(f)
+	}
 	db, err := cairn.Open(ctx, path, nil)
 	if err != nil {
 		return err

@@ -77,7 +77,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var sides [2]side
 	for i, name := range []string{"off", "on"} {
 		path := filepath.Join(c.dir, name+".cairn")
-		os.Remove(path)
+		for _, f := range []string{path, path + "-wal", path + "-shm"} { // a run killed before left its log
+			os.Remove(f)
+		}
 		db, err := cairn.Open(ctx, path, nil)
 		if err != nil {
 			return err

@@ -52,6 +52,7 @@ import (
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/internal/symlink"
+	"github.com/cairndb/cairn/sqlitestore"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -153,6 +154,9 @@ func cmdImport(ctx context.Context, e *env, args []string) error {
 		if err := im.open(path); err != nil {
 			return &fileError{path, err}
 		}
+	}
+	if err := sqlitestore.OrphanLog(path); err != nil { // made under another name, it would not meet Open's check
+		return &fileError{path, err}
 	}
 	return im.run()
 }

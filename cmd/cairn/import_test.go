@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"crypto/sha256"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -367,5 +368,43 @@ func TestImportLongName(t *testing.T) {
 	}
 	if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) > 0 {
 		t.Errorf("left beside it: %q", left)
+	}
+}
+
+// TestImportOrphanLog imports into a missing file beside which the
+// write-ahead log of a deleted database was left: the import, which makes
+// its file under another name, refuses as Open does, making nothing.
+func TestImportOrphanLog(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "m.cairn")
+	db, err := cairn.Open(context.Background(), path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateCollection(context.Background(), "c", cairn.CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(context.Background(), cairn.Item{ID: "x", Embedding: []float32{1, 0}}); err != nil {
+		t.Fatal(err)
+	}
+	log, err := os.ReadFile(path + "-wal") // as a crash would leave it
+	if err != nil || len(log) == 0 {
+		t.Fatalf("no log: %d bytes, %v", len(log), err)
+	}
+	db.Close()
+	os.Remove(path)
+	if err := os.WriteFile(path+"-wal", log, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stream := `{"collection":{"name":"d","dim":2,"metric":"l2","index":"flat"}}
+{"id":"a","embedding":[1,0]}
+`
+	r := runCmd(t, stream, "import", "-q", path)
+	if r.code == 0 || !strings.Contains(r.stderr, "write-ahead log") {
+		t.Fatalf("import beside an orphan log: %+v", r)
+	}
+	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the refused import made the file: %v", err)
 	}
 }

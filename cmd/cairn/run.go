@@ -169,6 +169,8 @@ func (e *fileError) reason() string {
 		return "the file is locked by another process (a cairn command, or a program that has it open); close it and retry"
 	case errors.Is(e.err, os.ErrNotExist):
 		return "no such file"
+	case errors.Is(e.err, sqlitestore.ErrOrphanLog):
+		return "no such file, but its write-ahead log (" + e.path + "-wal) is left beside it, which SQLite would take into a new file: remove it and the -shm beside it once no program uses them, or put back the database they belong to"
 	case errors.Is(e.err, sqlitestore.ErrHardLinked):
 		return "the file has more than one name (hard links), and SQLite keeps its log beside the name it opens: open it under one name only (remove the other links, or work on a copy)"
 	}
