@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -310,5 +311,34 @@ func TestAddPropertyLeaderBehind(t *testing.T) {
 				t.Errorf("%d attempts, want %d", posts.Load(), want)
 			}
 		})
+	}
+}
+
+// heldBy stops asking once a node holds the class; the nodes whose
+// answers it no longer waits for are not skipped afterwards as if they
+// had failed to answer.
+func TestHeldByShunsNoOne(t *testing.T) {
+	holds := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"class":"Cairn_c"}`)
+	}))
+	defer holds.Close()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-r.Context().Done() // answers only once the asker gives up
+	}))
+	defer slow.Close()
+	o, err := (&Options{}).withDefaults(2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := newClient([]string{holds.URL, slow.URL}, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := cl.heldBy(context.Background(), "Cairn_c"); n != 0 {
+		t.Fatalf("heldBy = %d, want 0", n)
+	}
+	time.Sleep(50 * time.Millisecond) // the slow ask's end
+	if until := cl.ring.avoid[1].Load(); until > time.Now().UnixNano() {
+		t.Errorf("the node heldBy stopped waiting for is skipped for %v", time.Until(time.Unix(0, until)))
 	}
 }

@@ -289,7 +289,8 @@ func (c *client) request(ctx context.Context, attempts int, about target, method
 }
 
 // attempt sends one request to node, skipping the node for a while if it
-// does not answer.
+// does not answer (in time): not if ctx was canceled, which says nothing
+// of the node.
 func (c *client) attempt(ctx context.Context, node int, method, path string, payload []byte) (int, []byte, error) {
 	var rd io.Reader
 	if payload != nil {
@@ -304,7 +305,9 @@ func (c *client) attempt(ctx context.Context, node int, method, path string, pay
 	}
 	resp, err := c.hc.Do(req)
 	if err != nil {
-		c.ring.shun(node)
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			c.ring.shun(node)
+		}
 		return 0, nil, err
 	}
 	defer resp.Body.Close()
