@@ -76,7 +76,7 @@ type DB struct {
 	// sweep of expired items with its outcome.
 	sweptHook func(coll string, removed int, err error)
 	noSweeper bool // set by tests: collections start no sweeper
-	readOnly  bool // opened with Options.ReadOnly: no write, no sweep, no save
+	readOnly  bool // opened with Options.ReadOnly: no write, no save; sweepers only mark
 	// workers and progress are Options.IndexWorkers and IndexProgress.
 	workers  int
 	progress func(collection string, done, total int)

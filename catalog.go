@@ -67,7 +67,7 @@ type catalog struct {
 	keys  keyIndex
 	recs  recTable
 	live  []*record
-	words *keyword.Index // the text of the published versions that have any
+	words *keyword.Index // the text of the versions shown (published, not marked expired) that have any
 	ver   *versions.State
 	times timeOrder // the published versions by UpdatedAt
 
@@ -144,6 +144,14 @@ func (cat *catalog) publish(r *record) {
 			}
 		}
 	}
+}
+
+// markExpired marks up to n versions expired at now, hiding them from
+// readers ([versions.State.MarkDue]), and takes their text out of the
+// keyword index, whose statistics then count only what readers see. It
+// reports whether more have expired. The lock is held exclusively.
+func (cat *catalog) markExpired(now int64, n int) (more bool) {
+	return cat.ver.MarkDue(now, n, func(id vector.ID) { cat.words.Remove(id) })
 }
 
 // retire takes r, published, out of the catalog (but not its key, which

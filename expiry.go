@@ -144,17 +144,8 @@ func (c *Collection) RemoveExpired(ctx context.Context) (int, error) {
 }
 
 func (c *Collection) removeExpired(ctx context.Context, now int64) (int, error) {
-	for more := true; more; {
-		if err := ctx.Err(); err != nil {
-			return 0, fmt.Errorf("cairn: remove expired: %w", err)
-		}
-		c.mu.Lock()
-		if c.err != nil {
-			c.mu.Unlock()
-			return 0, c.err
-		}
-		more = c.cat.ver.MarkDue(now, markStep)
-		c.mu.Unlock()
+	if err := c.markExpired(ctx, now); err != nil {
+		return 0, err
 	}
 	// When most of a graph has expired, build the rest anew rather than
 	// unlink the expired nodes one by one; if that fails, unlink them.
@@ -174,6 +165,25 @@ func (c *Collection) removeExpired(ctx context.Context, now int64) (int, error) 
 		case <-pause.C:
 		}
 	}
+}
+
+// markExpired marks every version expired at now (catalog.markExpired),
+// a few thousand under each hold of the lock, so that readers see them no
+// more by a bit test.
+func (c *Collection) markExpired(ctx context.Context, now int64) error {
+	for more := true; more; {
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("cairn: remove expired: %w", err)
+		}
+		c.mu.Lock()
+		if c.err != nil {
+			c.mu.Unlock()
+			return c.err
+		}
+		more = c.cat.markExpired(now, markStep)
+		c.mu.Unlock()
+	}
+	return nil
 }
 
 // sweepOnce deletes one batch of marked versions; more reports whether
@@ -250,7 +260,8 @@ const maxSweepWait = time.Minute
 // earlier one), then calls RemoveExpired. Its first sweep is at once, for
 // the items that expired while the collection was not loaded. Before it
 // sleeps, it looks ahead (buildAhead): if most of an HNSW graph expires
-// then, it builds the graph of the rest first.
+// then, it builds the graph of the rest first. In a read-only store it
+// only marks the expired items, in memory (the file is not written).
 func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
@@ -261,7 +272,13 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 		case <-wake:
 		case <-timer.C:
 		}
-		n, err := c.RemoveExpired(ctx)
+		var n int
+		var err error
+		if c.db.readOnly {
+			err = c.markExpired(ctx, c.now())
+		} else {
+			n, err = c.RemoveExpired(ctx)
+		}
 		if ctx.Err() != nil {
 			return
 		}
@@ -273,9 +290,11 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 		at, ok := c.cat.ver.NextExpiry()
 		c.mu.RUnlock()
 		if ok {
-			// Most of a graph about to expire together: build the rest
-			// now, for the sweep at at to install.
-			c.buildAhead(ctx, at)
+			if !c.db.readOnly {
+				// Most of a graph about to expire together: build the
+				// rest now, for the sweep at at to install.
+				c.buildAhead(ctx, at)
+			}
 			wait = min(wait, max(time.Duration(at-c.now()), 0))
 		}
 		if err != nil {
@@ -295,7 +314,7 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 func (c *Collection) startSweeper() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.wake, c.stopSweep, c.bg = make(chan struct{}, 1), cancel, ctx
-	if !c.db.noSweeper && !c.db.readOnly {
+	if !c.db.noSweeper {
 		go c.sweeper(ctx, c.wake)
 	}
 }

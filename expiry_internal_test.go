@@ -38,7 +38,7 @@ func TestMarkedHidden(t *testing.T) {
 			}
 			now = now.Add(time.Minute)
 			c.mu.Lock()
-			if more := c.cat.ver.MarkDue(c.now(), 1000); more || c.cat.ver.Marked() != 50 {
+			if more := c.cat.markExpired(c.now(), 1000); more || c.cat.ver.Marked() != 50 {
 				t.Fatalf("MarkDue: more %v, %d marked", more, c.cat.ver.Marked())
 			}
 			if c.view(c.now()).Expiring() || c.view(c.now()).Filter() == nil {

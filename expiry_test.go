@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -622,4 +623,93 @@ func TestOpenSchemaV1File(t *testing.T) {
 	if found, err := c.Find(ctx, cairn.TimeRange(cairn.Created, time.Time{}, time.Time{}), 0); err != nil || len(found) != 1 {
 		t.Fatalf("items with a CreatedAt: %d, %v; want 1", len(found), err)
 	}
+}
+
+// TestKeywordStatsCountOnlyTheSeen checks that BM25 counts only the items
+// a read sees: once some items have expired, keyword scores equal those
+// of a collection that never held them, before the sweep marks them, and
+// in a read-only store, whose sweeper only marks them.
+func TestKeywordStatsCountOnlyTheSeen(t *testing.T) {
+	forEachStore(t, func(t *testing.T, path string) {
+		ctx := context.Background()
+		clk := cairn.NewFakeClock()
+		db := timeStore(t, path, clk, false)
+		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2})
+		ref := mustCollection(t, timeStore(t, "", clk, false), "c", cairn.CollectionConfig{Dim: 2})
+		words := []string{"agent", "memory", "vector", "kettle", "river", "stone", "tea"}
+		for i := range 60 {
+			var text []string
+			for j := range 2 + i%5 {
+				text = append(text, words[(i*7+j*j*3)%len(words)])
+			}
+			it := cairn.Item{ID: fmt.Sprint("k", i), Embedding: []float32{1, float32(i)}, Text: strings.Join(text, " ")}
+			if i%3 == 0 {
+				it.ExpiresAt = clk.Now().Add(time.Hour) // a third expire, most of them with "agent"
+				it.Text += " agent agent"
+			} else if err := ref.Add(ctx, it); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.Add(ctx, it); err != nil {
+				t.Fatal(err)
+			}
+		}
+		clk.Advance(2 * time.Hour)
+		same := func(t *testing.T, c *cairn.Collection, when string) {
+			t.Helper()
+			for _, q := range []string{"agent", "memory river", "agent tea stone", "kettle"} {
+				for _, mode := range []cairn.QueryMode{cairn.KeywordMode, cairn.HybridMode} {
+					var emb []float32
+					if mode == cairn.HybridMode {
+						emb = []float32{1, 3}
+					}
+					o := &cairn.QueryOptions{Mode: mode, Keywords: q}
+					got, err := c.Query(ctx, emb, 60, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					want, err := ref.Query(ctx, emb, 60, o)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(got) != len(want) {
+						t.Fatalf("%s, %v %q: %v, want %v", when, mode, q, ids(got), ids(want))
+					}
+					for i := range got {
+						if got[i].ID != want[i].ID || got[i].KeywordScore != want[i].KeywordScore || got[i].Score != want[i].Score {
+							t.Fatalf("%s, %v %q: result %d is %s (%v, %v), want %s (%v, %v)", when, mode, q, i,
+								got[i].ID, got[i].KeywordScore, got[i].Score, want[i].ID, want[i].KeywordScore, want[i].Score)
+						}
+					}
+				}
+			}
+		}
+		same(t, c, "expired, not swept")
+		if path == "" {
+			return
+		}
+		if err := db.Close(); err != nil {
+			t.Fatal(err)
+		}
+		ro, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ro.Close()
+		ro.SetClockForTest(clk.Now)
+		marked := make(chan error, 1)
+		ro.SetSweptHookForTest(func(_ string, _ int, err error) {
+			select {
+			case marked <- err:
+			default:
+			}
+		})
+		rc, err := ro.Collection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := <-marked; err != nil {
+			t.Fatalf("read-only sweep: %v", err)
+		}
+		same(t, rc, "read-only, marked")
+	})
 }

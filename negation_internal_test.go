@@ -213,7 +213,7 @@ func TestNegationMatchesScan(t *testing.T) {
 				clk.Advance(2 * time.Hour)
 				checkNegation(t, c, r, "expired, unmarked")
 				c.mu.Lock()
-				c.cat.ver.MarkDue(c.now(), 10)
+				c.cat.markExpired(c.now(), 10)
 				hiding := c.cat.ver.Marked() > 0 && c.view(c.now()).Expiring()
 				c.mu.Unlock()
 				if !hiding {

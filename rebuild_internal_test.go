@@ -206,7 +206,7 @@ func TestRebuildThenWrites(t *testing.T) {
 			defer db.Close()
 			clk.Advance(time.Minute)
 			c.mu.Lock()
-			c.cat.ver.MarkDue(c.now(), 1<<20)
+			c.cat.markExpired(c.now(), 1<<20)
 			c.mu.Unlock()
 			if ok, err := c.rebuildForSweep(ctx); !ok || err != nil {
 				t.Fatalf("rebuildForSweep: %v, %v", ok, err)

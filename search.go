@@ -663,11 +663,14 @@ func (c *Collection) distances(a vector.Vector, rows []*float32, out []float32) 
 }
 
 // keywordHits returns the n best versions the query sees that hold any of
-// p's words and match its filter. mu is held.
+// p's words and match its filter, ranked by BM25 over the versions it
+// sees: the keyword index holds the versions shown, of which those
+// expired by the query's instant and not yet marked count in no
+// statistic. mu is held.
 func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
+	unseen := p.view.AppendDue(nil)
 	if p.match == nil {
-		// The keyword index holds only published versions.
-		return c.cat.words.Search(p.terms, n, p.view.OfPublished())
+		return c.cat.words.Search(p.terms, n, p.view.OfPublished(), unseen)
 	}
 	ids := c.matches(p)
 	if ids.len() == 0 {
@@ -686,7 +689,7 @@ func (c *Collection) keywordHits(p *plan, n int) []keyword.Hit {
 		}
 		allow = f.Allow
 	}
-	return c.cat.words.Search(p.terms, n, allow)
+	return c.cat.words.Search(p.terms, n, allow, unseen)
 }
 
 // matches returns the versions the query sees that p's filter matches,

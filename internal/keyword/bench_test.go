@@ -74,7 +74,7 @@ func BenchmarkSearch(b *testing.B) {
 		i := 0
 		for b.Loop() {
 			t := time.Now()
-			x.Search(qs[i%len(qs)], 10, nil)
+			x.Search(qs[i%len(qs)], 10, nil, nil)
 			times = append(times, time.Since(t))
 			i++
 		}

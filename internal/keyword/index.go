@@ -4,6 +4,7 @@ package keyword
 import (
 	"container/heap"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 
@@ -412,21 +413,29 @@ type accumulator struct {
 // length: FTS5's bm25() with k1 = 1.2 and b = 0.75, summed in the same
 // order, so the scores are the same to the last bit or two. Terms are
 // expected distinct: a repeated term counts twice, as in FTS5.
-func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit {
+//
+// The documents of unseen count in no statistic (N, n, avglen), as if
+// they had been removed, and allow must refuse them: they are those the
+// caller's reader no longer sees but that are still in the index.
+func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool, unseen []vector.ID) []Hit {
 	if k <= 0 || len(x.slots) == 0 {
 		return nil
 	}
-	nDocs := float64(len(x.slots))
-	avg := float64(x.tokens) / nDocs
+	var nums []uint32
+	for _, term := range terms {
+		if num, ok := x.terms[term]; ok && x.df[num] > 0 {
+			nums = append(nums, num) // the others add nothing to any score
+		}
+	}
+	nDocs, tokens, dfs := x.stats(nums, unseen)
+	if nDocs == 0 {
+		return nil
+	}
+	avg := float64(tokens) / nDocs
 	var lists [][]posting
 	var idfs []float64
-	for _, term := range terms {
-		num, ok := x.terms[term]
-		if !ok {
-			continue // it adds nothing to any score
-		}
-		list := x.postings[num]
-		n := float64(x.df[num])
+	for i, num := range nums {
+		n := dfs[i]
 		if n == 0 {
 			continue
 		}
@@ -434,7 +443,7 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		if idf <= 0 {
 			idf = 1e-6
 		}
-		lists, idfs = append(lists, list), append(idfs, idf)
+		lists, idfs = append(lists, x.postings[num]), append(idfs, idf)
 	}
 	score := func(idf float64, p posting) float64 {
 		tf, d := float64(p.tf), float64(p.length)
@@ -494,6 +503,32 @@ func (x *Index) Search(terms []string, k int, allow func(vector.ID) bool) []Hit 
 		out[i] = heap.Pop(&top).(Hit)
 	}
 	return out
+}
+
+// stats returns BM25's statistics without the documents of unseen: the
+// number of documents, their tokens, and the number holding each of the
+// terms nums.
+func (x *Index) stats(nums []uint32, unseen []vector.ID) (nDocs float64, tokens int64, dfs []float64) {
+	n, tokens := len(x.slots), x.tokens
+	dfs = make([]float64, len(nums))
+	for i, num := range nums {
+		dfs[i] = float64(x.df[num])
+	}
+	for _, id := range unseen {
+		slot, ok := x.slots[id]
+		if !ok {
+			continue // no text
+		}
+		d := &x.docs[slot]
+		n--
+		tokens -= int64(d.length)
+		for i, num := range nums {
+			if slices.Contains(d.terms, num) {
+				dfs[i]--
+			}
+		}
+	}
+	return float64(n), tokens, dfs
 }
 
 // better reports whether a ranks before b: a higher score, or the same

@@ -90,7 +90,7 @@ func (c *corpus) check(t *testing.T, query string) {
 		t.Fatalf("ParseQuery(%q): %v", query, err)
 	}
 	want := fts5Search(t, c.db, "docs", terms)
-	got := c.x.Search(terms, len(c.text)+1, nil)
+	got := c.x.Search(terms, len(c.text)+1, nil, nil)
 	if len(got) != len(want) {
 		t.Fatalf("%q: %d hits, FTS5 %d", query, len(got), len(want))
 	}
@@ -181,7 +181,7 @@ func TestSearchTopKAndFilter(t *testing.T) {
 	c := newCorpus(t, zipfCorpus(rng, 500, 20))
 	for _, q := range queries(rng, 40) {
 		terms, _ := ParseQuery(q)
-		all := c.x.Search(terms, 1000, nil)
+		all := c.x.Search(terms, 1000, nil, nil)
 		even := func(id vector.ID) bool { return id%2 == 0 }
 		var wantEven []Hit
 		for _, h := range all {
@@ -190,18 +190,18 @@ func TestSearchTopKAndFilter(t *testing.T) {
 			}
 		}
 		for _, k := range []int{1, 3, 10} {
-			if got := c.x.Search(terms, k, nil); !slices.Equal(got, all[:min(k, len(all))]) {
+			if got := c.x.Search(terms, k, nil, nil); !slices.Equal(got, all[:min(k, len(all))]) {
 				t.Fatalf("%q k=%d: %v, want the first %d of %v", q, k, got, k, all)
 			}
-			if got := c.x.Search(terms, k, even); !slices.Equal(got, wantEven[:min(k, len(wantEven))]) {
+			if got := c.x.Search(terms, k, even, nil); !slices.Equal(got, wantEven[:min(k, len(wantEven))]) {
 				t.Fatalf("%q k=%d, even ids: %v, want %v", q, k, got, wantEven[:min(k, len(wantEven))])
 			}
 		}
 	}
-	if got := c.x.Search([]string{"the"}, 0, nil); got != nil {
+	if got := c.x.Search([]string{"the"}, 0, nil, nil); got != nil {
 		t.Errorf("k = 0: %v", got)
 	}
-	if got := New().Search([]string{"the"}, 5, nil); got != nil {
+	if got := New().Search([]string{"the"}, 5, nil, nil); got != nil {
 		t.Errorf("empty index: %v", got)
 	}
 }
@@ -266,7 +266,7 @@ func FuzzParseQuery(f *testing.F) {
 			}
 		}
 		want := fts5Search(t, db, "docs", terms)
-		got := x.Search(terms, len(texts), nil)
+		got := x.Search(terms, len(texts), nil, nil)
 		if len(got) != len(want) {
 			t.Fatalf("%q: %d hits, FTS5 %d", q, len(got), len(want))
 		}
@@ -276,4 +276,43 @@ func FuzzParseQuery(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSearchUnseen checks that documents passed as unseen count in no
+// statistic: the hits and scores are FTS5's over the table without them,
+// as if they had been removed.
+func TestSearchUnseen(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	texts := zipfCorpus(rng, 400, 20)
+	c := newCorpus(t, texts)
+	var unseen []vector.ID
+	for id := range c.text {
+		if rng.IntN(3) == 0 {
+			unseen = append(unseen, id)
+		}
+	}
+	unseen = append(unseen, vector.ID(len(texts)+7)) // not in the index: ignored
+	hide := map[vector.ID]bool{}
+	for _, id := range unseen {
+		hide[id] = true
+	}
+	allow := func(id vector.ID) bool { return !hide[id] }
+	held := New()
+	for id, s := range c.text {
+		held.Add(id, s)
+	}
+	c.remove(t, unseen[:len(unseen)-1]...)
+	for _, q := range queries(rng, 40) {
+		terms, _ := ParseQuery(q)
+		want := fts5Search(t, c.db, "docs", terms)
+		got := held.Search(terms, len(texts)+1, allow, unseen)
+		if len(got) != len(want) {
+			t.Fatalf("%q: %d hits, FTS5 without the unseen %d", q, len(got), len(want))
+		}
+		for i, w := range want {
+			if g := got[i]; int64(g.ID) != w.row || math.Abs(g.Score-w.score) > 1e-12*math.Abs(w.score) {
+				t.Fatalf("%q: hit %d = %d (%.17g), FTS5 %d (%.17g)", q, i, g.ID, g.Score, w.row, w.score)
+			}
+		}
+	}
 }

@@ -53,7 +53,7 @@ func TestStage(t *testing.T) {
 	staged.Add(9999, texts[3]) // one live document while the rest is staged
 	staged.Stage(ids, ptrs)
 	terms, _ := ParseQuery(texts[3])
-	if hits := staged.Search(terms, 1000, nil); len(hits) != 1 || hits[0].ID != 9999 || staged.Len() != 1 {
+	if hits := staged.Search(terms, 1000, nil, nil); len(hits) != 1 || hits[0].ID != 9999 || staged.Len() != 1 {
 		t.Fatalf("staged documents are visible: %v, Len %d", hits, staged.Len())
 	}
 	staged.Remove(9999)
@@ -62,7 +62,7 @@ func TestStage(t *testing.T) {
 	}
 	for _, q := range []string{"w1", "w2 w3", "w10 w100 w1000", texts[7]} {
 		terms, _ := ParseQuery(q)
-		if a, b := plain.Search(terms, 20, nil), staged.Search(terms, 20, nil); !reflect.DeepEqual(a, b) {
+		if a, b := plain.Search(terms, 20, nil, nil), staged.Search(terms, 20, nil, nil); !reflect.DeepEqual(a, b) {
 			t.Fatalf("%q: AddDoc gives %v, Stage and Commit %v", q, a, b)
 		}
 	}

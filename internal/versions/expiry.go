@@ -67,15 +67,18 @@ func (vs *State) Current(e Entry) bool {
 }
 
 // MarkDue moves up to n versions expired at now from the heap to the
-// marked, hiding them from readers, and reports whether the heap holds
-// more. Stale entries are dropped.
-func (vs *State) MarkDue(now int64, n int) (more bool) {
+// marked, hiding them from readers, calls hidden (if not nil) with each,
+// and reports whether the heap holds more. Stale entries are dropped.
+func (vs *State) MarkDue(now int64, n int, hidden func(vector.ID)) (more bool) {
 	e := &vs.exp
 	for ; n > 0 && len(e.heap) > 0 && e.heap[0].At <= now; n-- {
 		x := heap.Pop(&e.heap).(Entry)
 		if vs.Current(x) {
 			e.marked = append(e.marked, x)
 			vs.shown.clear(x.ID)
+			if hidden != nil {
+				hidden(x.ID)
+			}
 		}
 	}
 	return len(e.heap) > 0 && e.heap[0].At <= now
@@ -128,6 +131,30 @@ func (vs *State) ExpiringBy(t int64, need int) bool {
 		stack = append(stack, 2*i+1, 2*i+2)
 	}
 	return n >= need
+}
+
+// AppendDue appends to ids the published versions that have expired at
+// the view's instant without a sweep having marked them (none unless
+// [View.Expiring]), and returns the extended slice. It walks only the
+// part of the expiry index at or before the instant.
+func (v View) AppendDue(ids []vector.ID) []vector.ID {
+	if !v.due {
+		return ids
+	}
+	h := v.vs.exp.heap
+	stack := []int{0}
+	for len(stack) > 0 {
+		i := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if i >= len(h) || h[i].At > v.now {
+			continue
+		}
+		if v.vs.Current(h[i]) {
+			ids = append(ids, h[i].ID)
+		}
+		stack = append(stack, 2*i+1, 2*i+2)
+	}
+	return ids
 }
 
 // NextExpiry returns the soonest ExpiresAt in the index, and false if

@@ -106,9 +106,18 @@ func TestStateAgainstModel(t *testing.T) {
 			case 6: // a sweep marks what is due
 				n := 1 + rng.IntN(4)
 				before := vs.Marked()
-				vs.MarkDue(now, n)
+				var hidden []vector.ID
+				vs.MarkDue(now, n, func(id vector.ID) { hidden = append(hidden, id) })
 				if got := vs.Marked() - before; got > n {
 					t.Fatalf("seed %d step %d: marked %d, asked for %d", seed, step, got, n)
+				}
+				for i, e := range vs.exp.marked[before:] {
+					if i >= len(hidden) || hidden[i] != e.ID {
+						t.Fatalf("seed %d step %d: told of %v, marked %v", seed, step, hidden, vs.exp.marked[before:])
+					}
+				}
+				if len(hidden) != vs.Marked()-before {
+					t.Fatalf("seed %d step %d: told of %v, marked %v", seed, step, hidden, vs.exp.marked[before:])
 				}
 				// The model learns which: every entry just marked is
 				// current (older ones may have been retired since).
@@ -148,6 +157,18 @@ func TestStateAgainstModel(t *testing.T) {
 				}
 				if got := vs.ExpiringBy(t0, need); got != (have >= need) {
 					t.Fatalf("seed %d step %d: ExpiringBy(%d, %d) = %v, model has %d", seed, step, t0, need, got, have)
+				}
+				var due []vector.ID
+				for id, s := range m.state {
+					if at, ok := m.expires[id]; ok && s == published && at <= now && !m.marked[id] && !inEntries(taken, id) {
+						due = append(due, id)
+					}
+				}
+				got := vs.View(now).AppendDue(nil)
+				slices.Sort(due)
+				slices.Sort(got)
+				if !slices.Equal(got, due) {
+					t.Fatalf("seed %d step %d: AppendDue = %v, model has %v", seed, step, got, due)
 				}
 			}
 			check(t, vs, m, now, next, seed, step)
