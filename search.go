@@ -29,7 +29,8 @@ const (
 	VectorMode QueryMode = iota
 	// KeywordMode ranks the items whose Text holds any of the query's
 	// words by BM25, as SQLite's FTS5 ranks them (bm25(), k1 = 1.2,
-	// b = 0.75, its unicode61 tokenizer: case and diacritics ignored). It
+	// b = 0.75, its unicode61 tokenizer: case and diacritics ignored),
+	// over the items with text the query can see (not those expired). It
 	// needs no embedding.
 	KeywordMode
 	// HybridMode ranks by both lists, fused by reciprocal rank fusion
