@@ -378,13 +378,19 @@ func (db *DB) connectAndInit(ctx context.Context, params url.Values) error {
 // file if need be; where it cannot (read-only media, a directory one may
 // not write) a file whose log holds no commit is read as immutable, which
 // needs no index. A file whose log holds commits cannot be read there
-// without them, and is refused.
+// without them, and is refused; so is a file in rollback-journal mode
+// (as Backup writes one) beside a hot journal, whose pages are only
+// those of its last commit once a writer has rolled the journal back.
 func (db *DB) connectReader(ctx context.Context) error {
 	err := db.connectAndInit(ctx, url.Values{"mode": {"ro"}})
 	if err == nil || !cannotIndex(err) {
 		return err
 	}
 	switch {
+	case sqliteCode(err) == sqlite3.SQLITE_READONLY_ROLLBACK:
+		// Read as immutable, the file's half-written pages would be taken
+		// for its content: an uncommitted state, or damage that is not there.
+		return fmt.Errorf("%w: a rollback journal beside the file holds a transaction its writer did not finish, which only a writable Open rolls back: %w", ErrReadOnly, err)
 	case sqliteCode(err) == sqlite3.SQLITE_READONLY_RECOVERY:
 		return fmt.Errorf("%w (the log's index needs rebuilding after its writer stopped, which this process may not do: a writable Open, or a reader that may write the index, rebuilds it)", err)
 	case !db.logEmpty():
@@ -802,6 +808,14 @@ func checkHeaderOnce(f *os.File, path string) error {
 	//   - a checkpoint held back by a reader's old snapshot copies page 1
 	//     as that snapshot had it, when the database was larger, and
 	//     neither truncates the file nor restarts the log.
+	// A hot rollback journal (beside a file not yet in WAL mode, as
+	// Backup writes it, whose writer was killed in a commit) puts back
+	// the pages and the size the file had before the commit, when SQLite
+	// rolls it back: page 1, which the commit writes first, may count
+	// pages it never appended.
+	if hotJournal(path) {
+		return nil
+	}
 	// Trust the file only if the last commit's pages are all in the file
 	// or the log, and its header is one a commit of the log wrote or
 	// counts no more pages than the last commit (every commit that
@@ -821,6 +835,25 @@ func checkHeaderOnce(f *os.File, path string) error {
 		return fmt.Errorf("%w: file holds %d of its %d pages, and its write-ahead log lacks the others (truncated)", vector.ErrCorrupt, complete, w.pages)
 	}
 	return fmt.Errorf("%w: file holds %d of its %d pages (truncated)", vector.ErrCorrupt, complete, counted)
+}
+
+// journalMagic begins the header of a rollback journal that SQLite
+// rolls back: it zeroes or deletes the journal once its transaction has
+// committed or been rolled back.
+const journalMagic = "\xd9\xd5\x05\xf9\x20\xa1\x63\xd7"
+
+// hotJournal reports whether the rollback journal beside the file at path
+// (its name with "-journal" after it) holds a transaction its writer did
+// not finish.
+func hotJournal(path string) bool {
+	f, err := os.Open(path + "-journal")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [len(journalMagic)]byte
+	_, err = f.ReadAt(h[:], 0)
+	return err == nil && string(h[:]) == journalMagic
 }
 
 // loadCollections reads the catalogue and streams every collection's

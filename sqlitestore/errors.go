@@ -31,7 +31,10 @@ var (
 
 	// ErrReadOnly is returned by every write to a DB opened with
 	// [Options.ReadOnly], and by such an Open of a file whose schema only
-	// a writable Open can migrate.
+	// a writable Open can migrate, or of a file beside a hot rollback
+	// journal (a transaction a killed writer did not finish, in a file
+	// not yet in WAL mode, as [DB.Backup] writes it) that only a writable
+	// Open can roll back.
 	ErrReadOnly = errors.New("sqlitestore: database opened read-only")
 
 	// ErrNotWritable is returned by a writable [Open] of a file SQLite
