@@ -30,14 +30,17 @@ type row struct {
 // fault says what makes r a version that no write stores (no id, a
 // reserved row id, an id or text not valid UTF-8, an update before its
 // creation), or "" if nothing does: the rule of the loader, the history's
-// reader and Check.
+// reader and Check. An id or text that is not valid UTF-8 is no fault in
+// a row without a creation time: one written before the store kept times
+// (schema version 1), when the first builds stored them as given.
 func (r *row) fault() string {
+	legacy := r.created == noTime
 	switch {
-	case keyFault(r.key) != "":
+	case r.key == "" || !legacy && keyFault(r.key) != "":
 		return keyFault(r.key)
 	case reservedID(r.id):
 		return "has a reserved row id"
-	case !utf8.ValidString(r.text):
+	case !utf8.ValidString(r.text) && !legacy:
 		return "has a text that is not valid UTF-8"
 	case r.created != noTime && r.updated != noTime && r.updated < r.created:
 		return "was updated before it was created"

@@ -31,8 +31,9 @@ const maxProblems = 20
 // start) and on read-only media: SQLite's integrity_check over every
 // page; then, for each collection, its settings, every row (and every row
 // of each of its tenants) against the key index a collection builds (each
-// item has a non-empty id, no id twice, id and text valid UTF-8, metadata
-// of the stored form) and the count of rows against the vectors loaded;
+// item has a non-empty id, no id twice, id and text valid UTF-8 unless
+// written before the store kept times, as the first builds wrote them,
+// metadata of the stored form) and the count of rows against the vectors loaded;
 // every state the history keeps, by the same rules; and every saved HNSW graph that is current, loaded over
 // the rows and checked with [hnsw.Index.Verify]. A graph that is missing
 // or stale is not a problem (the next load rebuilds it); one that fails
