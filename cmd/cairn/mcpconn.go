@@ -260,20 +260,22 @@ func (c *lineConn) decode(n int, line []byte, long bool, limit int) jsonrpc.Mess
 		c.refuse(n, nil, jsonrpc.CodeInvalidRequest, "Invalid Request: a message is a JSON object")
 		return nil
 	}
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-	}
+	// The members as the SDK reads them: by their exact names (a
+	// struct would match "Id" or "ID" too), the last of two alike, a
+	// method present even if null.
+	var env map[string]json.RawMessage
 	json.Unmarshal(line, &env)
+	rawID, hasID := env["id"]
+	_, hasMethod := env["method"]
 	var id json.RawMessage // the id to answer with: nil for none usable
-	if len(env.ID) > 0 && (env.ID[0] == '"' || env.ID[0] == '-' || env.ID[0] >= '0' && env.ID[0] <= '9') {
-		id = env.ID
+	if len(rawID) > 0 && (rawID[0] == '"' || rawID[0] == '-' || rawID[0] >= '0' && rawID[0] <= '9') {
+		id = rawID
 	}
-	if env.Method != nil && env.ID != nil {
+	if hasMethod && hasID {
 		// The SDK takes a null id for none (and answers nothing), and
 		// rounds a number to an integer of 64 bits (answering another
 		// id than the one asked with).
-		if problem := badID(env.ID); problem != "" {
+		if problem := badID(rawID); problem != "" {
 			c.refuse(n, id, jsonrpc.CodeInvalidRequest, "Invalid Request: "+problem)
 			return nil
 		}
