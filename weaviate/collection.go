@@ -408,11 +408,32 @@ func itemOf(f fetched) (cairn.Item, error) {
 		if err := json.Unmarshal([]byte(s), &it.Metadata); err != nil {
 			return it, fmt.Errorf("%w: metadata of %q: %v", vector.ErrCorrupt, id, err)
 		}
+		// What object writes holds scalars only; anything else (a list,
+		// an object, a null) was written by another program, and would
+		// fail a write of the item back.
+		for k, v := range it.Metadata {
+			switch v.(type) {
+			case string, float64, bool:
+			default:
+				return it, fmt.Errorf("%w: metadata of %q: %q is a %s, not a string, number or bool", vector.ErrCorrupt, id, k, jsonKind(v))
+			}
+		}
 	}
 	if id == "" {
 		return it, fmt.Errorf("%w: object %s has no cairn id", vector.ErrCorrupt, f.UUID)
 	}
 	return it, nil
+}
+
+// jsonKind names the JSON kind of v, a value decoded into an any.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "list"
+	}
+	return "object"
 }
 
 // Get returns the items with the given ids, in order, read at the read

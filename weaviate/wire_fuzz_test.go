@@ -3,6 +3,7 @@ package weaviate
 import (
 	"errors"
 	"os"
+	"reflect"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -108,4 +109,42 @@ func TestDecodeWeaviateReplies(t *testing.T) {
 	if err != nil || len(bad) != 2 || bad[0] != "x" || bad[2] != "y" {
 		t.Fatalf("decodeBatch = %v, %v", bad, err)
 	}
+}
+
+// FuzzItemOf decodes an object as a search or a read returns it into an
+// item: it fails only with ErrCorrupt, and what it returns has an id and
+// metadata of the scalars cairn stores (string, number, bool), which
+// survives a round trip through object.
+func FuzzItemOf(f *testing.F) {
+	for _, s := range []string{``, `{}`, `null`, `{"n":1.5,"s":"x","b":true}`, `{"a":[1]}`, `{"a":{"b":1}}`,
+		`{"a":null}`, `[1]`, `{"a":1e400}`, `{`, `"x"`} {
+		f.Add("id", "text", s)
+	}
+	f.Add("", "", `{}`)
+	f.Fuzz(func(t *testing.T, id, text, meta string) {
+		it, err := itemOf(fetched{UUID: "u", Props: map[string]any{propID: id, propText: text, propMeta: meta}})
+		if err != nil {
+			if !errors.Is(err, vector.ErrCorrupt) {
+				t.Fatalf("itemOf(%q) error %v does not wrap ErrCorrupt", meta, err)
+			}
+			return
+		}
+		if it.ID != id || it.ID == "" || it.Text != text {
+			t.Fatalf("itemOf: id %q, text %q; want %q, %q", it.ID, it.Text, id, text)
+		}
+		for k, v := range it.Metadata {
+			switch v.(type) {
+			case string, float64, bool:
+			default:
+				t.Fatalf("itemOf(%q): metadata %q is a %T", meta, k, v)
+			}
+		}
+		c := &Collection{class: "C"}
+		o := c.object(row{id: it.ID, text: it.Text, md: it.Metadata})
+		again, err := itemOf(fetched{UUID: "u", Props: o.Properties})
+		if err != nil || again.ID != it.ID || again.Text != it.Text || !reflect.DeepEqual(again.Metadata, it.Metadata) &&
+			len(again.Metadata)+len(it.Metadata) > 0 {
+			t.Fatalf("round trip of %+v: %+v, %v", it, again, err)
+		}
+	})
 }
