@@ -43,6 +43,11 @@ func FilterOf(v any) (*Filter, error) {
 		if len(v) == 0 {
 			return nil, nil
 		}
+		if s, bad := invalidUTF8(v, 0); bad {
+			// JSON would make each bad byte U+FFFD, and the filter
+			// another one than asked for, where Eq refuses it.
+			return nil, fmt.Errorf("cairn: filter: %w: %q is not valid UTF-8", vector.ErrInvalidOptions, s)
+		}
 		w, _ := widenFloat32(v, 0)
 		b, err := json.Marshal(w)
 		if err != nil {
@@ -116,6 +121,41 @@ func widenFloat32(v any, depth int) (any, bool) {
 		}
 	}
 	return v, false
+}
+
+// invalidUTF8 returns the first key or string of v (in nested maps and
+// slices) that is not valid UTF-8, and true, or false if there is none.
+// Like widenFloat32 it stops below maxFilterDepth levels.
+func invalidUTF8(v any, depth int) (string, bool) {
+	if depth > maxFilterDepth {
+		return "", false
+	}
+	switch x := v.(type) {
+	case string:
+		return x, !utf8.ValidString(x)
+	case []string:
+		for _, e := range x {
+			if !utf8.ValidString(e) {
+				return e, true
+			}
+		}
+	case map[string]any:
+		for k, e := range x {
+			if !utf8.ValidString(k) {
+				return k, true
+			}
+			if s, bad := invalidUTF8(e, depth+1); bad {
+				return s, true
+			}
+		}
+	case []any:
+		for _, e := range x {
+			if s, bad := invalidUTF8(e, depth+1); bad {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // ParseFilter reads a filter from its JSON form, the query language of

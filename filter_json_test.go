@@ -1,10 +1,13 @@
 package cairn_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/vector"
@@ -135,6 +138,13 @@ func TestFilterOf(t *testing.T) {
 	if _, err := cairn.FilterOf([]string{"a"}); !errors.Is(err, cairn.ErrFilterType) || !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("FilterOf of a []string: %v, want ErrFilterType", err)
 	}
+	for _, m := range []map[string]any{{"k": "\xff"}, {"\xff": "v"}, {"k": map[string]any{"$in": []string{"a", "b\xfe"}}},
+		{"$or": []any{map[string]any{"k": map[string]any{"$ne": "\xc3"}}}}} {
+		// JSON would read them as U+FFFD: another filter than asked for.
+		if got, err := cairn.FilterOf(m); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("FilterOf(%q) = %v, %v; want an error wrapping ErrInvalidOptions", m, got, err)
+		}
+	}
 	if _, err := cairn.FilterOf(`{"n":{"$nope":1}}`); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("FilterOf of a bad filter: %v, want ErrInvalidOptions", err)
 	}
@@ -177,5 +187,86 @@ func TestFilterOfFloat32(t *testing.T) {
 	loop["$and"] = []any{loop}
 	if _, err := cairn.FilterOf(loop); !errors.Is(err, vector.ErrInvalidOptions) {
 		t.Errorf("FilterOf of a map that holds itself = %v, want ErrInvalidOptions", err)
+	}
+}
+
+// FuzzFilterOf checks that FilterOf reads a filter the same from its JSON
+// text and from the map a framework decodes it into (numbers kept as
+// written): both fail with ErrInvalidOptions, or both give one filter.
+func FuzzFilterOf(f *testing.F) {
+	for _, s := range []string{`{"a":1}`, `{"$or":[{"a":"x"},{"b":{"$gte":2}}]}`, `{"t":{"$nin":[true,1,"s"]}}`, `{"$not":{"a":{"$ne":0}}}`,
+		`{"$created":{"$gte":"2026-01-01T00:00:00Z"}}`, `{"n":9007199254740993}`, `{"a":"<&>"}`, `{"a":2,"b":1}`, `{"b":1,"a":2}`, `{}`, `null`, `{"a":null}`,
+		`{"a":{"$in":[]}}`, `{"$and":[]}`, `{"a":1.0}`, `{"a":1e2}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		fromText, terr := cairn.FilterOf(doc)
+		if terr != nil && !errors.Is(terr, vector.ErrInvalidOptions) {
+			t.Fatalf("FilterOf(%q): error %v does not wrap ErrInvalidOptions", doc, terr)
+		}
+		var m map[string]any
+		dec := json.NewDecoder(bytes.NewReader(doc))
+		dec.UseNumber()
+		if !utf8.Valid(doc) || dec.Decode(&m) != nil || m == nil || unsortedKeys(doc) {
+			return
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return // more after the object
+		}
+		fromMap, merr := cairn.FilterOf(m)
+		if merr != nil && !errors.Is(merr, vector.ErrInvalidOptions) {
+			t.Fatalf("FilterOf(%v): error %v does not wrap ErrInvalidOptions", m, merr)
+		}
+		if (terr == nil) != (merr == nil) {
+			t.Fatalf("FilterOf of %q: %v, %v as text; %v, %v as a map", doc, fromText, terr, fromMap, merr)
+		}
+		if terr == nil && fromText.String() != fromMap.String() {
+			t.Fatalf("FilterOf of %q: %v as text, %v as a map", doc, fromText, fromMap)
+		}
+	})
+}
+
+// unsortedKeys reports whether an object in doc, valid JSON, names its
+// keys out of order or one twice: a map keeps one of two, and
+// json.Marshal writes them sorted, and the order of the conditions of an
+// object is that of its keys.
+func unsortedKeys(doc []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(doc))
+	type frame struct {
+		keys map[string]bool // nil for an array
+		last string          // the last key
+		key  bool            // the next token of the object is a key
+	}
+	var stack []*frame
+	valueDone := func() { // a value ended: its object's next token is a key
+		if len(stack) > 0 && stack[len(stack)-1].keys != nil {
+			stack[len(stack)-1].key = true
+		}
+	}
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		if n := len(stack); n > 0 && stack[n-1].keys != nil && stack[n-1].key {
+			if k, ok := tok.(string); ok {
+				if len(stack[n-1].keys) > 0 && k <= stack[n-1].last {
+					return true
+				}
+				stack[n-1].keys[k], stack[n-1].last, stack[n-1].key = true, k, false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, key: true})
+		case json.Delim('['):
+			stack = append(stack, &frame{})
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			valueDone()
+		default:
+			valueDone()
+		}
 	}
 }
