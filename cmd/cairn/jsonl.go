@@ -26,6 +26,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/cairndb/cairn"
@@ -115,8 +116,9 @@ func decodeLine(b []byte) (*line, error) {
 	if err := d.Decode(&l); err != nil {
 		return nil, fmt.Errorf("%w: %v", errLine, err)
 	}
-	if d.More() {
-		return nil, fmt.Errorf("%w: more than one JSON value", errLine)
+	// More is false before a stray "}" or "]", which Token refuses.
+	if _, err := d.Token(); err != io.EOF {
+		return nil, fmt.Errorf("%w: more after the JSON value", errLine)
 	}
 	if l.Collection != nil {
 		if l.Collection.Name == "" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 )
@@ -17,6 +18,7 @@ func FuzzDecodeLine(f *testing.F) {
 		`{"id":"a","created_at":"2026-01-01T00:00:00.5+02:00","updated_at":"2026-01-02T00:00:00Z","expires_at":"2099-01-01T00:00:00Z"}`,
 		`{"collection":{"name":"n","dim":3},"tenant":"t"}`, `{"collection":{"name":"n","dim":3},"tenant":""}`, `{"id":"a","tenant":"t"}`,
 		`{"id":""}`, `[]`, `null`, `{"id":"a"} {"id":"b"}`, `{"embedding":[1e999]}`,
+		`{"id":"a"}}`, `{"id":"a"} ]`, `{"collection":{"name":"n","dim":3}}]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -27,6 +29,9 @@ func FuzzDecodeLine(f *testing.F) {
 				t.Fatalf("error %v does not wrap errLine", err)
 			}
 			return
+		}
+		if !json.Valid(b) {
+			t.Fatalf("decodeLine(%q) took a line that is not one JSON value", b)
 		}
 		enc, err := l.MarshalJSON()
 		if err != nil {
