@@ -8,6 +8,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/big"
 	"strconv"
 	"strings"
@@ -75,7 +76,8 @@ func translateJSON(data []byte, types typeOf) (cond, error) {
 	if err := dec.Decode(&doc); err != nil {
 		return cond{}, fmt.Errorf("%w: %v", vector.ErrInvalidOptions, err)
 	}
-	if dec.More() {
+	// More is false before a stray "}" or "]", which Token refuses.
+	if _, err := dec.Token(); err != io.EOF {
 		return cond{}, fmt.Errorf("%w: data after the filter", vector.ErrInvalidOptions)
 	}
 	return node(doc, types, 0)

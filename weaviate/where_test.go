@@ -1,6 +1,7 @@
 package weaviate
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -83,7 +84,7 @@ func FuzzTranslateJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"kind":{"$eq":"fact"}}`, `{"year":{"$gte":2020,"$lt":2025}}`, `{"tag":{"$in":["a","b"]}}`,
 		`{"tag":{"$nin":["a"]}}`, `{"$or":[{"kind":"fact"},{"pinned":true}]}`, `{"$not":{"year":1}}`,
-		`{"$and":[]}`, `{"k":{"$in":null}}`, `{"":1}`, `[1]`, `{"a":{"$x":1}}`,
+		`{"$and":[]}`, `{"k":{"$in":null}}`, `{"":1}`, `[1]`, `{"a":{"$x":1}}`, `{"a":1}}`, `{"a":1} ]`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -91,6 +92,9 @@ func FuzzTranslateJSON(f *testing.F) {
 		c, err := translateJSON(data, testTypes)
 		if err != nil && !errors.Is(err, vector.ErrInvalidOptions) {
 			t.Fatalf("translateJSON(%q) = %v, not ErrInvalidOptions", data, err)
+		}
+		if err == nil && !json.Valid(data) {
+			t.Fatalf("translateJSON(%q) took what is not one JSON value", data)
 		}
 		if err == nil && c.w != nil {
 			var b strings.Builder
