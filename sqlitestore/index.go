@@ -136,12 +136,24 @@ func (c *Collection) LoadIndex(ctx context.Context, name string, r io.ReaderFrom
 		if size < 0 || size > 1<<40 {
 			return fmt.Errorf("%w: size %d", vector.ErrCorrupt, size)
 		}
+		// What the chunks hold, before allocating for size: a damaged
+		// size must not cost the memory it claims. SQLite reads a BLOB's
+		// length from its row's header, without the BLOB.
+		var held, stored int64
+		err = conn.QueryRowContext(ctx, "SELECT count(*), coalesce(sum(length(data)), 0) FROM index_chunks WHERE coll = ? AND name = ?", c.id, key).
+			Scan(&held, &stored)
+		if err = scanErr(err); err != nil {
+			return mapErr(err)
+		}
+		if held != chunks || stored != size {
+			return fmt.Errorf("%w: %d bytes in %d chunks, want %d in %d", vector.ErrCorrupt, stored, held, size, chunks)
+		}
 		rows, err := conn.QueryContext(ctx, "SELECT seq, data FROM index_chunks WHERE coll = ? AND name = ? ORDER BY seq", c.id, key)
 		if err != nil {
 			return mapErr(err)
 		}
 		defer rows.Close()
-		data = make([]byte, 0, min(size, 1<<30))
+		data = make([]byte, 0, size)
 		var n int64
 		for rows.Next() {
 			var (
