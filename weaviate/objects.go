@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -231,14 +232,30 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 	if err := db.cl.graphQL(ctx, cls, q, &data); err != nil {
 		return nil, err
 	}
-	rows := data.Get[cls]
+	return getRows(data.Get[cls], props)
+}
+
+// errGraphQL is wrapped by the errors of decoding a malformed GraphQL
+// answer.
+var errGraphQL = fmt.Errorf("%w: malformed GraphQL answer", vector.ErrCorrupt)
+
+// getRows decodes the objects of a GraphQL Get answer: each one's
+// _additional id, creation time, distance and vector, and the properties
+// props. A vector that holds anything but numbers a float32 holds, or a
+// creation time that is not an integer, is an error wrapping errGraphQL
+// rather than a zero.
+func getRows(rows []map[string]any, props []string) ([]fetched, error) {
 	out := make([]fetched, 0, len(rows))
 	for _, r := range rows {
 		add, _ := r["_additional"].(map[string]any)
 		f := fetched{Props: map[string]any{}}
 		f.UUID, _ = add["id"].(string)
 		if s, ok := add["creationTimeUnix"].(string); ok {
-			f.Created, _ = strconv.ParseInt(s, 10, 64)
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("%w: object %s: creationTimeUnix %q", errGraphQL, f.UUID, s)
+			}
+			f.Created = n
 		}
 		if d, ok := add["distance"].(float64); ok {
 			f.Distance = float32(d)
@@ -247,7 +264,10 @@ func (db *DB) runGet(ctx context.Context, cls, args, fields string, props []stri
 			f.HasVector = true
 			f.Vector = make([]float32, len(vs))
 			for i, x := range vs {
-				n, _ := x.(float64)
+				n, ok := x.(float64)
+				if !ok || math.IsInf(float64(float32(n)), 0) {
+					return nil, fmt.Errorf("%w: object %s: vector component %d is %v", errGraphQL, f.UUID, i, x)
+				}
 				f.Vector[i] = float32(n)
 			}
 		}

@@ -1,9 +1,13 @@
 package weaviate
 
 import (
+	"encoding/json"
 	"errors"
+	"math"
 	"os"
 	"reflect"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/cairndb/cairn/vector"
@@ -145,6 +149,58 @@ func FuzzItemOf(f *testing.F) {
 		if err != nil || again.ID != it.ID || again.Text != it.Text || !reflect.DeepEqual(again.Metadata, it.Metadata) &&
 			len(again.Metadata)+len(it.Metadata) > 0 {
 			t.Fatalf("round trip of %+v: %+v, %v", it, again, err)
+		}
+	})
+}
+
+// FuzzGetRows decodes a GraphQL Get answer as runGet does: it fails only
+// with ErrCorrupt, and a row it returns holds the answer's vector, every
+// component a finite float32 of the number sent, and its creation time.
+func FuzzGetRows(f *testing.F) {
+	for _, s := range []string{
+		`{"Get":{"C":[{"cairn_id":"a","cairn_text":"x","cairn_meta":"{}","_additional":{"id":"6a6b0000-0000-5000-8000-000000000001","creationTimeUnix":"1700000000123","distance":0.25,"vector":[1,2.5,-3]}}]}}`,
+		`{"Get":{"C":[{"_additional":{"id":"u","vector":null}}]}}`,
+		`{"Get":{"C":[{"_additional":{"id":"u","vector":[1,null,"x"]}}]}}`,
+		`{"Get":{"C":[{"_additional":{"id":"u","vector":[1e300]}}]}}`,
+		`{"Get":{"C":[{"_additional":{"id":"u","creationTimeUnix":"soon"}}]}}`,
+		`{"Get":{"C":[]}}`, `{"Get":{}}`, `{}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var data struct {
+			Get map[string][]map[string]any `json:"Get"`
+		}
+		if json.Unmarshal(b, &data) != nil {
+			return // graphQL's matter: ErrNotWeaviate
+		}
+		rows, err := getRows(data.Get["C"], readProps)
+		if err != nil {
+			if !errors.Is(err, vector.ErrCorrupt) {
+				t.Fatalf("getRows error %v does not wrap ErrCorrupt", err)
+			}
+			return
+		}
+		if len(rows) != len(data.Get["C"]) {
+			t.Fatalf("%d rows for %d objects", len(rows), len(data.Get["C"]))
+		}
+		for i, r := range rows {
+			add, _ := data.Get["C"][i]["_additional"].(map[string]any)
+			vs, _ := add["vector"].([]any)
+			if r.HasVector != (vs != nil) || len(r.Vector) != len(vs) {
+				t.Fatalf("row %d: vector %v from %v", i, r.Vector, add["vector"])
+			}
+			for j, x := range r.Vector {
+				if math.IsInf(float64(x), 0) || math.IsNaN(float64(x)) || x != float32(vs[j].(float64)) {
+					t.Fatalf("row %d: component %d is %v from %v", i, j, x, vs[j])
+				}
+			}
+			if s, ok := add["creationTimeUnix"].(string); ok && strconv.FormatInt(r.Created, 10) != strings.TrimLeft(strings.TrimPrefix(s, "+"), "0") && r.Created != 0 {
+				t.Fatalf("row %d: created %d from %q", i, r.Created, s)
+			}
+			if r.Props == nil {
+				t.Fatalf("row %d without a property map", i)
+			}
 		}
 	})
 }
