@@ -85,6 +85,11 @@ func (s stored) config() (cairn.CollectionConfig, error) {
 		cfg.AutoThreshold = s.AutoThreshold
 	}
 	cfg.HNSW.M, cfg.HNSW.EfConstruction, cfg.HNSW.EfSearch = s.M, s.EfConstruction, s.EfSearch
+	// What newClass writes is valid; an M of 1, say, was not written by
+	// it, and would reach Config.
+	if err := cfg.Validate(); err != nil {
+		return cairn.CollectionConfig{}, fmt.Errorf("%w: class description: %v", vector.ErrCorrupt, err)
+	}
 	return cfg, nil
 }
 

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cairndb/cairn"
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -201,6 +203,37 @@ func FuzzGetRows(f *testing.F) {
 			if r.Props == nil {
 				t.Fatalf("row %d without a property map", i)
 			}
+		}
+	})
+}
+
+// FuzzDescribe reads a class description, where this package keeps a
+// collection's configuration: a description it takes gives a valid
+// configuration, and one newClass writes reads back to its own.
+func FuzzDescribe(f *testing.F) {
+	db := &DB{}
+	for _, cfg := range []cairn.CollectionConfig{{Dim: 3}, {Dim: 8, Metric: vector.L2, Index: cairn.HNSW, HNSW: hnsw.Options{M: 8, EfConstruction: 100, EfSearch: 40}},
+		{Dim: 2, Metric: vector.Dot, Index: cairn.Flat, AutoThreshold: 7}} {
+		f.Add(db.newClass("collection", "n", "C", cfg).Description, false)
+	}
+	f.Add(`{"cairn":1,"kind":"collection","dim":3,"metric":"cosine","index":"hnsw","m":1}`, false)
+	f.Add(`{"cairn":1,"kind":"index","dim":-3,"metric":"l2-squared","index":"flat","efSearch":-1}`, true)
+	f.Add(`{"cairn":1,"kind":"collection","dim":3,"metric":"cosine","index":"auto","autoThreshold":-5}`, false)
+	f.Fuzz(func(t *testing.T, desc string, index bool) {
+		kind := "collection"
+		if index {
+			kind = "index"
+		}
+		st, cfg, ok := describe(class{Class: "C", Description: desc}, kind)
+		if !ok {
+			return
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Fatalf("describe(%q) took the invalid configuration %+v: %v", desc, cfg, err)
+		}
+		again := db.newClass(kind, st.Name, "C", cfg)
+		if _, back, ok := describe(again, kind); !ok || !reflect.DeepEqual(back, cfg) {
+			t.Fatalf("configuration %+v written as %q reads back as %+v, %v", cfg, again.Description, back, ok)
 		}
 	})
 }
