@@ -30,7 +30,9 @@ func FuzzDamagedRow(f *testing.F) {
 			f.Add(uint8(col), kind, int64(-1), []byte("x"))
 		}
 	}
-	f.Add(uint8(1), uint8(4), int64(0), []byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0}) // +Inf in a vector
+	f.Add(uint8(1), uint8(4), int64(0), []byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0})  // +Inf in a vector
+	f.Add(uint8(8), uint8(4), int64(0), []byte{0, 0, 0xc0, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0})  // NaN in a past vector
+	f.Add(uint8(16), uint8(4), int64(0), []byte{0, 0, 0x80, 0x7f, 0, 0, 0, 0, 0, 0, 0, 0}) // +Inf in a tenant's
 	f.Add(uint8(3), uint8(3), int64(0), []byte(`{"a":[1]}`))
 	f.Add(uint8(3), uint8(3), int64(0), []byte(`{"a":1e400}`))
 	f.Add(uint8(0), uint8(3), int64(0), []byte(`{"index":"hnsw","hnsw":{"m":1}}`))
@@ -90,6 +92,11 @@ func runDamage(t *testing.T, col, kind uint8, n int64, b []byte) {
 		for _, it := range items {
 			if len(it.Embedding) != dim {
 				t.Fatalf("%s: item %q has %d dimensions, want %d", what, it.ID, len(it.Embedding), dim)
+			}
+			for _, x := range it.Embedding {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("%s: item %q has the embedding %v", what, it.ID, it.Embedding)
+				}
 			}
 			for k, v := range it.Metadata {
 				switch v.(type) {
