@@ -276,7 +276,8 @@ func want(num protowire.Number, got, typ protowire.Type) error {
 	return nil
 }
 
-// floatsOf decodes little-endian float32s.
+// floatsOf decodes little-endian float32s, all finite: what cairn
+// writes to Weaviate is checked finite, so a NaN or an infinity is damage.
 func floatsOf(data []byte) ([]float32, error) {
 	if len(data)%4 != 0 {
 		return nil, fmt.Errorf("%w: vector of %d bytes", errWire, len(data))
@@ -284,6 +285,9 @@ func floatsOf(data []byte) ([]float32, error) {
 	v := make([]float32, len(data)/4)
 	for i := range v {
 		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(data[4*i:]))
+		if x := float64(v[i]); math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%w: vector component %d is %v", errWire, i, v[i])
+		}
 	}
 	return v, nil
 }

@@ -26,6 +26,8 @@ func FuzzDecodeSearch(f *testing.F) {
 	f.Add([]byte{0x12, 0x05, 0x12, 0x03, 0x9a, 0x01, 0x01}) // a vector of 1 byte
 	f.Add([]byte{0x12, 0xff, 0xff, 0xff, 0xff, 0x0f})       // a length past the end
 	f.Add([]byte{0x0b, 0x12, 0x00, 0x0c})                   // a group
+	f.Add(searchReply([]fetched{{UUID: "u", HasVector: true, Vector: []float32{1, float32(math.NaN())}}}))
+	f.Add(searchReply([]fetched{{UUID: "u", HasVector: true, Vector: []float32{float32(math.Inf(-1))}}}))
 	if b, err := os.ReadFile("testdata/wire/search_reply.bin"); err == nil {
 		f.Add(b)
 	}
@@ -40,6 +42,11 @@ func FuzzDecodeSearch(f *testing.F) {
 		for _, r := range rows {
 			if r.Props == nil {
 				t.Fatalf("row %+v without a property map", r)
+			}
+			for _, x := range r.Vector {
+				if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+					t.Fatalf("row %+v holds a non-finite vector", r)
+				}
 			}
 		}
 	})
