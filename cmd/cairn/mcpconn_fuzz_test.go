@@ -32,6 +32,7 @@ func FuzzMCPLine(f *testing.F) {
 		`{"jsonrpc":"2.0","id":1.5,"method":null}`,
 		`{"jsonrpc":"2.0","id":1.5,"id":1,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":1,"id":1.5,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":2.5,"id":1,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":-0,"method":"ping"}`,
 		`{"jsonrpc":"2.0","id":[1],"method":"ping"}`,
 		`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`,
