@@ -139,6 +139,14 @@ func invalidUTF8(v any, depth int) (string, bool) {
 				return e, true
 			}
 		}
+	case map[string]string:
+		for k, e := range x {
+			for _, s := range [2]string{k, e} {
+				if !utf8.ValidString(s) {
+					return s, true
+				}
+			}
+		}
 	case map[string]any:
 		for k, e := range x {
 			if !utf8.ValidString(k) {

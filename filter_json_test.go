@@ -139,7 +139,7 @@ func TestFilterOf(t *testing.T) {
 		t.Errorf("FilterOf of a []string: %v, want ErrFilterType", err)
 	}
 	for _, m := range []map[string]any{{"k": "\xff"}, {"\xff": "v"}, {"k": map[string]any{"$in": []string{"a", "b\xfe"}}},
-		{"$or": []any{map[string]any{"k": map[string]any{"$ne": "\xc3"}}}}} {
+		{"$or": []any{map[string]any{"k": map[string]any{"$ne": "\xc3"}}}}, {"k": map[string]string{"$eq": "\xff"}}} {
 		// JSON would read them as U+FFFD: another filter than asked for.
 		if got, err := cairn.FilterOf(m); !errors.Is(err, vector.ErrInvalidOptions) {
 			t.Errorf("FilterOf(%q) = %v, %v; want an error wrapping ErrInvalidOptions", m, got, err)
