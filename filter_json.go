@@ -43,12 +43,10 @@ func FilterOf(v any) (*Filter, error) {
 		if len(v) == 0 {
 			return nil, nil
 		}
-		if s, bad := invalidUTF8(v, 0); bad {
-			// JSON would make each bad byte U+FFFD, and the filter
-			// another one than asked for, where Eq refuses it.
-			return nil, fmt.Errorf("cairn: filter: %w: %q is not valid UTF-8", vector.ErrInvalidOptions, s)
+		w, _, err := forJSON(v, 0)
+		if err != nil {
+			return nil, fmt.Errorf("cairn: filter: %w", err)
 		}
-		w, _ := widenFloat32(v, 0)
 		b, err := json.Marshal(w)
 		if err != nil {
 			return nil, fmt.Errorf("cairn: filter: %w: %v", vector.ErrInvalidOptions, err)
@@ -71,32 +69,57 @@ func FilterOf(v any) (*Filter, error) {
 	return ParseFilter(doc)
 }
 
-// widenFloat32 returns v with every float32 in it (in nested maps and
-// slices) made the float64 that metadata stores for it (see
-// metavalue.Of), and whether it changed anything: JSON writes a float32
-// in its shortest float32 form, 0.1 for float32(0.1), which reads back
-// as another number than the stored 0.10000000149011612, so the filter
-// would miss its own value. v is copied only where it holds a float32.
-// Below maxFilterDepth levels (depth counts them) v is left as it is: no
-// filter goes deeper, and a map that holds itself must not recurse
-// forever before the encoder refuses it.
-func widenFloat32(v any, depth int) (any, bool) {
+// forJSON returns v ready for the JSON encoder to write the filter it
+// means, and whether that changed anything, or an error wrapping
+// [vector.ErrInvalidOptions]. Every float32 in v (in nested maps and
+// slices) becomes the float64 that metadata stores for it (see
+// metavalue.Of): JSON writes a float32 in its shortest float32 form, 0.1
+// for float32(0.1), which reads back as another number than the stored
+// 0.10000000149011612, so the filter would miss its own value. A key or
+// string that is not valid UTF-8 is refused: JSON would write each bad
+// byte as U+FFFD, another filter than the one asked for (Eq refuses it).
+// v is copied only where it holds a float32. Below maxFilterDepth levels
+// (depth counts them) v is left as it is: no filter goes deeper, and a
+// map that holds itself must not recurse forever before the encoder
+// refuses it.
+func forJSON(v any, depth int) (any, bool, error) {
 	if depth > maxFilterDepth {
-		return v, false
+		return v, false, nil
 	}
 	switch x := v.(type) {
+	case string:
+		return v, false, checkUTF8(x)
+	case []string:
+		for _, e := range x {
+			if err := checkUTF8(e); err != nil {
+				return v, false, err
+			}
+		}
+	case map[string]string:
+		for k, e := range x {
+			if err := checkUTF8(k, e); err != nil {
+				return v, false, err
+			}
+		}
 	case float32:
-		return float64(x), true
+		return float64(x), true, nil
 	case []float32:
 		out := make([]float64, len(x))
 		for i, f := range x {
 			out[i] = float64(f)
 		}
-		return out, true
+		return out, true, nil
 	case map[string]any:
 		var out map[string]any
 		for k, e := range x {
-			if w, ok := widenFloat32(e, depth+1); ok {
+			if err := checkUTF8(k); err != nil {
+				return v, false, err
+			}
+			w, changed, err := forJSON(e, depth+1)
+			if err != nil {
+				return v, false, err
+			}
+			if changed {
 				if out == nil {
 					out = maps.Clone(x)
 				}
@@ -104,12 +127,16 @@ func widenFloat32(v any, depth int) (any, bool) {
 			}
 		}
 		if out != nil {
-			return out, true
+			return out, true, nil
 		}
 	case []any:
 		var out []any
 		for i, e := range x {
-			if w, ok := widenFloat32(e, depth+1); ok {
+			w, changed, err := forJSON(e, depth+1)
+			if err != nil {
+				return v, false, err
+			}
+			if changed {
 				if out == nil {
 					out = slices.Clone(x)
 				}
@@ -117,53 +144,20 @@ func widenFloat32(v any, depth int) (any, bool) {
 			}
 		}
 		if out != nil {
-			return out, true
+			return out, true, nil
 		}
 	}
-	return v, false
+	return v, false, nil
 }
 
-// invalidUTF8 returns the first key or string of v (in nested maps and
-// slices) that is not valid UTF-8, and true, or false if there is none.
-// Like widenFloat32 it stops below maxFilterDepth levels.
-func invalidUTF8(v any, depth int) (string, bool) {
-	if depth > maxFilterDepth {
-		return "", false
-	}
-	switch x := v.(type) {
-	case string:
-		return x, !utf8.ValidString(x)
-	case []string:
-		for _, e := range x {
-			if !utf8.ValidString(e) {
-				return e, true
-			}
-		}
-	case map[string]string:
-		for k, e := range x {
-			for _, s := range [2]string{k, e} {
-				if !utf8.ValidString(s) {
-					return s, true
-				}
-			}
-		}
-	case map[string]any:
-		for k, e := range x {
-			if !utf8.ValidString(k) {
-				return k, true
-			}
-			if s, bad := invalidUTF8(e, depth+1); bad {
-				return s, true
-			}
-		}
-	case []any:
-		for _, e := range x {
-			if s, bad := invalidUTF8(e, depth+1); bad {
-				return s, true
-			}
+// checkUTF8 refuses a string of ss that is not valid UTF-8.
+func checkUTF8(ss ...string) error {
+	for _, s := range ss {
+		if !utf8.ValidString(s) {
+			return fmt.Errorf("%w: %q is not valid UTF-8", vector.ErrInvalidOptions, s)
 		}
 	}
-	return "", false
+	return nil
 }
 
 // ParseFilter reads a filter from its JSON form, the query language of
