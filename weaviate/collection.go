@@ -392,11 +392,21 @@ func (c *Collection) object(r row) object {
 
 // rowOf turns a fetched object back into a row.
 func (c *Collection) rowOf(f fetched) (row, error) {
-	it, err := itemOf(f)
+	it, err := c.itemOf(f)
 	if err != nil {
 		return row{}, err
 	}
 	return row{id: it.ID, uuid: f.UUID, vec: it.Embedding, text: it.Text, md: it.Metadata}, nil
+}
+
+// itemOf decodes a fetched object of the collection into an item: a
+// vector of another dimension than the collection's is damage.
+func (c *Collection) itemOf(f fetched) (cairn.Item, error) {
+	it, err := itemOf(f)
+	if err == nil && f.HasVector && len(f.Vector) != c.cfg.Dim {
+		err = fmt.Errorf("%w: object %s: a vector of %d dimensions, the collection's have %d", vector.ErrCorrupt, f.UUID, len(f.Vector), c.cfg.Dim)
+	}
+	return it, err
 }
 
 // itemOf decodes a fetched object into an item.
@@ -462,7 +472,7 @@ func (c *Collection) Get(ctx context.Context, ids ...string) ([]cairn.Item, erro
 		if !ok {
 			return nil, fmt.Errorf("weaviate: get %q: %w", id, vector.ErrNotFound)
 		}
-		if out[i], err = itemOf(f); err != nil {
+		if out[i], err = c.itemOf(f); err != nil {
 			return nil, fmt.Errorf("weaviate: get %q: %w", id, err)
 		}
 	}
@@ -650,7 +660,7 @@ func (c *Collection) Find(ctx context.Context, f *cairn.Filter, limit int) ([]ca
 			return nil, fmt.Errorf("weaviate: find: %w", err)
 		}
 		for _, r := range got {
-			it, err := itemOf(r)
+			it, err := c.itemOf(r)
 			if err != nil {
 				return nil, fmt.Errorf("weaviate: find: %w", err)
 			}
@@ -752,7 +762,7 @@ func (c *Collection) Query(ctx context.Context, embedding []float32, k int, o *c
 		if opts.MinSimilarity != nil && sim < *opts.MinSimilarity {
 			break
 		}
-		it, err := itemOf(r)
+		it, err := c.itemOf(r)
 		if err != nil {
 			return nil, fmt.Errorf("weaviate: query: %w", err)
 		}

@@ -169,15 +169,16 @@ func TestGRPCQuery(t *testing.T) {
 	var got []byte
 	vec := make([]float32, 300) // a length whose encoding needs a 2-byte varint
 	vec[0], vec[299] = 1, 2
+	dims := func(x ...float32) []float32 { return append(x, make([]float32, 300-len(x))...) }
 	db := fakeGRPC(t, nil, func(_ context.Context, method string, req []byte) ([]byte, error) {
 		if method != methodSearch {
 			return nil, status.Error(codes.Unimplemented, method)
 		}
 		got = req
 		return searchReply([]fetched{
-			{UUID: itemUUID("Cairn_c", "b"), Created: 2, Distance: 0.5, HasVector: true, Vector: []float32{0.6, 0.8},
+			{UUID: itemUUID("Cairn_c", "b"), Created: 2, Distance: 0.5, HasVector: true, Vector: dims(0.6, 0.8),
 				Props: map[string]any{propID: "b", propText: "bee", propMeta: `{"n":2}`}},
-			{UUID: itemUUID("Cairn_c", "a"), Created: 1, Distance: 0.25, HasVector: true, Vector: []float32{1, 0},
+			{UUID: itemUUID("Cairn_c", "a"), Created: 1, Distance: 0.25, HasVector: true, Vector: dims(1, 0),
 				Props: map[string]any{propID: "a", propText: "", propMeta: nil}},
 		}), nil
 	}, Options{ReadConsistency: One})
@@ -187,7 +188,7 @@ func TestGRPCQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	if len(res) != 2 || res[0].ID != "a" || res[1].ID != "b" || res[1].Text != "bee" || res[1].Metadata["n"] != 2.0 ||
-		res[0].Distance != 0.25 || len(res[1].Embedding) != 2 || res[1].Embedding[1] != 0.8 {
+		res[0].Distance != 0.25 || len(res[1].Embedding) != 300 || res[1].Embedding[1] != 0.8 {
 		t.Fatalf("Query = %+v", res)
 	}
 	m := decodeMsg(t, got)

@@ -244,3 +244,20 @@ func FuzzDescribe(f *testing.F) {
 		}
 	})
 }
+
+// TestItemOfDimension checks that an object whose vector has another
+// dimension than its collection's is damage, and one without a vector
+// (a search that asked for none) is not.
+func TestItemOfDimension(t *testing.T) {
+	c := &Collection{class: "C", cfg: cairn.CollectionConfig{Dim: 3}}
+	props := map[string]any{propID: "a"}
+	if _, err := c.itemOf(fetched{UUID: "u", Props: props, Vector: []float32{1, 2}, HasVector: true}); !errors.Is(err, vector.ErrCorrupt) {
+		t.Errorf("a 2-d vector in a 3-d collection: %v, want ErrCorrupt", err)
+	}
+	if it, err := c.itemOf(fetched{UUID: "u", Props: props, Vector: []float32{1, 2, 3}, HasVector: true}); err != nil || len(it.Embedding) != 3 {
+		t.Errorf("a 3-d vector: %+v, %v", it, err)
+	}
+	if _, err := c.itemOf(fetched{UUID: "u", Props: props}); err != nil {
+		t.Errorf("no vector: %v", err)
+	}
+}
