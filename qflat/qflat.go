@@ -4,6 +4,7 @@ package qflat
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -283,7 +284,23 @@ func (t *table) indexed() []vector.ID {
 // change: it encodes them into the current table, or rebuilds the table
 // when there is no quantizer yet or the codes would be stale. The caller
 // holds wmu and has checked that no id is indexed yet.
+//
+// An add over a store closed before or during it fails with the store's
+// [vector.ErrClosed]: it reads the vectors' memory, not the store, and a
+// closed paged store's memory reads as zeros, which the encoder refuses
+// as a zero vector. One read of the store after a failure tells.
 func (x *Index) addLocked(ctx context.Context, ids []vector.ID) error {
+	err := x.encodeLocked(ctx, ids)
+	if err != nil && len(ids) > 0 {
+		if _, gerr := x.s.Get(ids[0]); errors.Is(gerr, vector.ErrClosed) {
+			return gerr
+		}
+	}
+	return err
+}
+
+// encodeLocked is addLocked but for a store closed under it.
+func (x *Index) encodeLocked(ctx context.Context, ids []vector.ID) error {
 	t := x.t
 	stale := t.q == nil
 	if !stale {
