@@ -1135,7 +1135,8 @@ func (db *DB) check(ctx context.Context, pragma string) error {
 // disagrees with its table, a page that fails SQLite's checks), but cannot
 // see every mix. Writes wait while the copy is made. A read-only DB copies
 // the file's latest commit, which may be newer than its own snapshot,
-// and its writer, if any, goes on meanwhile.
+// and its writer, if any, goes on meanwhile. A Backup that fails (a
+// cancelled ctx, a full disk) leaves nothing at path.
 func (db *DB) Backup(ctx context.Context, path string) error {
 	err := db.withConn(func(conn *sql.Conn) error {
 		if _, err := os.Stat(path); err == nil {
@@ -1159,11 +1160,26 @@ func (db *DB) Backup(ctx context.Context, path string) error {
 		if err != nil {
 			return err
 		}
-		// As a URI: SQLite would read a name that begins with "file:" as one.
-		if _, err := conn.ExecContext(ctx, "VACUUM INTO ?", fileURI(abs, url.Values{})); err != nil {
-			return mapErr(err)
+		// The copy's file is made here, empty (which VACUUM INTO takes as
+		// new), so that a copy cut short removes a file of its own only.
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if err != nil {
+			return err
 		}
-		return syncFile(path)
+		if err := f.Close(); err != nil {
+			_ = os.Remove(path)
+			return err
+		}
+		// As a URI: SQLite would read a name that begins with "file:" as one.
+		if _, err = conn.ExecContext(ctx, "VACUUM INTO ?", fileURI(abs, url.Values{})); err != nil {
+			err = mapErr(err)
+		} else {
+			err = syncFile(path)
+		}
+		if err != nil {
+			_ = os.Remove(path)
+		}
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("sqlitestore: backup: %w", err)

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -282,6 +283,47 @@ func TestBackup(t *testing.T) {
 	})
 	if av != 2 || ps != pageSize || jm != "wal" {
 		t.Fatalf("backup opened with auto_vacuum %d, page size %d, journal %q", av, ps, jm)
+	}
+}
+
+// TestBackupCancelled: a Backup cut short by its ctx leaves nothing at
+// its path, so a retry there succeeds; it left the file VACUUM INTO had
+// begun (empty, or whole but not synced), and the retry failed with
+// ErrExist.
+func TestBackupCancelled(t *testing.T) {
+	ctx := context.Background()
+	db, _ := openTemp(t, nil)
+	c := mustCollection(t, db, "c", 64, vector.Cosine)
+	var items []Item
+	for id := range vector.ID(20000) {
+		items = append(items, itemFor(id, 64))
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cut := 0
+	for i := 0; i < 200 && cut < 3; i++ {
+		dst := filepath.Join(dir, fmt.Sprint("copy", i))
+		cctx, cancel := context.WithTimeout(ctx, time.Duration(i)*100*time.Microsecond)
+		err := db.Backup(cctx, dst)
+		cancel()
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Backup cut short: %v", err)
+		}
+		cut++
+		if _, err := os.Lstat(dst); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("a Backup cut short left %s: %v", filepath.Base(dst), err)
+		}
+		if err := db.Backup(ctx, dst); err != nil {
+			t.Fatalf("Backup again at the path of one cut short: %v", err)
+		}
+	}
+	if cut == 0 {
+		t.Skip("no Backup was cut short")
 	}
 }
 
