@@ -965,14 +965,18 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 			err = execAll(ctx, conn,
 				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT, %s)", c.table, itemColumns),
 				fmt.Sprintf("CREATE UNIQUE INDEX %s_key ON %s (key) WHERE key IS NOT NULL", c.table, c.table),
-				"COMMIT",
 			)
+		}
+		if err == nil {
+			err = commit(ctx, conn)
 		}
 		if err != nil {
 			conn.ExecContext(context.Background(), "ROLLBACK")
 			return mapErr(err)
 		}
-		if err := c.prepare(ctx); err != nil {
+		// Committed: the collection is in the file, so it is in db.colls
+		// too, whatever becomes of ctx.
+		if err := c.prepare(context.WithoutCancel(ctx)); err != nil {
 			return err
 		}
 		db.collMu.Lock()
@@ -1065,8 +1069,10 @@ func (db *DB) DropCollection(ctx context.Context, name string) error {
 			fmt.Sprintf("DELETE FROM collections WHERE id = %d", c.id),
 			fmt.Sprintf("DELETE FROM history WHERE coll = %d", c.id),
 			fmt.Sprintf("DELETE FROM history_since WHERE coll = %d", c.id),
-			"COMMIT",
 		)
+		if err == nil {
+			err = commit(ctx, conn)
+		}
 		if err != nil {
 			conn.ExecContext(context.Background(), "ROLLBACK")
 			if perr := c.prepare(context.Background()); perr != nil {
@@ -1319,6 +1325,17 @@ func beginImmediate(ctx context.Context, conn *sql.Conn) error {
 		return lockErr(err)
 	}
 	return nil
+}
+
+// commit commits the transaction begun on conn, whatever becomes of ctx
+// meanwhile. The driver reports a statement under which ctx ends as
+// failed with ctx's error even if it ran to its end, and a COMMIT so
+// reported has committed: its caller would roll back to no effect and
+// report as failed a change the file holds. A cancel cuts short the work
+// before the COMMIT, which is what takes time.
+func commit(ctx context.Context, conn *sql.Conn) error {
+	_, err := conn.ExecContext(context.WithoutCancel(ctx), "COMMIT")
+	return err
 }
 
 func execAll(ctx context.Context, conn *sql.Conn, stmts ...string) error {

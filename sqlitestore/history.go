@@ -382,7 +382,7 @@ func (c *Collection) TrimHistory(ctx context.Context, before int64, keep int) (i
 		}
 		n, err := c.trimLocked(ctx, conn, before, keep)
 		if err == nil {
-			_, err = conn.ExecContext(ctx, "COMMIT")
+			err = commit(ctx, conn)
 		}
 		if err != nil {
 			conn.ExecContext(context.Background(), "ROLLBACK")

@@ -87,7 +87,7 @@ func (c *Collection) SaveIndex(ctx context.Context, name string, w io.WriterTo) 
 				return err
 			}
 			crashpoint.Hit(crashpoint.SaveIndex)
-			_, err = conn.ExecContext(ctx, "COMMIT")
+			err = commit(ctx, conn)
 			return err
 		}()
 		if err != nil {
@@ -222,7 +222,7 @@ func (c *Collection) DeleteIndex(ctx context.Context, name string) error {
 			conn.ExecContext(context.Background(), "ROLLBACK")
 			return mapErr(err)
 		}
-		_, err = conn.ExecContext(ctx, "COMMIT")
+		err = commit(ctx, conn)
 		return mapErr(err)
 	})
 	if err != nil {

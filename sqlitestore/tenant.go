@@ -195,6 +195,12 @@ func (c *Collection) CreateTenant(ctx context.Context, name string) (*Collection
 		if err := c.tenantErr(); err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		// The INSERT commits, so it runs to its end as commit does, and
+		// then so does the tenant's making.
+		ctx := context.WithoutCancel(ctx)
 		res, err := conn.ExecContext(ctx, "INSERT INTO tenants (coll, name) VALUES (?, ?)", c.id, name)
 		if err != nil {
 			if sqliteCode(err)&0xff == sqlite3.SQLITE_CONSTRAINT { // the name is taken
@@ -349,8 +355,7 @@ func (c *Collection) DropTenant(ctx context.Context, name string) error {
 					return fmt.Errorf("%s: %w", firstWords(q.sql), err)
 				}
 			}
-			_, err := conn.ExecContext(ctx, "COMMIT")
-			return err
+			return commit(ctx, conn)
 		}()
 		if err != nil {
 			conn.ExecContext(context.Background(), "ROLLBACK")
