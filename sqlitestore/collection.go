@@ -284,7 +284,7 @@ func (c *Collection) SetSettings(ctx context.Context, settings []byte) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		if _, err := conn.ExecContext(ctx, "UPDATE collections SET settings = ? WHERE id = ?", nullJSON(settings), c.id); err != nil {
+		if _, err := execCommitting(ctx, conn, "UPDATE collections SET settings = ? WHERE id = ?", nullJSON(settings), c.id); err != nil {
 			return mapErr(err)
 		}
 		c.mu.Lock()

@@ -1338,6 +1338,16 @@ func commit(ctx context.Context, conn *sql.Conn) error {
 	return err
 }
 
+// execCommitting runs a statement that commits by itself (outside a
+// transaction begun by BEGIN) as commit runs a COMMIT: to its end,
+// whatever becomes of ctx once it has begun.
+func execCommitting(ctx context.Context, conn *sql.Conn, query string, args ...any) (sql.Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return conn.ExecContext(context.WithoutCancel(ctx), query, args...)
+}
+
 func execAll(ctx context.Context, conn *sql.Conn, stmts ...string) error {
 	for _, s := range stmts {
 		if _, err := conn.ExecContext(ctx, s); err != nil {

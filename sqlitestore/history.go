@@ -166,7 +166,7 @@ func (c *Collection) StartHistory(ctx context.Context, t int64) error {
 		if c.dropped {
 			return vector.ErrClosed
 		}
-		_, err := conn.ExecContext(ctx, "INSERT OR IGNORE INTO history_since (coll, tenant, since) VALUES (?, ?, ?)", c.id, c.tenant, t)
+		_, err := execCommitting(ctx, conn, "INSERT OR IGNORE INTO history_since (coll, tenant, since) VALUES (?, ?, ?)", c.id, c.tenant, t)
 		return mapErr(err)
 	})
 	if err != nil {

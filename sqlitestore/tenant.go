@@ -195,13 +195,7 @@ func (c *Collection) CreateTenant(ctx context.Context, name string) (*Collection
 		if err := c.tenantErr(); err != nil {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		// The INSERT commits, so it runs to its end as commit does, and
-		// then so does the tenant's making.
-		ctx := context.WithoutCancel(ctx)
-		res, err := conn.ExecContext(ctx, "INSERT INTO tenants (coll, name) VALUES (?, ?)", c.id, name)
+		res, err := execCommitting(ctx, conn, "INSERT INTO tenants (coll, name) VALUES (?, ?)", c.id, name)
 		if err != nil {
 			if sqliteCode(err)&0xff == sqlite3.SQLITE_CONSTRAINT { // the name is taken
 				return vector.ErrDuplicateID
@@ -212,7 +206,9 @@ func (c *Collection) CreateTenant(ctx context.Context, name string) (*Collection
 		if err != nil {
 			return err
 		}
-		if t, err = newTenant(ctx, c, id, name, 0); err != nil {
+		// Committed: the tenant is in the file, so it is in the DB too,
+		// whatever becomes of ctx.
+		if t, err = newTenant(context.WithoutCancel(ctx), c, id, name, 0); err != nil {
 			return err
 		}
 		c.db.collMu.Lock()
