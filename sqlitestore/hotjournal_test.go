@@ -19,11 +19,11 @@ import (
 	"github.com/cairndb/cairn/vector"
 )
 
-// leftHotJournal returns the path of a copy of a backup of a database of one
-// collection "c" of n items, with the hot journal of a transaction that
-// was rewriting every item's text when it stopped: the file holds some of
-// its pages, the journal the pages they replaced.
-func leftHotJournal(t *testing.T, n int) string {
+// backupOpen writes a backup of a database of one collection "c" of n
+// items of the given text, in a directory of its own, and opens it with
+// SQLite, one connection, closed when the test ends. It returns the
+// collection, the backup's path and the connection.
+func backupOpen(t *testing.T, n int, text string) (*Collection, string, *sql.Conn) {
 	t.Helper()
 	ctx := context.Background()
 	db, _ := openTemp(t, nil)
@@ -32,31 +32,41 @@ func leftHotJournal(t *testing.T, n int) string {
 	for i := range items {
 		items[i] = itemFor(vector.ID(i+1), 8)
 		items[i].Key = fmt.Sprintf("k%d", i)
-		items[i].Text = strings.Repeat("committed ", 40)
+		items[i].Text = text
 	}
 	if err := c.PutItems(ctx, items); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	backup := filepath.Join(dir, "backup.cairn")
+	backup := filepath.Join(t.TempDir(), "backup.cairn")
 	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
-	orig, err := os.ReadFile(backup)
-	if err != nil {
 		t.Fatal(err)
 	}
 	sqldb, err := sql.Open("sqlite", fileURI(backup, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sqldb.Close()
+	t.Cleanup(func() { sqldb.Close() })
 	sqldb.SetMaxOpenConns(1)
 	conn, err := sqldb.Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	t.Cleanup(func() { conn.Close() })
+	return c, backup, conn
+}
+
+// leftHotJournal returns the path of a copy of a backup of a database of one
+// collection "c" of n items, with the hot journal of a transaction that
+// was rewriting every item's text when it stopped: the file holds some of
+// its pages, the journal the pages they replaced.
+func leftHotJournal(t *testing.T, n int) string {
+	t.Helper()
+	ctx := context.Background()
+	c, backup, conn := backupOpen(t, n, strings.Repeat("committed ", 40))
+	orig, err := os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
 	// A cache of a few pages makes SQLite write pages of the transaction
 	// into the file before it commits, once the journal holds the old ones.
 	if err := execAll(ctx, conn, "PRAGMA cache_size=2", "BEGIN IMMEDIATE"); err != nil {
@@ -152,37 +162,13 @@ func TestReadOnlyHotJournal(t *testing.T) {
 func grownHotJournal(t *testing.T, n int) string {
 	t.Helper()
 	ctx := context.Background()
-	db, _ := openTemp(t, nil)
-	c := mustCollection(t, db, "c", 8, vector.L2)
-	items := make([]Item, n)
-	for i := range items {
-		items[i] = itemFor(vector.ID(i+1), 8)
-		items[i].Key = fmt.Sprintf("k%d", i)
-	}
-	if err := c.PutItems(ctx, items); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	backup := filepath.Join(dir, "backup.cairn")
-	if err := db.Backup(ctx, backup); err != nil {
-		t.Fatal(err)
-	}
+	_, backup, conn := backupOpen(t, n, "")
+	dir := filepath.Dir(backup)
 	fi, err := os.Stat(backup)
 	if err != nil {
 		t.Fatal(err)
 	}
 	size := fi.Size()
-	sqldb, err := sql.Open("sqlite", fileURI(backup, nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sqldb.Close()
-	sqldb.SetMaxOpenConns(1)
-	conn, err := sqldb.Conn(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
 	// A transaction as a migration's: new tables, the file grows.
 	if err := execAll(ctx, conn, "BEGIN IMMEDIATE", "CREATE TABLE grown (b BLOB)"); err != nil {
 		t.Fatal(err)
