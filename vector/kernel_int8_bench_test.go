@@ -114,3 +114,34 @@ func BenchmarkInt8GatherAffine(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkInt8Gather2 measures the gather a recency walk calls: 32
+// codes anywhere in memory (here in cache) against the two levels of a
+// bounded query, for every kernel family.
+func BenchmarkInt8Gather2(b *testing.B) {
+	r := rand.New(rand.NewPCG(15, 16))
+	const rows = 32
+	for _, dim := range []int{384, 768, 1024} {
+		q1, q2 := make([]int8, dim), make([]int8, dim)
+		for i := range q1 {
+			q1[i], q2[i] = int8(r.IntN(129)-64), int8(r.IntN(129)-64)
+		}
+		ptrs := make([]*uint8, rows)
+		for i := range ptrs {
+			c := make([]uint8, dim+4)
+			for j := range c {
+				c[j] = uint8(r.IntN(256))
+			}
+			ptrs[i] = &c[0]
+		}
+		out1, out2 := make([]int32, rows), make([]int32, rows)
+		for _, k := range kernel.Impls() {
+			b.Run(fmt.Sprintf("dim=%d/impl=%s", dim, k.Name), func(b *testing.B) {
+				b.SetBytes(int64(rows * dim))
+				for b.Loop() {
+					k.DotU8I8Gather2(q1, q2, ptrs, out1, out2)
+				}
+			})
+		}
+	}
+}

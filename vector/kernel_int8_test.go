@@ -183,6 +183,21 @@ func TestInt8KernelGather(t *testing.T) {
 				if out[rows] != -7 {
 					t.Errorf("%s: DotU8I8Gather(n=%d, %d codes) wrote out[%d]", k.Name, n, rows, rows)
 				}
+				q2 := guardedI8(n, (rows+1)%4, qg)
+				out1, out2 := make([]int32, rows+1), make([]int32, rows+1)
+				out1[rows], out2[rows] = -7, -7
+				k.DotU8I8Gather2(q, q2, ps, out1, out2)
+				for i, c := range cs {
+					if want := refDotU8I8(q, c); int64(out1[i]) != want {
+						t.Errorf("%s: DotU8I8Gather2(n=%d) first query, code %d of %d = %d, want %d", k.Name, n, i, rows, out1[i], want)
+					}
+					if want := refDotU8I8(q2, c); int64(out2[i]) != want {
+						t.Errorf("%s: DotU8I8Gather2(n=%d) second query, code %d of %d = %d, want %d", k.Name, n, i, rows, out2[i], want)
+					}
+				}
+				if out1[rows] != -7 || out2[rows] != -7 {
+					t.Errorf("%s: DotU8I8Gather2(n=%d, %d codes) wrote past the codes", k.Name, n, rows)
+				}
 				const alpha, base = float32(0.0123), float32(-0.77)
 				aff := make([]float32, rows+1)
 				aff[rows] = -7
@@ -233,6 +248,17 @@ func FuzzDotU8I8(f *testing.F) {
 				for r, got := range gout {
 					if int64(got) != want {
 						t.Fatalf("%s: DotU8I8Gather(n=%d) code %d = %d, want %d", k.Name, n, r, got, want)
+					}
+				}
+				neg := make([]int8, n) // the query negated: in [-63, 64]
+				for i, x := range q {
+					neg[i] = -x
+				}
+				g1, g2 := make([]int32, 5), make([]int32, 5)
+				k.DotU8I8Gather2(q, neg, []*uint8{&c[0], &c[0], &c[0], &c[0], &c[0]}, g1, g2)
+				for r := range g1 {
+					if int64(g1[r]) != want || int64(g2[r]) != -want {
+						t.Fatalf("%s: DotU8I8Gather2(n=%d) code %d = %d, %d, want %d, %d", k.Name, n, r, g1[r], g2[r], want, -want)
 					}
 				}
 			}

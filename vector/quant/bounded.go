@@ -113,8 +113,7 @@ func (r *BoundedQuery) GatherDistances(codes []*byte, out []float32) {
 	var d1, d2 [32]int32
 	for lo := 0; lo < len(codes); lo += len(d1) {
 		cs := codes[lo:min(lo+len(d1), len(codes))]
-		kernel.DotU8I8Gather(r.w1, cs, d1[:len(cs)])
-		kernel.DotU8I8Gather(r.w2, cs, d2[:len(cs)])
+		kernel.DotU8I8Gather2(r.w1, r.w2, cs, d1[:len(cs)], d2[:len(cs)])
 		for i, c := range cs {
 			ip := float32(r.base + r.a1*float64(d1[i]) + r.a2*float64(d2[i]))
 			switch r.metric {

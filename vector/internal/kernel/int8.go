@@ -20,6 +20,9 @@ import "unsafe"
 //	DotU8I8x4(q, a, b, c, d)        DotU8I8 with four codes, one pass over q
 //	DotU8I8Gather(q, codes, out)    out[i] = DotU8I8(q, codes[i][:len(q)]); each
 //	                                pointer addresses len(q) readable bytes
+//	DotU8I8Gather2(q1, q2, codes, out1, out2)
+//	                                DotU8I8Gather of q1 into out1 and of q2 into
+//	                                out2 (len(q2) = len(q1)), one pass over each code
 //	DotU8I8GatherAffine(q, codes, a, b, out)
 //	                                out[i] = b + a·float32(DotU8I8(q, codes[i][:len(q)])),
 //	                                in float32 as Go evaluates it (no fused multiply-add)
@@ -58,6 +61,13 @@ func DotU8I8GatherGeneric(q []int8, codes []*uint8, out []int32) {
 	for i, c := range codes {
 		out[i] = DotU8I8Generic(q, unsafe.Slice(c, len(q)))
 	}
+}
+
+// DotU8I8Gather2Generic is DotU8I8GatherGeneric of q1 into out1 and of
+// q2 into out2.
+func DotU8I8Gather2Generic(q1, q2 []int8, codes []*uint8, out1, out2 []int32) {
+	DotU8I8GatherGeneric(q1, codes, out1)
+	DotU8I8GatherGeneric(q2, codes, out2)
 }
 
 // DotU8I8GatherAffineGeneric writes base + alpha·float32(s) for the sum s

@@ -28,6 +28,13 @@ func dotU8I8GatherAffineAVX2(q *int8, codes **uint8, count, n int, out *float32,
 //go:noescape
 func dotU8I8GatherAffineVNNI(q *int8, codes **uint8, count, n int, out *float32, alpha, base float32)
 
+// dotU8I8Gather2VNNI scores count > 0 codes against two queries of n
+// bytes (a positive multiple of 32), a last partial group in the same
+// call, with AVX-512 VNNI.
+//
+//go:noescape
+func dotU8I8Gather2VNNI(q1, q2 *int8, codes **uint8, count, n int, out1, out2 *int32)
+
 //go:noescape
 func dotU8I8Gather4AVX2(q *int8, a, b, c, d *uint8, n int, out *int32)
 
@@ -183,6 +190,26 @@ func dotU8I8GatherAffineX86(q []int8, codes []*uint8, alpha, base float32, out [
 	}
 }
 
+// dotU8I8Gather2AVX2 is DotU8I8Gather2 on AVX2: two gathers.
+func dotU8I8Gather2AVX2(q1, q2 []int8, codes []*uint8, out1, out2 []int32) {
+	dotU8I8GatherAVX2(q1, codes, out1)
+	dotU8I8GatherAVX2(q2, codes, out2)
+}
+
+// dotU8I8Gather2AVX512 is DotU8I8Gather2 on AVX-512: one pass over each
+// code with VNNI, where the CPU has it and the queries' length allows.
+func dotU8I8Gather2AVX512(q1, q2 []int8, codes []*uint8, out1, out2 []int32) {
+	n := len(q1)
+	if !hasVNNI || n == 0 || n%32 != 0 || len(q2) != n {
+		dotU8I8Gather2AVX2(q1, q2, codes, out1, out2)
+		return
+	}
+	out1, out2 = out1[:len(codes)], out2[:len(codes)]
+	if len(codes) > 0 {
+		dotU8I8Gather2VNNI(&q1[0], &q2[0], &codes[0], len(codes), n, &out1[0], &out2[0])
+	}
+}
+
 // DotU8I8 is the selected exact int8 dot product (see int8.go).
 func DotU8I8(q []int8, c []uint8) int32 {
 	if hasAVX2 {
@@ -206,6 +233,18 @@ func DotU8I8Gather(q []int8, codes []*uint8, out []int32) {
 		return
 	}
 	DotU8I8GatherGeneric(q, codes, out)
+}
+
+// DotU8I8Gather2 is the selected pointer gather against two queries.
+func DotU8I8Gather2(q1, q2 []int8, codes []*uint8, out1, out2 []int32) {
+	switch {
+	case hasAVX512:
+		dotU8I8Gather2AVX512(q1, q2, codes, out1, out2)
+	case hasAVX2:
+		dotU8I8Gather2AVX2(q1, q2, codes, out1, out2)
+	default:
+		DotU8I8Gather2Generic(q1, q2, codes, out1, out2)
+	}
 }
 
 // DotU8I8GatherAffine is the selected gather with the affine finish.

@@ -555,3 +555,149 @@ dsv_sum:
 	JNZ   dsv_group
 	VZEROUPPER
 	RET
+
+// func dotU8I8Gather2VNNI(q1, q2 *int8, codes **uint8, count, n int, out1, out2 *int32)
+//
+// Two queries against each code in one pass over it, with AVX-512 VNNI
+// (see dotU8I8GatherAffineVNNI): four codes at a time, eight
+// accumulators, 64 bytes a step and a last 32 (n is a multiple of 32)
+// after folding to 256 bits. out1 gets the sums with q1, out2 with q2.
+TEXT ·dotU8I8Gather2VNNI(SB), NOSPLIT, $0-56
+	MOVQ q1+0(FP), SI
+	MOVQ q2+8(FP), DI
+	MOVQ codes+16(FP), BX
+	MOVQ count+24(FP), R13
+	MOVQ n+32(FP), CX
+	MOVQ out1+40(FP), DX
+	MOVQ out2+48(FP), R14
+	MOVQ CX, R12
+	ANDQ $-64, R12
+
+dg2_group:
+	MOVQ 0(BX), R8
+	CMPQ R13, $4
+	JLT  dg2_short
+	MOVQ 8(BX), R9
+	MOVQ 16(BX), R10
+	MOVQ 24(BX), R11
+	JMP  dg2_start
+
+dg2_short:
+	// One to three codes: repeat the last.
+	MOVQ R8, R9
+	MOVQ R8, R10
+	MOVQ R8, R11
+	CMPQ R13, $2
+	JLT  dg2_start
+	MOVQ 8(BX), R9
+	MOVQ R9, R10
+	MOVQ R9, R11
+	CMPQ R13, $3
+	JLT  dg2_start
+	MOVQ 16(BX), R10
+	MOVQ R10, R11
+
+dg2_start:
+	XORQ   AX, AX
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	CMPQ   R12, $0
+	JEQ    dg2_fold
+
+dg2_64:
+	VMOVDQU64 (SI)(AX*1), Z8
+	VMOVDQU64 (DI)(AX*1), Z9
+	VMOVDQU64 (R8)(AX*1), Z10
+	VMOVDQU64 (R9)(AX*1), Z11
+	VMOVDQU64 (R10)(AX*1), Z12
+	VMOVDQU64 (R11)(AX*1), Z13
+	VPDPBUSD  Z8, Z10, Z0
+	VPDPBUSD  Z8, Z11, Z1
+	VPDPBUSD  Z8, Z12, Z2
+	VPDPBUSD  Z8, Z13, Z3
+	VPDPBUSD  Z9, Z10, Z4
+	VPDPBUSD  Z9, Z11, Z5
+	VPDPBUSD  Z9, Z12, Z6
+	VPDPBUSD  Z9, Z13, Z7
+	ADDQ      $64, AX
+	CMPQ      AX, R12
+	JLT       dg2_64
+
+dg2_fold:
+	VEXTRACTI64X4 $1, Z0, Y10
+	VEXTRACTI64X4 $1, Z1, Y11
+	VEXTRACTI64X4 $1, Z2, Y12
+	VEXTRACTI64X4 $1, Z3, Y13
+	VPADDD        Y10, Y0, Y0
+	VPADDD        Y11, Y1, Y1
+	VPADDD        Y12, Y2, Y2
+	VPADDD        Y13, Y3, Y3
+	VEXTRACTI64X4 $1, Z4, Y10
+	VEXTRACTI64X4 $1, Z5, Y11
+	VEXTRACTI64X4 $1, Z6, Y12
+	VEXTRACTI64X4 $1, Z7, Y13
+	VPADDD        Y10, Y4, Y4
+	VPADDD        Y11, Y5, Y5
+	VPADDD        Y12, Y6, Y6
+	VPADDD        Y13, Y7, Y7
+	CMPQ          AX, CX
+	JGE           dg2_sum
+	VMOVDQU       (SI)(AX*1), Y8
+	VMOVDQU       (DI)(AX*1), Y9
+	VMOVDQU       (R8)(AX*1), Y10
+	VMOVDQU       (R9)(AX*1), Y11
+	VMOVDQU       (R10)(AX*1), Y12
+	VMOVDQU       (R11)(AX*1), Y13
+	VPDPBUSD      Y8, Y10, Y0
+	VPDPBUSD      Y8, Y11, Y1
+	VPDPBUSD      Y8, Y12, Y2
+	VPDPBUSD      Y8, Y13, Y3
+	VPDPBUSD      Y9, Y10, Y4
+	VPDPBUSD      Y9, Y11, Y5
+	VPDPBUSD      Y9, Y12, Y6
+	VPDPBUSD      Y9, Y13, Y7
+
+dg2_sum:
+	VPHADDD      Y1, Y0, Y0
+	VPHADDD      Y3, Y2, Y2
+	VPHADDD      Y2, Y0, Y0
+	VEXTRACTI128 $1, Y0, X1
+	VPADDD       X1, X0, X0
+	VPHADDD      Y5, Y4, Y4
+	VPHADDD      Y7, Y6, Y6
+	VPHADDD      Y6, Y4, Y4
+	VEXTRACTI128 $1, Y4, X5
+	VPADDD       X5, X4, X4
+	CMPQ         R13, $4
+	JLT          dg2_tail
+	VMOVDQU      X0, 0(DX)
+	VMOVDQU      X4, 0(R14)
+	ADDQ         $16, DX
+	ADDQ         $16, R14
+	ADDQ         $32, BX
+	SUBQ         $4, R13
+	JNZ          dg2_group
+	VZEROUPPER
+	RET
+
+dg2_tail:
+	VMOVSS     X0, 0(DX)
+	VMOVSS     X4, 0(R14)
+	CMPQ       R13, $2
+	JLT        dg2_done
+	VEXTRACTPS $1, X0, 4(DX)
+	VEXTRACTPS $1, X4, 4(R14)
+	CMPQ       R13, $3
+	JLT        dg2_done
+	VEXTRACTPS $2, X0, 8(DX)
+	VEXTRACTPS $2, X4, 8(R14)
+
+dg2_done:
+	VZEROUPPER
+	RET

@@ -44,15 +44,16 @@ type Impl struct {
 	L2Gather  func(q []float32, rows []*float32, out []float32) // L2 of q to each row pointer
 
 	// The int8 kernels of package vector/quant (contracts in int8.go;
-	// query elements in [-64, 64]). An AVX-512 VNNI version (VPDPBUSD
-	// multiplies uint8 by int8 and sums four products into int32 in one
-	// instruction, where AVX2 needs three) would go in the avx512 family;
-	// until one is written and tested on a CPU that has VNNI, that family
-	// uses the AVX2 int8 kernels.
+	// query elements in [-64, 64]). The avx512 family runs AVX-512 VNNI
+	// versions of some (VPDPBUSD multiplies uint8 by int8 and sums four
+	// products into int32 in one instruction, where AVX2 needs three) on
+	// CPUs that have it, and the AVX2 ones otherwise.
 	DotU8I8       func(q []int8, c []uint8) int32                        // exact q·c
 	DotU8I8x4     func(q []int8, a, b, c, d []uint8) [4]int32            // q· four codes
 	DotU8I8Batch  func(q []int8, codes []uint8, stride int, out []int32) // q· codes every stride bytes
 	DotU8I8Gather func(q []int8, codes []*uint8, out []int32)            // q· codes anywhere
+	// DotU8I8Gather2 is DotU8I8Gather with two queries, one pass a code.
+	DotU8I8Gather2 func(q1, q2 []int8, codes []*uint8, out1, out2 []int32)
 	// DotU8I8GatherAffine is DotU8I8Gather with base + alpha·sum applied.
 	DotU8I8GatherAffine func(q []int8, codes []*uint8, alpha, base float32, out []float32)
 }
@@ -74,6 +75,7 @@ var Generic = Impl{
 	DotU8I8x4:           DotU8I8x4Generic,
 	DotU8I8Batch:        DotU8I8BatchGeneric,
 	DotU8I8Gather:       DotU8I8GatherGeneric,
+	DotU8I8Gather2:      DotU8I8Gather2Generic,
 	DotU8I8GatherAffine: DotU8I8GatherAffineGeneric,
 }
 

@@ -26,12 +26,14 @@ var avx512 = Impl{
 	L2Gather:  l2GatherAVX512,
 
 	// The gather with the affine finish, which graph walks on codes
-	// call, and the strided batch of scans have VNNI kernels; the others
-	// run the AVX2 ones.
+	// call, the gather against two queries, which recency walks call,
+	// and the strided batch of scans have VNNI kernels; the others run
+	// the AVX2 ones.
 	DotU8I8:             dotU8I8AVX2Wrap,
 	DotU8I8x4:           dotU8I8x4AVX2Wrap,
 	DotU8I8Batch:        dotU8I8BatchAVX512,
 	DotU8I8Gather:       dotU8I8GatherAVX2,
+	DotU8I8Gather2:      dotU8I8Gather2AVX512,
 	DotU8I8GatherAffine: dotU8I8GatherAffineAVX512Wrap,
 }
 
@@ -51,6 +53,7 @@ var avx2 = Impl{
 	DotU8I8x4:           dotU8I8x4AVX2Wrap,
 	DotU8I8Batch:        dotU8I8BatchAVX2,
 	DotU8I8Gather:       dotU8I8GatherAVX2,
+	DotU8I8Gather2:      dotU8I8Gather2AVX2,
 	DotU8I8GatherAffine: dotU8I8GatherAffineAVX2Wrap,
 }
 
