@@ -140,3 +140,60 @@ func TestMCPExactIntegersOut(t *testing.T) {
 		}
 	}
 }
+
+// Whole numbers beyond 2^53 that metadata holds as float64s (2^60, 2^63)
+// come out of export, query -json and MCP in their exact digits, so that
+// an import or a filter reads the same number back. encoding/json wrote
+// 2^60 as 1152921504606847000, which import stored as that other integer,
+// and 2^63 as 9223372036854776000, which import refused.
+func TestExportImportWholeFloats(t *testing.T) {
+	const (
+		two60 = "1152921504606846976"
+		two63 = "9223372036854775808"
+	)
+	in := `{"collection":{"name":"n","dim":2,"metric":"cosine","index":"flat"}}
+{"id":"a","metadata":{"n":` + two60 + `,"m":` + two63 + `,"k":-` + two63 + `},"embedding":[1,0]}
+`
+	path := filepath.Join(t.TempDir(), "t.db")
+	if r := runCmd(t, in, "import", "-q", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	exp := runCmd(t, "", "export", path)
+	for _, n := range []string{two60, two63, "-" + two63} {
+		if !strings.Contains(exp.stdout, ":"+n) {
+			t.Errorf("export lacks %s:\n%s", n, exp.stdout)
+		}
+	}
+	again := filepath.Join(t.TempDir(), "again.db")
+	if r := runCmd(t, exp.stdout, "import", "-q", again); r.code != 0 {
+		t.Fatalf("import of the export: %+v", r)
+	}
+	if exp2 := runCmd(t, "", "export", again); exp2.stdout != exp.stdout {
+		t.Errorf("export | import | export differs:\n%s\n%s", exp.stdout, exp2.stdout)
+	}
+	q := runCmd(t, "", "query", again, "-collection", "n", "-vector", "[1,0]", "-json", "-filter", `{"n":`+two60+`}`)
+	if q.code != 0 || !strings.Contains(q.stdout, `"id":"a"`) || !strings.Contains(q.stdout, `"n":`+two60) {
+		t.Errorf("query -filter n = 2^60 after export | import: %+v", q)
+	}
+}
+
+func TestMCPWholeFloatsOut(t *testing.T) {
+	const two60 = "1152921504606846976"
+	srv := newEmbedServer(t)
+	path := filepath.Join(t.TempDir(), "agent.db")
+	script := initLines +
+		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_store","arguments":{"id":"b","text":"a number","metadata":{"n":` + two60 + `}}}}` + "\n"
+	var out, errb strings.Builder
+	argv := []string{"mcp", "-db", path, "-embed-url", srv.url(), "-embed-model", "bow"}
+	if code := run(context.Background(), argv, strings.NewReader(script), &out, &errb); code != exitOK {
+		t.Fatalf("exit status %d; log:\n%s", code, errb.String())
+	}
+	script = initLines + `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"memory_get","arguments":{"ids":["b"]}}}` + "\n"
+	out.Reset()
+	if code := run(context.Background(), argv, strings.NewReader(script), &out, &errb); code != exitOK {
+		t.Fatalf("exit status %d; log:\n%s", code, errb.String())
+	}
+	if !strings.Contains(out.String(), `\"n\":`+two60) || !strings.Contains(out.String(), `"n":`+two60) {
+		t.Errorf("memory_get lacks n = 2^60 in its text or structured content:\n%s", out.String())
+	}
+}

@@ -31,6 +31,7 @@ import (
 
 	"github.com/cairndb/cairn"
 	"github.com/cairndb/cairn/hnsw"
+	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -60,6 +61,32 @@ func (m *jsonMap) UnmarshalJSON(b []byte) error {
 	}
 	*m = v
 	return nil
+}
+
+// MarshalJSON writes m with its numbers exact (see [exactJSON]).
+func (m jsonMap) MarshalJSON() ([]byte, error) { return exactJSON(m) }
+
+// outMap is metadata in an answer (a query's hits, MCP's memories),
+// written with its numbers exact (see [exactJSON]) and read as
+// encoding/json reads any map.
+type outMap map[string]any
+
+// MarshalJSON writes m with its numbers exact (see [exactJSON]).
+func (m outMap) MarshalJSON() ([]byte, error) { return exactJSON(m) }
+
+// exactJSON writes metadata as a JSON object whose numbers read back as
+// the values they are: encoding/json would write a whole float64 beyond
+// 2^53 (such as 2^60, which metadata holds as a float64) in its shortest
+// digits, which import and filters read as another integer, or refuse.
+func exactJSON(m map[string]any) ([]byte, error) {
+	if m == nil {
+		return []byte("null"), nil
+	}
+	out := make(map[string]any, len(m))
+	for k, v := range m {
+		out[k] = metavalue.JSON(v)
+	}
+	return json.Marshal(out)
 }
 
 // jsonCollection describes a collection in its header line.

@@ -440,9 +440,9 @@ type (
 		Namespace string   `json:"namespace,omitempty" jsonschema:"the namespace the memories are in; default: the server's"`
 	}
 	memoryOut struct {
-		ID       string         `json:"id"`
-		Text     string         `json:"text,omitempty"`
-		Metadata map[string]any `json:"metadata,omitempty"`
+		ID       string `json:"id"`
+		Text     string `json:"text,omitempty"`
+		Metadata outMap `json:"metadata,omitempty"`
 	}
 	memoriesOut struct {
 		Memories []memoryOut `json:"memories"`

@@ -28,11 +28,11 @@ type (
 		Namespace string `json:"namespace,omitempty" jsonschema:"the namespace the memory is in; default: the server's"`
 	}
 	versionOut struct {
-		Text     string         `json:"text,omitempty"`
-		Metadata map[string]any `json:"metadata,omitempty"`
-		Deleted  bool           `json:"deleted,omitempty" jsonschema:"true if the memory did not exist then (before it was stored, or after it was deleted)"`
-		From     string         `json:"from,omitempty" jsonschema:"when this version was written (RFC 3339); absent if before the kept history"`
-		Until    string         `json:"until,omitempty" jsonschema:"when it was changed or deleted (RFC 3339); absent for the current version"`
+		Text     string `json:"text,omitempty"`
+		Metadata outMap `json:"metadata,omitempty"`
+		Deleted  bool   `json:"deleted,omitempty" jsonschema:"true if the memory did not exist then (before it was stored, or after it was deleted)"`
+		From     string `json:"from,omitempty" jsonschema:"when this version was written (RFC 3339); absent if before the kept history"`
+		Until    string `json:"until,omitempty" jsonschema:"when it was changed or deleted (RFC 3339); absent for the current version"`
 	}
 	historyOut struct {
 		Versions []versionOut `json:"versions" jsonschema:"the memory's versions, newest first"`

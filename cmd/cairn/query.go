@@ -21,10 +21,10 @@ type hit struct {
 	// Similarity is the embeddings' (0 in keyword mode); Score is what
 	// the search ranked by: the similarity, the BM25 score of the words,
 	// or the fused score of a hybrid search.
-	Similarity float64        `json:"similarity" jsonschema:"how close the memory's embedding is to the query's: their cosine similarity, from -1 to 1, higher is closer (0 in keyword mode)"`
-	Score      float64        `json:"score" jsonschema:"what the search ranked by, higher first: the similarity (vector mode), a BM25 score of the query's words (keyword mode, unbounded), or the fusion of both lists' ranks, the sum of 1/(60+rank) (hybrid mode, about 0.033 at most); compare scores within one search only"`
-	Text       string         `json:"text,omitempty"`
-	Metadata   map[string]any `json:"metadata,omitempty"`
+	Similarity float64 `json:"similarity" jsonschema:"how close the memory's embedding is to the query's: their cosine similarity, from -1 to 1, higher is closer (0 in keyword mode)"`
+	Score      float64 `json:"score" jsonschema:"what the search ranked by, higher first: the similarity (vector mode), a BM25 score of the query's words (keyword mode, unbounded), or the fusion of both lists' ranks, the sum of 1/(60+rank) (hybrid mode, about 0.033 at most); compare scores within one search only"`
+	Text       string  `json:"text,omitempty"`
+	Metadata   outMap  `json:"metadata,omitempty"`
 }
 
 func hitOf(r cairn.Result) hit {

@@ -99,6 +99,21 @@ func JSONNumber(x json.Number) (any, error) {
 	return numberValue(f, nil), nil
 }
 
+// JSON returns v, a stored form, as encoding/json must be given it for
+// [JSONNumber] to read back the same value: a whole float64 of at least
+// 2^53 in magnitude (and below 1e21, where encoding/json turns to an
+// exponent) as a json.Number of its exact digits, since encoding/json
+// writes the shortest digits that round to it, which read back as another
+// integer (2^60 as 1152921504606847000) or as none (2^63). Other values
+// are returned as they are.
+func JSON(v any) any {
+	f, ok := v.(float64)
+	if a := math.Abs(f); !ok || a < 1<<53 || a >= 1e21 || f != math.Trunc(f) {
+		return v
+	}
+	return json.Number(strconv.FormatFloat(f, 'f', 0, 64))
+}
+
 // Field returns the stored form of the value v of metadata key k, or an
 // error naming the key: a key must be valid UTF-8, a value one [Of]
 // accepts.
