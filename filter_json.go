@@ -15,6 +15,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cairndb/cairn/internal/metavalue"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -267,12 +268,16 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 	if err != nil {
 		return err
 	}
-	var val any = f.vals
+	vals := make([]any, len(f.vals))
+	for i, x := range f.vals {
+		vals[i] = jsonValue(x)
+	}
+	var val any = vals
 	if f.op != opIn {
-		if len(f.vals) != 1 {
+		if len(vals) != 1 {
 			return fmt.Errorf("%w: filter %s: one value expected", vector.ErrInvalidOptions, f)
 		}
-		val = f.vals[0]
+		val = vals[0]
 	}
 	v, err := json.Marshal(val)
 	if err != nil {
@@ -280,6 +285,19 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 	}
 	fmt.Fprintf(b, `{%s:{"%s":%s}}`, key, name, v)
 	return nil
+}
+
+// jsonValue returns the filter value v as encoding/json must be given it
+// for ParseFilter to read back the value it compares as: a float32 as the
+// float64 it stands for (0.1 would read back as float64 0.1), and a whole
+// number beyond 2^53 in its exact digits (see [metavalue.JSON]). A value
+// metadata cannot hold is returned as it is.
+func jsonValue(v any) any {
+	box, err := metavalue.Of(v)
+	if err != nil {
+		return v
+	}
+	return metavalue.JSON(box)
 }
 
 // writeTimeJSON writes a TimeRange.

@@ -270,3 +270,38 @@ func unsortedKeys(doc []byte) bool {
 		}
 	}
 }
+
+// A filter's JSON reads back as a filter that matches what it matched:
+// encoding/json wrote 2^60 as 1152921504606847000 (another integer), 2^63
+// as 9223372036854776000 (refused by ParseFilter) and float32 0.1 as the
+// float64 0.1, which no item stored with float32 0.1 equals.
+func TestFilterMarshalJSONExactNumbers(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0},
+		Metadata: map[string]any{"n": float64(1 << 60), "m": float64(1 << 63), "x": float32(0.1)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*cairn.Filter{
+		cairn.Eq("n", float64(1<<60)), cairn.Gte("n", int64(1<<60)), cairn.In("n", 1, float64(1<<60)),
+		cairn.Eq("m", float64(1<<63)), cairn.Lte("m", uint64(1<<63)), cairn.Eq("x", float32(0.1)),
+	} {
+		b, err := json.Marshal(f)
+		if err != nil {
+			t.Fatalf("%v: %v", f, err)
+		}
+		g, err := cairn.ParseFilter(b)
+		if err != nil {
+			t.Errorf("%v: ParseFilter(%s): %v", f, b, err)
+			continue
+		}
+		if found, err := c.Find(ctx, g, 0); err != nil || len(found) != 1 {
+			t.Errorf("%v as %s: found %d items (%v), want 1", f, b, len(found), err)
+		}
+	}
+}
