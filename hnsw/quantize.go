@@ -462,6 +462,12 @@ func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 				vector.ErrCorrupt, qz.Bits(), qz.Coded(), ix.opts.Quantize, ix.coded())
 		}
 	}
+	// Codes of more components than a quantizer takes were never
+	// trained (refreshCodes leaves such an index on the float32 walk):
+	// it loads as it was saved, without them.
+	if qz == nil && ix.coded() > quant.MaxDim {
+		return nil
+	}
 	// A saved quantizer trained on a store since grown past its sample
 	// (Stale's growth rule; no drift is known at load) is trained again.
 	if qz == nil || qz.Stale(ix.live, 0, 0) {

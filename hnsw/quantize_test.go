@@ -24,6 +24,7 @@ import (
 	"github.com/cairndb/cairn/internal/vectortest"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 var int8Opts = &hnsw.Options{Quantize: hnsw.QuantizeInt8}
@@ -687,4 +688,39 @@ func driftSet(n, more int) *recall.Dataset {
 		}
 	}
 	return ds
+}
+
+// TestQuantizedAboveMaxDim: an index that quantizes vectors of more
+// components than a quantizer takes never trains codes and walks the
+// float32 vectors; its saved graph reads back the same way. ReadFrom
+// tried to train the codes and refused the graph as not matching its
+// store, so cairn rebuilt it at every open and cairn check failed.
+func TestQuantizedAboveMaxDim(t *testing.T) {
+	ctx := context.Background()
+	const dim = quant.MaxDim + 1
+	for _, q := range []hnsw.Quantize{hnsw.QuantizeInt8, hnsw.QuantizeBinary} {
+		s := memStore(t, dim, vector.Cosine)
+		ix := newIndex(t, s, &hnsw.Options{Quantize: q})
+		for id := range 3 {
+			v := make([]float32, dim)
+			v[id] = 1
+			if err := ix.Add(ctx, vector.ID(id), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var buf bytes.Buffer
+		if _, err := ix.WriteTo(&buf); err != nil {
+			t.Fatal(err)
+		}
+		ix2 := newIndex(t, s, &hnsw.Options{Quantize: q})
+		if _, err := ix2.ReadFrom(&buf); err != nil {
+			t.Fatalf("%v: ReadFrom: %v", q, err)
+		}
+		v := make([]float32, dim)
+		v[1] = 1
+		res, err := ix2.Search(ctx, v, 1, nil)
+		if err != nil || len(res) != 1 || res[0].ID != 1 {
+			t.Errorf("%v: search after reload: %v, %v", q, res, err)
+		}
+	}
 }
