@@ -121,7 +121,7 @@ func (o *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 		bs = defaultBatchSize
 	}
 	out := make([][]float32, 0, len(texts))
-	dim := o.Dimensions
+	dim := max(o.Dimensions, 0) // only a positive Dimensions asks for a length
 	for lo := 0; lo < len(texts); lo += bs {
 		hi := min(lo+bs, len(texts))
 		vs, err := o.embedBatch(ctx, texts[lo:hi])
@@ -143,7 +143,7 @@ func (o *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 
 // embedBatch sends one batch, retrying transient failures.
 func (o *Embedder) embedBatch(ctx context.Context, texts []string) ([][]float32, error) {
-	body, err := json.Marshal(embeddingsRequest{Model: o.Model, Input: texts, Dimensions: o.Dimensions})
+	body, err := json.Marshal(embeddingsRequest{Model: o.Model, Input: texts, Dimensions: max(o.Dimensions, 0)})
 	if err != nil {
 		return nil, fmt.Errorf("openai: embeddings: %w", err)
 	}

@@ -328,3 +328,24 @@ func TestContext(t *testing.T) {
 		}
 	})
 }
+
+// A Dimensions that is not positive asks for no length, as documented:
+// -1 was sent as "dimensions": -1 and every vector refused as not of
+// length -1.
+func TestNegativeDimensions(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if strings.Contains(string(body), "dimensions") {
+			t.Errorf("request sends dimensions: %s", body)
+		}
+		r.Body = io.NopCloser(strings.NewReader(string(body)))
+		fakeEmbeddings(t, w, r)
+	}))
+	defer srv.Close()
+	e := fastClient(srv.URL)
+	e.Dimensions = -1
+	vs, err := e.Embed(context.Background(), []string{"a", "bb"})
+	if err != nil || len(vs) != 2 || len(vs[0]) != 3 {
+		t.Errorf("Embed with Dimensions -1: %v, %v", vs, err)
+	}
+}
