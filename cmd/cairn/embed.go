@@ -38,6 +38,9 @@ func (f *embedFlags) embedder() (cairn.Embedder, error) {
 	if f.url == "" || f.model == "" {
 		return nil, usageError("-embed-url and -embed-model go together")
 	}
+	if f.dims < 0 {
+		return nil, usageError("-embed-dims must not be negative, got %d", f.dims)
+	}
 	retries := f.retries
 	if retries == 0 {
 		retries = -1 // the Embedder reads 0 as its default
