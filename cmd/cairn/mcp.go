@@ -737,9 +737,20 @@ func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mc
 	if c == nil {
 		return nil, out, toolError("no memory has the id %q", in.IDs[0])
 	}
-	items, err := c.Get(ctx, in.IDs...)
+	// Each memory once: Get gives an id asked for n times n times, and a
+	// request of a few KB naming one long memory over and over made an
+	// answer of gigabytes.
+	ids := make([]string, 0, len(in.IDs))
+	seen := make(map[string]bool, len(in.IDs))
+	for _, id := range in.IDs {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	items, err := c.Get(ctx, ids...)
 	if err != nil {
-		return nil, out, notFound(ctx, c, err, in.IDs)
+		return nil, out, notFound(ctx, c, err, ids)
 	}
 	for _, it := range items {
 		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})

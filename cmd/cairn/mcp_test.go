@@ -1165,3 +1165,28 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestMCPGetRepeatedIDs: memory_get gives each memory once, however many
+// times the call names it. It gave it once per mention, so that a request
+// of a few kilobytes naming a long memory over and over made an answer of
+// gigabytes (a 3.8 KB call, 256 MB).
+func TestMCPGetRepeatedIDs(t *testing.T) {
+	m := newTestMemory(t, bowEmbedder(nil))
+	cs := connect(t, m)
+	for _, id := range []string{"a", "b"} {
+		if e := call(t, cs, "memory_store", map[string]any{"id": id, "text": "memory " + id}, nil); e != "" {
+			t.Fatalf("store %s: %s", id, e)
+		}
+	}
+	ids := []string{"b", "a"}
+	for range 1000 {
+		ids = append(ids, "a", "b")
+	}
+	var got memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": ids}, &got); e != "" || len(got.Memories) != 2 || got.Memories[0].ID != "b" || got.Memories[1].ID != "a" {
+		t.Errorf("get of b, a and 1000 repeats: %q, %d memories, want b and a", e, len(got.Memories))
+	}
+	if e := call(t, cs, "memory_get", map[string]any{"ids": []string{"a", "a", "nope"}}, nil); !strings.Contains(e, `"nope"`) {
+		t.Errorf("get of an unknown id among repeats: %q", e)
+	}
+}
