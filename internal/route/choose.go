@@ -10,6 +10,7 @@ import (
 	"github.com/cairndb/cairn/internal/hnswseam"
 	"github.com/cairndb/cairn/qflat"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 // probes is the number of queries each contender is timed on.
@@ -55,14 +56,20 @@ func Choose(ctx context.Context, g *hnsw.Index, st vector.Store, ids []vector.ID
 			return g.SearchWith(ctx, q, k+1, &hnsw.SearchOptions{Ef: max(cal.Ef, k+1)})
 		}})
 	}
-	qf, err := qflat.New(st, qo)
-	if err != nil {
-		return Verdict{}, err
+	// The scan of codes takes at most quant.MaxDim components; beyond,
+	// it is no contender (qflat.New would refuse the store, and so every
+	// measurement, and the collection would build its graph again at
+	// each write).
+	if st.Dim() <= quant.MaxDim {
+		qf, err := qflat.New(st, qo)
+		if err != nil {
+			return Verdict{}, err
+		}
+		if err := qf.Track(ctx, ids); err != nil {
+			return Verdict{}, err
+		}
+		contenders = append(contenders, &contender{kind: QFlat, idx: qf, search: func(q vector.Vector) ([]vector.Result, error) { return qf.Search(ctx, q, k+1, nil) }})
 	}
-	if err := qf.Track(ctx, ids); err != nil {
-		return Verdict{}, err
-	}
-	contenders = append(contenders, &contender{kind: QFlat, idx: qf, search: func(q vector.Vector) ([]vector.Result, error) { return qf.Search(ctx, q, k+1, nil) }})
 
 	total := 0
 	for i, q := range qs {

@@ -9,6 +9,7 @@ import (
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
+	"github.com/cairndb/cairn/vector/quant"
 )
 
 // TestChoose runs the real measurement: a sanity check of the mechanism,
@@ -124,5 +125,44 @@ func TestMedian(t *testing.T) {
 	}
 	if !slices.Equal(ds, []time.Duration{5, 1, 4, 2}) {
 		t.Errorf("median reordered its argument: %v", ds)
+	}
+}
+
+// TestChooseAboveMaxDim: above quant.MaxDim the scan of codes is no
+// contender, and Choose picks between the others. It returned qflat.New's
+// refusal, so an Auto collection with a recall target at such a dimension
+// never got a verdict and built its graph again at every write.
+func TestChooseAboveMaxDim(t *testing.T) {
+	ctx := context.Background()
+	const dim = quant.MaxDim + 1
+	st, err := vector.NewMemStore(dim, vector.Cosine)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	g, err := hnsw.New(st, &hnsw.Options{TargetRecall: 0.9, M: 4, EfConstruction: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]vector.ID, 20)
+	vs := make([]vector.Vector, len(ids))
+	for i := range ids {
+		ids[i] = vector.ID(i + 1)
+		vs[i] = make(vector.Vector, dim)
+		vs[i][i], vs[i][dim-1] = 1, 0.5
+	}
+	if err := g.AddBatch(ctx, ids, vs); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Choose(ctx, g, st, ids, nil, nil, false)
+	if err != nil {
+		t.Fatalf("Choose at dimension %d: %v", dim, err)
+	}
+	if r.Kind == QFlat || r.Index == nil {
+		t.Fatalf("verdict %+v", r)
+	}
+	res, err := r.Index.Search(ctx, vs[7], 1, nil)
+	if err != nil || len(res) != 1 || res[0].ID != ids[7] {
+		t.Fatalf("%v search for a stored vector: %v, %v", r.Kind, res, err)
 	}
 }
