@@ -374,51 +374,55 @@ type recentWalk struct {
 // last), and it stops early once no item left can.
 func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	keys := b.list.keys
-	// Most items are skipped, so the tests that skip them come first and
-	// read only the keys and importances, in sequence: once the pool is
-	// full, an item whose importance, or whose time (not after stop),
-	// keeps its score below the pool's last is passed over. The others
-	// wait in a batch, scored together so that the reads of their
-	// records and vectors overlap; stop moves when the pool's last score
-	// rises, so an item may be scored that a walk one at a time would
-	// have passed over, never the other way.
+	// Most items are passed over, by tests that read only the keys and
+	// importances, in sequence: an item whose time is not after stop, or
+	// whose importance is below pass, scores below the pool's last (floor).
+	// The others wait in a batch, scored together so that the reads of
+	// their records and vectors overlap. floor rises only when a batch is
+	// scored, and with it stop and pass; an item may then be scored that a
+	// walk one at a time would have passed over, never the other way.
 	floor, stop := -1.0, int64(math.MinInt64)
-	// high is the recency of an item walked, at least that of every
-	// older one: the tests use it for the items older by less than
-	// HalfLife/decayRun (those after highEnd), and only those that pass
-	// get a recency of their own.
+	// high is the recency of an item walked, at least that of every older
+	// one: pass uses it for the items older by less than HalfLife/decayRun
+	// (those not before highEnd).
 	high, highEnd := 1.0, int64(math.MaxInt64)
-	for ; b.next > to; b.next-- {
-		i := b.next
+	pass := math.Inf(-1)
+	t := b.batch
+	for b.next > to {
 		if best.full() && best.floor() != floor {
 			floor, stop = best.floor(), b.stopTime(best.floor(), last)
+			pass = passBelow(floor, last*high)
 		}
-		if keys[i] <= stop {
+		if k := keys[b.next]; k <= stop {
 			break // this item and every older one score at most floor
-		}
-		imp := 1.0
-		if b.imps != nil {
-			imp = b.imps[i]
-		}
-		if last*imp < floor {
-			continue
-		}
-		if keys[i] < highEnd {
-			high = b.decay(keys[i])
-			highEnd = math.MinInt64
-			if run := int64(b.r.HalfLife / decayRun); keys[i] > math.MinInt64+run {
-				highEnd = keys[i] - run
+		} else if k < highEnd {
+			high, highEnd = b.decay(k), math.MinInt64
+			if run := int64(b.r.HalfLife / decayRun); k > math.MinInt64+run {
+				highEnd = k - run
 			}
+			pass = passBelow(floor, last*high)
 		}
-		if last*high*imp < floor {
-			continue
-		}
-		t := b.batch
-		t.idx[t.n], t.imps[t.n], t.weights[t.n] = i, imp, high*imp
-		t.n++
-		if t.n == walkBatchLen {
-			if err := b.score(best, last); err != nil {
-				return err
+		// The items down to the next change of floor, stop or high.
+		for ; b.next > to; b.next-- {
+			i := b.next
+			if k := keys[i]; k <= stop || k < highEnd {
+				break
+			}
+			imp := 1.0
+			if b.imps != nil {
+				imp = b.imps[i]
+			}
+			if imp < pass {
+				continue
+			}
+			t.idx[t.n], t.imps[t.n], t.weights[t.n] = i, imp, high*imp
+			t.n++
+			if t.n == walkBatchLen {
+				b.next--
+				if err := b.score(best, last); err != nil {
+					return err
+				}
+				break
 			}
 		}
 	}
@@ -430,6 +434,20 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 		b.recent = b.decay(keys[b.next])
 	}
 	return nil
+}
+
+// passBelow returns the importance below which an item of relevance ×
+// recency at most lr scores below floor: a little lower than
+// floor / lr, so that rounding never passes over an item that can
+// reach floor; -Inf when none scores below it.
+func passBelow(floor, lr float64) float64 {
+	switch {
+	case floor <= 0:
+		return math.Inf(-1)
+	case lr <= 0:
+		return math.Inf(1)
+	}
+	return floor / lr * (1 - 1e-9)
 }
 
 // score scores the batch's items that the query sees (published,
