@@ -14,7 +14,10 @@
 // with -data uniform, they are uniform random unit vectors, the worst
 // case for recency, where no memory relates to a query more than another.
 // UpdatedAt is spread over the last 90 days and the importance drawn from
-// [0, 1]. Calls on the two sides alternate.
+// [0, 1]. Calls on the two sides alternate, and each side runs every
+// query, the recency side half the distinct queries later than the plain
+// one, so that no query follows itself (with -repeat it does: the second
+// side then reads the graph the first brought into cache).
 package main
 
 import (
@@ -53,6 +56,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	halfLife := fs.Duration("half-life", 7*24*time.Hour, "the recency queries' half-life")
 	dir := fs.String("dir", "", "directory for the files (default: a temporary one)")
 	data := fs.String("data", filepath.Join("testdata", "cohere-wiki-768-1k"), "a directory with base.fvecs and query.fvecs, whose vectors the memories are made from; or \"uniform\"")
+	repeat := fs.Bool("repeat", false, "run each query on the two sides back to back, so that the second finds the first's memory in cache")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the queries to this file")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -68,7 +72,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := os.MkdirAll(*dir, 0o755); err != nil {
 		return err
 	}
-	ds, err := dataset(*data, *n+*writes, *queries, *dim)
+	ds, period, err := dataset(*data, *n+*writes, *queries, *dim)
 	if err != nil {
 		return err
 	}
@@ -159,21 +163,28 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		}
 		defer f.Close()
 	}
-	for qi, q := range ds.Queries {
+	// Each side runs every query once. Unless -repeat, the recency side
+	// runs them half the distinct queries later, so that no query follows
+	// itself and finds its graph in cache, as an agent's rarely would.
+	lag := max(period/2, 1)
+	if *repeat {
+		lag = 0
+	}
+	for qi := range ds.Queries {
 		for k := range 2 {
-			side := (qi + k) % 2
+			side, at := (qi+k)%2, qi
 			o := (*cairn.QueryOptions)(nil)
 			if side == 1 {
-				o = ro
+				o, at = ro, (qi+lag)%len(ds.Queries)
 			}
 			t0 := time.Now()
-			res, err := c.Query(ctx, q, 10, o)
+			res, err := c.Query(ctx, ds.Queries[at], 10, o)
 			lat[side] = append(lat[side], time.Since(t0))
 			if err != nil {
 				return err
 			}
 			if side == 1 {
-				got[qi] = res
+				got[at] = res
 			}
 		}
 	}
@@ -209,18 +220,19 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 }
 
 // dataset returns n memories and nq queries: from the real vectors of
-// dir (see the package doc), or uniform random ones of dimension dim.
-func dataset(dir string, n, nq, dim int) (*recall.Dataset, error) {
+// dir (see the package doc), or uniform random ones of dimension dim. The
+// queries repeat with the period it returns (the file's queries, in turn).
+func dataset(dir string, n, nq, dim int) (*recall.Dataset, int, error) {
 	if dir == "uniform" {
-		return recall.Uniform(n, nq, dim, 1), nil
+		return recall.Uniform(n, nq, dim, 1), nq, nil
 	}
 	base, err := recall.LoadVectors(filepath.Join(dir, "base.fvecs"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	queries, err := recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	d := len(base[0])
 	sigma := math.Sqrt(0.384 / float64(d)) // cos(memory, its document) ≈ 1/√(1+σ²d) ≈ 0.85
@@ -242,7 +254,7 @@ func dataset(dir string, n, nq, dim int) (*recall.Dataset, error) {
 	for i := range nq {
 		ds.Queries = append(ds.Queries, queries[i%len(queries)])
 	}
-	return ds, nil
+	return ds, len(queries), nil
 }
 
 // exhaustive returns the ids of the 10 best items under Recency's score,
