@@ -209,7 +209,8 @@ func (f *Filter) UnmarshalJSON(data []byte) error {
 
 // MarshalJSON returns f in the form [ParseFilter] reads, each condition
 // spelled with its operator: {"kind":{"$eq":"fact"}}. A filter that
-// [Filter.String] would show with "?" (the zero Filter) is an error.
+// [Filter.String] would show with "?" (the zero Filter), or that names a
+// metadata key starting with "$", which this form cannot, is an error.
 func (f *Filter) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer
 	if err := f.writeJSON(&b); err != nil {
@@ -263,6 +264,9 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 	}
 	if name == "" {
 		return fmt.Errorf("%w: zero Filter (build filters with Eq, In, And, ...)", vector.ErrInvalidOptions)
+	}
+	if strings.HasPrefix(f.key, "$") {
+		return fmt.Errorf("%w: filter %s: a key starting with \"$\" has no JSON form", vector.ErrInvalidOptions, f)
 	}
 	key, err := json.Marshal(f.key)
 	if err != nil {

@@ -305,3 +305,26 @@ func TestFilterMarshalJSONExactNumbers(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterMarshalRoundTrip: what MarshalJSON writes, ParseFilter reads
+// back as the same filter, or MarshalJSON refuses it.
+func TestFilterMarshalRoundTrip(t *testing.T) {
+	for _, f := range []*cairn.Filter{cairn.In("k"), cairn.Not(cairn.In("k")), cairn.Or(cairn.In("k"), cairn.Eq("a", 1))} {
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatalf("Marshal(%s): %v", f, err)
+		}
+		back, err := cairn.ParseFilter(out)
+		if err != nil {
+			t.Fatalf("Marshal(%s) = %s, which does not parse: %v", f, out, err)
+		}
+		if back.String() != f.String() {
+			t.Errorf("round trip %s -> %s -> %s", f, out, back)
+		}
+	}
+	for _, f := range []*cairn.Filter{cairn.Eq("$created", 1), cairn.In("$or", "a"), cairn.Not(cairn.Gte("$x", 2))} {
+		if out, err := json.Marshal(f); !errors.Is(err, vector.ErrInvalidOptions) {
+			t.Errorf("Marshal(%s) = %s, %v; want an error wrapping ErrInvalidOptions", f, out, err)
+		}
+	}
+}
