@@ -289,7 +289,7 @@ func (c *Collection) Name() string { return c.name }
 // Config returns the collection's configuration, defaults filled in. Name
 // and Config describe the handle, and answer even once the collection is
 // closed; every other method then returns an error.
-func (c *Collection) Config() CollectionConfig { return c.cfg }
+func (c *Collection) Config() CollectionConfig { return c.cfg.clone() }
 
 // Info describes the collection: its name, configuration, size and the
 // index in use (Flat or HNSW; an Auto collection reports which). Once the
@@ -303,7 +303,7 @@ func (c *Collection) Info(ctx context.Context) (CollectionInfo, error) {
 	if c.err != nil {
 		return CollectionInfo{}, c.err
 	}
-	info := CollectionInfo{Name: c.name, Config: c.cfg, Count: c.view(c.now()).Count(), Index: c.kind}
+	info := CollectionInfo{Name: c.name, Config: c.cfg.clone(), Count: c.view(c.now()).Count(), Index: c.kind}
 	if c.cfg.HNSW.TargetRecall == 0 {
 		return info, nil
 	}

@@ -158,6 +158,7 @@ type CollectionConfig struct {
 }
 
 func (c CollectionConfig) withDefaults() CollectionConfig {
+	c = c.clone()
 	if c.Metric == 0 {
 		c.Metric = vector.Cosine
 	}
@@ -166,6 +167,15 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 		if c.routed() {
 			c.AutoThreshold = routedAutoThreshold
 		}
+	}
+	return c
+}
+
+// clone returns c with a KeepHistory of its own, so that a caller who
+// changes the policy it passed or got back does not change the collection's.
+func (c CollectionConfig) clone() CollectionConfig {
+	if h := c.KeepHistory; h != nil {
+		c.KeepHistory = &HistoryPolicy{For: h.For, Versions: h.Versions}
 	}
 	return c
 }

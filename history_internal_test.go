@@ -942,3 +942,45 @@ func TestRestoreUndoAtStoppedClock(t *testing.T) {
 		})
 	}
 }
+
+// TestHistoryPolicyIsCopied: the policy a collection keeps is its own, so
+// a caller changing the one it passed, or one Config or Info returned,
+// neither changes what the collection reports nor trims its history.
+func TestHistoryPolicyIsCopied(t *testing.T) {
+	ctx := context.Background()
+	clk := NewFakeClock()
+	db := clockedDB(t, false, clk)
+	hp := &HistoryPolicy{}
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 2, KeepHistory: hp})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, err := c.CreateTenant(ctx, "t")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		clk.Advance(time.Minute)
+		if err := c.Upsert(ctx, Item{ID: "a", Embedding: []float32{1, float32(i)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hp.For = time.Second
+	c.Config().KeepHistory.For = time.Second
+	tn.Config().KeepHistory.Versions = 1
+	info, err := c.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.Config.KeepHistory.Versions = 1
+	if got := *c.Config().KeepHistory; got != (HistoryPolicy{}) {
+		t.Fatalf("Config().KeepHistory = %+v after the caller's changes, want the zero policy", got)
+	}
+	clk.Advance(time.Hour)
+	if _, err := c.RemoveExpired(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if vs, _ := c.History(ctx, "a"); len(vs) != 4 {
+		t.Fatalf("%d versions after a sweep, want all 4 (the zero policy keeps every one)", len(vs))
+	}
+}

@@ -266,7 +266,7 @@ func (t *Tenant) Name() string { return t.name }
 func (t *Tenant) Collection() *Collection { return t.parent }
 
 // Config returns the configuration of the tenant's collection.
-func (t *Tenant) Config() CollectionConfig { return t.parent.cfg }
+func (t *Tenant) Config() CollectionConfig { return t.parent.cfg.clone() }
 
 // Info describes the tenant as [Collection.Info] does a collection; its
 // Name is the tenant's.
