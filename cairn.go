@@ -115,6 +115,8 @@ func OpenMemory(o *Options) *DB {
 }
 
 // CollectionInfo describes a collection, as listed by [DB.Collections].
+//
+// It is a snapshot value, owned by the caller.
 type CollectionInfo struct {
 	Name   string
 	Config CollectionConfig

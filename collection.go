@@ -29,6 +29,10 @@ import (
 // refused. Other
 // types, and NaN or infinite numbers, are rejected with an error wrapping
 // [vector.ErrInvalidOptions].
+//
+// A write reads an Item during the call and keeps copies of its embedding
+// and metadata, so they may be reused once it returns; the Items a read
+// returns are the caller's own.
 type Item struct {
 	// ID is the caller's identifier, unique in the collection. Required.
 	ID string
@@ -63,6 +67,8 @@ type Item struct {
 }
 
 // Result is one hit of a query.
+//
+// It is the caller's own: its metadata and embedding are copies.
 type Result struct {
 	ID       string         // the item's id
 	Text     string         // the item's text
@@ -96,6 +102,9 @@ type Result struct {
 }
 
 // QueryOptions refine a query. A nil *QueryOptions means the zero value.
+//
+// A query only reads its options, so one value may serve many
+// concurrent queries.
 type QueryOptions struct {
 	// Filter, if non-nil, restricts results to items whose metadata it
 	// matches. It is applied during the search, so a query returns k

@@ -12,6 +12,8 @@ import (
 )
 
 // IndexKind selects how a collection is searched.
+//
+// It is a plain value.
 type IndexKind uint8
 
 const (
@@ -115,6 +117,8 @@ func (k IndexKind) String() string {
 
 // CollectionConfig is the configuration of a collection, fixed when it is
 // created and stored with it.
+//
+// It is a plain value: a collection keeps a copy of it.
 type CollectionConfig struct {
 	// Dim is the dimension of every embedding. Required.
 	Dim int

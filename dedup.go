@@ -14,6 +14,8 @@ import (
 
 // Dedup says when [Collection.UpsertDedup] merges a new item into a stored
 // one.
+//
+// UpsertDedup only reads it, so one value may serve concurrent calls.
 type Dedup struct {
 	// MinSimilarity is the least [Result.Similarity] at which an item
 	// counts as a near-duplicate (for Cosine, 0.95 merges rephrasings of
@@ -27,6 +29,8 @@ type Dedup struct {
 }
 
 // Merge reports an item that [Collection.UpsertDedup] merged into another.
+//
+// It is a plain value, owned by the caller.
 type Merge struct {
 	ID         string  // the id the item was given
 	Into       string  // the id of the item it updated

@@ -18,6 +18,8 @@ type Embedder interface {
 }
 
 // EmbedderFunc adapts an ordinary function to an [Embedder].
+//
+// It is as safe for concurrent use as the function is.
 type EmbedderFunc func(ctx context.Context, texts []string) ([][]float32, error)
 
 // Embed returns f(ctx, texts).

@@ -55,6 +55,8 @@ const (
 var opNames = [...]string{opEq: "=", opNe: "!=", opIn: "in", opLt: "<", opLte: "<=", opGt: ">", opGte: ">=", opAnd: "and", opOr: "or", opNot: "not", opTime: "in"}
 
 // TimeField names one of the times every item keeps, for [TimeRange].
+//
+// It is a plain value.
 type TimeField uint8
 
 const (

@@ -31,6 +31,8 @@ var ErrBeforeHistory = errors.New("cairn: the history does not reach that time")
 // HistoryPolicy is how much history a collection keeps (see
 // [CollectionConfig.KeepHistory]). The zero policy keeps every version
 // for ever.
+//
+// It is a plain value: a collection keeps a copy of it.
 type HistoryPolicy struct {
 	// For is how long a version is kept once a write has replaced or
 	// deleted it; 0 for no limit by age.
@@ -43,6 +45,8 @@ type HistoryPolicy struct {
 
 // Version is one state of an id over a span of time: the item it held
 // from From until Until, or none (Absent).
+//
+// It is a plain value, owned by the caller.
 type Version struct {
 	// Item is the item as it was, with its embedding as stored; only ID
 	// is set when Absent.
@@ -426,6 +430,8 @@ func (s *Snapshot) QueryText(ctx context.Context, text string, k int, o *QueryOp
 func (s *Snapshot) Close() error { return s.db.Close() }
 
 // RestoreOptions narrow and rehearse a [Collection.Restore].
+//
+// Restore only reads them, so one value may serve concurrent calls.
 type RestoreOptions struct {
 	// IDs, if not empty, restores only these ids; others stay as they are.
 	IDs []string
@@ -435,6 +441,8 @@ type RestoreOptions struct {
 
 // Restored reports what a [Collection.Restore] changed (or, on a dry run,
 // would change).
+//
+// It is a plain value, owned by the caller.
 type Restored struct {
 	// Put are the ids written back as they were (sorted).
 	Put []string

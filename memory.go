@@ -41,6 +41,9 @@ type MemoryStore interface {
 // MemoryCollection is the API of one collection of a [MemoryStore]: the
 // methods of [*Collection], with the same meaning; *Collection satisfies
 // it.
+//
+// Implementations are safe for concurrent use by multiple goroutines, as
+// MemoryStore's are.
 type MemoryCollection interface {
 	// Name returns the collection's name.
 	Name() string

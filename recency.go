@@ -50,6 +50,8 @@ import (
 // in time). With MMR, the score stands in for the similarity to the
 // query; a reranker is given the best by score. Keyword and hybrid
 // queries refuse it.
+//
+// A query only reads it, so one value may serve many concurrent queries.
 type Recency struct {
 	// HalfLife is the age at which recency halves. Zero means recency
 	// plays no part (only importance does); it must not be negative.

@@ -21,6 +21,8 @@ import (
 )
 
 // QueryMode says which lists a query ranks items by.
+//
+// It is a plain value.
 type QueryMode int
 
 const (
@@ -92,6 +94,8 @@ const DefaultRRFK = rank.DefaultRRFK
 // maximises Lambda·sim(query) − (1 − Lambda)·max sim(one already picked),
 // similarities as [Result.Similarity] defines them. It needs a query
 // embedding (vector or hybrid mode).
+//
+// A query only reads it, so one value may serve many concurrent queries.
 type MMR struct {
 	// Lambda weighs relevance against diversity, in [0, 1]: 1 keeps the
 	// query's order, 0 picks (after the first) the candidate least like
@@ -114,6 +118,9 @@ type MMR struct {
 type Reranker func(ctx context.Context, query string, candidates []Result) ([]string, error)
 
 // Rerank asks a query to hand its candidates to a [Reranker].
+//
+// A query only reads it, so one value may serve many concurrent queries
+// (its Func must then be safe for concurrent use: see [Reranker]).
 type Rerank struct {
 	// Func reorders the candidates. Required.
 	Func Reranker
