@@ -72,6 +72,8 @@ const (
 )
 
 // CalibrationSource says where the sample of a [Calibration] came from.
+//
+// It is a plain value.
 type CalibrationSource string
 
 const (

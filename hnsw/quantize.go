@@ -70,6 +70,8 @@ import (
 // (one pass over the store's vectors), then runs with searches and inserts
 // held off, as a Delete does. Over a growing index that is O(1) encodes a
 // vector. Before the first training, searches walk the float32 vectors.
+//
+// It is a plain value.
 type Quantize uint8
 
 const (

@@ -41,6 +41,8 @@ type Stats struct {
 // Memory splits the bytes an index allocates beyond its store's vectors
 // ([Stats].GraphBytes) by what holds them; the fields sum to it. Slots
 // count every slot handed out (deleted ones waiting for reuse included).
+//
+// It is a plain value, owned by the caller.
 type Memory struct {
 	// Links0 is the layer-0 lists: a count and 2·M links, 4 bytes each,
 	// a slot.

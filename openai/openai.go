@@ -44,6 +44,8 @@ var ErrBadResponse = errors.New("openai: bad embeddings response")
 // APIError is returned by [Embedder.Embed] when the server answers with an
 // HTTP error status and no retries are left (or the status is not worth
 // retrying, such as 400 or 401).
+//
+// It is a plain value.
 type APIError struct {
 	StatusCode int    // the HTTP status
 	Message    string // the server's error message, or the start of the body

@@ -30,6 +30,8 @@ const DefaultRescore = 8
 
 // Options tune an [Index]. The zero value (or a nil pointer) takes the
 // defaults.
+//
+// It is a plain value: [New] reads it and keeps a copy.
 type Options struct {
 	// Rescore is how many candidates per result are rescored exactly:
 	// a search for k keeps the Rescore·k best estimates. Default

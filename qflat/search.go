@@ -29,6 +29,9 @@ func (x *Index) ScoresSetExactly(s, k, ef int) bool { return s <= smallSet(x.Len
 
 // SearchOptions are the per-query options of [Index.SearchWith]: the
 // common ones and qflat's own.
+//
+// A search only reads it, so one value may serve many concurrent
+// searches.
 type SearchOptions struct {
 	vector.SearchOptions
 	// Rescore, if positive, replaces [Options.Rescore] for this query; at

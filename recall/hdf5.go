@@ -15,6 +15,9 @@ import (
 )
 
 // ANNFile is a data set read from an ann-benchmarks HDF5 file.
+//
+// Reading it from several goroutines at once is safe; changing it while
+// others read is not.
 type ANNFile struct {
 	// Dataset holds train as Base and test as Queries, under the metric
 	// of the file's distance attribute; its Name is the file's name

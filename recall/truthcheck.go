@@ -11,6 +11,8 @@ import (
 )
 
 // TruthCheck is the outcome of [CheckTruth].
+//
+// It is a plain value.
 type TruthCheck struct {
 	// Queries is the number of queries compared, K the depth.
 	Queries, K int

@@ -52,6 +52,8 @@ func migrateV4(ctx context.Context, conn *sql.Conn) error {
 // write creates the key), held until the write's time Until. A key's
 // states are kept in the order they were written: an Until earlier than
 // the key's last kept one (a clock that went back) is kept as that one.
+//
+// It is a plain value.
 type Prior struct {
 	Key   string
 	Was   vector.ID
@@ -61,6 +63,8 @@ type Prior struct {
 // Past is one earlier state of a key: the item it held until Until, as it
 // was written (Item.ID is the version's id), or no item (Item.ID 0, the
 // Key alone set).
+//
+// It is a plain value.
 type Past struct {
 	Until int64
 	Item  Item

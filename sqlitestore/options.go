@@ -13,6 +13,8 @@ import (
 )
 
 // Sync selects how hard a commit works to survive a power failure.
+//
+// It is a plain value.
 type Sync uint8
 
 const (

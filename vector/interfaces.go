@@ -37,6 +37,9 @@ type Store interface {
 
 // BatchPutter is an optional [Store] capability: storing many vectors at
 // once, all or nothing. Nothing is stored if any vector or id is invalid.
+//
+// What is safe to call concurrently is the implementation's to document,
+// as for [Store].
 type BatchPutter interface {
 	PutBatch(ctx context.Context, ids []ID, vs []Vector) error
 }
@@ -52,6 +55,9 @@ type Block struct {
 
 // BlockViewer is an optional [Store] capability: direct read access to the
 // arena, so that exact scans stream vectors without a call per vector.
+//
+// What is safe to call concurrently is the implementation's to document,
+// as for [Store].
 type BlockViewer interface {
 	// ViewBlocks calls fn with every block of the arena. The blocks stay
 	// valid and unchanged until fn returns (the store holds its read lock);
@@ -83,6 +89,9 @@ type Index interface {
 // BatchAdder is an optional [Index] capability: adding many vectors at once,
 // using every core where the index can. Validation is all or nothing: if
 // any id or vector is invalid, nothing is added.
+//
+// What is safe to call concurrently is the implementation's to document,
+// as for [Index].
 type BatchAdder interface {
 	AddBatch(ctx context.Context, ids []ID, vs []Vector) error
 }
@@ -96,6 +105,9 @@ type BatchAdder interface {
 // [ErrNotFound] for an id not indexed. An index that keeps no state of its
 // own (package flat) does not implement Tracker: every vector in its store is
 // searchable, so writing to the store is all it takes.
+//
+// What is safe to call concurrently is the implementation's to document,
+// as for [Index].
 type Tracker interface {
 	Track(ctx context.Context, ids []ID) error
 	Untrack(ctx context.Context, ids []ID) error
@@ -104,6 +116,9 @@ type Tracker interface {
 // SearchOptions are per-call options common to every index. Options that
 // only one index understands (such as HNSW's ef) live on that index's own
 // search options type, which embeds this one.
+//
+// A search only reads it, so one value may serve many concurrent
+// searches.
 type SearchOptions struct {
 	// Filter, if non-nil, restricts results to the ids it allows. Indexes
 	// still return k results whenever k allowed vectors exist. An [*IDSet]
@@ -120,6 +135,9 @@ type Filter interface {
 }
 
 // FilterFunc adapts an ordinary function to a [Filter].
+//
+// It is as safe for concurrent use as the function is, which [Filter]
+// requires.
 type FilterFunc func(ID) bool
 
 // Allow returns f(id).

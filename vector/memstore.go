@@ -349,6 +349,8 @@ func (s *MemStore) ViewBlocks(fn func([]Block) error) error {
 }
 
 // StoreMemory splits the bytes a [MemStore] holds by what holds them.
+//
+// It is a plain value, owned by the caller.
 type StoreMemory struct {
 	// Vectors is dim float32s for every slot handed out (those of
 	// deleted vectors waiting for reuse included).

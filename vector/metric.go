@@ -7,6 +7,8 @@ import (
 
 // Metric says how distance is measured. In every metric a smaller distance
 // means closer, so results are always sorted ascending.
+//
+// It is a plain value.
 type Metric uint8
 
 const (

@@ -14,6 +14,9 @@ const SlotBlockShift = 8
 // it: an index holds the slot of a vector it still reads after letting it
 // go (a graph routes through a deleted node until it has repaired the
 // links around it), and releases it when done.
+//
+// What is safe to call concurrently is the implementation's to document,
+// as for [Store]; [MemStore]'s methods all are.
 type SlotStore interface {
 	Store
 	// Slot returns the slot of id's vector, or false if id is absent.

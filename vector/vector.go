@@ -12,10 +12,14 @@ type Vector = []float32
 // ID is the numeric key of a stored vector. Every uint64 value is valid at
 // this layer; the memory store at the module root maps the user's string ids
 // to IDs, so applications rarely see them.
+//
+// It is a plain value.
 type ID uint64
 
 // Result is one hit of a search: the id and its distance to the query under
 // the index's [Metric]. Smaller distances are closer for every metric.
+//
+// It is a plain value.
 type Result struct {
 	ID       ID
 	Distance float32
