@@ -15,6 +15,8 @@ import (
 )
 
 // IndexerConfig configures an Indexer.
+//
+// NewIndexer reads it once: changing it later changes no Indexer.
 type IndexerConfig struct {
 	// DB holds the documents; the Indexer does not own it. Required.
 	DB *cairn.DB

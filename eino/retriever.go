@@ -19,6 +19,9 @@ import (
 const DefaultTopK = 5
 
 // RetrieverConfig configures a Retriever.
+//
+// NewRetriever keeps a copy; ScoreThreshold and Filter are shared with
+// it, so do not change what they refer to while the Retriever is in use.
 type RetrieverConfig struct {
 	// DB holds the documents; the Retriever does not own it. Required.
 	DB *cairn.DB

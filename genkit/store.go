@@ -76,6 +76,9 @@ var (
 )
 
 // Config configures a retriever and its DocStore.
+//
+// NewDocStore keeps a copy; EmbedderOptions is shared with it, so do not
+// change what it refers to while the DocStore is in use.
 type Config struct {
 	// DB holds the documents; the DocStore does not own it. Required.
 	DB *cairn.DB
@@ -94,6 +97,9 @@ type Config struct {
 // RetrieverOptions may be passed as the Options of an
 // [ai.RetrieverRequest] (with ai.WithConfig): nil, a *RetrieverOptions,
 // or its JSON form (as the Genkit developer UI sends it).
+//
+// A retrieval reads a copy of it, so one value may serve concurrent
+// retrievals.
 type RetrieverOptions struct {
 	// K is how many documents to return at most. Default [DefaultK].
 	K int `json:"k,omitempty"`

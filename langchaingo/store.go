@@ -87,6 +87,8 @@ type Store struct {
 var _ vectorstores.VectorStore = (*Store)(nil)
 
 // Option configures a Store.
+//
+// An Option may be applied to any number of stores.
 type Option func(*Store)
 
 // WithCollection sets the collection used when a call does not name one

@@ -47,6 +47,8 @@ var ErrBeyondReach = errors.New("weaviate: the filter's results lie beyond the c
 // APIError is an error answer from a node that retrying does not change:
 // a 4xx status, a gRPC status such as InvalidArgument, or a per-object
 // error of a batch that persisted through the retries.
+//
+// It is a plain value, owned by the caller.
 type APIError struct {
 	Status  int        // HTTP status; 200 for a per-object error of a batch; 0 for a gRPC status
 	Code    codes.Code // the gRPC status code of a gRPC answer; codes.OK otherwise

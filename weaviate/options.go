@@ -16,6 +16,8 @@ import (
 
 // Consistency is how many replicas of a shard must answer a read or
 // acknowledge a write: Weaviate's ONE, QUORUM or ALL.
+//
+// It is a plain value.
 type Consistency string
 
 // The consistency levels. With replication factor 2, QUORUM and ALL both
@@ -30,6 +32,8 @@ const (
 // Transport is how a [DB] sends searches and batch writes: over gRPC or
 // over REST and GraphQL. Everything else (schema, deletes, reads by id,
 // Find, counts, the nodes' state) goes over REST either way.
+//
+// It is a plain value.
 type Transport string
 
 // The transports.
@@ -38,8 +42,11 @@ const (
 	REST Transport = "rest"
 )
 
-// Options configure a connection ([Open], [NewIndex]). A nil *Options
+// Options configure a connection ([Open], [DB.NewIndex]). A nil *Options
 // means the zero Options; zero fields take the defaults given.
+//
+// Open keeps a copy; HTTPClient, GRPCAddrs and GRPCTLS are shared with
+// it, so do not change them while the DB is in use.
 type Options struct {
 	// Embedder turns text into embeddings, as cairn.Options.Embedder does.
 	Embedder cairn.Embedder

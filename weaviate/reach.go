@@ -29,6 +29,8 @@ import (
 // PartialError is the error of a read that could not reach every shard of
 // its class: some shard had no replica on a node that answered, so the
 // cluster's answer was a subset. It wraps [ErrUnavailable].
+//
+// It is a plain value, owned by the caller.
 type PartialError struct {
 	Class   string   // the Weaviate class read
 	Shards  int      // how many shards the class has
@@ -249,6 +251,8 @@ var ErrNotUndone = errors.New("weaviate: failed write not fully undone")
 // sending objects, and was then undone as far as its time bound allowed.
 // It wraps the write's error (ErrUnavailable or an *APIError) and, if
 // NotUndone is not empty, ErrNotUndone.
+//
+// It is a plain value, owned by the caller.
 type WriteError struct {
 	Op        string   // "add", "upsert" or "delete"
 	Acked     int      // objects the cluster acknowledged before the failure
