@@ -2,6 +2,7 @@
 // filter: the ef nearest nodes found so far in one sorted array, the next
 // node to expand found by a cursor, instead of the two heaps of
 // searchLayer.
+
 package hnsw
 
 import (

@@ -1,6 +1,7 @@
 // This file holds LoadHDF5: a data set in the layout of ann-benchmarks'
 // HDF5 files (train, test, neighbors, distances and the distance
 // attribute), read with internal/hdf5.
+
 package recall
 
 import (

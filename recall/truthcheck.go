@@ -1,6 +1,7 @@
 // This file holds CheckTruth: a sample of a ground truth given with the
 // data (an ann-benchmarks file's neighbors) compared with the exact float64
 // ground truth.
+
 package recall
 
 import (

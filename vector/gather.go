@@ -1,6 +1,7 @@
 // This file holds the pointer-gather distance forms: one query against
 // many rows anywhere in memory, in one call, for graph indexes that score a
 // node's whole neighbour list at once.
+
 package vector
 
 import "github.com/cairndb/cairn/vector/internal/kernel"

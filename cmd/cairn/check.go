@@ -1,5 +1,6 @@
 // check.go holds "cairn check" and "cairn compact", the commands that
 // look after the file itself.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // embed.go holds the flags that configure an OpenAI-compatible embedder,
 // shared by the commands that turn text into vectors (query, import, mcp).
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // export.go holds "cairn export", which writes a file's items as JSON
 // lines (see jsonl.go); import.go reads them back.
+
 package main
 
 import (

@@ -31,6 +31,7 @@
 // keeps the batches before it; the error says how many items they hold
 // and from which line to rerun (with the header of the batch's collection
 // or tenant, which the import created at that header if it was new).
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // all or nothing (see import.go): the spool the checked stream waits in
 // before anything is written, and the undo records that take out what was
 // written if a later write fails.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // info.go holds "cairn info": what a file holds, collection by collection.
+
 package main
 
 import (

@@ -19,6 +19,7 @@
 // Import ignores members it does not know, so streams written by later
 // versions still import; blank lines are skipped. An item without an
 // embedding is embedded from its text when import is given an embedder.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // mcp.go holds "cairn mcp": a memory server for agents over the Model
 // Context Protocol, on stdio, with the official Go SDK.
+
 package main
 
 import (

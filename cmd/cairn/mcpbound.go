@@ -1,5 +1,6 @@
 // mcpbound.go holds the middleware of "cairn mcp" that shapes what it sends
 // back: error texts bounded, results with their numbers exact.
+
 package main
 
 import (

@@ -1,5 +1,6 @@
 // mcpconn.go holds the stdio transport of "cairn mcp": newline-delimited
 // JSON-RPC in which one bad line costs one error reply, not the session.
+
 package main
 
 import (

@@ -1,4 +1,5 @@
 // query.go holds "cairn query": the nearest items to a text or a vector.
+
 package main
 
 import (

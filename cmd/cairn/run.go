@@ -1,5 +1,6 @@
 // run.go holds the command dispatcher, the exit statuses and the one-line
 // error report every subcommand shares.
+
 package main
 
 import (

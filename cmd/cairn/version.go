@@ -1,5 +1,6 @@
 // version.go holds "cairn version": what this binary is built from, as
 // sqlite3 --version and bbolt version say.
+
 package main
 
 import (

@@ -2,6 +2,7 @@
 // --queries and --gt, or an ann-benchmarks HDF5 file, its ground truth
 // (given, checked on a sample, or computed and cached), and --export of it
 // as TEXMEX files.
+
 package main
 
 import (
