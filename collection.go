@@ -147,7 +147,7 @@ type QueryOptions struct {
 // A Collection is safe for concurrent use by multiple goroutines: queries,
 // reads and writes all run in parallel, writes of different ids share
 // commits, and writes of the same id run one after the other (see
-// "Concurrent writes" in the package documentation).
+// "Concurrency" in the package documentation).
 type Collection struct {
 	db   *DB
 	name string

@@ -64,23 +64,13 @@ const (
 // DefaultAutoThreshold is the collection size at which an [Auto] index
 // switches from exact search to HNSW.
 //
-// Measured on a 2-core Sapphire Rapids VM, clustered 768-d data, k = 10
-// (go test -run '^$' -bench BenchmarkCrossover -benchtime 200x .):
-//
-//	items    exact query   HNSW query (recall@10)   HNSW build
-//	 2,000     0.22 ms      0.12 ms (0.988)           0.18 s
-//	10,000     0.58 ms      0.14 ms (1.000)           1.8 s
-//	20,000     1.16 ms      0.17 ms (1.000)           4.3 s
-//	50,000     3.95 ms      0.17 ms (1.000)          13.3 s
-//
-// HNSW is faster per query from a few thousand items, but below 20,000
-// an exact query still answers in about a millisecond, is exact on any
-// data, and costs nothing to build; on unstructured data HNSW at its
-// default ef loses much more recall (0.34 at 10,000 uniform 768-d
-// vectors). Past 20,000 the exact scan grows linearly while HNSW stays
-// flat, and the one-off build (a few seconds) is repaid within a few
-// thousand queries. The threshold counts items, so at other dimensions
-// the exact side scales with the dimension: set
+// HNSW is faster per query from a few thousand items, but below the
+// threshold an exact query is still quick, is exact on any data, and costs
+// nothing to build, while HNSW at its default ef loses much recall on
+// unstructured data. Past it the exact scan grows linearly while HNSW
+// stays flat, and the one-off build is soon repaid (BENCHMARKS.md gives
+// both sides, measured by BenchmarkCrossover). The threshold counts items,
+// so at other dimensions the exact side scales with the dimension: set
 // [CollectionConfig.AutoThreshold] for very small or very large vectors.
 const DefaultAutoThreshold = 20000
 
