@@ -574,3 +574,33 @@ func TestQueryTableControlID(t *testing.T) {
 		t.Fatalf("query: %+v", r)
 	}
 }
+
+// TestUsageLines: the usage line a bad command line prints is the one the
+// command's -h prints, and no usage line ends in a space.
+func TestUsageLines(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range commands {
+		var hout, herr, bout, berr bytes.Buffer
+		if code := run(ctx, []string{c.name, "-h"}, strings.NewReader(""), &hout, &herr); code != exitOK {
+			t.Fatalf("%s -h: status %d, %s", c.name, code, herr.String())
+		}
+		help, _, _ := strings.Cut(hout.String(), "\n")
+		if code := run(ctx, []string{c.name, "-no-such-flag"}, strings.NewReader(""), &bout, &berr); code != exitUsage {
+			t.Fatalf("%s -no-such-flag: status %d", c.name, code)
+		}
+		lines := strings.Split(strings.TrimSpace(berr.String()), "\n")
+		if got := lines[len(lines)-1]; got != help {
+			t.Errorf("%s: a bad flag prints %q, -h prints %q", c.name, got, help)
+		}
+		if strings.HasSuffix(help, " ") {
+			t.Errorf("%s -h: usage line %q ends in a space", c.name, help)
+		}
+	}
+	var out, errb bytes.Buffer
+	run(ctx, []string{"help"}, strings.NewReader(""), &out, &errb)
+	for l := range strings.Lines(out.String()) {
+		if strings.HasSuffix(strings.TrimSuffix(l, "\n"), " ") {
+			t.Errorf("cairn help: line %q ends in a space", l)
+		}
+	}
+}

@@ -4,6 +4,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -36,16 +37,17 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	flags          *flag.FlagSet // the subcommand's, for its -h
+	synopsis       string        // its arguments, as its -h shows them
 }
 
 var commands = []command{
-	{"info", "FILE", "list the collections: dimension, metric, index, items, file size, saved graph", cmdInfo},
+	{"info", "FILE [-json]", "list the collections: dimension, metric, index, items, file size, saved graph", cmdInfo},
 	{"check", "FILE", "check the file (SQLite integrity, rows, saved graphs) without changing it; exit 0 only if all pass", cmdCheck},
 	{"export", "FILE [-collection NAME]", "write the items as JSON lines to stdout", cmdExport},
 	{"import", "FILE [-collection NAME] [-batch N]", "add the JSON lines on stdin, all or nothing (with -batch, batch by batch)", cmdImport},
-	{"query", "FILE -collection NAME (-text T | -vector JSON) [-mode M] [-k 10] [-filter JSON] [-json]", "print the nearest items (by embeddings, words or both)", cmdQuery},
+	{"query", "FILE -collection NAME [-tenant NAME] (-text T | -vector JSON) [-mode M] [-k 10] [-filter JSON] [-json]", "print the nearest items (by embeddings, words or both)", cmdQuery},
 	{"compact", "FILE", "return free space to the file system (VACUUM)", cmdCompact},
-	{"mcp", "-db FILE [-collection NAME] -embed-url URL -embed-model MODEL", "serve the file as agent memory over MCP (stdio)", cmdMCP},
+	{"mcp", "-db FILE [-collection NAME] [-namespace NAME] -embed-url URL -embed-model MODEL", "serve the file as agent memory over MCP (stdio)", cmdMCP},
 	{"version", "", "print the versions of cairn, Go and SQLite, and the distance kernels in use", cmdVersion},
 }
 
@@ -96,7 +98,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 			return written(name, out, stderr, exitOK)
 		case errors.Is(err, errUsage):
 			fmt.Fprintf(stderr, "cairn %s: %s\n", name, strings.TrimPrefix(err.Error(), "usage: "))
-			fmt.Fprintf(stderr, "usage: cairn %s %s\n", c.name, c.args)
+			fmt.Fprintf(stderr, "usage: %s\n", strings.TrimSpace("cairn "+c.name+" "+cmp.Or(e.synopsis, c.args)))
 			return exitUsage
 		case errors.Is(err, errProblems):
 			return exitFail
@@ -137,7 +139,7 @@ func (o *outWriter) Write(p []byte) (int, error) {
 func usage(w io.Writer) {
 	fmt.Fprintln(w, "cairn is a tool for cairn database files.\n\nUsage:")
 	for _, c := range commands {
-		fmt.Fprintf(w, "  cairn %s %s\n      %s\n", c.name, c.args, c.summary)
+		fmt.Fprintf(w, "  %s\n      %s\n", strings.TrimSpace("cairn "+c.name+" "+c.args), c.summary)
 	}
 	fmt.Fprintln(w, "\nRun \"cairn COMMAND -h\" for a command's flags.")
 }
@@ -257,10 +259,10 @@ func newFlags(e *env, name, args string) *flag.FlagSet {
 	// the error once, in one place, and the usage is printed on -h only.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: cairn %s %s\n", name, args)
+		fmt.Fprintf(fs.Output(), "usage: %s\n", strings.TrimSpace("cairn "+name+" "+args))
 		fs.PrintDefaults()
 	}
-	e.flags = fs
+	e.flags, e.synopsis = fs, args
 	return fs
 }
 
