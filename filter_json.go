@@ -76,10 +76,11 @@ func FilterOf(v any) (*Filter, error) {
 // slices) becomes the float64 that metadata stores for it (see
 // metavalue.Of): JSON writes a float32 in its shortest float32 form, 0.1
 // for float32(0.1), which reads back as another number than the stored
-// 0.10000000149011612, so the filter would miss its own value. A key or
+// 0.10000000149011612, so the filter would miss its own value; a whole
+// float64 beyond 2^53 becomes its exact digits (metavalue.JSON). A key or
 // string that is not valid UTF-8 is refused: JSON would write each bad
 // byte as U+FFFD, another filter than the one asked for (Eq refuses it).
-// v is copied only where it holds a float32. Below maxFilterDepth levels
+// v is copied only where a number changes. Below maxFilterDepth levels
 // (depth counts them) v is left as it is: no filter goes deeper, and a
 // map that holds itself must not recurse forever before the encoder
 // refuses it.
@@ -104,6 +105,12 @@ func forJSON(v any, depth int) (any, bool, error) {
 		}
 	case float32:
 		return float64(x), true, nil
+	case float64:
+		// JSON would write a whole number beyond 2^53 in its shortest
+		// digits, which read back as another integer, or none.
+		if j, ok := metavalue.JSON(x).(json.Number); ok {
+			return j, true, nil
+		}
 	case []float32:
 		out := make([]float64, len(x))
 		for i, f := range x {
@@ -267,6 +274,9 @@ func (f *Filter) writeJSON(b *bytes.Buffer) error {
 	}
 	if strings.HasPrefix(f.key, "$") {
 		return fmt.Errorf("%w: filter %s: a key starting with \"$\" has no JSON form", vector.ErrInvalidOptions, f)
+	}
+	if err := checkUTF8(f.key); err != nil {
+		return fmt.Errorf("filter %s: %w", f, err)
 	}
 	key, err := json.Marshal(f.key)
 	if err != nil {

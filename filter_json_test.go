@@ -328,3 +328,84 @@ func TestFilterMarshalRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// TestFilterMarshalNumbers: a filter read back from MarshalJSON matches
+// what the filter matched, for float32 values, which metadata holds as
+// the float64 they are (0.10000000149011612 for float32(0.1)), not as
+// the shortest float32 form JSON would write (0.1).
+func TestFilterMarshalNumbers(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: map[string]any{"x": float32(0.1)}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*cairn.Filter{cairn.Eq("x", float32(0.1)), cairn.In("x", float32(0.1)), cairn.Gte("x", float32(0.1))} {
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatalf("Marshal(%s): %v", f, err)
+		}
+		back, err := cairn.ParseFilter(out)
+		if err != nil {
+			t.Fatalf("ParseFilter(%s): %v", out, err)
+		}
+		want, _ := c.Find(ctx, f, 0)
+		got, _ := c.Find(ctx, back, 0)
+		if len(want) != 1 || len(got) != len(want) {
+			t.Errorf("%s matches %d items, its JSON %s read back %d", f, len(want), out, len(got))
+		}
+	}
+	if out, err := json.Marshal(cairn.Eq("k\xff", "v")); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Marshal of a key that is not UTF-8 = %s, %v; want an error wrapping ErrInvalidOptions", out, err)
+	}
+}
+
+// TestFilterIntegersBeyondInt64: a float64 integer of magnitude 2^63 or
+// more, which metadata holds, survives MarshalJSON and FilterOf, although
+// encoding/json writes 2^63 as 9223372036854776000, an integer literal
+// ParseFilter refuses (no float64 holds it exactly).
+func TestFilterIntegersBeyondInt64(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const u = float64(1 << 63)
+	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: map[string]any{"u": u, "m": -u}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []*cairn.Filter{cairn.Eq("u", u), cairn.In("u", u), cairn.Eq("m", -u), cairn.Gte("u", u)} {
+		out, err := json.Marshal(f)
+		if err != nil {
+			t.Fatalf("Marshal(%s): %v", f, err)
+		}
+		back, err := cairn.ParseFilter(out)
+		if err != nil {
+			t.Fatalf("Marshal(%s) = %s, which ParseFilter refuses: %v", f, out, err)
+		}
+		if got, _ := c.Find(ctx, back, 0); len(got) != 1 {
+			t.Errorf("%s read back from %s matches %d items, want 1", f, out, len(got))
+		}
+	}
+	if err := c.Upsert(ctx, cairn.Item{ID: "b", Embedding: []float32{0, 1}, Metadata: map[string]any{"n": float64(1 << 60)}}); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := cairn.FilterOf(map[string]any{"n": float64(1 << 60)}); err != nil {
+		t.Fatalf("FilterOf of 2^60: %v", err)
+	} else if got, _ := c.Find(ctx, f, 0); len(got) != 1 {
+		t.Errorf("FilterOf %s matches %d items, want 1", f, len(got))
+	}
+	f, err := cairn.FilterOf(map[string]any{"u": u, "m": map[string]any{"$in": []any{-u}}})
+	if err != nil {
+		t.Fatalf("FilterOf of 2^63: %v", err)
+	}
+	if got, _ := c.Find(ctx, f, 0); len(got) != 1 {
+		t.Errorf("FilterOf %s matches %d items, want 1", f, len(got))
+	}
+}

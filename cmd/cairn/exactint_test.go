@@ -197,3 +197,25 @@ func TestMCPWholeFloatsOut(t *testing.T) {
 		t.Errorf("memory_get lacks n = 2^60 in its text or structured content:\n%s", out.String())
 	}
 }
+
+// Integers of magnitude 2^63 and more that a float64 holds, which
+// encoding/json writes rounded (9223372036854776000 for 2^63), export in
+// exact digits, so that import takes back what export wrote.
+func TestExportImportIntegersBeyondInt64(t *testing.T) {
+	in := `{"id":"a","metadata":{"u":9223372036854775808,"w":9223372036854777856,"m":-9223372036854775808,"e":1e300},"embedding":[1,0,0]}` + "\n"
+	path := newFile(t)
+	if r := runCmd(t, in, "import", "-q", "-collection", "big", path); r.code != 0 {
+		t.Fatalf("import: %+v", r)
+	}
+	first := runCmd(t, "", "export", "-collection", "big", path)
+	if first.code != 0 {
+		t.Fatalf("export: %+v", first)
+	}
+	again := filepath.Join(t.TempDir(), "again.db")
+	if r := runCmd(t, first.stdout, "import", "-q", again); r.code != 0 {
+		t.Fatalf("import of what export wrote: %+v\n%s", r, first.stdout)
+	}
+	if second := runCmd(t, "", "export", again); second.stdout != first.stdout {
+		t.Errorf("export | import | export:\n%s\nwant:\n%s", second.stdout, first.stdout)
+	}
+}
