@@ -32,8 +32,8 @@ type Options struct {
 	// but not removed; graphs built at open are not saved.
 	ReadOnly bool
 	// IndexWorkers is the number of goroutines that insert into an HNSW
-	// graph (a write's batch, a build at open or at an Auto switch); 0
-	// means runtime.GOMAXPROCS(0). Background rebuilds use fewer. Like
+	// graph (a write's batch, a build at open or at an Auto switch); 0 or
+	// less means runtime.GOMAXPROCS(0). Background rebuilds use fewer. Like
 	// IndexProgress, it applies to this process only: it is not stored
 	// with any collection.
 	IndexWorkers int
@@ -107,7 +107,7 @@ func OpenMemory(o *Options) *DB {
 	db := &DB{colls: make(map[string]*Collection), loading: make(map[string]*load), clock: time.Now}
 	var budget int64
 	if o != nil {
-		db.emb, db.workers, db.progress = o.Embedder, o.IndexWorkers, o.IndexProgress
+		db.emb, db.workers, db.progress = o.Embedder, max(o.IndexWorkers, 0), o.IndexProgress
 		budget = o.TenantMemory
 	}
 	db.tenants = newTenantCache(budget)

@@ -53,7 +53,8 @@ type Item struct {
 	// leaves them zero; a caller carrying items over from elsewhere (an
 	// import) may set them, and a non-zero value is then kept to the
 	// nanosecond, except the CreatedAt of an Upsert that replaces an item,
-	// which stays the replaced item's. Only the zero time.Time means "not
+	// which stays the replaced item's (and an UpdatedAt before it is
+	// raised to it). Only the zero time.Time means "not
 	// given": the Unix epoch and earlier times are kept like any other,
 	// from 1677-09-21 to 2262-04-11 (Unix nanoseconds in an int64; a time
 	// outside is refused with [vector.ErrInvalidOptions]). UpdatedAt must
@@ -359,7 +360,7 @@ func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("embedding: %w", err)
 	}
 	if len(vs) != len(texts) {
-		return nil, fmt.Errorf("embedding: embedder returned %d vectors for %d texts", len(vs), len(texts))
+		return nil, fmt.Errorf("embedding: %w: %d vectors for %d texts", ErrWrongNumberOfVectors, len(vs), len(texts))
 	}
 	return vs, nil
 }

@@ -674,8 +674,12 @@ func TestEmbedder(t *testing.T) {
 	for _, tc := range bad {
 		db := cairn.OpenMemory(&cairn.Options{Embedder: tc.emb})
 		c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3})
-		if err := c.Add(ctx, cairn.Item{ID: "1", Text: "a"}, cairn.Item{ID: "2", Text: "b"}); err == nil || cairn.MustCount(t, c) != 0 {
+		err := c.Add(ctx, cairn.Item{ID: "1", Text: "a"}, cairn.Item{ID: "2", Text: "b"})
+		if err == nil || cairn.MustCount(t, c) != 0 {
 			t.Errorf("%s: Add = %v, Count %d", tc.name, err, cairn.MustCount(t, c))
+		}
+		if tc.name == "short" && !errors.Is(err, cairn.ErrWrongNumberOfVectors) {
+			t.Errorf("short: Add = %v, want an error wrapping ErrWrongNumberOfVectors", err)
 		}
 		if _, err := c.QueryText(ctx, "a", 1, nil); err == nil && tc.name != "short" {
 			t.Errorf("%s: QueryText succeeded", tc.name)
@@ -907,5 +911,21 @@ func TestCheckItem(t *testing.T) {
 			t.Errorf("Add of %+v = %v, want %v as CheckItem", tc.it, werr, tc.want)
 		}
 		db.Close()
+	}
+}
+
+// A negative Options.IndexWorkers means GOMAXPROCS, as 0 does: it was
+// handed to the graph, which refused it, so writes to an HNSW collection
+// failed (and an Auto collection never switched, quietly).
+func TestNegativeIndexWorkers(t *testing.T) {
+	ctx := context.Background()
+	db := cairn.OpenMemory(&cairn.Options{IndexWorkers: -1})
+	defer db.Close()
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 3, Index: cairn.HNSW})
+	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0, 0}}, cairn.Item{ID: "b", Embedding: []float32{0, 1, 0}}); err != nil {
+		t.Fatalf("Add with IndexWorkers -1: %v", err)
+	}
+	if res, err := c.Query(ctx, []float32{0, 1, 0}, 1, nil); err != nil || len(res) != 1 || res[0].ID != "b" {
+		t.Fatalf("Query = %v, %v", res, err)
 	}
 }

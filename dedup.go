@@ -20,7 +20,8 @@ type Dedup struct {
 	// MinSimilarity is the least [Result.Similarity] at which an item
 	// counts as a near-duplicate (for Cosine, 0.95 merges rephrasings of
 	// one fact with most embedding models; measure on your own data).
-	// Required: a finite number.
+	// Required: above 0 (0 would merge nearly anything) and at most 1,
+	// the most any similarity is.
 	MinSimilarity float64
 	// Scope lists metadata keys on which a near-duplicate must agree with
 	// the new item (say "user"): items of different scopes are never
@@ -54,8 +55,8 @@ type Merge struct {
 // published. d's errors wrap [vector.ErrInvalidOptions]; the others are
 // Upsert's.
 func (c *Collection) UpsertDedup(ctx context.Context, d *Dedup, items ...Item) ([]Merge, error) {
-	if d == nil || math.IsNaN(d.MinSimilarity) || math.IsInf(d.MinSimilarity, 0) {
-		return nil, fmt.Errorf("cairn: upsert dedup: %w: MinSimilarity must be a finite number", vector.ErrInvalidOptions)
+	if d == nil || !(d.MinSimilarity > 0 && d.MinSimilarity <= 1) {
+		return nil, fmt.Errorf("cairn: upsert dedup: %w: MinSimilarity must be above 0 and at most 1", vector.ErrInvalidOptions)
 	}
 	if err := c.writeErr(); err != nil {
 		return nil, err

@@ -190,6 +190,10 @@ func TestUpsertDedupErrors(t *testing.T) {
 	}{
 		{nil, ok, vector.ErrInvalidOptions},
 		{&cairn.Dedup{MinSimilarity: math.NaN()}, ok, vector.ErrInvalidOptions},
+		{&cairn.Dedup{}, ok, vector.ErrInvalidOptions},
+		{&cairn.Dedup{MinSimilarity: -0.5}, ok, vector.ErrInvalidOptions},
+		{&cairn.Dedup{MinSimilarity: 1.5}, ok, vector.ErrInvalidOptions},
+		{&cairn.Dedup{MinSimilarity: math.Inf(1)}, ok, vector.ErrInvalidOptions},
 		{dedup95, cairn.Item{Embedding: near(0)}, vector.ErrEmptyID},
 		{dedup95, cairn.Item{ID: "x", Embedding: []float32{1, 0}}, vector.ErrDimensionMismatch},
 		{&cairn.Dedup{MinSimilarity: 0.9, Scope: []string{"k"}}, cairn.Item{ID: "x", Embedding: near(0), Metadata: map[string]any{"k": []int{1}}}, vector.ErrInvalidOptions},

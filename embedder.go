@@ -10,6 +10,10 @@ import (
 // opened without an [Embedder].
 var ErrNoEmbedder = errors.New("cairn: no embedder configured (set Options.Embedder)")
 
+// ErrWrongNumberOfVectors is wrapped by the error of a call whose
+// [Embedder] returned another number of vectors than it was given texts.
+var ErrWrongNumberOfVectors = errors.New("cairn: the embedder returned a wrong number of vectors")
+
 // Embedder turns texts into embeddings, one vector per text, in order.
 // Implementations must be safe for concurrent use: a store calls Embed from
 // whichever goroutine adds or queries by text. Embed should honour ctx.

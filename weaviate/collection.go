@@ -260,7 +260,7 @@ func (c *Collection) embed(ctx context.Context, texts []string) ([][]float32, er
 		return nil, fmt.Errorf("embedding: %w", err)
 	}
 	if len(vs) != len(texts) {
-		return nil, fmt.Errorf("embedding: embedder returned %d vectors for %d texts", len(vs), len(texts))
+		return nil, fmt.Errorf("embedding: %w: %d vectors for %d texts", cairn.ErrWrongNumberOfVectors, len(vs), len(texts))
 	}
 	return vs, nil
 }
