@@ -135,13 +135,14 @@ func DefineRetriever(g *genkit.Genkit, name string, cfg Config, opts *ai.Retriev
 	if err != nil {
 		return nil, nil, err
 	}
-	if opts == nil {
-		opts = &ai.RetrieverOptions{}
+	var o ai.RetrieverOptions // the caller's opts are read, not changed
+	if opts != nil {
+		o = *opts
 	}
-	if opts.ConfigSchema == nil {
-		opts.ConfigSchema = core.InferSchemaMap(RetrieverOptions{})
+	if o.ConfigSchema == nil {
+		o.ConfigSchema = core.InferSchemaMap(RetrieverOptions{})
 	}
-	return ds, genkit.DefineRetriever(g, api.NewName(Provider, name), opts, ds.Retrieve), nil
+	return ds, genkit.DefineRetriever(g, api.NewName(Provider, name), &o, ds.Retrieve), nil
 }
 
 // Retriever returns the retriever named name, nil if none is defined.

@@ -370,3 +370,21 @@ func TestIndexRetrievedAgain(t *testing.T) {
 		}
 	}
 }
+
+// DefineRetriever reads the options it is given and leaves them as they
+// were: it filled in the caller's ConfigSchema.
+func TestDefineRetrieverLeavesOptions(t *testing.T) {
+	db := cairn.OpenMemory(nil)
+	defer db.Close()
+	g := genkit.Init(context.Background())
+	emb := genkit.DefineEmbedder(g, "test/none", nil, func(context.Context, *ai.EmbedRequest) (*ai.EmbedResponse, error) {
+		return &ai.EmbedResponse{}, nil
+	})
+	opts := &ai.RetrieverOptions{Label: "pets"}
+	if _, _, err := cairngenkit.DefineRetriever(g, "pets", cairngenkit.Config{DB: db, Embedder: emb}, opts); err != nil {
+		t.Fatal(err)
+	}
+	if opts.ConfigSchema != nil || opts.Label != "pets" {
+		t.Errorf("DefineRetriever changed the caller's options: %+v", opts)
+	}
+}
