@@ -473,6 +473,8 @@ func TestFlagErrors(t *testing.T) {
 		{"query", path, "-collection", "notes", "-vector", "[1,0,0]", "-filter", `{"year":{"$gt":"x"}}`},
 		{"query", path, "-collection", "notes", "-text", "tea", "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m", "-embed-dims", "-1"},
 		{"mcp", "-db", path, "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m", "-embed-dims", "-1"},
+		{"query", path, "-collection", "notes", "-text", "tea", "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m", "-embed-retries", "-1"},
+		{"query", path, "-collection", "notes", "-text", "tea", "-embed-url", "http://127.0.0.1:1/v1", "-embed-model", "m", "-embed-timeout", "0s"},
 	} {
 		r := runCmd(t, "", args...)
 		lines := strings.Split(strings.TrimSuffix(r.stderr, "\n"), "\n")

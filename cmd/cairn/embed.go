@@ -42,6 +42,12 @@ func (f *embedFlags) embedder() (cairn.Embedder, error) {
 	if f.dims < 0 {
 		return nil, usageError("-embed-dims must not be negative, got %d", f.dims)
 	}
+	if f.retries < 0 {
+		return nil, usageError("-embed-retries must not be negative, got %d", f.retries)
+	}
+	if f.timeout <= 0 {
+		return nil, usageError("-embed-timeout must be positive, got %v", f.timeout)
+	}
 	retries := f.retries
 	if retries == 0 {
 		retries = -1 // the Embedder reads 0 as its default
