@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"testing"
 	"unicode/utf8"
@@ -271,11 +272,13 @@ func unsortedKeys(doc []byte) bool {
 	}
 }
 
-// A filter's JSON reads back as a filter that matches what it matched:
-// encoding/json wrote 2^60 as 1152921504606847000 (another integer), 2^63
-// as 9223372036854776000 (refused by ParseFilter) and float32 0.1 as the
-// float64 0.1, which no item stored with float32 0.1 equals.
-func TestFilterMarshalJSONExactNumbers(t *testing.T) {
+// A filter's JSON, from MarshalJSON or through FilterOf, reads back as a
+// filter that matches what the filter matched. encoding/json wrote 2^60
+// as 1152921504606847000 (another integer), 2^63 as 9223372036854776000
+// (refused by ParseFilter, no float64 holds it) and float32 0.1 as 0.1,
+// which is not the 0.10000000149011612 metadata holds for it; and a key
+// not valid UTF-8 as U+FFFD, another key.
+func TestFilterJSONNumbers(t *testing.T) {
 	ctx := context.Background()
 	db := cairn.OpenMemory(nil)
 	defer db.Close()
@@ -283,26 +286,45 @@ func TestFilterMarshalJSONExactNumbers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	const two60, two63 = float64(1 << 60), float64(1 << 63)
 	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0},
-		Metadata: map[string]any{"n": float64(1 << 60), "m": float64(1 << 63), "x": float32(0.1)}}); err != nil {
+		Metadata: map[string]any{"n": two60, "u": two63, "m": -two63, "x": float32(0.1)}}); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []*cairn.Filter{
-		cairn.Eq("n", float64(1<<60)), cairn.Gte("n", int64(1<<60)), cairn.In("n", 1, float64(1<<60)),
-		cairn.Eq("m", float64(1<<63)), cairn.Lte("m", uint64(1<<63)), cairn.Eq("x", float32(0.1)),
-	} {
-		b, err := json.Marshal(f)
-		if err != nil {
-			t.Fatalf("%v: %v", f, err)
+	matchesOne := func(what string, f *cairn.Filter) {
+		t.Helper()
+		if got, err := c.Find(ctx, f, 0); err != nil || len(got) != 1 {
+			t.Errorf("%s: %s matches %d items (%v), want 1", what, f, len(got), err)
 		}
-		g, err := cairn.ParseFilter(b)
+	}
+	for _, f := range []*cairn.Filter{
+		cairn.Eq("n", two60), cairn.Gte("n", int64(1<<60)), cairn.In("n", 1, two60),
+		cairn.Eq("u", two63), cairn.Lte("u", uint64(1<<63)), cairn.In("u", two63), cairn.Eq("m", -two63),
+		cairn.Eq("x", float32(0.1)), cairn.In("x", float32(0.1)), cairn.Gte("x", float32(0.1)),
+	} {
+		out, err := json.Marshal(f)
 		if err != nil {
-			t.Errorf("%v: ParseFilter(%s): %v", f, b, err)
+			t.Fatalf("Marshal(%s): %v", f, err)
+		}
+		back, err := cairn.ParseFilter(out)
+		if err != nil {
+			t.Errorf("Marshal(%s) = %s, which ParseFilter refuses: %v", f, out, err)
 			continue
 		}
-		if found, err := c.Find(ctx, g, 0); err != nil || len(found) != 1 {
-			t.Errorf("%v as %s: found %d items (%v), want 1", f, b, len(found), err)
+		matchesOne("read back from "+string(out), back)
+	}
+	for _, m := range []map[string]any{
+		{"n": two60}, {"u": two63}, {"m": map[string]any{"$in": []any{-two63}}}, {"x": float32(0.1)},
+	} {
+		f, err := cairn.FilterOf(m)
+		if err != nil {
+			t.Errorf("FilterOf(%v): %v", m, err)
+			continue
 		}
+		matchesOne(fmt.Sprintf("FilterOf(%v)", m), f)
+	}
+	if out, err := json.Marshal(cairn.Eq("k\xff", "v")); !errors.Is(err, vector.ErrInvalidOptions) {
+		t.Errorf("Marshal of a key that is not UTF-8 = %s, %v; want an error wrapping ErrInvalidOptions", out, err)
 	}
 }
 
@@ -326,86 +348,5 @@ func TestFilterMarshalRoundTrip(t *testing.T) {
 		if out, err := json.Marshal(f); !errors.Is(err, vector.ErrInvalidOptions) {
 			t.Errorf("Marshal(%s) = %s, %v; want an error wrapping ErrInvalidOptions", f, out, err)
 		}
-	}
-}
-
-// TestFilterMarshalNumbers: a filter read back from MarshalJSON matches
-// what the filter matched, for float32 values, which metadata holds as
-// the float64 they are (0.10000000149011612 for float32(0.1)), not as
-// the shortest float32 form JSON would write (0.1).
-func TestFilterMarshalNumbers(t *testing.T) {
-	ctx := context.Background()
-	db := cairn.OpenMemory(nil)
-	defer db.Close()
-	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: map[string]any{"x": float32(0.1)}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []*cairn.Filter{cairn.Eq("x", float32(0.1)), cairn.In("x", float32(0.1)), cairn.Gte("x", float32(0.1))} {
-		out, err := json.Marshal(f)
-		if err != nil {
-			t.Fatalf("Marshal(%s): %v", f, err)
-		}
-		back, err := cairn.ParseFilter(out)
-		if err != nil {
-			t.Fatalf("ParseFilter(%s): %v", out, err)
-		}
-		want, _ := c.Find(ctx, f, 0)
-		got, _ := c.Find(ctx, back, 0)
-		if len(want) != 1 || len(got) != len(want) {
-			t.Errorf("%s matches %d items, its JSON %s read back %d", f, len(want), out, len(got))
-		}
-	}
-	if out, err := json.Marshal(cairn.Eq("k\xff", "v")); !errors.Is(err, vector.ErrInvalidOptions) {
-		t.Errorf("Marshal of a key that is not UTF-8 = %s, %v; want an error wrapping ErrInvalidOptions", out, err)
-	}
-}
-
-// TestFilterIntegersBeyondInt64: a float64 integer of magnitude 2^63 or
-// more, which metadata holds, survives MarshalJSON and FilterOf, although
-// encoding/json writes 2^63 as 9223372036854776000, an integer literal
-// ParseFilter refuses (no float64 holds it exactly).
-func TestFilterIntegersBeyondInt64(t *testing.T) {
-	ctx := context.Background()
-	db := cairn.OpenMemory(nil)
-	defer db.Close()
-	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	const u = float64(1 << 63)
-	if err := c.Add(ctx, cairn.Item{ID: "a", Embedding: []float32{1, 0}, Metadata: map[string]any{"u": u, "m": -u}}); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []*cairn.Filter{cairn.Eq("u", u), cairn.In("u", u), cairn.Eq("m", -u), cairn.Gte("u", u)} {
-		out, err := json.Marshal(f)
-		if err != nil {
-			t.Fatalf("Marshal(%s): %v", f, err)
-		}
-		back, err := cairn.ParseFilter(out)
-		if err != nil {
-			t.Fatalf("Marshal(%s) = %s, which ParseFilter refuses: %v", f, out, err)
-		}
-		if got, _ := c.Find(ctx, back, 0); len(got) != 1 {
-			t.Errorf("%s read back from %s matches %d items, want 1", f, out, len(got))
-		}
-	}
-	if err := c.Upsert(ctx, cairn.Item{ID: "b", Embedding: []float32{0, 1}, Metadata: map[string]any{"n": float64(1 << 60)}}); err != nil {
-		t.Fatal(err)
-	}
-	if f, err := cairn.FilterOf(map[string]any{"n": float64(1 << 60)}); err != nil {
-		t.Fatalf("FilterOf of 2^60: %v", err)
-	} else if got, _ := c.Find(ctx, f, 0); len(got) != 1 {
-		t.Errorf("FilterOf %s matches %d items, want 1", f, len(got))
-	}
-	f, err := cairn.FilterOf(map[string]any{"u": u, "m": map[string]any{"$in": []any{-u}}})
-	if err != nil {
-		t.Fatalf("FilterOf of 2^63: %v", err)
-	}
-	if got, _ := c.Find(ctx, f, 0); len(got) != 1 {
-		t.Errorf("FilterOf %s matches %d items, want 1", f, len(got))
 	}
 }
