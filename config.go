@@ -168,8 +168,9 @@ func (c CollectionConfig) withDefaults() CollectionConfig {
 // clone returns c with a KeepHistory of its own, so that a caller who
 // changes the policy it passed or got back does not change the collection's.
 func (c CollectionConfig) clone() CollectionConfig {
-	if h := c.KeepHistory; h != nil {
-		c.KeepHistory = &HistoryPolicy{For: h.For, Versions: h.Versions}
+	if c.KeepHistory != nil {
+		h := *c.KeepHistory
+		c.KeepHistory = &h
 	}
 	return c
 }
