@@ -5,6 +5,7 @@ package cairn
 
 import (
 	"sync"
+	"sync/atomic"
 
 	"github.com/cairndb/cairn/internal/keyword"
 	"github.com/cairndb/cairn/internal/versions"
@@ -30,6 +31,9 @@ type record struct {
 	// created, updated and expires are the item's times, Unix
 	// nanoseconds, noTime for none (expires noTime for never).
 	created, updated, expires int64
+	// tpos is the record's index in the time order's list (timeorder.go),
+	// where it was last placed; a query checks it against the list it holds.
+	tpos atomic.Int64
 }
 
 func (r *record) published() bool { return r.pos >= 0 }
@@ -200,11 +204,14 @@ type recPage struct {
 }
 
 func (t *recTable) get(id vector.ID) *record {
-	if pg := t.pages[id>>recPageBits]; pg != nil {
+	if pg := t.page(id); pg != nil {
 		return pg.recs[id&(1<<recPageBits-1)]
 	}
 	return nil
 }
+
+// page returns the page that holds id's slot; nil if none does.
+func (t *recTable) page(id vector.ID) *recPage { return t.pages[id>>recPageBits] }
 
 func (t *recTable) set(id vector.ID, r *record) {
 	if t.pages == nil {

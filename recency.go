@@ -189,7 +189,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 					continue // its importance is at most 1: it cannot make the pool
 				}
 				best.push(scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
-					score: last * d * r.importance(rec)})
+					score: last * d * byTime.importance(rec)})
 			}
 			whole = stopped || len(hits) < w || w == n
 		}
@@ -231,17 +231,25 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 }
 
 // hitRecords returns the record of each hit, in sc's memory, having read
-// each one's time in a loop of independent reads: their cache misses
-// overlap, rather than come one at a time in the loop that scores them.
+// each one's time. It reads in three passes of independent loads — the
+// hits' pages of the record table, their slots, then the records — so
+// that the cache misses of each pass overlap, rather than come one after
+// another for each hit.
 func hitRecords(t *recTable, hits []vector.Result, sc *queryScratch) []*record {
-	recs := sc.recs[:0]
-	var sum int64
+	pages := sc.pages[:0]
 	for _, h := range hits {
-		r := t.get(h.ID)
-		recs = append(recs, r)
+		pages = append(pages, t.page(h.ID))
+	}
+	recs := sc.recs[:0]
+	for i, h := range hits {
+		recs = append(recs, pages[i].recs[h.ID&(1<<recPageBits-1)])
+	}
+	var sum int64
+	for _, r := range recs {
 		sum += r.updated
 	}
-	sc.recs, sc.sink = recs, sum
+	clear(pages)
+	sc.pages, sc.recs, sc.sink = pages, recs, sum
 	return recs
 }
 
@@ -436,6 +444,18 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 		b.recent = b.decay(keys[b.next])
 	}
 	return nil
+}
+
+// importance is rec's importance (Recency.importance): read from the
+// list's importances where rec's place in the list is known, which is
+// cheaper than a lookup in its metadata.
+func (b *recentWalk) importance(rec *record) float64 {
+	if b.imps != nil {
+		if i := rec.tpos.Load(); i < int64(len(b.list.recs)) && b.list.recs[i] == rec {
+			return b.imps[i]
+		}
+	}
+	return b.r.importance(rec)
 }
 
 // passBelow returns the importance below which an item of relevance ×

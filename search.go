@@ -167,6 +167,7 @@ type queryScratch struct {
 	allBut allBut
 	codes  codeBound     // a recency query's bound from codes
 	recs   []*record     // a recency query's window
+	pages  []*recPage    // the pages of the window's records
 	query  vector.Vector // a recency query's vector, prepared for its walk
 	batch  walkBatch     // a recency walk's items to score
 	pool   []scoredRec   // a recency query's best items

@@ -69,6 +69,7 @@ func (t *timeOrder) add(r *record) {
 	if t.sorted == n && (n == 0 || cmpTime(t.list.recs[n-1], r) <= 0) {
 		t.sorted++
 	}
+	r.tpos.Store(int64(n))
 	t.list.recs = append(t.list.recs, r)
 	t.list.keys = append(t.list.keys, timeKey(r))
 }
@@ -134,6 +135,7 @@ func (t *timeOrder) sort() {
 	keys := make([]int64, len(recs))
 	for i, r := range recs {
 		keys[i] = timeKey(r)
+		r.tpos.Store(int64(i))
 	}
 	t.list, t.sorted, t.retired, t.imps = timeList{keys: keys, recs: recs}, len(recs), 0, nil
 	if t.codes.qz != nil {
