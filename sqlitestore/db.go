@@ -366,11 +366,45 @@ func (db *DB) connectAndInit(ctx context.Context, params url.Values) error {
 		}
 		clear(db.colls)
 		db.tx.close()
+		release := db.guardLog(ctx, params)
 		db.conn.Close()
 		db.sqldb.Close()
+		release()
 		return fileErr(err)
 	}
 	return nil
+}
+
+// guardLog keeps the refused file and its log as they are while a
+// writable connection that failed init closes. SQLite's last connection
+// to a file in WAL mode checkpoints the log into the file and deletes it
+// as it closes: the log of another database (a -wal left beside a backup
+// copied back) went into the file Open had just refused, ruining it for
+// good, and a damaged file was written to. A read-only connection opened
+// first holds the file's shared lock, so the writable one cannot take
+// the exclusive lock that checkpoint needs; closed last, the read-only
+// one cannot checkpoint. The returned func closes it and removes an empty
+// log and index it and the failed connection made beside the file, as a
+// reader's Open does. A writable connection needs no guard where it holds
+// the file exclusively (no flock(2)), or where none can be opened.
+func (db *DB) guardLog(ctx context.Context, params url.Values) (release func()) {
+	if params.Get("mode") == "ro" || !ownerLocks {
+		return func() {}
+	}
+	ctx = context.WithoutCancel(ctx) // an Open cancelled as it fails too
+	sqldb, conn, err := connect(ctx, fileURI(db.path, url.Values{"mode": {"ro"}}))
+	if err != nil {
+		return func() {}
+	}
+	// A read enters the log: from then on the connection holds the
+	// file's shared lock, until it closes.
+	var v int64
+	conn.QueryRowContext(ctx, "PRAGMA schema_version").Scan(&v)
+	return func() {
+		conn.Close()
+		sqldb.Close()
+		db.tidy()
+	}
 }
 
 // connectReader connects a read-only DB. SQLite reads a file in WAL mode
