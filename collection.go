@@ -157,8 +157,9 @@ type Collection struct {
 	st   vector.Store
 	// dedupMu runs calls of UpsertDedup one at a time (dedup.go).
 	dedupMu sync.Mutex
-	// historyFrom is when the history of a collection in a read-only
-	// store began, if the file does not say; pastWrites counts the writes
+	// historyFrom is when the history of a collection began, if the file
+	// does not say (a read-only store, or a disk that refused to record
+	// it: startHistory); zero if the file says. pastWrites counts the writes
 	// recorded in the history since it was last trimmed (history.go).
 	historyFrom, pastWrites atomic.Int64
 

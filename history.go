@@ -119,7 +119,11 @@ func (c *Collection) keepsHistory() bool { return c.cfg.KeepHistory != nil }
 // startHistory begins the history of a collection that keeps one, at
 // its first load (or at its creation): a history that has not begun
 // begins now. A read-only store, which cannot record that, begins it now
-// in memory only.
+// in memory only; so does a store whose disk refuses to record it (full,
+// failing), and its next load of the collection records it. The
+// collection or tenant is in the file by then: failing its creation or
+// load for this would leave it there all the same, as the drop that
+// undoes a creation meets the same disk.
 func (c *Collection) startHistory(ctx context.Context) error {
 	if !c.keepsHistory() {
 		return nil
@@ -135,7 +139,14 @@ func (c *Collection) startHistory(ctx context.Context) error {
 		c.historyFrom.Store(c.now())
 		return nil
 	}
-	return past.start(ctx, c.now())
+	now := c.now()
+	if err := past.start(ctx, now); err != nil {
+		if errors.Is(err, vector.ErrClosed) {
+			return err
+		}
+		c.historyFrom.Store(now)
+	}
+	return nil
 }
 
 // stampAfterHistory makes the writes of a collection just loaded be
@@ -180,7 +191,7 @@ func (c *Collection) historyErr(ctx context.Context, op string, t, now int64) er
 		}
 	}
 	since, err := c.be.past().since(ctx)
-	if errors.Is(err, vector.ErrNotFound) && c.db.readOnly {
+	if errors.Is(err, vector.ErrNotFound) && (c.db.readOnly || c.historyFrom.Load() != 0) {
 		since, err = c.historyFrom.Load(), nil
 	}
 	if err != nil {
