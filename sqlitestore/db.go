@@ -1408,13 +1408,13 @@ func sqliteCode(err error) int {
 	return 0
 }
 
-// mapErr wraps SQLite's corruption codes around [vector.ErrCorrupt], and
-// its lock codes around [ErrLocked]: "busy", another program holding the
-// lock a statement needs, and "locking protocol", what a reader gets after
+// mapErr wraps SQLite's corruption codes around [vector.ErrCorrupt], its
+// lock codes around [ErrLocked] ("busy", another program holding the lock
+// a statement needs, and "locking protocol", what a reader gets after
 // some ten seconds of retries beside a writer stopped halfway through
-// updating the log's index.
+// updating the log's index), and "full" around [ErrDiskFull].
 func mapErr(err error) error {
-	if err == nil || errors.Is(err, ErrLocked) {
+	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrDiskFull) {
 		return err
 	}
 	switch sqliteCode(err) & 0xff {
@@ -1422,6 +1422,8 @@ func mapErr(err error) error {
 		return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_PROTOCOL:
 		return fmt.Errorf("%w: %w", ErrLocked, err)
+	case sqlite3.SQLITE_FULL:
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
 	}
 	return err
 }
@@ -1441,7 +1443,7 @@ func fileErr(err error) error {
 		return mapErr(err)
 	case sqlite3.SQLITE_IOERR, sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PERM, sqlite3.SQLITE_READONLY,
 		sqlite3.SQLITE_FULL, sqlite3.SQLITE_CANTOPEN, sqlite3.SQLITE_INTERRUPT, sqlite3.SQLITE_ABORT:
-		return err
+		return mapErr(err)
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_PROTOCOL:
 		return lockErr(err)
 	}

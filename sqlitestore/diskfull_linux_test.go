@@ -29,6 +29,8 @@ type fault struct {
 	// arm leaves about 64 KiB of room for the file at path to grow;
 	// disarm gives the room back.
 	arm, disarm func(t *testing.T, path string)
+	// is is what a write the fault refuses must match, if anything.
+	is error
 }
 
 func faults() []fault {
@@ -58,6 +60,7 @@ func faults() []fault {
 				}
 			},
 			disarm: func(t *testing.T, path string) { os.Remove(ballast) },
+			is:     ErrDiskFull,
 		},
 		{
 			name: "file size limit",
@@ -169,6 +172,9 @@ func testGroupCommitFault(t *testing.T, f fault, spill bool) {
 	}
 	if results["large"] == nil {
 		t.Fatal("the large write fitted: the fault never fired")
+	}
+	if f.is != nil && (!errors.Is(results["large"], f.is) || !errors.Is(results["large"], syscall.ENOSPC)) {
+		t.Errorf("the large write's error does not match %v and ENOSPC: %v", f.is, results["large"])
 	}
 	// What each write was told, the store must show, now and after reopen.
 	check := func(when string) {

@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"errors"
+	"syscall"
 
 	"github.com/cairndb/cairn/vector"
 )
@@ -62,6 +63,13 @@ var (
 	// the log (and the "-shm" beside it) once no process uses it, or put
 	// back the database it belongs to.
 	ErrOrphanLog = errors.New("sqlitestore: a write-ahead log is left beside a missing file")
+
+	// ErrDiskFull is returned by a write, or an Open, that the disk has
+	// no room for (SQLite's "database or disk is full"). It matches
+	// [syscall.ENOSPC] under [errors.Is] as well. A write that returns it
+	// left nothing behind, and can be retried as it was once there is
+	// room.
+	ErrDiskFull error = &kindError{"sqlitestore: the disk is full", syscall.ENOSPC}
 
 	// ErrStaleIndex is returned by [Collection.LoadIndex] when the saved
 	// index was written before the collection's items last changed: it
