@@ -29,7 +29,8 @@ const maxProblems = 20
 // opens the file read-only (see [Options.ReadOnly]), so it changes no byte
 // of it and works beside the file's writer (checking the file as of its
 // start) and on read-only media: SQLite's integrity_check over every
-// page; then, for each collection, its settings, every row (and every row
+// page; that the file holds no trigger or view (cairn makes none, and
+// another program's trigger can undo cairn's writes); then, for each collection, its settings, every row (and every row
 // of each of its tenants) against the key index a collection builds (each
 // item has a non-empty id, no id twice, id and text valid UTF-8 unless
 // written before the store kept times, as the first builds wrote them,
@@ -54,6 +55,13 @@ func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
 			return nil, fmt.Errorf("cairn: check: %w", err)
 		}
 		rep.Problems = append(rep.Problems, err.Error())
+	}
+	foreign, err := sdb.ForeignSchema(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: check: %w", err)
+	}
+	for _, f := range foreign {
+		rep.Problems = append(rep.Problems, "the file holds a "+f+" that cairn did not make, which can change what writes do")
 	}
 	infos, err := sdb.Collections(ctx)
 	if err != nil {

@@ -173,6 +173,8 @@ func TestCheck(t *testing.T) {
 		{name: "kept version's metadata", damage: []string{"UPDATE history SET meta = X'0a' WHERE id IS NOT NULL AND tenant = 0"}, want: []string{`collection "flat": history: row`, `("id1")`}},
 		{name: "kept absence's id", damage: []string{"UPDATE history SET key = '' WHERE id IS NULL AND tenant = 0 AND key = 'id7'"}, want: []string{`collection "flat": `, `history: row 0 ("") has no id`}},
 		{name: "damaged graph", damage: []string{"UPDATE index_chunks SET data = zeroblob(length(data))"}, want: []string{`collection "graph": saved graph`}},
+		{name: "foreign trigger", damage: []string{"CREATE TRIGGER undo AFTER INSERT ON items_1 BEGIN DELETE FROM items_1 WHERE id = new.id; END"}, want: []string{`trigger "undo" on table "items_1" that cairn did not make`}},
+		{name: "foreign view", damage: []string{"CREATE VIEW everything AS SELECT * FROM items_1"}, want: []string{`view "everything" that cairn did not make`}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

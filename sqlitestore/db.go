@@ -1138,6 +1138,34 @@ func (db *DB) IntegrityCheck(ctx context.Context) error {
 	return db.withConn(func(*sql.Conn) error { return db.check(ctx, "integrity_check") })
 }
 
+// ForeignSchema lists the triggers and views in the file, one line
+// each: cairn makes none, so each is another program's, and can change
+// what a write does (a trigger that deletes the rows an insert adds makes
+// a write that returned nil vanish).
+func (db *DB) ForeignSchema(ctx context.Context) ([]string, error) {
+	var out []string
+	err := db.withConn(func(conn *sql.Conn) error {
+		rows, err := conn.QueryContext(ctx, "SELECT type, name, tbl_name FROM sqlite_master WHERE type IN ('trigger', 'view') ORDER BY type, name")
+		if err != nil {
+			return mapErr(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var typ, name, table string
+			if err := rows.Scan(&typ, &name, &table); err != nil {
+				return scanErr(err)
+			}
+			if typ == "trigger" {
+				out = append(out, fmt.Sprintf("trigger %q on table %q", name, table))
+			} else {
+				out = append(out, fmt.Sprintf("view %q", name))
+			}
+		}
+		return mapErr(rows.Err())
+	})
+	return out, err
+}
+
 func (db *DB) check(ctx context.Context, pragma string) error {
 	rows, err := db.conn.QueryContext(ctx, "PRAGMA "+pragma)
 	if err != nil {
