@@ -139,12 +139,12 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 	n := c.cat.len()
 	byTime := recentWalk{c: c, r: r, view: p.view, match: p.match, minSim: p.opts.MinSimilarity, now: now, recent: 1}
 	sc := p.scratchSpace()
+	sc.query = slices.Grow(sc.query[:0], c.cfg.Dim)[:c.cfg.Dim]
+	if err := vector.PrepareInto(sc.query, q, c.cfg.Dim, c.cfg.Metric); err != nil {
+		return nil, fmt.Errorf("cairn: query: %w", err)
+	}
+	byTime.q, byTime.batch = sc.query, &sc.batch
 	if r.HalfLife > 0 {
-		sc.query = slices.Grow(sc.query[:0], c.cfg.Dim)[:c.cfg.Dim]
-		if err := vector.PrepareInto(sc.query, q, c.cfg.Dim, c.cfg.Metric); err != nil {
-			return nil, fmt.Errorf("cairn: query: %w", err)
-		}
-		byTime.q, byTime.batch = sc.query, &sc.batch
 		byTime.list, byTime.imps, byTime.codes = c.cat.times.ordered(ctx, r, c.st)
 		byTime.next = len(byTime.list.recs) - 1
 		if byTime.codes.qz != nil {
@@ -155,6 +155,9 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 		}
 	}
 	step := max(recencyWindow, p.pool, c.beamWidth(p))
+	// A graph's window keeps the distances its walk gave (the pool's
+	// are scored again at the end: scoreWalked).
+	_, walked := c.idx.(*hnsw.Index)
 	var (
 		best  = scoredPool{k: p.pool, h: sc.pool[:0]}
 		last  = 1.0 // the least relevance in the window
@@ -169,7 +172,7 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 	for {
 		if !whole {
 			w = min(max(step, 4*w), n)
-			hits, err := c.vectorHits(ctx, p, q, w)
+			hits, err := c.nearest(ctx, p, q, w, walked)
 			if err != nil {
 				return nil, fmt.Errorf("cairn: query: %w", err)
 			}
@@ -188,8 +191,9 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 				if best.full() && last*d < best.floor() {
 					continue // its importance is at most 1: it cannot make the pool
 				}
+				wt := d * byTime.importance(rec)
 				best.push(scoredRec{rec: rec, dist: h.Distance, sim: sim, rank: i + 1,
-					score: last * d * byTime.importance(rec)})
+					score: last * wt, weight: wt, walked: walked})
 			}
 			whole = stopped || len(hits) < w || w == n
 		}
@@ -219,7 +223,10 @@ func (c *Collection) recentHits(ctx context.Context, p *plan, q []float32) ([]ca
 	if byTime.walking() {
 		c.cat.times.noteWalk(len(byTime.list.keys) - 1 - byTime.next)
 	}
-	pool := best.sorted()
+	pool, err := byTime.scoreWalked(best.h)
+	if err != nil {
+		return nil, err
+	}
 	sc.pool = pool
 	cands := make([]candidate, len(pool))
 	for i := range cands {
@@ -253,6 +260,44 @@ func hitRecords(t *recTable, hits []vector.Result, sc *queryScratch) []*record {
 	return recs
 }
 
+// scoreWalked returns the pool's items best first, having scored again,
+// from their vectors, those whose distance a graph's walk gave: a walk
+// scores a node four at a time or alone, as its path went, and the two
+// can differ in the last bits, so each distance reported comes from the
+// one kernel the walk by time uses, whatever path found the item. The
+// pool's order was decided on the walk's distances, as the window's own
+// was: a difference in the last bits is far below what the graph's recall
+// leaves out. An item that MinSimilarity then refuses is dropped.
+func (b *recentWalk) scoreWalked(pool []scoredRec) ([]scoredRec, error) {
+	t := b.batch
+	for from := 0; from < len(pool); {
+		g := 0
+		var at [walkBatchLen]int
+		for ; from < len(pool) && g < walkBatchLen; from++ {
+			if !pool[from].walked {
+				continue
+			}
+			v, err := b.c.st.Get(pool[from].rec.id)
+			if err != nil { // a published version's vector is in the store
+				return nil, fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, pool[from].rec.key, err)
+			}
+			t.rows[g], at[g] = &v[0], from
+			g++
+		}
+		b.c.distances(b.q, t.rows[:g], t.dists[:g])
+		for h, i := range at[:g] {
+			s := &pool[i]
+			s.dist, s.sim, s.walked = t.dists[h], similarity(b.c.cfg.Metric, t.dists[h]), false
+			s.score = relevance(s.sim) * s.weight
+		}
+	}
+	if b.minSim != nil {
+		pool = slices.DeleteFunc(pool, func(s scoredRec) bool { return s.sim < *b.minSim })
+	}
+	slices.SortFunc(pool, cmpScored)
+	return pool, nil
+}
+
 // widenCost is about what a search for the w nearest costs, in
 // distances: a scan computes one per item, a graph search a few per item
 // it returns.
@@ -278,11 +323,15 @@ func (c *Collection) beamWidth(p *plan) int {
 
 // scoredRec is an item a recency query has scored.
 type scoredRec struct {
-	rec   *record
-	dist  float32
-	rank  int // in the window, from 1; 0 if walked by time
-	sim   float64
-	score float64
+	rec    *record
+	dist   float32
+	rank   int // in the window, from 1; 0 if walked by time
+	sim    float64
+	score  float64
+	weight float64 // recency × importance
+	// walked says dist is the one a graph's walk gave, which is scored
+	// again before it is reported (recentWalk.scoreWalked).
+	walked bool
 }
 
 // cmpScored orders by score, best first, then by distance, nearest
@@ -348,12 +397,6 @@ func (p *scoredPool) push(s scoredRec) {
 		p.h[i], p.h[m] = p.h[m], p.h[i]
 		i = m
 	}
-}
-
-// sorted returns the pool's items, best first.
-func (p *scoredPool) sorted() []scoredRec {
-	slices.SortFunc(p.h, cmpScored)
-	return p.h
 }
 
 // recentWalk is the walk of a recency query through the items newest

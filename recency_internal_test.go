@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/recall"
 	"github.com/cairndb/cairn/vector"
 )
@@ -437,5 +438,74 @@ func TestRecencyCodesStart(t *testing.T) {
 	c.cat.times.mu.Unlock()
 	if !started {
 		t.Fatalf("no codes after walks of up to %d items", c.cat.times.walked.Load())
+	}
+}
+
+// TestRecencyDistancesOneKernel: every distance a recency query on a
+// graph reports is the one the walk by time computes for that vector
+// (the four-row kernel of vector.InnerProductGather), whichever list
+// found the item: a graph's walk scores a node four at a time or alone,
+// as its path went, and a walk on codes scores its finalists one at a
+// time, and those can differ in the last bits.
+func TestRecencyDistancesOneKernel(t *testing.T) {
+	ctx := context.Background()
+	dir := filepath.Join("testdata", "cohere-wiki-768-1k")
+	base, err := recall.LoadVectors(filepath.Join(dir, "base.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	queries, err := recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := NewFakeClock()
+	for _, quantize := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8} {
+		db := OpenMemory(nil)
+		db.clock = clk.Now
+		cfg := CollectionConfig{Dim: len(base[0]), Metric: vector.Cosine, Index: HNSW}
+		cfg.HNSW.Quantize = quantize
+		c, err := db.CreateCollection(ctx, "c", cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(3, 4))
+		items := make([]Item, len(base))
+		for i, v := range base {
+			at := clk.Now().Add(-time.Duration(rng.Int64N(int64(30 * 24 * time.Hour))))
+			items[i] = Item{ID: fmt.Sprint(i), Embedding: v, CreatedAt: at, UpdatedAt: at, Metadata: map[string]any{"importance": rng.Float64()}}
+		}
+		if err := c.Add(ctx, items...); err != nil {
+			t.Fatal(err)
+		}
+		o := &QueryOptions{Recency: &Recency{HalfLife: 7 * 24 * time.Hour, Importance: "importance"}}
+		checked := 0
+		for _, q := range queries[:50] {
+			got, err := c.Query(ctx, q, 10, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pq := make([]float32, len(q))
+			if err := vector.PrepareInto(pq, q, len(q), vector.Cosine); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range got {
+				its, err := c.Get(ctx, r.ID)
+				if err != nil || len(its) != 1 {
+					t.Fatal(its, err)
+				}
+				it := its[0]
+				var ip [1]float32
+				vector.InnerProductGather(pq, []*float32{&it.Embedding[0]}, ip[:])
+				if want := 1 - ip[0]; float32(r.Distance) != want {
+					t.Fatalf("quantize %v: item %s at distance %v (bits %x), want %v (bits %x) as the walk by time computes it",
+						quantize, r.ID, float32(r.Distance), math.Float32bits(float32(r.Distance)), want, math.Float32bits(want))
+				}
+				checked++
+			}
+		}
+		db.Close()
+		if checked == 0 {
+			t.Fatal("no results checked")
+		}
 	}
 }

@@ -736,6 +736,13 @@ func (c *Collection) matches(p *plan) matched {
 // vectorHits returns the n nearest versions to q that the query sees and
 // p's filter matches. mu is held.
 func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int) ([]vector.Result, error) {
+	return c.nearest(ctx, p, q, n, false)
+}
+
+// nearest is vectorHits; with walked, a graph's results keep the distances
+// its walk gave them (hnsw.SearchOptions.WalkDistances), for a caller that
+// scores again those it reports.
+func (c *Collection) nearest(ctx context.Context, p *plan, q []float32, n int, walked bool) ([]vector.Result, error) {
 	var filter vector.Filter
 	if p.match != nil {
 		ids := c.matches(p)
@@ -757,7 +764,7 @@ func (c *Collection) vectorHits(ctx context.Context, p *plan, q []float32, n int
 	// The graph is called directly, its options on the stack: through
 	// the interface they would be allocated for every query.
 	if h, ok := c.idx.(*hnsw.Index); ok {
-		return h.SearchWith(ctx, q, n, &hnsw.SearchOptions{Ef: p.opts.Ef, SearchOptions: vector.SearchOptions{Filter: filter}})
+		return h.SearchWith(ctx, q, n, &hnsw.SearchOptions{Ef: p.opts.Ef, WalkDistances: walked, SearchOptions: vector.SearchOptions{Filter: filter}})
 	}
 	if filter == nil {
 		return c.idx.Search(ctx, q, n, nil)

@@ -174,6 +174,9 @@ type scratch struct {
 	// held-out query node); off for every other search.
 	skip   node
 	skipOn bool
+	// walkDists, set by a search, leaves a float32 walk's finalists
+	// with the walk's distances (SearchOptions.WalkDistances).
+	walkDists bool
 	// An insert's candidates scored exactly after a walk on a batch's
 	// codes (exactCands), their vectors and distances.
 	exact   []cand

@@ -199,4 +199,12 @@ type SearchOptions struct {
 	// Ef overrides [Options.EfSearch] for this query when positive; it is
 	// raised to k when smaller. Must be in [0, MaxEf].
 	Ef int
+	// WalkDistances leaves the results of a walk on float32 vectors with
+	// the distances the walk gave them, for a caller that scores again
+	// what it reports: they can differ in the last bits from one scoring
+	// of the same vector (the walk scores most nodes four at a time, the
+	// kernel of [vector.InnerProduct4], and some one at a time), and so
+	// depend on the walk's path. A walk on codes, and an exact search,
+	// give exact distances all the same.
+	WalkDistances bool
 }

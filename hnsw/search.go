@@ -103,6 +103,8 @@ func (ix *Index) SearchWith(ctx context.Context, q vector.Vector, k int, o *Sear
 	}
 	sc := ix.getScratch()
 	defer ix.scratch.Put(sc)
+	sc.walkDists = so.WalkDistances
+	defer func() { sc.walkDists = false }()
 	if cap(sc.q) < ix.dim {
 		sc.q = make([]float32, ix.dim)
 	}

@@ -322,3 +322,50 @@ func TestScoresSetExactly(t *testing.T) {
 		}
 	}
 }
+
+// TestWalkDistances: a search with WalkDistances finds what one without
+// it finds, with the walk's distances, each within the two kernels'
+// difference of the exact one; on codes, the exact ones.
+func TestWalkDistances(t *testing.T) {
+	ctx := context.Background()
+	ds := recall.Uniform(2000, 40, 96, 5)
+	for _, q := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8} {
+		s := memStore(t, 96, vector.Cosine)
+		ix := newIndex(t, s, &hnsw.Options{Quantize: q})
+		for i, v := range ds.Base {
+			if err := ix.Add(ctx, vector.ID(i+1), v); err != nil {
+				t.Fatal(err)
+			}
+		}
+		differ := 0
+		for _, qv := range ds.Queries {
+			exact, err := ix.SearchWith(ctx, qv, 10, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			walked, err := ix.SearchWith(ctx, qv, 10, &hnsw.SearchOptions{WalkDistances: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(walked) != len(exact) {
+				t.Fatalf("%d results with WalkDistances, %d without", len(walked), len(exact))
+			}
+			for i := range exact {
+				if walked[i].ID != exact[i].ID {
+					t.Fatalf("quantize %v: result %d is %d with WalkDistances, %d without", q, i, walked[i].ID, exact[i].ID)
+				}
+				d := math.Abs(float64(walked[i].Distance - exact[i].Distance))
+				if d > 1e-5 || q != hnsw.QuantizeNone && d != 0 {
+					t.Fatalf("quantize %v: result %d at %v with WalkDistances, %v without", q, i, walked[i].Distance, exact[i].Distance)
+				}
+				if d != 0 {
+					differ++
+				}
+			}
+		}
+		t.Logf("quantize %v: %d distances differ in the last bits", q, differ)
+		if q == hnsw.QuantizeNone && differ == 0 {
+			t.Error("no distance differs from one scoring: the walk's were not kept")
+		}
+	}
+}

@@ -323,7 +323,8 @@ func (ix *Index) prepareCodes(sc *scratch, qz *quant.Quantizer, qv []float32) bo
 // again: sc.w is sorted by the walk's distance, and past the k-th one by
 // more than twice the bound on the two kernels' difference (rescoreLimit)
 // none can (at d = 100 the rescoring of all ef finalists was 7% of a
-// query's instructions).
+// query's instructions). With sc.walkDists, the first k keep the walk's
+// distances (SearchOptions.WalkDistances).
 func (ix *Index) finalists(sc *scratch, qv []float32, k int) []vector.Result {
 	t := &sc.top
 	t.Reset(k)
@@ -334,6 +335,13 @@ func (ix *Index) finalists(sc *scratch, qv []float32, k int) []vector.Result {
 		}
 		if c.dist > limit {
 			break
+		}
+		if sc.walkDists {
+			t.Push(ix.idOf(c.node), c.dist)
+			if kept++; kept == k {
+				break
+			}
+			continue
 		}
 		t.Push(ix.idOf(c.node), ix.dist(qv, ix.vec(c.node)))
 		if kept++; kept == k {
