@@ -305,7 +305,7 @@ func (m *memory) server() (*mcp.Server, error) {
 		Name:        "memory_get",
 		InputSchema: in["memory_get"],
 		Annotations: &mcp.ToolAnnotations{Title: "Get memories", ReadOnlyHint: true, OpenWorldHint: closed},
-		Description: "Fetch memories by id. Fails if any id is unknown.",
+		Description: "Fetch memories by id. Fails if any id is unknown. An answer stops short of 256 KiB: the ids it leaves out are in rest.",
 	}, bounded(m.callTimeout, exactOutput(m.get)))
 	mcp.AddTool(s, &mcp.Tool{
 		Name:        "memory_update",
@@ -447,6 +447,10 @@ type (
 	}
 	memoriesOut struct {
 		Memories []memoryOut `json:"memories"`
+		// SizeLimited and Rest are set when the memories were cut short
+		// by pageBytes.
+		SizeLimited bool     `json:"size_limited,omitempty" jsonschema:"true if some memories are not given because the answer reached 256 KiB: ask for the ids in rest in another call"`
+		Rest        []string `json:"rest,omitempty" jsonschema:"with size_limited: the ids of the memories not given"`
 	}
 	updateIn struct {
 		ID        string  `json:"id" jsonschema:"the id of the memory to change"`
@@ -749,15 +753,35 @@ func (m *memory) get(ctx context.Context, _ *mcp.CallToolRequest, in idsIn) (*mc
 			ids = append(ids, id)
 		}
 	}
-	items, err := c.Get(ctx, ids...)
-	if err != nil {
-		return nil, out, notFound(ctx, c, err, ids)
-	}
-	for _, it := range items {
-		out.Memories = append(out.Memories, memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata})
+	// Every id is looked up, so that an unknown one fails the call; the
+	// answer stops short of pageBytes (holding at least one memory), and
+	// says which ids it leaves out.
+	used := 0
+	for from := 0; from < len(ids); from += getChunk {
+		chunk := ids[from:min(from+getChunk, len(ids))]
+		items, err := c.Get(ctx, chunk...)
+		if err != nil {
+			return nil, memoriesOut{Memories: []memoryOut{}}, notFound(ctx, c, err, chunk)
+		}
+		for i, it := range items {
+			mo := memoryOut{ID: it.ID, Text: it.Text, Metadata: it.Metadata}
+			b := jsonSize(mo)
+			if !out.SizeLimited && len(out.Memories) > 0 && used+b > pageBytes {
+				out.SizeLimited = true
+			}
+			if out.SizeLimited {
+				out.Rest = append(out.Rest, chunk[i])
+				continue
+			}
+			used += b
+			out.Memories = append(out.Memories, mo)
+		}
 	}
 	return nil, out, nil
 }
+
+// getChunk is how many memories memory_get reads at a time.
+const getChunk = 100
 
 func (m *memory) update(ctx context.Context, _ *mcp.CallToolRequest, in updateIn) (*mcp.CallToolResult, memoryOut, error) {
 	if in.ID == "" {

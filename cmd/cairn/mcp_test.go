@@ -1190,3 +1190,41 @@ func TestMCPGetRepeatedIDs(t *testing.T) {
 		t.Errorf("get of an unknown id among repeats: %q", e)
 	}
 }
+
+// TestMCPGetBounded: a memory_get answer stops short of 256 KiB, as a
+// search or a list page does, and names the ids it leaves out, so that a
+// call of a few KB cannot ask for an answer of hundreds of megabytes; an
+// unknown id fails the call wherever it is.
+func TestMCPGetBounded(t *testing.T) {
+	m := newTestMemory(t, bowEmbedder(nil))
+	cs := connect(t, m)
+	var ids []string
+	for i := range 8 {
+		id := fmt.Sprint("m", i)
+		text := fmt.Sprint("memory ", i, " ", strings.Repeat("x", 60000))
+		if e := call(t, cs, "memory_store", map[string]any{"id": id, "text": text}, nil); e != "" {
+			t.Fatalf("store %s: %s", id, e)
+		}
+		ids = append(ids, id)
+	}
+	var got memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": ids}, &got); e != "" {
+		t.Fatal(e)
+	}
+	n := len(got.Memories)
+	if !got.SizeLimited || n == 0 || n >= len(ids) || !slices.Equal(got.Rest, ids[n:]) {
+		t.Fatalf("get of 8 memories of 60,000 characters: %d given, size_limited %v, rest %v", n, got.SizeLimited, got.Rest)
+	}
+	for i, mo := range got.Memories {
+		if mo.ID != ids[i] {
+			t.Fatalf("memory %d is %s, want %s", i, mo.ID, ids[i])
+		}
+	}
+	var rest memoriesOut
+	if e := call(t, cs, "memory_get", map[string]any{"ids": got.Rest}, &rest); e != "" || len(rest.Memories) == 0 || rest.Memories[0].ID != ids[n] {
+		t.Fatalf("get of the rest: %q, %+v", e, rest.Rest)
+	}
+	if e := call(t, cs, "memory_get", map[string]any{"ids": append(slices.Clone(ids), "nope")}, nil); !strings.Contains(e, `"nope"`) {
+		t.Errorf("get of an unknown id after the answer is full: %q", e)
+	}
+}
