@@ -74,9 +74,19 @@ func (t *timeOrder) add(r *record) {
 	t.list.keys = append(t.list.keys, timeKey(r))
 }
 
-// retire counts a record retired; the collection's lock is held
-// exclusively.
-func (t *timeOrder) retire() { t.retired++ }
+// retire counts a record retired, and once most of the list is retired
+// orders the published records again into new lists, as a query would:
+// without recency queries the list would otherwise keep every version
+// ever published, and each retired record's text and metadata with it.
+// The collection's lock is held exclusively.
+func (t *timeOrder) retire() {
+	t.retired++
+	if t.retired > len(t.list.recs)/2 {
+		t.mu.Lock()
+		t.sort()
+		t.mu.Unlock()
+	}
+}
 
 // ordered returns the records in order, oldest first, the importance of
 // each under r's key (nil for none), and codes of the newest as deep as
