@@ -659,6 +659,7 @@ func (c *Collection) publish(w *write) {
 		v := &w.vers[i]
 		v.w = nil
 		if old := w.replaces[i]; old != nil {
+			old.w = nil // a retired record must not keep its write (and so older records) alive
 			c.cat.keys.move(v.key, old.id, v.id)
 			if c.cat.retire(old) {
 				unword = append(unword, old.id)
@@ -667,6 +668,7 @@ func (c *Collection) publish(w *write) {
 		c.cat.publish(v)
 	}
 	for _, old := range w.deletes {
+		old.w = nil
 		c.cat.keys.del(old.key, old.id)
 		if c.cat.retire(old) {
 			unword = append(unword, old.id)
