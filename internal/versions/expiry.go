@@ -50,6 +50,28 @@ func (e *expiry) add(id vector.ID, at int64) {
 	e.live++
 }
 
+// dropStale takes the stale entries out of the heap once they are most
+// of it, so that the heap follows the published versions rather than
+// every version written within the furthest ExpiresAt: an item
+// upserted daily in a collection with a 30-day TTL would otherwise
+// keep 30 entries. Each rebuild is paid for by as many retirements as
+// the entries it keeps.
+func (vs *State) dropStale() {
+	e := &vs.exp
+	if len(e.heap) <= 2*e.live+64 {
+		return
+	}
+	kept := e.heap[:0]
+	for _, x := range e.heap {
+		if vs.Current(x) {
+			kept = append(kept, x)
+		}
+	}
+	clear(e.heap[len(kept):])
+	e.heap = kept
+	heap.Init(&e.heap)
+}
+
 // due reports whether a published version may have expired at now
 // without being marked.
 func (e *expiry) due(now int64) bool {

@@ -67,6 +67,7 @@ func (vs *State) Retire(id vector.ID, expires int64) {
 	vs.hidden++
 	if expires != None {
 		vs.exp.live--
+		vs.dropStale()
 	}
 }
 

@@ -276,3 +276,46 @@ func TestBitset(t *testing.T) {
 		t.Errorf("bitmap of %d words for %d ids", len(v.words), n)
 	}
 }
+
+// TestExpiryIndexBoundedByLive replaces versions with an ExpiresAt far
+// ahead, again and again: the expiry index must not keep an entry for
+// every version ever written until its time comes (it held 17,976
+// entries for 3,000 live items after 15,000 upserts into a collection
+// with a 30-day TTL, and grows with the writes of the whole TTL).
+func TestExpiryIndexBoundedByLive(t *testing.T) {
+	const live, writes = 10, 10000
+	pub := map[vector.ID]int64{}
+	vs := New(func(id vector.ID) (int64, bool) {
+		at, ok := pub[id]
+		return at, ok
+	})
+	cur := make([]vector.ID, live)
+	var next vector.ID = 1
+	for i := range live {
+		vs.Numbered(1)
+		cur[i], pub[next] = next, 1<<60+int64(next)
+		vs.Publish(next, pub[next])
+		next++
+	}
+	for i := range writes {
+		old := cur[i%live]
+		vs.Numbered(1)
+		pub[next] = 1<<60 + int64(next)
+		vs.Publish(next, pub[next])
+		at := pub[old]
+		delete(pub, old) // no longer published, as the catalog answers
+		vs.Retire(old, at)
+		vs.Evicted(1)
+		cur[i%live] = next
+		next++
+	}
+	if n := len(vs.exp.heap); n > 2*live+64 {
+		t.Fatalf("after %d writes of %d items the expiry index holds %d entries", writes, live, n)
+	}
+	// Every published version is still in it, and due when its time comes.
+	due := vs.View(1 << 61).AppendDue(nil)
+	slices.Sort(due)
+	if !slices.Equal(due, cur) {
+		t.Fatalf("due at the end of time: %v, want %v", due, cur)
+	}
+}
