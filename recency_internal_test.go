@@ -217,20 +217,28 @@ func churn(t *testing.T, c *Collection, rng *rand.Rand, now time.Time) {
 	}
 }
 
-// TestRecencyGraphRecall checks an HNSW collection's recency queries
-// against the exhaustive ranking, on random 16-d vectors and on the real
-// Cohere 768-d embeddings of testdata: the window is searched through the
-// graph, so the top 10 may miss an item the graph misses, but rarely.
-func TestRecencyGraphRecall(t *testing.T) {
+// cohereVectors returns the base and query vectors of testdata's 1,000
+// real Cohere embeddings.
+func cohereVectors(t *testing.T) (base, queries []vector.Vector) {
+	t.Helper()
 	dir := filepath.Join("testdata", "cohere-wiki-768-1k")
 	base, err := recall.LoadVectors(filepath.Join(dir, "base.fvecs"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	queries, err := recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
+	queries, err = recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
 	if err != nil {
 		t.Fatal(err)
 	}
+	return base, queries
+}
+
+// TestRecencyGraphRecall checks an HNSW collection's recency queries
+// against the exhaustive ranking, on random 16-d vectors and on the real
+// Cohere 768-d embeddings of testdata: the window is searched through the
+// graph, so the top 10 may miss an item the graph misses, but rarely.
+func TestRecencyGraphRecall(t *testing.T) {
+	base, queries := cohereVectors(t)
 	rng := rand.New(rand.NewPCG(9, 9))
 	random := make([]vector.Vector, 40)
 	for i := range random {
@@ -449,15 +457,7 @@ func TestRecencyCodesStart(t *testing.T) {
 // time, and those can differ in the last bits.
 func TestRecencyDistancesOneKernel(t *testing.T) {
 	ctx := context.Background()
-	dir := filepath.Join("testdata", "cohere-wiki-768-1k")
-	base, err := recall.LoadVectors(filepath.Join(dir, "base.fvecs"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	queries, err := recall.LoadVectors(filepath.Join(dir, "query.fvecs"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	base, queries := cohereVectors(t)
 	clk := NewFakeClock()
 	for _, quantize := range []hnsw.Quantize{hnsw.QuantizeNone, hnsw.QuantizeInt8} {
 		db := OpenMemory(nil)
