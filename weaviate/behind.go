@@ -153,24 +153,30 @@ func (s *classSeen) note(node int, cls string, t time.Time) {
 	s.at[node][cls] = t
 }
 
-// loadedEverywhere reports whether node sees every node that answers
-// holding shards of cls, all loaded (/v1/nodes). The shards' statuses
-// fail while a node that holds one of them is gone (its name no longer
-// resolves), and for a whole election; this view of the cluster does not.
-func (c *client) loadedEverywhere(ctx context.Context, node int, cls string) bool {
+// serving reports whether node sees every node of the cluster healthy,
+// and every shard of cls loaded (/v1/nodes).
+func (c *client) serving(ctx context.Context, node int, cls string) bool {
 	st, data, err := c.attempt(ctx, node, http.MethodGet, "/v1/nodes?output=verbose", nil)
 	var ans nodesAnswer
-	return err == nil && st == http.StatusOK && json.Unmarshal(data, &ans) == nil && ans.loadedEverywhere(cls)
+	return err == nil && st == http.StatusOK && json.Unmarshal(data, &ans) == nil && ans.serving(cls)
 }
 
 // notFound decides whether a 404 that node gave, to a request about an
 // object of class cls sent at sent, means the object is not there. It
 // does if the node had confirmed, shortly before, that it has the
-// class's index, its local shards loaded: a node's schema holds a class
-// a moment before its index is there, and meanwhile it answers 404 too.
-// Otherwise the node is asked now: if it has the index, the request is to
-// be sent to it again (again is set), its 404 to be believed then; if it
-// has not, the node is behind or the class deleted (classBehind).
+// class's index, its local shards loaded, and that every node of the
+// cluster is healthy with its shards of the class loaded. A node's
+// schema holds a class a moment before its index is there, and meanwhile
+// it answers 404 too; and a read's level counts the replicas that are
+// up, so with one down the read asks only the others, and a replica
+// that was killed before it wrote down its last writes says they are not
+// there (CI saw it: a Get through a restarted node said "not found" just
+// before the other restarted replica came back, and found the item once
+// it had). Otherwise the node is asked now: if all that holds, the
+// request is to be sent to it again (again is set), its 404 to be
+// believed then; if the node lacks the index, it is behind or the class
+// deleted (classBehind); if a node is down or loading, the call is worth
+// another attempt.
 func (c *client) notFound(ctx context.Context, node int, cls string, sent time.Time) (again, retry bool, err error) {
 	if c.seen.fresh(node, cls, sent) {
 		return false, false, nil
@@ -179,11 +185,19 @@ func (c *client) notFound(ctx context.Context, node int, cls string, sent time.T
 	if err != nil {
 		return false, true, err
 	}
+	// The shards' statuses fail while a node that holds one of them is
+	// gone (its name no longer resolves), and for a whole election; the
+	// cluster's view (/v1/nodes) does not.
 	var shards []shardStatus
-	if st == http.StatusOK && json.Unmarshal(data, &shards) == nil && !slices.ContainsFunc(shards, shardStatus.loading) ||
-		st != http.StatusOK && c.loadedEverywhere(ctx, node, cls) {
-		c.seen.note(node, cls, time.Now())
-		return true, false, nil
+	ownLoaded := st == http.StatusOK && json.Unmarshal(data, &shards) == nil && !slices.ContainsFunc(shards, shardStatus.loading)
+	if ownLoaded || st != http.StatusOK {
+		if c.serving(ctx, node, cls) {
+			c.seen.note(node, cls, time.Now())
+			return true, false, nil
+		}
+		if ownLoaded {
+			return false, true, fmt.Errorf("weaviate: %s: class %s: a node is down or loading, so a 404 may leave out a replica", c.nodes[node], cls)
+		}
 	}
 	retry, err = c.classBehind(ctx, cls, fmt.Errorf("weaviate: %s: class %s not served yet (HTTP %d: %s)", c.nodes[node], cls, st, errorMessage(data)))
 	return false, retry, err

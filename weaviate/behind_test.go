@@ -22,9 +22,11 @@ import (
 // class the leader's schema lacks too, at every attempt (4 a Get here),
 // was deleted; a node that has the
 // index is believed, and asked about it once a second, not for every
-// 404. Where the shards' statuses fail (a node holding one is gone), the
-// nodes' view of the cluster tells whether every live node has the
-// index loaded.
+// 404, as long as every node of the cluster is up with the class's
+// shards loaded (/v1/nodes): with a node down, a read asks only the
+// replicas up, and a 404 is no proof (the call fails, not "not found").
+// Where the shards' statuses fail (a node holding one is gone), the
+// nodes' view of the cluster is all there is to go by.
 func TestObjectNotFoundBehind(t *testing.T) {
 	const obj = `{"id":"x","properties":{"cairn_id":"a"},"vector":[1,2]}`
 	for _, tc := range []struct {
@@ -33,12 +35,15 @@ func TestObjectNotFoundBehind(t *testing.T) {
 		deleted  bool // the leader's schema has no class either
 		found    bool // Get finds the item
 		nodeGone bool // the shards' statuses fail; /v1/nodes has the index loaded
+		down     bool // /v1/nodes has a node down
 		ownReads int32
 	}{
 		{name: "caught up", behind: 0, ownReads: 1},
 		{name: "behind", behind: 2, found: true, ownReads: 3},
 		{name: "deleted", behind: 99, deleted: true, ownReads: 8},
 		{name: "a node gone", behind: 99, nodeGone: true, ownReads: 1},
+		{name: "a node gone and one down", behind: 99, nodeGone: true, down: true, ownReads: 8},
+		{name: "a replica down", behind: 0, down: true, ownReads: 8},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var own atomic.Int32
@@ -46,7 +51,11 @@ func TestObjectNotFoundBehind(t *testing.T) {
 				switch {
 				case r.URL.Path == "/v1/nodes":
 					loaded := tc.nodeGone || int(own.Load()) > tc.behind
-					fmt.Fprintf(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0","loaded":%v}]},{"status":"UNAVAILABLE"}]}`, loaded)
+					other := "HEALTHY"
+					if tc.down {
+						other = "UNAVAILABLE"
+					}
+					fmt.Fprintf(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0","loaded":%v}]},{"status":%q}]}`, loaded, other)
 				case strings.HasSuffix(r.URL.Path, "/shards"):
 					if int(own.Add(1)) <= tc.behind {
 						msg := "cannot get shards status for a non-existing index"
@@ -82,7 +91,9 @@ func TestObjectNotFoundBehind(t *testing.T) {
 				switch {
 				case tc.found && err != nil:
 					t.Fatalf("Get = %v, want the item", err)
-				case !tc.found && !errors.Is(err, vector.ErrNotFound):
+				case tc.down && (!errors.Is(err, ErrUnavailable) || errors.Is(err, vector.ErrNotFound)):
+					t.Fatalf("Get with a node down = %v, want ErrUnavailable, not ErrNotFound", err)
+				case !tc.found && !tc.down && !errors.Is(err, vector.ErrNotFound):
 					t.Fatalf("Get = %v, want ErrNotFound", err)
 				case tc.deleted && (!errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "class Cairn_c")):
 					t.Fatalf("Get = %v, want ErrUnavailable naming the class as not found", err)

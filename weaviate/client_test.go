@@ -117,14 +117,19 @@ func classC(w http.ResponseWriter, r *http.Request) bool {
 	return true
 }
 
-// ownShards answers a request for the node's own shards of a class,
-// which a client makes before it believes a 404 about an object, as a
-// node that has the class's index; it reports whether r was one.
+// ownShards answers the requests a client makes before it believes a
+// 404 about an object: for the node's own shards of a class, as a node
+// that has the class's index, and for the cluster's nodes, as one live
+// node with Cairn_c's shard loaded. It reports whether r was one.
 func ownShards(w http.ResponseWriter, r *http.Request) bool {
-	if !strings.HasPrefix(r.URL.Path, "/v1/schema/") || !strings.HasSuffix(r.URL.Path, "/shards") {
+	switch {
+	case strings.HasPrefix(r.URL.Path, "/v1/schema/") && strings.HasSuffix(r.URL.Path, "/shards"):
+		io.WriteString(w, `[{"name":"s0","status":"READY"}]`)
+	case r.URL.Path == "/v1/nodes" && r.URL.Query().Get("output") == "verbose":
+		io.WriteString(w, `{"nodes":[{"status":"HEALTHY","shards":[{"class":"Cairn_c","name":"s0","loaded":true}]}]}`)
+	default:
 		return false
 	}
-	io.WriteString(w, `[{"name":"s0","status":"READY"}]`)
 	return true
 }
 

@@ -74,16 +74,15 @@ func (a *nodesAnswer) holds(cls string) bool {
 	return false
 }
 
-// loadedEverywhere reports whether every node that answered holds shards
-// of cls, each of them loaded.
-func (a *nodesAnswer) loadedEverywhere(cls string) bool {
-	healthy := 0
+// serving reports whether every node listed is healthy and every shard of
+// cls it holds is loaded, and some node holds one: then a read of cls at
+// its level reaches every replica, none of them loading.
+func (a *nodesAnswer) serving(cls string) bool {
+	held := false
 	for _, nd := range a.Nodes {
 		if nd.Status != "HEALTHY" {
-			continue
+			return false
 		}
-		healthy++
-		held := false
 		for _, s := range nd.Shards {
 			if s.Class != cls {
 				continue
@@ -93,11 +92,8 @@ func (a *nodesAnswer) loadedEverywhere(cls string) bool {
 			}
 			held = true
 		}
-		if !held {
-			return false
-		}
 	}
-	return healthy > 0
+	return held
 }
 
 // nodeDown reports whether a node status of /v1/nodes means the node did
