@@ -87,8 +87,11 @@
 // (Collection, DeleteCollection and OpenIndex at once), and Collections
 // leaves out only a collection whose class is gone. And a
 // 404 about an object counts only from a node that confirmed, in the
-// second before, that it has the class's index open; the node is asked
-// when it has not.
+// second before, that it has the class's index open, and saw every node
+// of the cluster up with the class's shards loaded (a read asks only the
+// replicas up, and one may lack the object); the node is asked when it
+// has not, and while a node is down a Get of an id that is not there
+// fails with ErrUnavailable rather than ErrNotFound.
 //
 // A read does not return a subset for want of a shard. Weaviate leaves
 // out of a search or count, without an error, a shard none of whose
