@@ -16,9 +16,10 @@ import (
 // the query's own rounding moves an estimate about a hundred times less
 // than a [Query]'s. What bounds an estimate's error is then mostly the
 // code's, which [Quantizer.Residual] measures for each vector: the
-// exact distance is at least
+// exact distance lies between
 //
 //	estimate − m·(Slack + Norm·Residual(x))
+//	estimate + m·(Rise + Norm·Residual(x))
 //
 // with m = 2 under L2 (its inner product counts twice) and 1 otherwise,
 // up to the float32 rounding of the sums. A [Query]'s ErrorBound on the
@@ -36,6 +37,7 @@ type BoundedQuery struct {
 	base   float64 // Σ qⱼ·loⱼ
 	qq     float32 // ‖q‖²
 	slack  float32
+	rise   float32
 	norm   float32
 }
 
@@ -80,6 +82,7 @@ func (q *Quantizer) PrepareBounded(r *BoundedQuery, v vector.Vector) error {
 		if wmax == 0 && !math.IsInf(float64(base), 0) {
 			r.slack = 0
 		}
+		r.rise = r.slack
 		return nil
 	}
 	// The first level rounds each weight qⱼ·stepⱼ to a unit of a1; the
@@ -94,13 +97,24 @@ func (q *Quantizer) PrepareBounded(r *BoundedQuery, v vector.Vector) error {
 	r.a1, r.a2 = float64(a1)*scale, float64(a2)*scale
 	// Codes are at most 255; the relative margin covers the float32
 	// rounding of the leftovers.
+	// What the second level rounded up bounds the other side.
+	var above float32
+	for j, x := range rest {
+		above += max(0, float32(w2[j])*a2-x)
+	}
 	r.slack = float32(255 * float64(below) * scale * (1 + 1e-5))
+	r.rise = float32(255 * float64(above) * scale * (1 + 1e-5))
 	return nil
 }
 
 // Slack bounds how far the query's rounding can move an estimate of q·x
 // upward, for any code.
 func (r *BoundedQuery) Slack() float32 { return r.slack }
+
+// Rise bounds how far the query's rounding can move an estimate of q·x
+// downward, for any code: Slack's counterpart, which bounds the exact
+// distance from above.
+func (r *BoundedQuery) Rise() float32 { return r.rise }
 
 // Norm returns ‖q‖ (1 under Cosine, which normalises the query).
 func (r *BoundedQuery) Norm() float32 { return r.norm }

@@ -13,7 +13,8 @@ import (
 )
 
 // TestBoundedQuery checks the bound BoundedQuery documents: the exact
-// distance is never below estimate − m·(Slack + Norm·Residual), for
+// distance is never below estimate − m·(Slack + Norm·Residual) nor
+// above estimate + m·(Rise + Norm·Residual), for
 // every metric, on vectors inside the trained ranges and on vectors far
 // outside them (huge components, clipped by their codes, which only the
 // residual accounts for), trained on or not. And that it is tight: on
@@ -29,6 +30,16 @@ func TestBoundedQuery(t *testing.T) {
 		for i := 0; i < len(vs); i += 10 {
 			vs[i] = slices.Clone(vs[i])
 			vs[i][r.IntN(256)] = float32(40 * (2*r.IntN(2) - 1))
+		}
+		// Vectors a code stands for exactly (a residual of about 0), on
+		// which the query's rounding is the whole error, both ways.
+		for range 200 {
+			g := make(vector.Vector, 256)
+			for j := range g {
+				lo, hi := qz.Range(j)
+				g[j] = lo + float32(r.IntN(256))*(hi-lo)/255
+			}
+			vs = append(vs, g)
 		}
 		mult := float32(1)
 		if m == vector.L2 {
@@ -71,6 +82,11 @@ func TestBoundedQuery(t *testing.T) {
 				if low := float64(ests[i] - bound); exact < low-1e-5*(1+math.Abs(exact)) {
 					t.Fatalf("%v query %d vector %d: exact %v below the bound %v (estimate %v, slack %v, residual %v)",
 						m, qi, i, exact, low, ests[i], bq.Slack(), resid[i])
+				}
+				above := mult * (bq.Rise() + bq.Norm()*resid[i])
+				if high := float64(ests[i] + above); exact > high+1e-5*(1+math.Abs(exact)) {
+					t.Fatalf("%v query %d vector %d: exact %v above the bound %v (estimate %v, rise %v, residual %v)",
+						m, qi, i, exact, high, ests[i], bq.Rise(), resid[i])
 				}
 				if i%10 != 0 && qi%5 != 4 {
 					sumBound += float64(bound)
