@@ -43,7 +43,8 @@ import (
 // thousand items, the collection keeps int8 codes of the newest items
 // they reach (package quant: Dim+4 bytes each, for at most a quarter of
 // the items, in memory only), and a walk reads an item's vector only
-// where its code, with a strict bound on its error, cannot rule it out.
+// where its code, with a strict bound on its error either way, cannot
+// rule it out, given the least scores the codes of the others allow.
 // A query whose best items all score low walks far: most of the
 // collection, when relevance says little (unrelated items alike) and
 // recency little more (a half-life much longer than the items' spread
@@ -359,6 +360,16 @@ func (p *scoredPool) full() bool { return len(p.h) >= p.k }
 // floor is the pool's last score; the pool is full.
 func (p *scoredPool) floor() float64 { return p.h[0].score }
 
+// has reports whether rec is in the pool.
+func (p *scoredPool) has(rec *record) bool {
+	for i := range p.h {
+		if p.h[i].rec == rec {
+			return true
+		}
+	}
+	return false
+}
+
 // worse reports whether h[i] ranks after h[j].
 func (p *scoredPool) worse(i, j int) bool { return cmpScored(p.h[i], p.h[j]) > 0 }
 
@@ -423,17 +434,19 @@ type recentWalk struct {
 // walk scores the items of the list above index to (the newer ones)
 // that the query sees, pushing them to best, and sets recent to the
 // recency of the newest item left. It skips those that cannot beat the
-// pool's last score (not in the window, their relevance is at most
+// k-th best score known (not in the window, their relevance is at most
 // last), and it stops early once no item left can.
 func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	keys := b.list.keys
+	b.batch.sure.reset(best)
 	// Most items are passed over, by tests that read only the keys and
 	// importances, in sequence: an item whose time is not after stop, or
-	// whose importance is below pass, scores below the pool's last (floor).
-	// The others wait in a batch, scored together so that the reads of
-	// their records and vectors overlap. floor rises only when a batch is
-	// scored, and with it stop and pass; an item may then be scored that a
-	// walk one at a time would have passed over, never the other way.
+	// whose importance is below pass, scores below the k-th best score
+	// known (floor). The others wait in a batch, sifted together so that
+	// the reads of their codes and records overlap. floor rises only when
+	// a batch is sifted, and with it stop and pass; an item may then be
+	// sifted that a walk one at a time would have passed over, never the
+	// other way.
 	floor, stop := -1.0, int64(math.MinInt64)
 	// high is the recency of an item walked, at least that of every older
 	// one: pass uses it for the items older by less than HalfLife/decayRun
@@ -442,8 +455,8 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 	pass := math.Inf(-1)
 	t := b.batch
 	for b.next > to {
-		if best.full() && best.floor() != floor {
-			floor, stop = best.floor(), b.stopTime(best.floor(), last)
+		if f := t.sure.floor(); f > floor {
+			floor, stop = f, b.stopTime(f, last)
 			pass = passBelow(floor, last*high)
 		}
 		if k := keys[b.next]; k <= stop {
@@ -472,14 +485,17 @@ func (b *recentWalk) walk(to int, best *scoredPool, last float64) error {
 			t.n++
 			if t.n == walkBatchLen {
 				b.next--
-				if err := b.score(best, last); err != nil {
+				if err := b.sift(best, last); err != nil {
 					return err
 				}
 				break
 			}
 		}
 	}
-	if err := b.score(best, last); err != nil {
+	if err := b.sift(best, last); err != nil {
+		return err
+	}
+	if err := b.read(best); err != nil {
 		return err
 	}
 	b.recent = 0
@@ -515,26 +531,24 @@ func passBelow(floor, lr float64) float64 {
 	return floor / lr * (1 - 1e-9)
 }
 
-// score scores the batch's items that the query sees (published,
-// visible, passing its filter) and pushes them to best; it empties the
-// batch. Items whose codes bound their score below the pool's last are
-// passed over first, unread. The others are scored best bound first, a
-// few at a time (their reads overlapping), and once the pool's last
-// score, as it rises, passes the bound of the next, that one and every
-// one after it are passed over too: their bound (from the code, or last
-// times recency × importance) is the most they can score. Bound first,
-// the pool rises early: on 100,000 memories (bench/agentmem) a query
-// read 40 items' vectors instead of 77. Batches are kept short all the
-// same, since the pool's rise between them moves the walk's stop.
-func (b *recentWalk) score(best *scoredPool, last float64) error {
-	t, c := b.batch, b.c
+// sift empties the batch: the items the query sees (published, visible,
+// passing its filter) that may beat the k-th best score known join the
+// waiting list, each with the most it can score. Items whose codes bound
+// their score below that score are passed over first, before their
+// records are read. A code also bounds its item's score from below, and
+// that least score counts among the known ones (sure): the floor rises
+// before any vector is read, and with it the walk's stop and pass. The
+// waiting items are read once the walk ends, or once many wait (read).
+// On 100,000 memories (bench/agentmem) a query read 16 items' vectors
+// instead of the 41 it read when each batch was read as it was sifted.
+func (b *recentWalk) sift(best *scoredPool, last float64) error {
+	t := b.batch
 	for j := range t.n {
-		t.bounds[j] = last * t.weights[j] // an item not in the window is at most last relevant
+		t.highRel[j], t.lowRel[j] = last, 0 // an item not in the window is at most last relevant
 	}
-	if b.cb != nil && best.full() {
-		b.passOver(best.floor())
+	if b.cb != nil {
+		b.passOver(t.sure.floor())
 	}
-	m := 0
 	for j := range t.n {
 		if t.weights[j] < 0 {
 			continue // passed over
@@ -543,49 +557,82 @@ func (b *recentWalk) score(best *scoredPool, last float64) error {
 		if !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
 			continue
 		}
-		t.recs[m], t.weights[m], t.bounds[m] = rec, b.decay(b.list.keys[t.idx[j]])*t.imps[j], t.bounds[j]
-		t.order[m] = m
-		m++
+		w := b.decay(b.list.keys[t.idx[j]]) * t.imps[j]
+		bound := t.highRel[j] * w
+		if bound < t.sure.floor() {
+			continue
+		}
+		t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound})
+		if low := t.lowRel[j] * w; low > 0 && !best.has(rec) {
+			t.sure.add(low)
+		}
 	}
 	t.n = 0
-	order := t.order[:m]
-	slices.SortFunc(order, func(x, y int) int { return cmpFloat(t.bounds[y], t.bounds[x]) })
-	for len(order) > 0 {
+	if len(t.waiting) >= maxWaiting {
+		return b.read(best)
+	}
+	return nil
+}
+
+// maxWaiting is how many items may wait for their vectors before the
+// walk reads them.
+const maxWaiting = 256
+
+// read scores the waiting items from their vectors and pushes them to
+// best, best bound first, a few at a time (their reads overlapping); once
+// the k-th best score known passes the bound of the next, that one and
+// every one after it are passed over: their bound is the most they can
+// score. It empties the list, and the known scores are the pool's again.
+func (b *recentWalk) read(best *scoredPool) error {
+	t, c := b.batch, b.c
+	wait := t.waiting
+	slices.SortFunc(wait, func(x, y waitingRec) int { return cmpFloat(y.bound, x.bound) })
+	for len(wait) > 0 {
 		g := 0
-		for g < min(scoreGroup, len(order)) && (!best.full() || t.bounds[order[g]] >= best.floor()) {
+		cut := t.sure.floor()
+		if best.full() {
+			cut = max(cut, best.floor())
+		}
+		for g < min(scoreGroup, len(wait)) && wait[g].bound >= cut {
 			g++
 		}
 		if g == 0 {
-			break // the bounds left are below the pool's last, and fall
+			break // the bounds left are below the k-th best score, and fall
 		}
-		for h, j := range order[:g] {
-			v, err := c.st.Get(t.recs[j].id)
+		for h, w := range wait[:g] {
+			v, err := c.st.Get(w.rec.id)
 			if err != nil { // a published version's vector is in the store
-				return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, t.recs[j].key, err)
+				clear(t.waiting)
+				t.waiting = t.waiting[:0]
+				return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, w.rec.key, err)
 			}
 			t.rows[h] = &v[0]
 		}
 		c.distances(b.q, t.rows[:g], t.dists[:g])
-		for h, j := range order[:g] {
+		for h, w := range wait[:g] {
 			d := t.dists[h]
 			sim := similarity(c.cfg.Metric, d)
 			if b.minSim != nil && sim < *b.minSim {
 				continue
 			}
-			best.push(scoredRec{rec: t.recs[j], dist: d, sim: sim, score: relevance(sim) * t.weights[j]})
+			best.push(scoredRec{rec: w.rec, dist: d, sim: sim, score: relevance(sim) * w.weight})
 		}
-		order = order[g:]
+		wait = wait[g:]
 	}
+	clear(t.waiting)
+	t.waiting = t.waiting[:0]
+	t.sure.reset(best)
 	return nil
 }
 
-// scoreGroup is how many of a batch's items score reads and scores
-// together.
+// scoreGroup is how many waiting items read scores together.
 const scoreGroup = 4
 
 // passOver marks (with a weight of -1) the batch's items whose codes
 // bound their score below floor, or their similarity below
-// MinSimilarity, and sets the bound of the others from their codes.
+// MinSimilarity, and sets the bounds of the others' relevance from their
+// codes: at most highRel, at least lowRel (0 where MinSimilarity may
+// drop the item).
 func (b *recentWalk) passOver(floor float64) {
 	t, rc := b.batch, &b.codes
 	m := 0
@@ -597,35 +644,102 @@ func (b *recentWalk) passOver(floor float64) {
 	}
 	b.cb.q.GatherDistances(t.codes[:m], t.dists[:m])
 	for h, j := range t.coded[:m] {
-		d := b.cb.lowest(t.dists[h], rc.resid[t.idx[j]-rc.from])
-		sim := similarity(b.c.cfg.Metric, d)
-		t.bounds[j] = relevance(sim) * t.weights[j]
-		if t.bounds[j] < floor || b.minSim != nil && sim < *b.minSim {
+		resid := rc.resid[t.idx[j]-rc.from]
+		sim := similarity(b.c.cfg.Metric, b.cb.lowest(t.dists[h], resid))
+		if relevance(sim)*t.weights[j] < floor || b.minSim != nil && sim < *b.minSim {
 			t.weights[j] = -1
+			continue
+		}
+		t.highRel[j] = relevance(sim)
+		if low := similarity(b.c.cfg.Metric, b.cb.highest(t.dists[h], resid)); b.minSim == nil || low >= *b.minSim {
+			t.lowRel[j] = relevance(low)
 		}
 	}
 }
 
-// walkBatch is the items a walk has yet to score: their indexes in the
+// walkBatch is the items a walk has yet to sift: their indexes in the
 // list, their importances and a bound on their recency × importance,
-// then, while score runs, their codes, records, vectors and distances
-// (and recency × importance).
+// then, while sift runs, their codes and the bounds of their relevance;
+// and the items waiting for their vectors, with the scores known.
 type walkBatch struct {
 	n       int
 	idx     [walkBatchLen]int
-	recs    [walkBatchLen]*record
 	imps    [walkBatchLen]float64
 	weights [walkBatchLen]float64
-	bounds  [walkBatchLen]float64 // the most each item can score
-	order   [walkBatchLen]int     // score's order of the items, best bound first
+	highRel [walkBatchLen]float64
+	lowRel  [walkBatchLen]float64
 	codes   [walkBatchLen]*byte
 	coded   [walkBatchLen]int // the batch index of each of codes
-	rows    [walkBatchLen]*float32
 	dists   [walkBatchLen]float32
+	rows    [walkBatchLen]*float32
+
+	waiting []waitingRec
+	sure    sureScores
 }
 
-// walkBatchLen is how many items a walk scores together.
+// walkBatchLen is how many items a walk sifts together.
 const walkBatchLen = 32
+
+// waitingRec is a walked item waiting for its vector.
+type waitingRec struct {
+	rec    *record
+	weight float64 // recency × importance
+	bound  float64 // the most it can score
+}
+
+// sureScores is the k best of scores that distinct items are known to
+// reach: the pool's, and the least that the codes of items waiting for
+// their vectors allow (none of them in the pool). No item scoring below
+// the k-th of them can make the pool. A heap with the least at its root.
+type sureScores struct {
+	k int
+	h []float64
+}
+
+// reset makes the scores those of the pool.
+func (s *sureScores) reset(best *scoredPool) {
+	s.k, s.h = best.k, s.h[:0]
+	for _, r := range best.h {
+		s.add(r.score)
+	}
+}
+
+// floor returns the k-th best score, or -1 if fewer than k are known.
+func (s *sureScores) floor() float64 {
+	if len(s.h) < s.k {
+		return -1
+	}
+	return s.h[0]
+}
+
+// add counts a score of an item not counted yet.
+func (s *sureScores) add(x float64) {
+	if len(s.h) < s.k {
+		s.h = append(s.h, x)
+		for i := len(s.h) - 1; i > 0 && s.h[i] < s.h[(i-1)/2]; i = (i - 1) / 2 {
+			s.h[i], s.h[(i-1)/2] = s.h[(i-1)/2], s.h[i]
+		}
+		return
+	}
+	if x <= s.h[0] {
+		return
+	}
+	s.h[0] = x
+	for i := 0; ; {
+		m, l, r := i, 2*i+1, 2*i+2
+		if l < len(s.h) && s.h[l] < s.h[m] {
+			m = l
+		}
+		if r < len(s.h) && s.h[r] < s.h[m] {
+			m = r
+		}
+		if m == i {
+			return
+		}
+		s.h[i], s.h[m] = s.h[m], s.h[i]
+		i = m
+	}
+}
 
 // A walk tests the items up to HalfLife/decayRun older than one it
 // computed the recency of against that recency, over 0.5% more than

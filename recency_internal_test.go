@@ -164,8 +164,16 @@ func testRecencyExact(t *testing.T) {
 			if trial%3 == 0 {
 				o.Filter = Eq("group", trial%5)
 			}
-			if trial%7 == 0 {
+			switch trial % 7 {
+			case 0:
 				o.MinSimilarity = new(0.0)
+			case 3, 6: // a bound that only the nearest 100 or 5 pass
+				m := map[int]int{3: 100, 6: 5}[trial%7]
+				near, err := c.Query(context.Background(), q, m+1, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.MinSimilarity = new((near[m-1].Similarity + near[m].Similarity) / 2)
 			}
 			if trial%10 == 9 { // writes between queries: times out of order, retired versions
 				churn(t, c, rng, clk.Now())
@@ -506,6 +514,73 @@ func TestRecencyDistancesOneKernel(t *testing.T) {
 		db.Close()
 		if checked == 0 {
 			t.Fatal("no results checked")
+		}
+	}
+}
+
+// TestRecencyCodesStraddleMinSimilarity checks that an item whose code
+// cannot tell whether it passes MinSimilarity never raises the score a
+// walk must beat: the newest items lie just below MinSimilarity, each
+// code's bounds on either side of it, and older items above it are the
+// answer. Counting the least score the codes allow of the newest ones
+// would pass the older ones over, for their importance, and leave the
+// window's nearest (of little importance) as the answer.
+func TestRecencyCodesStraddleMinSimilarity(t *testing.T) {
+	withCodes(t, true)
+	const dim, minSim = 16, 0.5
+	clk := NewFakeClock()
+	rng := rand.New(rand.NewPCG(3, 4))
+	// at returns a vector whose cosine similarity to e1 is s.
+	at := func(s float64) vector.Vector {
+		v := make(vector.Vector, dim)
+		norm := 0.0
+		for j := 1; j < dim; j++ {
+			x := rng.NormFloat64()
+			v[j], norm = float32(x), norm+x*x
+		}
+		f := math.Sqrt(1-s*s) / math.Sqrt(norm)
+		for j := 1; j < dim; j++ {
+			v[j] *= float32(f)
+		}
+		v[0] = float32(s)
+		return v
+	}
+	ctx := context.Background()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	db.clock = clk.Now
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: vector.Cosine, Index: Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var items []Item
+	for i := range 40 { // above MinSimilarity, minutes old; the nearest ten of little importance
+		when := clk.Now().Add(-time.Minute - time.Duration(i)*15*time.Second)
+		imp := map[bool]float64{false: 0.7, true: 0.1}[i >= 30]
+		items = append(items, Item{ID: fmt.Sprint("old", i), Embedding: at(minSim + 0.05 + 0.002*float64(i)),
+			Metadata: map[string]any{"importance": imp}, CreatedAt: when, UpdatedAt: when})
+	}
+	for i := range 60 { // just below it, the newest
+		items = append(items, Item{ID: fmt.Sprint("new", i), Embedding: at(minSim - 1e-4*float64(1+i%5)),
+			Metadata: map[string]any{"importance": 1.0}, CreatedAt: clk.Now(), UpdatedAt: clk.Now()})
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	q := make([]float32, dim)
+	q[0] = 1
+	o := &QueryOptions{Recency: &Recency{HalfLife: time.Hour, Importance: "importance"}, MinSimilarity: new(minSim)}
+	want := exhaustive(t, c, q, o, clk.Now())
+	for range 2 { // the first query starts the codes
+		got, err := c.Query(ctx, q, 10, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 10 {
+			t.Fatalf("%d results, want 10", len(got))
+		}
+		if err := sameScores(got, want); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

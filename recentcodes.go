@@ -111,6 +111,7 @@ func (rc *recentCodes) encode(rec *record, i int, st vector.Store) {
 type codeBound struct {
 	q      quant.BoundedQuery
 	slack  float64 // the query's Slack, twice under L2
+	rise   float64 // the query's Rise, twice under L2
 	residW float64 // what a unit of a code's residual adds: ‖q‖, twice under L2
 }
 
@@ -123,7 +124,7 @@ func (cb *codeBound) prepare(rc *recentCodes, q []float32) error {
 	if rc.qz.Metric() == vector.L2 {
 		m = 2 // the inner product counts twice
 	}
-	cb.slack, cb.residW = m*float64(cb.q.Slack()), m*float64(cb.q.Norm())
+	cb.slack, cb.rise, cb.residW = m*float64(cb.q.Slack()), m*float64(cb.q.Rise()), m*float64(cb.q.Norm())
 	return nil
 }
 
@@ -133,4 +134,11 @@ func (cb *codeBound) lowest(est, resid float32) float32 {
 	e := float64(est)
 	// A relative margin covers the float32 rounding of the sums.
 	return float32(e - cb.slack - cb.residW*float64(resid) - 1e-4*(1+math.Abs(e)))
+}
+
+// highest returns a distance no less than the exact one, for an
+// estimate est from a code of residual resid.
+func (cb *codeBound) highest(est, resid float32) float32 {
+	e := float64(est)
+	return float32(e + cb.rise + cb.residW*float64(resid) + 1e-4*(1+math.Abs(e)))
 }

@@ -192,7 +192,10 @@ func (p *plan) release() {
 		p.scratch.allBut = allBut{}
 		clear(p.scratch.recs)
 		clear(p.scratch.pool)
-		p.scratch.batch = walkBatch{}
+		b := &p.scratch.batch
+		waiting, sure := b.waiting[:0], b.sure.h[:0]
+		clear(waiting[:cap(waiting)])
+		*b = walkBatch{waiting: waiting, sure: sureScores{h: sure}}
 		clear(p.scratch.lists[:cap(p.scratch.lists)])
 		scratchPool.Put(p.scratch)
 		p.scratch = nil
