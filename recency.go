@@ -553,17 +553,24 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		if t.weights[j] < 0 {
 			continue // passed over
 		}
-		rec := b.list.recs[t.idx[j]]
-		if !rec.published() || !b.view.Allow(rec.id) || b.match != nil && !b.match(rec) {
-			continue
-		}
 		w := b.decay(b.list.keys[t.idx[j]]) * t.imps[j]
 		bound := t.highRel[j] * w
 		if bound < t.sure.floor() {
 			continue
 		}
-		t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound})
-		if low := t.lowRel[j] * w; low > 0 && !best.has(rec) {
+		rec := b.list.recs[t.idx[j]]
+		low := t.lowRel[j] * w
+		if low <= 0 || low <= t.sure.floor() {
+			// Its record is read only if it is still in the running
+			// when the waiting items are read.
+			t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound})
+			continue
+		}
+		if !b.sees(rec) {
+			continue
+		}
+		t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound, seen: true})
+		if !best.has(rec) {
 			t.sure.add(low)
 		}
 	}
@@ -572,6 +579,12 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		return b.read(best)
 	}
 	return nil
+}
+
+// sees reports whether the query sees rec: published, visible, passing
+// its filter.
+func (b *recentWalk) sees(rec *record) bool {
+	return rec.published() && b.view.Allow(rec.id) && (b.match == nil || b.match(rec))
 }
 
 // maxWaiting is how many items may wait for their vectors before the
@@ -585,31 +598,34 @@ const maxWaiting = 256
 // score. It empties the list, and the known scores are the pool's again.
 func (b *recentWalk) read(best *scoredPool) error {
 	t, c := b.batch, b.c
-	wait := t.waiting
+	// Most items that joined early wait below the scores known since.
+	wait := slices.DeleteFunc(t.waiting, func(w waitingRec) bool { return w.bound < t.sure.floor() })
 	slices.SortFunc(wait, func(x, y waitingRec) int { return cmpFloat(y.bound, x.bound) })
 	for len(wait) > 0 {
-		g := 0
 		cut := t.sure.floor()
 		if best.full() {
 			cut = max(cut, best.floor())
 		}
-		for g < min(scoreGroup, len(wait)) && wait[g].bound >= cut {
-			g++
-		}
-		if g == 0 {
-			break // the bounds left are below the k-th best score, and fall
-		}
-		for h, w := range wait[:g] {
+		g := 0
+		for ; len(wait) > 0 && g < scoreGroup && wait[0].bound >= cut; wait = wait[1:] {
+			w := wait[0]
+			if !w.seen && !b.sees(w.rec) {
+				continue
+			}
 			v, err := c.st.Get(w.rec.id)
 			if err != nil { // a published version's vector is in the store
 				clear(t.waiting)
 				t.waiting = t.waiting[:0]
 				return fmt.Errorf("cairn: query: %w: item %q has no vector: %v", vector.ErrCorrupt, w.rec.key, err)
 			}
-			t.rows[h] = &v[0]
+			t.rows[g], t.group[g] = &v[0], w
+			g++
+		}
+		if g == 0 {
+			break // the bounds left are below the k-th best score, and fall
 		}
 		c.distances(b.q, t.rows[:g], t.dists[:g])
-		for h, w := range wait[:g] {
+		for h, w := range t.group[:g] {
 			d := t.dists[h]
 			sim := similarity(c.cfg.Metric, d)
 			if b.minSim != nil && sim < *b.minSim {
@@ -617,7 +633,6 @@ func (b *recentWalk) read(best *scoredPool) error {
 			}
 			best.push(scoredRec{rec: w.rec, dist: d, sim: sim, score: relevance(sim) * w.weight})
 		}
-		wait = wait[g:]
 	}
 	clear(t.waiting)
 	t.waiting = t.waiting[:0]
@@ -674,6 +689,7 @@ type walkBatch struct {
 	rows    [walkBatchLen]*float32
 
 	waiting []waitingRec
+	group   [scoreGroup]waitingRec // the waiting items read scores together
 	sure    sureScores
 }
 
@@ -685,6 +701,7 @@ type waitingRec struct {
 	rec    *record
 	weight float64 // recency × importance
 	bound  float64 // the most it can score
+	seen   bool    // the query is known to see it (recentWalk.sees)
 }
 
 // sureScores is the k best of scores that distinct items are known to
