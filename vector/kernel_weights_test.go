@@ -42,8 +42,8 @@ func TestWeightKernels(t *testing.T) {
 		inv, alpha := 64/w, w/64
 		out, gout := make([]int8, n+1), make([]int8, n+1)
 		out[n], gout[n] = 99, 99
-		below := kernel.RoundWeights(v, step, inv, alpha, out)
-		gbelow := kernel.RoundWeightsGeneric(v, step, inv, alpha, gout)
+		below, above := kernel.RoundWeights(v, step, inv, alpha, out)
+		gbelow, gabove := kernel.RoundWeightsGeneric(v, step, inv, alpha, gout)
 		for j := range out {
 			if out[j] != gout[j] {
 				t.Fatalf("n=%d: RoundWeights[%d] = %d, generic %d", n, j, out[j], gout[j])
@@ -55,8 +55,8 @@ func TestWeightKernels(t *testing.T) {
 		if out[n] != 99 {
 			t.Errorf("n=%d: RoundWeights wrote past its length", n)
 		}
-		if !near(below, gbelow, n) {
-			t.Errorf("n=%d: RoundWeights below %v, generic %v", n, below, gbelow)
+		if !near(below, gbelow, n) || !near(above, gabove, n) {
+			t.Errorf("n=%d: RoundWeights below %v above %v, generic %v %v", n, below, above, gbelow, gabove)
 		}
 	}
 }

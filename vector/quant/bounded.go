@@ -93,15 +93,10 @@ func (q *Quantizer) PrepareBounded(r *BoundedQuery, v vector.Vector) error {
 		rest[j] = x*q.step[j] - float32(w1[j])*a1
 	}
 	a2 := a1 / 2 / queryMax
-	below := kernel.RoundWeights(rest, ones, 1/a2, a2, w2[:q.dim])
+	below, above := kernel.RoundWeights(rest, ones, 1/a2, a2, w2[:q.dim])
 	r.a1, r.a2 = float64(a1)*scale, float64(a2)*scale
 	// Codes are at most 255; the relative margin covers the float32
 	// rounding of the leftovers.
-	// What the second level rounded up bounds the other side.
-	var above float32
-	for j, x := range rest {
-		above += max(0, float32(w2[j])*a2-x)
-	}
 	r.slack = float32(255 * float64(below) * scale * (1 + 1e-5))
 	r.rise = float32(255 * float64(above) * scale * (1 + 1e-5))
 	return nil

@@ -132,7 +132,8 @@ func (q *Quantizer) PrepareInto(r *Query, v vector.Vector) error {
 	}
 	// Each weight is rounded to the nearest unit of alpha, ties to even.
 	alpha := wmax32 / queryMax
-	below := float64(kernel.RoundWeights(v, q.step, queryMax/wmax32, alpha, r.w))
+	b, _ := kernel.RoundWeights(v, q.step, queryMax/wmax32, alpha, r.w)
+	below := float64(b)
 	r.alpha = float32(float64(alpha) * scale)
 	// Each code byte is at most 255; each coded component within half a
 	// step of the vector's (unless clipped).

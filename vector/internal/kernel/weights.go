@@ -14,7 +14,8 @@ import "math"
 //	RoundWeights(v, step, inv, alpha, out)
 //	                             out[j] = w rounded to even of v[j]*step[j]*inv,
 //	                             as int8 (|v[j]*step[j]*inv| < 127.5), and
-//	                             returns Σ max(0, w − out[j]·alpha) over j
+//	                             returns Σ max(0, w − out[j]·alpha) and
+//	                             Σ max(0, out[j]·alpha − w) over j
 
 // WeightSumsGeneric is WeightSums in four interleaved parts.
 func WeightSumsGeneric(v, lo, step []float32) (base, wmax, half, sq float32) {
@@ -32,16 +33,18 @@ func WeightSumsGeneric(v, lo, step []float32) (base, wmax, half, sq float32) {
 }
 
 // RoundWeightsGeneric is RoundWeights.
-func RoundWeightsGeneric(v, step []float32, inv, alpha float32, out []int8) float32 {
+func RoundWeightsGeneric(v, step []float32, inv, alpha float32, out []int8) (below, above float32) {
 	step, out = step[:len(v)], out[:len(v)]
-	var below [4]float32
+	var b, a [4]float32
 	for j, x := range v {
 		w := x * step[j]
 		r := float32(math.RoundToEven(float64(w * inv)))
 		out[j] = int8(r)
-		below[j&3] += max(0, w-float32(r*alpha))
+		d := w - float32(r*alpha)
+		b[j&3] += max(0, d)
+		a[j&3] += max(0, -d)
 	}
-	return (below[0] + below[1]) + (below[2] + below[3])
+	return (b[0] + b[1]) + (b[2] + b[3]), (a[0] + a[1]) + (a[2] + a[3])
 }
 
 func abs32(x float32) float32 { return math.Float32frombits(math.Float32bits(x) &^ (1 << 31)) }

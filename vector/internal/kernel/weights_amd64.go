@@ -6,7 +6,7 @@ package kernel
 func weightSumsAVX512(v, lo, step *float32, n int, out *float32)
 
 //go:noescape
-func roundWeightsAVX512(v, step *float32, n int, inv, alpha float32, out *int8) float32
+func roundWeightsAVX512(v, step *float32, n int, inv, alpha float32, out *int8) (below, above float32)
 
 // WeightSums is the selected kernel of the sums of a query's weights (see
 // weights.go).
@@ -29,16 +29,17 @@ func WeightSums(v, lo, step []float32) (base, wmax, half, sq float32) {
 
 // RoundWeights is the selected kernel that rounds a query's weights (see
 // weights.go).
-func RoundWeights(v, step []float32, inv, alpha float32, out []int8) float32 {
+func RoundWeights(v, step []float32, inv, alpha float32, out []int8) (below, above float32) {
 	n := len(v)
 	m := n &^ 15
 	if !hasAVX512 || m == 0 {
 		return RoundWeightsGeneric(v, step, inv, alpha, out)
 	}
 	step, out = step[:n], out[:n]
-	below := roundWeightsAVX512(&v[0], &step[0], m, inv, alpha, &out[0])
+	below, above = roundWeightsAVX512(&v[0], &step[0], m, inv, alpha, &out[0])
 	if m < n {
-		below += RoundWeightsGeneric(v[m:], step[m:], inv, alpha, out[m:])
+		b, a := RoundWeightsGeneric(v[m:], step[m:], inv, alpha, out[m:])
+		below, above = below+b, above+a
 	}
-	return below
+	return below, above
 }

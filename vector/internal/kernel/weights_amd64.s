@@ -59,11 +59,12 @@ ws_16:
 	VZEROUPPER
 	RET
 
-// func roundWeightsAVX512(v, step *float32, n int, inv, alpha float32, out *int8) float32
+// func roundWeightsAVX512(v, step *float32, n int, inv, alpha float32, out *int8) (below, above float32)
 //
 // out[j] = the weight v·step·inv rounded to even (VCVTPS2DQ under the
-// default rounding mode), and the sum of max(0, w − out[j]·alpha).
-TEXT ·roundWeightsAVX512(SB), NOSPLIT, $0-44
+// default rounding mode), and the sums of max(0, w − out[j]·alpha) and
+// of max(0, out[j]·alpha − w).
+TEXT ·roundWeightsAVX512(SB), NOSPLIT, $0-48
 	MOVQ         v+0(FP), SI
 	MOVQ         step+8(FP), R8
 	MOVQ         n+16(FP), CX
@@ -71,6 +72,7 @@ TEXT ·roundWeightsAVX512(SB), NOSPLIT, $0-44
 	VBROADCASTSS alpha+28(FP), Z7
 	MOVQ         out+32(FP), DX
 	VPXORD       Z0, Z0, Z0
+	VPXORD       Z1, Z1, Z1
 	VPXORD       Z9, Z9, Z9
 	XORQ         BX, BX
 
@@ -82,14 +84,19 @@ rw_16:
 	VPMOVDB   Z5, (DX)(BX*1)
 	VCVTDQ2PS Z5, Z5
 	VMULPS    Z7, Z5, Z5
+	VSUBPS    Z4, Z5, Z10
 	VSUBPS    Z5, Z4, Z5
 	VMAXPS    Z9, Z5, Z5
 	VADDPS    Z5, Z0, Z0
+	VMAXPS    Z9, Z10, Z10
+	VADDPS    Z10, Z1, Z1
 	ADDQ      $16, BX
 	CMPQ      BX, CX
 	JLT       rw_16
 
 	HSUM16(VADDPS, Z0, Y0, X0, Y8, X8)
-	VMOVSS X0, ret+40(FP)
+	HSUM16(VADDPS, Z1, Y1, X1, Y8, X8)
+	VMOVSS X0, below+40(FP)
+	VMOVSS X1, above+44(FP)
 	VZEROUPPER
 	RET

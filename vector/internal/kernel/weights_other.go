@@ -8,6 +8,6 @@ func WeightSums(v, lo, step []float32) (base, wmax, half, sq float32) {
 }
 
 // RoundWeights is the selected kernel that rounds a query's weights.
-func RoundWeights(v, step []float32, inv, alpha float32, out []int8) float32 {
+func RoundWeights(v, step []float32, inv, alpha float32, out []int8) (below, above float32) {
 	return RoundWeightsGeneric(v, step, inv, alpha, out)
 }
