@@ -544,7 +544,8 @@ func passBelow(floor, lr float64) float64 {
 func (b *recentWalk) sift(best *scoredPool, last float64) error {
 	t := b.batch
 	for j := range t.n {
-		t.highRel[j], t.lowRel[j] = last, 0 // an item not in the window is at most last relevant
+		// An item not in the window is at most last relevant.
+		t.highRel[j], t.lowRel[j], t.hasCode[j] = last, 0, false
 	}
 	if b.cb != nil {
 		b.passOver(t.sure.floor())
@@ -564,6 +565,9 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 			// Its record is read only if it is still in the running
 			// when the waiting items are read.
 			t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound})
+			if !t.hasCode[j] {
+				t.uncoded++
+			}
 			continue
 		}
 		if !b.sees(rec) {
@@ -575,7 +579,7 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		}
 	}
 	t.n = 0
-	if len(t.waiting) >= maxWaiting {
+	if len(t.waiting) >= maxWaiting || t.uncoded >= walkBatchLen {
 		return b.read(best)
 	}
 	return nil
@@ -588,7 +592,9 @@ func (b *recentWalk) sees(rec *record) bool {
 }
 
 // maxWaiting is how many items may wait for their vectors before the
-// walk reads them.
+// walk reads them. Items without a code raise no floor while they wait:
+// a batch's worth of them is read at once, as the floor from their
+// distances is then the only one that rises.
 const maxWaiting = 256
 
 // read scores the waiting items from their vectors and pushes them to
@@ -635,7 +641,7 @@ func (b *recentWalk) read(best *scoredPool) error {
 		}
 	}
 	clear(t.waiting)
-	t.waiting = t.waiting[:0]
+	t.waiting, t.uncoded = t.waiting[:0], 0
 	t.sure.reset(best)
 	return nil
 }
@@ -659,6 +665,7 @@ func (b *recentWalk) passOver(floor float64) {
 	}
 	b.cb.q.GatherDistances(t.codes[:m], t.dists[:m])
 	for h, j := range t.coded[:m] {
+		t.hasCode[j] = true
 		resid := rc.resid[t.idx[j]-rc.from]
 		sim := similarity(b.c.cfg.Metric, b.cb.lowest(t.dists[h], resid))
 		if relevance(sim)*t.weights[j] < floor || b.minSim != nil && sim < *b.minSim {
@@ -683,12 +690,14 @@ type walkBatch struct {
 	weights [walkBatchLen]float64
 	highRel [walkBatchLen]float64
 	lowRel  [walkBatchLen]float64
+	hasCode [walkBatchLen]bool
 	codes   [walkBatchLen]*byte
 	coded   [walkBatchLen]int // the batch index of each of codes
 	dists   [walkBatchLen]float32
 	rows    [walkBatchLen]*float32
 
 	waiting []waitingRec
+	uncoded int                    // how many of waiting have no code
 	group   [scoreGroup]waitingRec // the waiting items read scores together
 	sure    sureScores
 }
