@@ -39,8 +39,8 @@ import (
 // the least relevance in the window times the recency of the last item
 // walked by time (importance is at most 1), so once the k-th best score
 // reaches that bound, no other item can beat it. Each round advances the
-// list whose factor of the bound is the larger. Once walks go past a
-// thousand items, the collection keeps int8 codes of the newest items
+// list whose factor of the bound is the larger. Once walks go past
+// 256 items, the collection keeps int8 codes of the newest items
 // they reach (package quant: Dim+4 bytes each, for at most a quarter of
 // the items, in memory only), and a walk reads an item's vector only
 // where its code, with a strict bound on its error either way, cannot

@@ -36,7 +36,7 @@ type recentCodes struct {
 // Codes start once a walk goes minCodeDepth items deep (tests lower
 // it), and cover at most a quarter of the list: a sixteenth of the
 // float32 vectors' bytes.
-var minCodeDepth = 1024
+var minCodeDepth = 256
 
 // codeSample is how many vectors training reads the ranges from.
 const codeSample = 4096
