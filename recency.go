@@ -554,17 +554,19 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		if t.weights[j] < 0 {
 			continue // passed over
 		}
-		w := b.decay(b.list.keys[t.idx[j]]) * t.imps[j]
-		bound := t.highRel[j] * w
+		// The item's recency × importance is at most weights[j], and
+		// at least runLow of it: its recency is computed when it is read.
+		bound := t.highRel[j] * t.weights[j]
 		if bound < t.sure.floor() {
 			continue
 		}
 		rec := b.list.recs[t.idx[j]]
-		low := t.lowRel[j] * w
+		wr := waitingRec{rec: rec, idx: t.idx[j], imp: t.imps[j], bound: bound}
+		low := t.lowRel[j] * t.weights[j] * runLow
 		if low <= 0 || low <= t.sure.floor() {
 			// Its record is read only if it is still in the running
 			// when the waiting items are read.
-			t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound})
+			t.waiting = append(t.waiting, wr)
 			if !t.hasCode[j] {
 				t.uncoded++
 			}
@@ -573,7 +575,8 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		if !b.sees(rec) {
 			continue
 		}
-		t.waiting = append(t.waiting, waitingRec{rec: rec, weight: w, bound: bound, seen: true})
+		wr.seen = true
+		t.waiting = append(t.waiting, wr)
 		if !best.has(rec) {
 			t.sure.add(low)
 		}
@@ -637,7 +640,8 @@ func (b *recentWalk) read(best *scoredPool) error {
 			if b.minSim != nil && sim < *b.minSim {
 				continue
 			}
-			best.push(scoredRec{rec: w.rec, dist: d, sim: sim, score: relevance(sim) * w.weight})
+			wt := b.decay(b.list.keys[w.idx]) * w.imp
+			best.push(scoredRec{rec: w.rec, dist: d, sim: sim, score: relevance(sim) * wt})
 		}
 	}
 	clear(t.waiting)
@@ -707,10 +711,11 @@ const walkBatchLen = 32
 
 // waitingRec is a walked item waiting for its vector.
 type waitingRec struct {
-	rec    *record
-	weight float64 // recency × importance
-	bound  float64 // the most it can score
-	seen   bool    // the query is known to see it (recentWalk.sees)
+	rec   *record
+	idx   int     // its index in the list
+	imp   float64 // its importance
+	bound float64 // the most it can score
+	seen  bool    // the query is known to see it (recentWalk.sees)
 }
 
 // sureScores is the k best of scores that distinct items are known to
@@ -769,8 +774,13 @@ func (s *sureScores) add(x float64) {
 
 // A walk tests the items up to HalfLife/decayRun older than one it
 // computed the recency of against that recency, over 0.5% more than
-// theirs at most; each item that passes gets its own.
+// theirs at most; each item it reads gets its own.
 const decayRun = 128
+
+// runLow is the least recency of an item of such a run, relative to the
+// recency the walk computed: 2^(-1/decayRun), a little less so that
+// rounding never makes it more.
+var runLow = math.Exp2(-1.0/decayRun) * (1 - 1e-9)
 
 // decay is the recency of an item of time key k (Recency.decay).
 func (b *recentWalk) decay(k int64) float64 {

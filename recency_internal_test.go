@@ -584,3 +584,63 @@ func TestRecencyCodesStraddleMinSimilarity(t *testing.T) {
 		}
 	}
 }
+
+// TestRecencyCodesLeastWeight checks the least score a code gives an
+// item: an item's recency is computed only when it is read, so the least
+// score takes the least recency of its run (runLow). Here the newest item
+// (C) is the best, and the next (B), older by 0.9 of a run, is a little
+// more relevant; both codes stand for their vectors exactly. Taking the
+// run's recency for B's least score would put it above C's bound and
+// leave C unread.
+func TestRecencyCodesLeastWeight(t *testing.T) {
+	withCodes(t, true)
+	const dim = 16
+	clk := NewFakeClock()
+	ctx := context.Background()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	db.clock = clk.Now
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: vector.Dot, Index: Flat})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Components of 0 or 0.25, which a code holds exactly; the query
+	// weighs dimensions 0 to 5 only.
+	grid := func(dims ...int) vector.Vector {
+		v := make(vector.Vector, dim)
+		for _, j := range dims {
+			v[j] = 0.25
+		}
+		return v
+	}
+	q := make([]float32, dim)
+	copy(q, []float32{1, 1, 1, 0.2, 0.192, 0.8})
+	const halfLife = 128 * time.Minute // a run of a minute
+	now := clk.Now()
+	items := []Item{
+		{ID: "C", Embedding: grid(0, 1, 2, 4), UpdatedAt: now.Add(-time.Second)},                  // relevance 0.798
+		{ID: "B", Embedding: grid(0, 1, 2, 3), UpdatedAt: now.Add(-time.Second - 54*time.Second)}, // 0.8
+	}
+	for i := range 10 { // the window: the nearest, and old
+		items = append(items, Item{ID: fmt.Sprint("near", i), Embedding: grid(0, 1, 2, 5, 6+i%10), UpdatedAt: now.Add(-100 * halfLife)})
+	}
+	for i := range 28 { // unrelated, old
+		items = append(items, Item{ID: fmt.Sprint("far", i), Embedding: grid(6+i%10, 6+(i+3)%10), UpdatedAt: now.Add(-50 * halfLife)})
+	}
+	for i := range items {
+		items[i].CreatedAt = items[i].UpdatedAt
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	o := &QueryOptions{Recency: &Recency{HalfLife: halfLife}}
+	for range 2 { // the first query starts the codes
+		got, err := c.Query(ctx, q, 1, o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].ID != "C" {
+			t.Fatalf("got %v, want C", got)
+		}
+	}
+}
