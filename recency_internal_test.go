@@ -39,13 +39,7 @@ func recencyCollection(t testing.TB, kind IndexKind, metric vector.Metric, vs []
 	t.Helper()
 	n, dim := len(vs), len(vs[0])
 	ctx := context.Background()
-	db := OpenMemory(nil)
-	t.Cleanup(func() { db.Close() })
-	db.clock = clk.Now
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: metric, Index: kind})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clockedCollection(t, clk, CollectionConfig{Dim: dim, Metric: metric, Index: kind})
 	rng := rand.New(rand.NewPCG(uint64(dim), uint64(n)))
 	items := make([]Item, n)
 	for i := range items {
@@ -67,6 +61,20 @@ func recencyCollection(t testing.TB, kind IndexKind, metric vector.Metric, vs []
 		items[i] = Item{ID: fmt.Sprint(i), Embedding: v, Metadata: md, CreatedAt: at, UpdatedAt: at}
 	}
 	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// clockedCollection returns an empty collection of cfg, in a memory DB
+// on clk's time.
+func clockedCollection(t testing.TB, clk *FakeClock, cfg CollectionConfig) *Collection {
+	t.Helper()
+	db := OpenMemory(nil)
+	t.Cleanup(func() { db.Close() })
+	db.clock = clk.Now
+	c, err := db.CreateCollection(context.Background(), "c", cfg)
+	if err != nil {
 		t.Fatal(err)
 	}
 	return c
@@ -546,13 +554,7 @@ func TestRecencyCodesStraddleMinSimilarity(t *testing.T) {
 		return v
 	}
 	ctx := context.Background()
-	db := OpenMemory(nil)
-	t.Cleanup(func() { db.Close() })
-	db.clock = clk.Now
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: vector.Cosine, Index: Flat})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clockedCollection(t, clk, CollectionConfig{Dim: dim, Metric: vector.Cosine, Index: Flat})
 	var items []Item
 	for i := range 40 { // above MinSimilarity, minutes old; the nearest ten of little importance
 		when := clk.Now().Add(-time.Minute - time.Duration(i)*15*time.Second)
@@ -597,13 +599,7 @@ func TestRecencyCodesLeastWeight(t *testing.T) {
 	const dim = 16
 	clk := NewFakeClock()
 	ctx := context.Background()
-	db := OpenMemory(nil)
-	t.Cleanup(func() { db.Close() })
-	db.clock = clk.Now
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: dim, Metric: vector.Dot, Index: Flat})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := clockedCollection(t, clk, CollectionConfig{Dim: dim, Metric: vector.Dot, Index: Flat})
 	// Components of 0 or 0.25, which a code holds exactly; the query
 	// weighs dimensions 0 to 5 only.
 	grid := func(dims ...int) vector.Vector {
