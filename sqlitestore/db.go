@@ -54,7 +54,14 @@ var migrations = []func(ctx context.Context, conn *sql.Conn) error{
 	1: migrateV2,
 	2: migrateV3,
 	3: migrateV4,
+	4: migrateV5,
 }
+
+// readOnlyFrom is the oldest schema version a read-only Open reads as it
+// is: the migrations after it add only indexes (migrateV5), which the
+// reads do not need, so a reader need not wait for a writer to migrate
+// the file. Older versions lack tables the reads use.
+const readOnlyFrom = 4
 
 func migrateV1(ctx context.Context, conn *sql.Conn) error {
 	return execAll(ctx, conn,
@@ -541,7 +548,7 @@ func (db *DB) init(ctx context.Context) error {
 		return err
 	}
 	if db.opts.ReadOnly {
-		if version < int64(schemaVersion()) {
+		if version < readOnlyFrom {
 			return fmt.Errorf("%w: the file has schema version %d, which this build migrates to %d on a writable open", ErrReadOnly, version, schemaVersion())
 		}
 	} else {

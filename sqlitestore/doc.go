@@ -73,7 +73,10 @@
 // [DB.Backup]); [Options.CheckIntegrity] and [DB.IntegrityCheck] run
 // SQLite's own checks. Older schemas are migrated forward at Open: a file
 // of version 1 gains the time columns, NULL (no time) in its items; one of
-// version 2 gains the (empty) tables of tenants, its own rows untouched.
+// version 2 gains the (empty) tables of tenants, its own rows untouched;
+// one of version 4 gains the two indexes that find the tenants with
+// something due to leave the file ([Collection.DueTenants]). A read-only
+// Open reads a file of version 4 as it is, without them.
 //
 // # Tenants
 //
