@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -68,6 +69,9 @@ type DB struct {
 	closed  bool
 
 	tenants *tenantCache // the collections' tenants in memory (tenantcache.go)
+	// idle is the sweep of the tenants not loaded (idlesweep.go), nil
+	// until a collection of a writable file is loaded or created.
+	idle atomic.Pointer[idleSweep]
 
 	// clock is the store's clock, time.Now but for tests, which move
 	// time with it; set before any collection is made.
@@ -75,8 +79,11 @@ type DB struct {
 	// sweptHook, if set (by tests), is called after each background
 	// sweep of expired items with its outcome.
 	sweptHook func(coll string, removed int, err error)
-	noSweeper bool // set by tests: collections start no sweeper
-	readOnly  bool // opened with Options.ReadOnly: no write, no save; sweepers only mark
+	// idleSweptHook, if set (by tests), is called after each pass of the
+	// sweep of idle tenants, with how many it loaded and its error.
+	idleSweptHook func(swept int, err error)
+	noSweeper     bool // set by tests: collections start no sweeper
+	readOnly      bool // opened with Options.ReadOnly: no write, no save; sweepers only mark
 	// workers and progress are Options.IndexWorkers and IndexProgress.
 	workers  int
 	progress func(collection string, done, total int)
@@ -204,6 +211,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		return nil, fmt.Errorf("cairn: create collection %q: %w", name, err)
 	}
 	db.colls[name] = c
+	db.startIdleSweepLocked()
 	return c, nil
 }
 
@@ -315,6 +323,7 @@ func (db *DB) loadCollection(ctx context.Context, name string, l *load) {
 	default:
 		db.colls[name] = c
 		l.c = c
+		db.startIdleSweepLocked()
 	}
 	db.mu.Unlock()
 	close(l.done)
@@ -442,11 +451,29 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 // idempotent.
 func (db *DB) Close() error {
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	if db.closed {
+		db.mu.Unlock()
 		return nil
 	}
 	db.closed = true
+	// The sweep of idle tenants stops now, and is waited for once db.mu
+	// is free (it takes it to list the collections); meanwhile it meets
+	// a closing DB as a call in flight does.
+	idle := db.idle.Load()
+	if idle != nil {
+		idle.stop()
+	}
+	first := db.closeLocked()
+	db.mu.Unlock()
+	if idle != nil {
+		<-idle.done
+	}
+	return first
+}
+
+// closeLocked closes the tenants, the collections and the file. db.mu
+// is held.
+func (db *DB) closeLocked() error {
 	first := db.tenants.closeParent(nil, errClosed, !db.readOnly)
 	for _, c := range db.colls {
 		if err := c.closeWith(errClosed, !db.readOnly); err != nil && first == nil {

@@ -192,8 +192,11 @@ type Collection struct {
 	// (stamp): a write's time never precedes it.
 	stamped int64
 
-	wake      chan struct{}      // wakes the sweeper (expiry.go)
-	stopSweep context.CancelFunc // ends the sweeper, and bg
+	wake chan struct{} // wakes the sweeper (expiry.go)
+	// firstSwept is closed once the sweeper's first pass (the one at
+	// load) has run, for the sweep of idle tenants (idlesweep.go).
+	firstSwept chan struct{}
+	stopSweep  context.CancelFunc // ends the sweeper, and bg
 	// bg is the context of the collection's background work, which
 	// closeWith ends.
 	bg context.Context

@@ -88,7 +88,13 @@
 // and index are loaded on its first call and closed again, least recently
 // used first, once the loaded tenants exceed [Options.TenantMemory], so
 // one file can hold far more tenants than memory, and Open does not grow
-// with their number.
+// with their number. A tenant no call loads is swept all the same: a
+// writable file's DB finds, by two indexes of the file, the tenants of
+// its loaded collections with an item expired or history past the
+// policy's age, and loads each for its sweeper's pass, then closes it
+// again, so that what is due leaves the file within moments of its time
+// (a minute at most, if the clock jumps) whether or not the tenant is
+// used again.
 //
 // # Errors
 //

@@ -265,6 +265,7 @@ const maxSweepWait = time.Minute
 func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	first := c.firstSwept
 	for {
 		select {
 		case <-ctx.Done():
@@ -284,6 +285,10 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 		}
 		if h := c.db.sweptHook; h != nil {
 			h(c.name, n, err)
+		}
+		if first != nil {
+			close(first)
+			first = nil
 		}
 		wait := maxSweepWait
 		c.mu.RLock()
@@ -314,6 +319,7 @@ func (c *Collection) sweeper(ctx context.Context, wake <-chan struct{}) {
 func (c *Collection) startSweeper() {
 	ctx, cancel := context.WithCancel(context.Background())
 	c.wake, c.stopSweep, c.bg = make(chan struct{}, 1), cancel, ctx
+	c.firstSwept = make(chan struct{})
 	if !c.db.noSweeper {
 		go c.sweeper(ctx, c.wake)
 	}

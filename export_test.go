@@ -108,3 +108,30 @@ func QueryUnexpiredUntil(t testing.TB, g *sync.WaitGroup, stop <-chan struct{}, 
 func (db *DB) LoadedTenantsForTest() (n int, bytes int64) {
 	return db.tenants.loaded()
 }
+
+// WakeIdleSweepForTest wakes the DB's sweep of idle tenants, as the
+// eviction of a tenant does, so that it looks at a test's clock again.
+func (db *DB) WakeIdleSweepForTest() { db.wakeIdleSweep() }
+
+// SetIdleSweptHookForTest sets a function called after every pass of the
+// sweep of idle tenants, with how many tenants it loaded and its error;
+// call it before any collection is created or loaded.
+func (db *DB) SetIdleSweptHookForTest(h func(swept int, err error)) { db.idleSweptHook = h }
+
+// IdleSweepRunningForTest reports whether the DB's sweep of idle tenants
+// has started and not returned.
+func (db *DB) IdleSweepRunningForTest() bool {
+	s := db.idle.Load()
+	if s == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// LoadedTenantNamesForTest returns the names of c's tenants in memory.
+func (c *Collection) LoadedTenantNamesForTest() []string { return c.db.tenants.names(c) }

@@ -415,7 +415,10 @@ func (t *Tenant) QueryText(ctx context.Context, text string, k int, o *QueryOpti
 }
 
 // RemoveExpired removes the tenant's expired items now; see
-// [Collection.RemoveExpired].
+// [Collection.RemoveExpired]. It is needed no more than on a collection:
+// a loaded tenant's sweeper removes them when they expire, and a file's
+// DB loads, for that, a tenant with items expired or history past its
+// policy's age that no call loads (see the package's Tenants).
 func (t *Tenant) RemoveExpired(ctx context.Context) (int, error) {
 	c, s, err := t.use(ctx)
 	if err != nil {

@@ -290,6 +290,30 @@ func (tc *tenantCache) trim() {
 	tc.over.Store(tc.used > tc.budget)
 	tc.mu.Unlock()
 	tc.close(victims, errEvicted, true)
+	if len(victims) > 0 {
+		// No longer loaded, their items expire unseen by a sweeper of
+		// their own: the DB's sweep of idle tenants takes them on.
+		victims[0].key.parent.db.wakeIdleSweep()
+	}
+}
+
+// releaseSwept ends the use of s by the sweep of idle tenants, which
+// loaded it and pinned it once, at the tick mine. Unless a call has pinned
+// it since, it is closed at once: a tenant loaded only to be swept does
+// not stay in memory, and is the first to go, before any tenant a call
+// used is evicted for its memory. Else it is released as after a call.
+func (tc *tenantCache) releaseSwept(s *tenantSlot, mine int64) {
+	tc.mu.Lock()
+	if !s.keep && s.last.Load() == mine && s.pins.CompareAndSwap(1, -goneBias) {
+		tc.used -= s.size
+		s.size = 0
+		tc.over.Store(tc.used > tc.budget)
+		tc.mu.Unlock()
+		tc.close([]*tenantSlot{s}, errEvicted, true)
+		return
+	}
+	tc.mu.Unlock()
+	tc.release(s, true)
 }
 
 // errEvicted closes an evicted tenant's Collection; no call sees it, as
