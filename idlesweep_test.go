@@ -305,15 +305,27 @@ func TestIdleSweepConcurrentUse(t *testing.T) {
 					t.Errorf("%s: delete: %v", name, err)
 				}
 			}
+			if i%6 == 0 { // anew, empty: nothing of the deleted one comes back
+				if _, err := c.CreateTenant(ctx, name); err != nil {
+					t.Errorf("%s: create anew: %v", name, err)
+				}
+			}
 		})
 	}
 	g.Wait()
 	for i, name := range names {
 		if i < len(used) && i%3 == 0 {
-			waitFile(t, db, name+" deleted", func() bool {
-				items, _, _ := tenantFileCounts(t, path, "c", name, clk.Now())
-				return items == -1
-			})
+			want := -1 // deleted
+			if i%6 == 0 {
+				want = 0 // created anew
+			}
+			for range 5 { // give a sweep time to bring something back
+				db.WakeIdleSweepForTest()
+				time.Sleep(10 * time.Millisecond)
+			}
+			if items, _, states := tenantFileCounts(t, path, "c", name, clk.Now()); items != want || states > 0 {
+				t.Fatalf("%s deleted: %d items, %d history states in the file; want %d, 0", name, items, states, want)
+			}
 			continue
 		}
 		waitFile(t, db, name+"'s expired items and old history in the file", func() bool {
@@ -339,8 +351,8 @@ func TestIdleSweepConcurrentUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 12 {
-		t.Fatalf("tenants %v: want the 12 not deleted", got)
+	if len(got) != 14 {
+		t.Fatalf("tenants %v: want the 12 not deleted and 2 created anew", got)
 	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -357,6 +369,15 @@ func TestIdleSweepConcurrentUse(t *testing.T) {
 	}
 	for i, name := range names {
 		if i < len(used) && i%3 == 0 {
+			if i%6 == 0 {
+				tn, err := c.Tenant(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n, err := tn.Count(ctx); err != nil || n != 0 {
+					t.Fatalf("%s created anew: %d items, %v", name, n, err)
+				}
+			}
 			continue
 		}
 		tn, err := c.Tenant(ctx, name)
