@@ -143,7 +143,10 @@ type CollectionConfig struct {
 	// item written without an ExpiresAt expires TTL after the write that
 	// stored it (an Upsert starts the time again). Zero means items do not
 	// expire unless they say so; it must not be negative. Stored with the
-	// collection.
+	// collection. With KeepHistory, removing an expired item is a delete
+	// that the history records: the item's last version stays there for
+	// as long as the policy keeps versions, so data meant to be forgotten
+	// needs a KeepHistory.For no longer than it may be kept.
 	TTL time.Duration
 	// KeepHistory, if set, keeps every version of an item that a write
 	// replaces or deletes, for [Collection.History], [Collection.AsOf] and
