@@ -192,12 +192,30 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex,
 	if err == nil {
 		err = track(ctx, idx, before)
 	}
+	if err == nil {
+		err = calibrated(ctx, idx)
+	}
 	if err != nil {
 		c.dropGraph(ctx)
 		c.restoreQueries(recorded)
 		return nil, err
 	}
 	return &builtIndex{idx: idx, kind: HNSW, oldKind: oldKind, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil
+}
+
+// calibrated waits for the calibration that the build of idx, a graph with
+// a recall target, started to end: until its first calibration, a graph of
+// hnsw.MinCalibrationLen nodes or more is searched at the default beam
+// width, whatever its target, so a graph installed before that would
+// answer below the target the graph it replaces was calibrated to meet
+// (at a target no beam reaches, searched exactly until then).
+func calibrated(ctx context.Context, idx vector.Index) error {
+	h, ok := idx.(*hnsw.Index)
+	if !ok || h.Options().TargetRecall == 0 {
+		return nil
+	}
+	_, _, err := h.WaitCalibration(ctx)
+	return err
 }
 
 // installGraph makes g the collection's index (of g's kind): holding wmu exclusively (no write in flight), it takes
