@@ -256,6 +256,12 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	} else if err := track(ctx, idx, ids); err != nil {
 		return nil, err
 	}
+	// A graph loaded or built here has no calibration yet, and would
+	// answer at the default beam width, not under its target, until the
+	// one its load started ends.
+	if err := calibrated(ctx, idx); err != nil {
+		return nil, err
+	}
 	if kind == HNSW && cfg.routed() {
 		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil, false)
 		if err != nil {

@@ -203,12 +203,13 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex,
 	return &builtIndex{idx: idx, kind: HNSW, oldKind: oldKind, old: old, before: before, recorded: recorded, until: until, paced: b.paced}, nil
 }
 
-// calibrated waits for the calibration that the build of idx, a graph with
-// a recall target, started to end: until its first calibration, a graph of
-// hnsw.MinCalibrationLen nodes or more is searched at the default beam
-// width, whatever its target, so a graph installed before that would
-// answer below the target the graph it replaces was calibrated to meet
-// (at a target no beam reaches, searched exactly until then).
+// calibrated waits for the calibration that the build or load of idx, a
+// graph with a recall target, started to end: until its first
+// calibration, a graph of hnsw.MinCalibrationLen nodes or more is searched
+// at the default beam width, whatever its target, so a graph put in use
+// before that would answer below the target (the graph it replaces, or
+// the one the file saved, was calibrated to meet it: at a target no beam
+// reaches, by searching exactly).
 func calibrated(ctx context.Context, idx vector.Index) error {
 	h, ok := idx.(*hnsw.Index)
 	if !ok || h.Options().TargetRecall == 0 {
