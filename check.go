@@ -186,6 +186,9 @@ func checkCollection(ctx context.Context, sdb *sqlitestore.DB, in sqlitestore.Co
 		}
 		if err == nil {
 			err = checkRows(ctx, t, rep, tenantProblem)
+			if err == nil {
+				err = checkSavedGraph(ctx, t, cfg, rep, tenantProblem)
+			}
 			if uerr := t.Unload(); err == nil {
 				err = uerr
 			}
@@ -194,12 +197,27 @@ func checkCollection(ctx context.Context, sdb *sqlitestore.DB, in sqlitestore.Co
 			return err
 		}
 	}
-	ix, err := hnsw.New(c, &cfg.HNSW)
+	return checkSavedGraph(ctx, c, cfg, rep, problem)
+}
+
+// checkSavedGraph checks the graph saved for c, a collection or a tenant,
+// if it is current, over c's rows, and counts it in rep. Its error is for
+// a check that could not go on.
+func checkSavedGraph(ctx context.Context, c *sqlitestore.Collection, cfg CollectionConfig, rep *CheckReport, problem func(string, ...any)) error {
+	// Without the recall target, which is not in the saved graph: a
+	// graph loaded with one starts a calibration, which a check has no
+	// use for, and which would go on reading a tenant once it is unloaded.
+	opts := cfg.HNSW
+	opts.TargetRecall, opts.TargetK = 0, 0
+	ix, err := hnsw.New(c, &opts)
 	if err != nil {
 		problem("HNSW options: %v", err)
 		return nil
 	}
 	err = c.LoadIndex(ctx, graphName, ix)
+	if cerr := ctx.Err(); cerr != nil {
+		return cerr
+	}
 	switch state := graphState(err); state {
 	case GraphCurrent:
 		rep.Graphs++

@@ -375,3 +375,43 @@ func stored(t *testing.T, c interface {
 	}
 	return its[0]
 }
+
+// TestCheckTenantGraph: Check loads and verifies the graphs saved for
+// tenants as it does a collection's. It used to look only at the
+// collection's own, so a tenant's damaged graph passed the check.
+func TestCheckTenantGraph(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "g", cairn.CollectionConfig{Dim: 4, Index: cairn.HNSW, HNSW: hnsw.Options{TargetRecall: 0.9}})
+	r := rand.New(rand.NewPCG(5, 6))
+	items := make([]cairn.Item, 50)
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint("id", i), Embedding: randVec(r, 4)}
+	}
+	tn, err := c.CreateTenant(ctx, "t1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := cairn.Check(ctx, path, nil)
+	if err != nil || len(rep.Problems) != 0 || rep.Graphs != 1 || rep.Tenants != 1 {
+		t.Fatalf("good file: %v, %+v (want the tenant's graph checked)", err, rep)
+	}
+	rawSQL(t, path, "UPDATE index_chunks SET data = zeroblob(length(data))")
+	rep, err = cairn.Check(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if all := strings.Join(rep.Problems, "\n"); !strings.Contains(all, `collection "g": tenant "t1": saved graph`) {
+		t.Fatalf("the tenant's damaged graph is not reported: %+v", rep)
+	}
+}
