@@ -554,14 +554,20 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		if t.weights[j] < 0 {
 			continue // passed over
 		}
-		// The item's recency × importance is at most weights[j], and
-		// at least runLow of it: its recency is computed when it is read.
+		// A coded item's recency × importance is at most weights[j],
+		// and at least runLow of it: its own is computed if it is read.
+		// An item without a code is read with this batch (below).
+		w := -1.0
 		bound := t.highRel[j] * t.weights[j]
+		if !t.hasCode[j] {
+			w = b.decay(b.list.keys[t.idx[j]]) * t.imps[j]
+			bound = t.highRel[j] * w
+		}
 		if bound < t.sure.floor() {
 			continue
 		}
 		rec := b.list.recs[t.idx[j]]
-		wr := waitingRec{rec: rec, idx: t.idx[j], imp: t.imps[j], bound: bound}
+		wr := waitingRec{rec: rec, idx: t.idx[j], imp: t.imps[j], weight: w, bound: bound}
 		low := t.lowRel[j] * t.weights[j] * runLow
 		if low <= 0 || low <= t.sure.floor() {
 			// Its record is read only if it is still in the running
@@ -582,7 +588,7 @@ func (b *recentWalk) sift(best *scoredPool, last float64) error {
 		}
 	}
 	t.n = 0
-	if len(t.waiting) >= maxWaiting || t.uncoded >= walkBatchLen {
+	if len(t.waiting) >= maxWaiting || t.uncoded > 0 {
 		return b.read(best)
 	}
 	return nil
@@ -595,9 +601,9 @@ func (b *recentWalk) sees(rec *record) bool {
 }
 
 // maxWaiting is how many items may wait for their vectors before the
-// walk reads them. Items without a code raise no floor while they wait:
-// a batch's worth of them is read at once, as the floor from their
-// distances is then the only one that rises.
+// walk reads them. Items without a code raise no floor while they wait,
+// so a batch that leaves any waiting is read at once: the floor from
+// their distances is then the only one that rises.
 const maxWaiting = 256
 
 // read scores the waiting items from their vectors and pushes them to
@@ -607,17 +613,24 @@ const maxWaiting = 256
 // score. It empties the list, and the known scores are the pool's again.
 func (b *recentWalk) read(best *scoredPool) error {
 	t, c := b.batch, b.c
+	wait := t.waiting
 	// Most items that joined early wait below the scores known since.
-	wait := slices.DeleteFunc(t.waiting, func(w waitingRec) bool { return w.bound < t.sure.floor() })
-	slices.SortFunc(wait, func(x, y waitingRec) int { return cmpFloat(y.bound, x.bound) })
-	for len(wait) > 0 {
+	floor := t.sure.floor()
+	t.order = t.order[:0]
+	for i := range wait {
+		if wait[i].bound >= floor {
+			t.order = append(t.order, int32(i))
+		}
+	}
+	slices.SortFunc(t.order, func(x, y int32) int { return cmpFloat(wait[y].bound, wait[x].bound) })
+	for ord := t.order; len(ord) > 0; {
 		cut := t.sure.floor()
 		if best.full() {
 			cut = max(cut, best.floor())
 		}
 		g := 0
-		for ; len(wait) > 0 && g < scoreGroup && wait[0].bound >= cut; wait = wait[1:] {
-			w := wait[0]
+		for ; len(ord) > 0 && g < scoreGroup && wait[ord[0]].bound >= cut; ord = ord[1:] {
+			w := &wait[ord[0]]
 			if !w.seen && !b.sees(w.rec) {
 				continue
 			}
@@ -640,7 +653,10 @@ func (b *recentWalk) read(best *scoredPool) error {
 			if b.minSim != nil && sim < *b.minSim {
 				continue
 			}
-			wt := b.decay(b.list.keys[w.idx]) * w.imp
+			wt := w.weight
+			if wt < 0 {
+				wt = b.decay(b.list.keys[w.idx]) * w.imp
+			}
 			best.push(scoredRec{rec: w.rec, dist: d, sim: sim, score: relevance(sim) * wt})
 		}
 	}
@@ -701,8 +717,9 @@ type walkBatch struct {
 	rows    [walkBatchLen]*float32
 
 	waiting []waitingRec
-	uncoded int                    // how many of waiting have no code
-	group   [scoreGroup]waitingRec // the waiting items read scores together
+	uncoded int                     // how many of waiting have no code
+	order   []int32                 // read's order of the waiting items, best bound first
+	group   [scoreGroup]*waitingRec // the waiting items read scores together
 	sure    sureScores
 }
 
@@ -711,11 +728,12 @@ const walkBatchLen = 32
 
 // waitingRec is a walked item waiting for its vector.
 type waitingRec struct {
-	rec   *record
-	idx   int     // its index in the list
-	imp   float64 // its importance
-	bound float64 // the most it can score
-	seen  bool    // the query is known to see it (recentWalk.sees)
+	rec    *record
+	idx    int     // its index in the list
+	imp    float64 // its importance
+	weight float64 // its recency × importance; -1 until computed
+	bound  float64 // the most it can score
+	seen   bool    // the query is known to see it (recentWalk.sees)
 }
 
 // sureScores is the k best of scores that distinct items are known to

@@ -193,9 +193,9 @@ func (p *plan) release() {
 		clear(p.scratch.recs)
 		clear(p.scratch.pool)
 		b := &p.scratch.batch
-		waiting, sure := b.waiting[:0], b.sure.h[:0]
-		clear(waiting[:cap(waiting)])
-		*b = walkBatch{waiting: waiting, sure: sureScores{h: sure}}
+		waiting, order, sure := b.waiting[:0], b.order[:0], b.sure.h[:0]
+		clear(b.waiting) // read empties it: this is for a query cut short
+		*b = walkBatch{waiting: waiting, order: order, sure: sureScores{h: sure}}
 		clear(p.scratch.lists[:cap(p.scratch.lists)])
 		scratchPool.Put(p.scratch)
 		p.scratch = nil
