@@ -1447,12 +1447,19 @@ func sqliteCode(err error) int {
 // lock codes around [ErrLocked] ("busy", another program holding the lock
 // a statement needs, and "locking protocol", what a reader gets after
 // some ten seconds of retries beside a writer stopped halfway through
-// updating the log's index), and "full" around [ErrDiskFull].
+// updating the log's index), and "full" and a log index that cannot grow
+// around [ErrDiskFull].
 func mapErr(err error) error {
 	if err == nil || errors.Is(err, ErrLocked) || errors.Is(err, ErrDiskFull) {
 		return err
 	}
-	switch sqliteCode(err) & 0xff {
+	code := sqliteCode(err)
+	if code == sqlite3.SQLITE_IOERR_SHMSIZE {
+		// The log's index (the "-shm" file) could not grow: SQLite
+		// writes to it to make its pages, which a full disk refuses.
+		return fmt.Errorf("%w: %w", ErrDiskFull, err)
+	}
+	switch code & 0xff {
 	case sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB:
 		return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 	case sqlite3.SQLITE_BUSY, sqlite3.SQLITE_PROTOCOL:

@@ -222,3 +222,77 @@ func testGroupCommitFault(t *testing.T, f fault, spill bool) {
 		t.Fatal(err)
 	}
 }
+
+// TestOpenOnFullDisk opens a file whose disk has no room left: a writable
+// Open, which must make the log's index beside the file, fails with
+// ErrDiskFull and leaves the file as it was; a read-only Open reads it;
+// once there is room, the file opens as before.
+func TestOpenOnFullDisk(t *testing.T) {
+	ctx := context.Background()
+	disk := faults()[0]
+	path := filepath.Join(disk.dir(t), "test.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", faultDim, vector.L2)
+	var items []Item
+	for id := vector.ID(1); id <= 100; id++ {
+		items = append(items, itemFor(id, faultDim))
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	os.Remove(path + "-shm") // as a copy of the file, or a reboot, leaves it
+	before, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	disk.arm(t, path)
+	// The ballast leaves 64 KiB: take that too.
+	fill, err := os.Create(filepath.Join(filepath.Dir(path), "fill"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := fill.Write(make([]byte, 4096)); err != nil {
+			break
+		}
+	}
+	fill.Close()
+	db, err = Open(ctx, path, nil)
+	if err == nil {
+		db.Close()
+		t.Fatal("a writable Open on a full disk succeeded")
+	}
+	if !errors.Is(err, ErrDiskFull) || !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("writable Open on a full disk: %v, want ErrDiskFull", err)
+	}
+	if after, err := os.ReadFile(path); err != nil || string(after) != string(before) {
+		t.Fatalf("the failed Open changed the file (read error %v)", err)
+	}
+	countItems := func(ro bool) {
+		t.Helper()
+		db, err := Open(ctx, path, &Options{ReadOnly: ro})
+		if err != nil {
+			t.Fatalf("Open (read-only %v): %v", ro, err)
+		}
+		defer db.Close()
+		c, err := db.Collection(ctx, "c")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := c.Len(); n != len(items) {
+			t.Fatalf("Open (read-only %v): %d items, want %d", ro, n, len(items))
+		}
+	}
+	countItems(true)
+
+	os.Remove(fill.Name())
+	disk.disarm(t, path)
+	countItems(false)
+}

@@ -65,7 +65,8 @@ var (
 	ErrOrphanLog = errors.New("sqlitestore: a write-ahead log is left beside a missing file")
 
 	// ErrDiskFull is returned by a write, or an Open, that the disk has
-	// no room for (SQLite's "database or disk is full"). It matches
+	// no room for (SQLite's "database or disk is full", or a writable
+	// Open that cannot make the log's index, the "-shm" file). It matches
 	// [syscall.ENOSPC] under [errors.Is] as well. A write that returns it
 	// left nothing behind, and can be retried as it was once there is
 	// room.
