@@ -109,9 +109,17 @@ func (db *DB) LoadedTenantsForTest() (n int, bytes int64) {
 	return db.tenants.loaded()
 }
 
-// WakeIdleSweepForTest wakes the DB's sweep of idle tenants, as the
-// eviction of a tenant does, so that it looks at a test's clock again.
-func (db *DB) WakeIdleSweepForTest() { db.wakeIdleSweep() }
+// WakeIdleSweepForTest wakes the DB's sweep of idle tenants at once, so
+// that it looks at a test's clock again: unlike the wake of an eviction,
+// within idleSweepGap of the last pass too.
+func (db *DB) WakeIdleSweepForTest() {
+	if s := db.idle.Load(); s != nil {
+		select {
+		case s.force <- struct{}{}:
+		default:
+		}
+	}
+}
 
 // SetIdleSweptHookForTest sets a function called after every pass of the
 // sweep of idle tenants, with how many tenants it loaded and its error;

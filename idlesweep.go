@@ -22,6 +22,12 @@ import (
 // its own sweeper is removing, or one whose sweep failed.
 const idleSweepRetry = time.Second
 
+// idleSweepGap is the least time from the end of a pass to the start of
+// the next one that an eviction asks for: each pass queries the file on
+// the writer's connection, and with a small TenantMemory every call to
+// another tenant evicts one.
+const idleSweepGap = time.Second
+
 // dueTenantsPage is how many due tenants a pass asks the file for at a
 // time; it sweeps them one at a time.
 const dueTenantsPage = 64
@@ -30,15 +36,17 @@ const dueTenantsPage = 64
 // not loaded, in the background: it sleeps until the soonest time that an
 // item of a tenant of a loaded collection expires, or that a history
 // state of one passes its collection's KeepHistory.For (at most
-// maxSweepWait, or until a tenant is evicted, which wakes it), then
+// maxSweepWait, or until a tenant is evicted, which wakes it, at most
+// once every idleSweepGap), then
 // sweeps every tenant with something due that is not loaded, one at a
 // time. The tenants of a collection the program has not loaded
 // ([DB.Collection]) are not swept, as the collection itself is not.
 type idleSweep struct {
-	db   *DB
-	wake chan struct{}
-	stop context.CancelFunc
-	done chan struct{} // closed when the sweep's goroutine has returned
+	db    *DB
+	wake  chan struct{}
+	force chan struct{} // a test's wake, which no gap defers
+	stop  context.CancelFunc
+	done  chan struct{} // closed when the sweep's goroutine has returned
 }
 
 // startIdleSweepLocked starts the DB's sweep of idle tenants, once, for
@@ -50,7 +58,7 @@ func (db *DB) startIdleSweepLocked() {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &idleSweep{db: db, wake: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
+	s := &idleSweep{db: db, wake: make(chan struct{}, 1), force: make(chan struct{}, 1), stop: cancel, done: make(chan struct{})}
 	db.idle.Store(s)
 	go s.run(ctx)
 }
@@ -70,11 +78,24 @@ func (s *idleSweep) run(ctx context.Context) {
 	defer close(s.done)
 	timer := time.NewTimer(0)
 	defer timer.Stop()
+	due := time.Now()  // when timer fires
+	var last time.Time // when the last pass ended
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.force:
 		case <-s.wake:
+			// Evictions come in runs, one for each tenant loaded past the
+			// budget: a wake within idleSweepGap of the last pass is
+			// served by a pass at the gap's end.
+			if soon := last.Add(idleSweepGap); time.Now().Before(soon) {
+				if soon.Before(due) {
+					timer.Reset(time.Until(soon))
+					due = soon
+				}
+				continue
+			}
 		case <-timer.C:
 		}
 		swept, wait, err := s.pass(ctx)
@@ -84,13 +105,9 @@ func (s *idleSweep) run(ctx context.Context) {
 		if h := s.db.idleSweptHook; h != nil {
 			h(swept, err)
 		}
-		if !timer.Stop() {
-			select {
-			case <-timer.C:
-			default:
-			}
-		}
+		last = time.Now()
 		timer.Reset(wait)
+		due = last.Add(wait)
 	}
 }
 

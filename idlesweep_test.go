@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -536,5 +537,50 @@ func TestIdleSweepKeepsBudget(t *testing.T) {
 	}
 	if n, _ := db.LoadedTenantsForTest(); n != 1 {
 		t.Fatalf("%d tenants loaded after a call on busy, want 1", n)
+	}
+}
+
+// TestIdleSweepGap: with a TenantMemory that holds one tenant, every call
+// to another tenant evicts one, and each eviction wakes the sweep of idle
+// tenants; the wakes of a run of evictions are served by a pass a
+// second, not a pass each.
+func TestIdleSweepGap(t *testing.T) {
+	ctx := context.Background()
+	db, err := cairn.Open(ctx, filepath.Join(t.TempDir(), "t.db"), &cairn.Options{TenantMemory: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var passes atomic.Int64
+	db.SetIdleSweptHookForTest(func(int, error) { passes.Add(1) })
+	c := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat, TTL: time.Hour})
+	const tenants = 8
+	for i := range tenants {
+		tn, err := c.CreateTenant(ctx, fmt.Sprint("t", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := tn.Add(ctx, cairn.Item{ID: "x", Embedding: []float32{1, 0}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start, before := time.Now(), passes.Load()
+	const calls = 200
+	for i := range calls {
+		tn, err := c.Tenant(ctx, fmt.Sprint("t", i%tenants))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tn.Get(ctx, "x"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	elapsed := time.Since(start)
+	if n, _ := db.LoadedTenantsForTest(); n > 1 {
+		t.Fatalf("%d tenants loaded, want at most 1: the calls did not evict", n)
+	}
+	// A pass at the start, then one a second at most.
+	if got, most := passes.Load()-before, 2+int64(elapsed/time.Second); got > most {
+		t.Fatalf("%d calls, each evicting a tenant, in %v: %d passes of the sweep, want at most %d", calls, elapsed.Round(time.Millisecond), got, most)
 	}
 }
