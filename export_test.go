@@ -109,6 +109,9 @@ func (db *DB) LoadedTenantsForTest() (n int, bytes int64) {
 	return db.tenants.loaded()
 }
 
+// RaceEnabled says the tests run under the race detector (race_test.go).
+const RaceEnabled = raceEnabled
+
 // WakeIdleSweepForTest wakes the DB's sweep of idle tenants at once, so
 // that it looks at a test's clock again: unlike the wake of an eviction,
 // within idleSweepGap of the last pass too.

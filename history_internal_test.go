@@ -72,7 +72,11 @@ func TestHistoryAgainstModel(t *testing.T) {
 	for _, file := range []bool{false, true} {
 		for _, kind := range []IndexKind{Flat, HNSW} {
 			t.Run(fmt.Sprintf("file=%v/%v", file, kind), func(t *testing.T) {
-				for seed := range uint64(4) {
+				seeds := uint64(4)
+				if raceEnabled {
+					seeds = 1
+				}
+				for seed := range seeds {
 					testHistoryAgainstModel(t, file, kind, seed)
 				}
 			})

@@ -1,6 +1,6 @@
 //go:build !race
 
-package cairn_test
+package cairn
 
 // raceEnabled says the tests run without the race detector (see
 // race_test.go).

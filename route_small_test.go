@@ -39,7 +39,7 @@ func TestRoutedSmallCollections(t *testing.T) {
 		{"low intrinsic dimension", lowRank(n, dim, 16, 5), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.graph && raceEnabled {
+			if tc.graph && cairn.RaceEnabled {
 				t.Skip("a timing margin the race detector distorts")
 			}
 			db := cairn.OpenMemory(nil)

@@ -77,7 +77,7 @@ func TestHybridFindsRareWord(t *testing.T) {
 		}
 	}
 	forEachDB(t, func(t *testing.T, op opener) {
-		if raceEnabled && op.kind == cairn.HNSW {
+		if cairn.RaceEnabled && op.kind == cairn.HNSW {
 			t.Skip("HNSW builds are slow under -race; the plain run covers them")
 		}
 		db := op.open(t, nil)
