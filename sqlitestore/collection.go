@@ -93,7 +93,7 @@ func newCollection(db *DB, id int64, name string, cfg CollectionConfig, paged bo
 		db:       db,
 		id:       id,
 		name:     name,
-		table:    fmt.Sprintf("items_%d", id),
+		table:    itemsTable(id),
 		dim:      cfg.Dim,
 		metric:   cfg.Metric,
 		arena:    arena,

@@ -121,7 +121,7 @@ func migrateV2(ctx context.Context, conn *sql.Conn) error {
 	}
 	for _, id := range ids {
 		for _, col := range strings.Split(itemColumns, ", ") {
-			if err := execAll(ctx, conn, fmt.Sprintf("ALTER TABLE items_%d ADD COLUMN %s", id, col)); err != nil {
+			if err := execAll(ctx, conn, fmt.Sprintf("ALTER TABLE %s ADD COLUMN %s", itemsTable(id), col)); err != nil {
 				return err
 			}
 		}
@@ -1003,10 +1003,7 @@ func (db *DB) CreateCollection(ctx context.Context, name string, cfg CollectionC
 		id, _ := res.LastInsertId()
 		c, err = newCollection(db, id, name, cfg, true)
 		if err == nil {
-			err = execAll(ctx, conn,
-				fmt.Sprintf("CREATE TABLE %s (id INTEGER PRIMARY KEY, vec BLOB NOT NULL, key TEXT, text TEXT, meta TEXT, %s)", c.table, itemColumns),
-				fmt.Sprintf("CREATE UNIQUE INDEX %s_key ON %s (key) WHERE key IS NOT NULL", c.table, c.table),
-			)
+			err = execAll(ctx, conn, itemsSchema(c.table)...)
 		}
 		if err == nil {
 			err = commit(ctx, conn)
