@@ -584,7 +584,7 @@ func (db *DB) init(ctx context.Context) error {
 		return mapErr(err)
 	}
 	if err := db.loadCollections(ctx); err != nil {
-		return err
+		return db.damaged(ctx, fileErr(err))
 	}
 	if _, err := db.conn.ExecContext(ctx, "PRAGMA mmap_size=0"); err != nil {
 		return mapErr(err)
@@ -641,11 +641,28 @@ func (db *DB) checkSchema(ctx context.Context) (int64, error) {
 		}
 		rows, err := db.conn.QueryContext(ctx, q.q)
 		if err != nil {
-			return 0, fileErr(err)
+			return 0, db.damaged(ctx, fileErr(err))
 		}
 		rows.Close()
 	}
 	return version, nil
+}
+
+// damaged returns err, an error of init's after the file was found to be
+// a cairn file of a version this build reads, as a [DamagedError] with
+// the schema's differences from cairn's if it wraps [vector.ErrCorrupt];
+// otherwise as it is.
+func (db *DB) damaged(ctx context.Context, err error) error {
+	if !errors.Is(err, vector.ErrCorrupt) {
+		return err
+	}
+	var de *DamagedError
+	if errors.As(err, &de) {
+		return err
+	}
+	// No drift if it cannot be told: err says what is wrong.
+	drift, _, _ := schemaDrift(ctx, db.conn)
+	return &DamagedError{Err: err, Drift: drift}
 }
 
 func migrate(ctx context.Context, conn *sql.Conn, from int) error {

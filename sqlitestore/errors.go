@@ -2,6 +2,7 @@ package sqlitestore
 
 import (
 	"errors"
+	"strings"
 	"syscall"
 
 	"github.com/cairndb/cairn/vector"
@@ -87,3 +88,29 @@ type kindError struct {
 
 func (e *kindError) Error() string { return e.msg }
 func (e *kindError) Unwrap() error { return e.parent }
+
+// DamagedError is the error of an [Open] that found a cairn file (its
+// application id, a schema version this build reads) and refused it as
+// damaged: a table it reads is missing or lacks a column, a row cannot be
+// loaded (a vector whose length is not its collection's dimension, say).
+// It matches [vector.ErrCorrupt] under [errors.Is], as Err does. The file
+// is not modified.
+type DamagedError struct {
+	// Err is why the file was refused.
+	Err error
+	// Drift lists how the file's schema differs from the one cairn makes
+	// for it, one sentence each, as [DB.SchemaDrift] does; empty if it
+	// does not, or if that could not be told.
+	Drift []string
+}
+
+// Error returns Err's message, and the schema's differences after it.
+func (e *DamagedError) Error() string {
+	if len(e.Drift) == 0 {
+		return e.Err.Error()
+	}
+	return e.Err.Error() + " (the file's schema is not cairn's: " + strings.Join(e.Drift, "; ") + ")"
+}
+
+// Unwrap returns Err.
+func (e *DamagedError) Unwrap() error { return e.Err }
