@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/cairndb/cairn/hnsw"
 	"github.com/cairndb/cairn/sqlitestore"
@@ -28,23 +29,57 @@ const maxProblems = 20
 // Check checks the cairn file at path without opening it as a [DB]. It
 // opens the file read-only (see [Options.ReadOnly]), so it changes no byte
 // of it and works beside the file's writer (checking the file as of its
-// start) and on read-only media: SQLite's integrity_check over every
-// page; that the file holds no trigger or view (cairn makes none, and
-// another program's trigger can undo cairn's writes); then, for each collection, its settings, every row (and every row
-// of each of its tenants) against the key index a collection builds (each
-// item has a non-empty id, no id twice, id and text valid UTF-8 unless
-// written before the store kept times, as the first builds wrote them,
-// metadata of the stored form) and the count of rows against the vectors loaded;
-// every state the history keeps, by the same rules; and every saved HNSW graph that is current, loaded over
-// the rows and checked with [hnsw.Index.Verify]. A graph that is missing
-// or stale is not a problem (the next load rebuilds it); one that fails
-// its checksum or does not match the rows is.
+// start) and on read-only media. It checks:
+//
+//   - every page, with SQLite's integrity_check;
+//   - that the file holds no trigger or view (cairn makes none, and
+//     another program's trigger can undo cairn's writes);
+//   - the file's tables and indexes against those cairn makes for a file
+//     of its schema version and collections ([sqlitestore.DB.SchemaDrift]):
+//     one missing (a dropped index) or not as cairn makes it (a column lost
+//     or added, an index over other columns), the items table of a
+//     collection not in the catalogue, a table of a name a later schema
+//     version takes, and another program's index on a table of cairn's
+//     that can refuse or fail its writes (a unique one, one over an
+//     expression or under a condition). Other programs' tables, and their
+//     indexes over plain columns, are not reported: cairn neither reads
+//     nor writes them, nor do they change what its writes do;
+//   - the rows of the tables shared by the collections and tenants that
+//     belong to no collection in the catalogue or no tenant of one
+//     ([sqlitestore.DB.Orphans]), which another program's DELETE leaves
+//     and a new collection or tenant given the same row id would take
+//     for its own;
+//   - for each collection, its settings, every row (and every row of each
+//     of its tenants) against the key index a collection builds (each
+//     item has a non-empty id, no id twice, id and text valid UTF-8
+//     unless written before the store kept times, as the first builds
+//     wrote them, metadata of the stored form, a vector of the
+//     collection's dimension) and the count of rows against the vectors
+//     loaded; every state the history keeps, by the same rules; and every
+//     saved HNSW graph that is current, loaded over the rows and checked
+//     with [hnsw.Index.Verify]. A graph that is missing or stale is not a
+//     problem (the next load rebuilds it); one that fails its checksum or
+//     does not match the rows is.
+//
+// A cairn file that cannot be loaded at all (a table a read needs is
+// missing or lacks a column, a collection's vector is not of its
+// dimension) is reported as one problem, after the differences of its
+// schema from cairn's: the checks after the schema's do not run.
 //
 // The returned error is for a check that could not run (no such file, a
-// file that is not a cairn database); what the
-// check finds is in the report. It reads the whole file.
+// file that is not a cairn database, or one of an older schema version
+// that only a writable Open migrates); what the check finds is in the
+// report. It reads the whole file.
 func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
 	sdb, err := openExisting(ctx, path, o, true)
+	var damaged *sqlitestore.DamagedError
+	if errors.As(err, &damaged) {
+		// A cairn file that cannot be loaded: the check ends here, with
+		// what the loading and the schema tell.
+		rep := &CheckReport{Problems: slices.Clone(damaged.Drift)}
+		rep.Problems = append(rep.Problems, fmt.Sprintf("the file cannot be loaded, so the rest is not checked: %v", damaged.Err))
+		return rep, nil
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cairn: check: %w", err)
 	}
@@ -63,6 +98,16 @@ func Check(ctx context.Context, path string, o *Options) (*CheckReport, error) {
 	for _, f := range foreign {
 		rep.Problems = append(rep.Problems, "the file holds a "+f+" that cairn did not make, which can change what writes do")
 	}
+	drift, err := sdb.SchemaDrift(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: check: %w", err)
+	}
+	rep.Problems = append(rep.Problems, drift...)
+	orphans, err := sdb.Orphans(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("cairn: check: %w", err)
+	}
+	rep.Problems = append(rep.Problems, orphans...)
 	infos, err := sdb.Collections(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("cairn: check: %w", err)
