@@ -62,9 +62,31 @@ func readSchema(ctx context.Context, conn *sql.Conn) (map[string]schemaObject, e
 		if err := rows.Scan(&o.typ, &o.name, &o.table, &o.sql); err != nil {
 			return nil, scanErr(err)
 		}
-		out[o.name] = o
+		// SQLite's names are ASCII case-insensitive: "History" is the
+		// name "history", and a table of either takes it.
+		out[lowerASCII(o.name)] = o
 	}
 	return out, mapErr(rows.Err())
+}
+
+// lowerASCII is s with its ASCII capitals made small, as SQLite compares
+// names.
+func lowerASCII(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// article is "a table" or "an index", of typ, one of sqlite_master's.
+func article(typ string) string {
+	if strings.HasPrefix(typ, "i") {
+		return "an " + typ
+	}
+	return "a " + typ
 }
 
 // expectedSchema is the schema this build makes for a file.
@@ -335,14 +357,15 @@ func schemaDrift(ctx context.Context, conn *sql.Conn) (_ []string, drifted map[s
 			if w.typ == "table" {
 				drifted[name] = true
 				out = append(out, fmt.Sprintf("the file lacks the table %q%s that cairn makes (schema version %d)", name, of(w), version))
-			} else {
+			} else if _, ok := got[lowerASCII(w.table)]; ok {
+				// (An index of a table the file lacks goes with it.)
 				out = append(out, fmt.Sprintf("the file lacks the index %q on table %q%s that cairn makes (schema version %d)", name, w.table, of(w), version))
 			}
 		case g.typ != w.typ:
 			drifted[name] = true
-			out = append(out, fmt.Sprintf("%q is an %s, where cairn makes a %s", name, g.typ, w.typ))
+			out = append(out, fmt.Sprintf("%q is %s, where cairn makes %s", g.name, article(g.typ), article(w.typ)))
 		case w.typ == "index":
-			if g.table != w.table || normalSQL(g.sql) != normalSQL(w.sql) {
+			if lowerASCII(g.table) != lowerASCII(w.table) || normalSQL(g.sql) != normalSQL(w.sql) {
 				out = append(out, fmt.Sprintf("the index %q on table %q%s is not the one cairn makes: the file has %q, cairn makes %q", name, w.table, of(w), normalSQL(g.sql), normalSQL(w.sql)))
 			}
 		default:
@@ -364,20 +387,20 @@ func schemaDrift(ctx context.Context, conn *sql.Conn) (_ []string, drifted map[s
 			continue
 		}
 		if v, ok := want.later[name]; ok {
-			out = append(out, fmt.Sprintf("the file holds a %s %q that cairn did not make, of a name schema version %d takes: a writable open cannot migrate the file", g.typ, name, v))
+			out = append(out, fmt.Sprintf("the file holds %s %q that cairn did not make, of a name schema version %d takes: a writable open cannot migrate the file", article(g.typ), g.name, v))
 			continue
 		}
 		if id, ok := itemsTableID(name); ok && g.typ == "table" {
-			out = append(out, fmt.Sprintf("table %q belongs to no collection in the catalogue: its rows are left over, and a new collection given row id %d cannot be made", name, id))
+			out = append(out, fmt.Sprintf("table %q belongs to no collection in the catalogue: its rows are left over, and a new collection given row id %d cannot be made", g.name, id))
 			continue
 		}
-		if w, ok := want.objects[g.table]; ok && w.typ == "table" && g.typ == "index" {
-			why, err := foreignIndexRisk(ctx, conn, g.table, name)
+		if w, ok := want.objects[lowerASCII(g.table)]; ok && w.typ == "table" && g.typ == "index" {
+			why, err := foreignIndexRisk(ctx, conn, g.table, g.name)
 			if err != nil {
 				return nil, nil, err
 			}
 			if why != "" {
-				out = append(out, fmt.Sprintf("the index %q on table %q was not made by cairn and %s", name, g.table, why))
+				out = append(out, fmt.Sprintf("the index %q on table %q was not made by cairn and %s", g.name, g.table, why))
 			}
 		}
 	}
