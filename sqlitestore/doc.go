@@ -70,8 +70,12 @@
 // of a checkpoint. Damage SQLite finds while loading is reported as
 // [vector.ErrCorrupt], and so is a key index that disagrees with its table
 // (the mark of a file copied while it was written: copy open databases with
-// [DB.Backup]); [Options.CheckIntegrity] and [DB.IntegrityCheck] run
-// SQLite's own checks. Older schemas are migrated forward at Open: a file
+// [DB.Backup]); such a refusal of a cairn file is a [DamagedError], which
+// also says how the file's schema differs from the one this package makes.
+// [Options.CheckIntegrity] and [DB.IntegrityCheck] run SQLite's own
+// checks; [DB.SchemaDrift] compares an open file's tables and indexes with
+// those this package makes for its version and collections, and
+// [DB.Orphans] finds the rows that belong to no collection. Older schemas are migrated forward at Open: a file
 // of version 1 gains the time columns, NULL (no time) in its items; one of
 // version 2 gains the (empty) tables of tenants, its own rows untouched;
 // one of version 4 gains the two indexes that find the tenants with

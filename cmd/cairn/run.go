@@ -42,7 +42,7 @@ type env struct {
 
 var commands = []command{
 	{"info", "FILE [-json]", "list the collections: dimension, metric, index, items, file size, saved graph", cmdInfo},
-	{"check", "FILE", "check the file (SQLite integrity, rows, saved graphs) without changing it; exit 0 only if all pass", cmdCheck},
+	{"check", "FILE", "check the file (SQLite integrity, schema, rows, saved graphs) without changing it; exit 0 only if all pass", cmdCheck},
 	{"export", "FILE [-collection NAME]", "write the items as JSON lines to stdout", cmdExport},
 	{"import", "FILE [-collection NAME] [-batch N]", "add the JSON lines on stdin, all or nothing (with -batch, batch by batch)", cmdImport},
 	{"query", "FILE -collection NAME [-tenant NAME] (-text T | -vector JSON) [-mode M] [-k 10] [-filter JSON] [-json]", "print the nearest items (by embeddings, words or both)", cmdQuery},
