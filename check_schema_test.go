@@ -243,3 +243,33 @@ func TestCheckSchemaAfterCompact(t *testing.T) {
 		t.Fatalf("table in capitals: %s", all)
 	}
 }
+
+// TestCheckSchemaAfterDeletes: what cairn's own deletes leave (a tenant
+// deleted with its graph and history, a collection deleted with its
+// saved graph and table) is no orphan, and a new collection after them
+// checks clean too.
+func TestCheckSchemaAfterDeletes(t *testing.T) {
+	ctx := context.Background()
+	path := newCheckedFile(t)
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	flat, err := db.Collection(ctx, "flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := flat.DeleteTenant(ctx, "t1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.DeleteCollection(ctx, "graph"); err != nil {
+		t.Fatal(err)
+	}
+	mustCollection(t, db, "again", cairn.CollectionConfig{Dim: 2})
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if problems := checkProblems(t, path); len(problems) != 0 {
+		t.Fatalf("after cairn's deletes: %s", strings.Join(problems, "\n"))
+	}
+}
