@@ -445,7 +445,7 @@ func (ix *Index) calibrate(ctx context.Context, queries [][]float32, paced bool)
 	finish := func() (Calibration, error) {
 		c.Took = time.Since(start)
 		ix.cal.mu.Lock()
-		ix.cal.deletes -= deletes
+		ix.cal.deletes = max(0, ix.cal.deletes-deletes) // a ReadFrom meanwhile reset it
 		ix.cal.mu.Unlock()
 		ix.cal.cur.Store(&c)
 		return c, nil

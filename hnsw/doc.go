@@ -216,5 +216,12 @@
 // the quantizer, and one with [QuantizeBinary] version 3, the same
 // fields, which builds that know only int8 codes refuse as newer; loading encodes the codes again from the store (O(n·d)),
 // and trains a quantizer from it for a version-1 graph read by an index
-// with the option set.
+// with the option set. An index with a recall target that has calibrated
+// writes version 4, which adds its latest [Calibration] (and the deletes
+// counted since): loaded by an index with the same TargetRecall and
+// TargetK, the graph answers at the beam width it chose from its first
+// query, with no calibration at the load, which costs seconds at 100,000
+// × 768. A calibration for another target, or a graph saved without one,
+// is calibrated again in the background, as [Index.WaitCalibration] can
+// wait for.
 package hnsw

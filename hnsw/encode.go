@@ -11,6 +11,7 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/cairndb/cairn/internal/reservoir"
 	"github.com/cairndb/cairn/vector"
 )
 
@@ -36,13 +37,26 @@ import (
 // Version 3, written with [QuantizeBinary] or [Options.QuantizeDims], adds
 // QuantizeDims (uint32) after Quantize, so that builds that know only
 // int8 codes of whole vectors refuse it as a newer format.
+// Version 4, written by an index with [Options.TargetRecall] that has a
+// calibration, holds the fields of version 3 (zero for an index without
+// quantization, and then read, as version 1 is, with the reading index's
+// Quantize) followed by the calibration: Target (float64 bits), K,
+// Ef (uint32 each), Exact (uint8), Recall, StdErr (float64 bits each),
+// Queries, RealQueries (uint32 each), Source (uint8: 1 queries, 2
+// held-out, 3 caller, 4 mixed), Len (uint32), Took (uint64 nanoseconds),
+// the deletes counted since it (uint32), and the length of Reason
+// (uint32, at most 1,024) and its UTF-8 bytes. An index without a
+// calibration writes the version its quantization asks for, byte for
+// byte as before; builds that know no saved calibration refuse version 4
+// as newer, and rebuild. A graph of versions 1 to 3 loads without a
+// calibration, and calibrates as before.
 //
 // Vectors are not encoded: they live in the store, and ReadFrom resolves
 // every id against it. Nor are codes: ReadFrom encodes them again from the
 // store with the saved quantizer (or trains one when there is none).
 const (
 	magic         = "cairnHNS"
-	formatVersion = 3
+	formatVersion = 4
 	headerLen     = 8 + 4 + 8
 )
 
@@ -64,8 +78,11 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	_ = ix.Flush(context.Background()) // beside searches; cannot fail
 	ix.mu.Lock()
 	ix.unlinkAllLocked() // deleted since: few
-	body := ix.encodeLocked()
-	version := ix.writeVersion()
+	// The calibration is read once: a background one may end meanwhile,
+	// and the version must agree with the body.
+	cal, calibrated := ix.cal.saved(&ix.opts)
+	version := ix.writeVersion(calibrated)
+	body := ix.encodeLocked(version, cal)
 	ix.mu.Unlock()
 	var hdr [headerLen]byte
 	copy(hdr[:], magic)
@@ -84,7 +101,9 @@ func (ix *Index) WriteTo(w io.Writer) (int64, error) {
 	return int64(n + m), nil
 }
 
-func (ix *Index) encodeLocked() []byte {
+// encodeLocked returns the body of the graph in format version, with
+// cal, the calibration, for version 4. mu is held.
+func (ix *Index) encodeLocked(version uint32, cal *savedCalibration) []byte {
 	le := binary.LittleEndian
 	b := make([]byte, 0, 64+int(ix.next)*(13+4*ix.stride0))
 	b = le.AppendUint32(b, uint32(ix.dim))
@@ -94,8 +113,11 @@ func (ix *Index) encodeLocked() []byte {
 	b = le.AppendUint32(b, uint32(ix.opts.EfSearch))
 	b = le.AppendUint64(b, math.Float64bits(ix.opts.LevelMult))
 	b = le.AppendUint64(b, ix.opts.Seed)
-	if ix.writeVersion() >= 2 {
-		b = ix.appendQuantizer(b)
+	if version >= 2 {
+		b = ix.appendQuantizer(b, version)
+	}
+	if version >= 4 {
+		b = cal.appendTo(b)
 	}
 	b = le.AppendUint32(b, uint32(ix.next))
 	b = le.AppendUint32(b, uint32(ix.live))
@@ -175,6 +197,15 @@ func (d *decoder) u64() uint64 {
 // running searches and inserts and blocks new ones while it installs the
 // graph, and, for a graph saved by a version that could leave a node no
 // search reaches, while it links such nodes (see [Index.Flush]).
+//
+// A graph saved with its calibration (by an index with TargetRecall)
+// brings it back: if it was made for the reading index's TargetRecall and
+// TargetK, on the codes the graph loads with (not trained again at load),
+// [Index.Calibration] returns it at once and queries search at its beam
+// width from the first; it is redone in the background by the usual
+// rules (growth, deletes, real queries). Otherwise, and for a graph saved
+// without one, the index calibrates the loaded graph in the background,
+// as [Index.WaitCalibration] can wait for.
 func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	var hdr [headerLen]byte
 	n, err := io.ReadFull(r, hdr[:])
@@ -211,13 +242,17 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 	if crc := crc32.Update(crc32.Checksum(hdr[:], castagnoli), castagnoli, body); crc != sum {
 		return read, fmt.Errorf("hnsw: read: %w: checksum %08x, want %08x", vector.ErrCorrupt, crc, sum)
 	}
-	g, cutOff, err := ix.decode(body, binary.LittleEndian.Uint32(hdr[8:]))
+	g, cal, cutOff, err := ix.decode(body, binary.LittleEndian.Uint32(hdr[8:]))
 	if err != nil {
 		return read, fmt.Errorf("hnsw: read: %w", err)
 	}
 	ix.mu.Lock()
 	ix.installLocked(g)
-	ix.cal.cur.Store(nil) // measured on the graph just replaced
+	// The calibration saved with the graph, if it applies; else none (the
+	// one before was measured on the graph just replaced), and the one
+	// noteChange starts. A saved one the rules call for redoing (the
+	// graph doubled since, say) is redone too, and answers meanwhile.
+	ix.cal.restore(cal, reservoir.Size(ix.liveCount(), ix.dim))
 	ix.noteChange(0)
 	ix.mu.Unlock()
 	if cutOff {
@@ -227,10 +262,11 @@ func (ix *Index) ReadFrom(r io.Reader) (int64, error) {
 }
 
 // decode builds a graph from a checksummed body and checks it, and checks
-// it against the store. It reports whether a live node other than the
-// entry point has no link to it, on any layer: such a node is cut off
-// from search.
-func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err error) {
+// it against the store. It returns the calibration saved with it if that
+// applies to the graph under ix's target (nil if none does), and reports
+// whether a live node other than the entry point has no link to it, on
+// any layer: such a node is cut off from search.
+func (ix *Index) decode(body []byte, version uint32) (g *Index, cal *savedCalibration, cutOff bool, err error) {
 	d := &decoder{b: body}
 	corrupt := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", vector.ErrCorrupt, fmt.Sprintf(format, args...))
@@ -250,29 +286,41 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 	}
 	qz, err := decodeQuantizer(d, version, &o)
 	if err != nil {
-		return nil, false, err
+		return nil, nil, false, err
+	}
+	if version >= 4 {
+		if cal, err = decodeCalibration(d); err != nil {
+			return nil, nil, false, err
+		}
+		// A graph saved without quantization is read as a version-1 one
+		// is, with the reading index's option, whatever its version; a
+		// calibration then made on the float32 walk is dropped below if
+		// the load trains codes for another.
+		if o.Quantize == QuantizeNone {
+			o.Quantize, o.QuantizeDims = ix.opts.Quantize, ix.opts.QuantizeDims
+		}
 	}
 	next := d.u32()
 	live := d.u32()
 	ep := node(d.u32())
 	epTop := int(d.u8()) - 1
 	if d.err != nil {
-		return nil, false, corrupt("%v", d.err)
+		return nil, nil, false, corrupt("%v", d.err)
 	}
 	if err := o.Validate(); err != nil || o.M == 0 || o.EfConstruction == 0 || o.EfSearch == 0 || o.LevelMult == 0 || o.Seed == 0 {
-		return nil, false, corrupt("options %+v", o)
+		return nil, nil, false, corrupt("options %+v", o)
 	}
 	if dim != ix.dim || metric != ix.metric {
-		return nil, false, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
+		return nil, nil, false, fmt.Errorf("%w: graph of dimension %d under %v, store of %d under %v", ErrStoreMismatch, dim, metric, ix.dim, ix.metric)
 	}
 	// Each slot takes at least one byte, so this bounds the allocation by
 	// the size of the stream.
 	if uint64(next) > uint64(len(d.b)) || live > next {
-		return nil, false, corrupt("%d slots, %d live, in %d bytes", next, live, len(d.b))
+		return nil, nil, false, corrupt("%d slots, %d live, in %d bytes", next, live, len(d.b))
 	}
 	g, err = New(ix.store, &o)
 	if err != nil {
-		return nil, false, corrupt("%v", err)
+		return nil, nil, false, corrupt("%v", err)
 	}
 	// The recall target is the caller's, like Workers: not in the stream.
 	g.opts.TargetRecall, g.opts.TargetK = ix.opts.TargetRecall, ix.opts.TargetK
@@ -287,11 +335,11 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 			continue
 		}
 		if lv > maxLevel {
-			return nil, false, corrupt("slot %d at level %d", s, lv)
+			return nil, nil, false, corrupt("slot %d at level %d", s, lv)
 		}
 		id := vector.ID(d.u64())
 		if other, dup := g.idGet(id); dup {
-			return nil, false, corrupt("id %d at slots %d and %d", id, other, s)
+			return nil, nil, false, corrupt("id %d at slots %d and %d", id, other, s)
 		}
 		g.setID(s, id)
 		g.idPut(s)
@@ -300,7 +348,7 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 		for lc := 0; lc <= int(lv); lc++ {
 			cnt := d.u32()
 			if int64(cnt) > int64(g.maxLinks(lc)) {
-				return nil, false, corrupt("slot %d layer %d has %d links", s, lc, cnt)
+				return nil, nil, false, corrupt("slot %d layer %d has %d links", s, lc, cnt)
 			}
 			l := g.list(s, lc)
 			l[0] = cnt
@@ -313,18 +361,18 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 			}
 		}
 		if d.err != nil {
-			return nil, false, corrupt("%v", d.err)
+			return nil, nil, false, corrupt("%v", d.err)
 		}
 	}
 	if len(d.b) != 0 {
-		return nil, false, corrupt("%d bytes after the last slot", len(d.b))
+		return nil, nil, false, corrupt("%d bytes after the last slot", len(d.b))
 	}
 	if int(live) != g.live {
-		return nil, false, corrupt("%d live nodes recorded, %d found", live, g.live)
+		return nil, nil, false, corrupt("%d live nodes recorded, %d found", live, g.live)
 	}
 	if epTop >= 0 {
 		if ep >= g.next {
-			return nil, false, corrupt("entry point %d of %d slots", ep, g.next)
+			return nil, nil, false, corrupt("entry point %d of %d slots", ep, g.next)
 		}
 		g.ep.Store(packEntry(ep, epTop))
 		for s := node(0); s < g.next && !cutOff; s++ {
@@ -334,7 +382,7 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 	// Resolve the vectors before the structural check, which looks at
 	// them.
 	if n := ix.store.Len(); n != g.live {
-		return nil, false, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
+		return nil, nil, false, fmt.Errorf("%w: %d nodes, store holds %d vectors", ErrStoreMismatch, g.live, n)
 	}
 	for s := node(0); s < g.next; s++ {
 		if g.levelOf(s) == freeLevel {
@@ -342,22 +390,26 @@ func (ix *Index) decode(body []byte, version uint32) (g *Index, cutOff bool, err
 		}
 		v, err := ix.storedVector(g.idOf(s))
 		if err != nil {
-			return nil, false, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), err)
+			return nil, nil, false, fmt.Errorf("%w: id %d: %w", ErrStoreMismatch, g.idOf(s), err)
 		}
 		g.setVec(s, unsafe.SliceData(v))
 	}
 	if err := g.verifyLocked(); err != nil {
-		return nil, false, err
+		return nil, nil, false, err
 	}
 	if g.slots != nil {
 		if g, err = g.onStoreSlots(); err != nil {
-			return nil, false, err
+			return nil, nil, false, err
 		}
 	}
-	if err := g.loadCodes(qz); err != nil {
-		return nil, false, err
+	retrained, err := g.loadCodes(qz)
+	if err != nil {
+		return nil, nil, false, err
 	}
-	return g, cutOff, nil
+	if cal != nil && !cal.applies(&g.opts, retrained) {
+		cal = nil
+	}
+	return g, cal, cutOff, nil
 }
 
 // onStoreSlots returns the decoded and verified graph g renumbered so that

@@ -384,24 +384,28 @@ func (ix *Index) exactLimit(dk float32) float32 {
 	return ix.rescoreLimit(dk)
 }
 
-// writeVersion is the format version WriteTo writes: 3 with 1-bit or
-// truncated codes, 2 with int8 codes of whole vectors, else 1, the format
-// of graphs without codes (see encode.go).
-func (ix *Index) writeVersion() uint32 {
+// writeVersion is the format version WriteTo writes: 4 for an index
+// saved with its calibration (calibrated), else 3 with 1-bit or truncated
+// codes, 2 with int8 codes of whole vectors, else 1, the format of graphs
+// without codes (see encode.go).
+func (ix *Index) writeVersion(calibrated bool) uint32 {
 	switch {
+	case calibrated:
+		return formatVersion
 	case ix.opts.Quantize == QuantizeNone:
 		return 1
 	case ix.opts.Quantize == QuantizeInt8 && ix.opts.QuantizeDims == 0:
 		return 2
 	}
-	return formatVersion
+	return 3
 }
 
 // appendQuantizer appends the version-2 fields: Quantize, the length of
-// the quantizer's binary form and that form. mu is held.
-func (ix *Index) appendQuantizer(b []byte) []byte {
+// the quantizer's binary form and that form, and from version 3 on
+// QuantizeDims after Quantize. mu is held.
+func (ix *Index) appendQuantizer(b []byte, version uint32) []byte {
 	b = append(b, byte(ix.opts.Quantize))
-	if ix.writeVersion() >= 3 {
+	if version >= 3 {
 		b = binary.LittleEndian.AppendUint32(b, uint32(ix.opts.QuantizeDims))
 	}
 	var form []byte
@@ -414,7 +418,9 @@ func (ix *Index) appendQuantizer(b []byte) []byte {
 
 // decodeQuantizer reads the version-2 fields into o.Quantize and returns
 // the saved quantizer (nil if none). Version 3 adds QuantizeDims after
-// Quantize, and is the one that holds QuantizeBinary. A version-1 body has none: o keeps
+// Quantize, and is the one that holds QuantizeBinary; version 4 holds the
+// fields of version 3, zero for a graph without quantization, which
+// decode then reads as version 1. A version-1 body has none: o keeps
 // the reading index's option. A quantizer in a newer format gives an error
 // wrapping [vector.ErrUnsupportedVersion], anything damaged one wrapping
 // [vector.ErrCorrupt].
@@ -431,7 +437,7 @@ func decodeQuantizer(d *decoder, version uint32, o *Options) (*quant.Quantizer, 
 		return nil, fmt.Errorf("%w: %v", vector.ErrCorrupt, d.err)
 	}
 	if !o.Quantize.valid() || o.Quantize == QuantizeBinary && version < 3 || o.QuantizeDims > quant.MaxDim ||
-		uint64(n) > uint64(len(d.b)) || n > 0 && o.Quantize == QuantizeNone {
+		uint64(n) > uint64(len(d.b)) || (n > 0 || o.QuantizeDims > 0) && o.Quantize == QuantizeNone {
 		return nil, fmt.Errorf("%w: quantization %d with a quantizer of %d bytes", vector.ErrCorrupt, o.Quantize, n)
 	}
 	if n == 0 {
@@ -448,19 +454,20 @@ func decodeQuantizer(d *decoder, version uint32, o *Options) (*quant.Quantizer, 
 // saved quantizer, if it fits the store and is not stale for its size,
 // else with one trained from the store (a graph saved without codes, or
 // before any were trained, or with a quantizer trained, below a full
-// sample, on half of today's store or less). A saved quantizer of the wrong dimension or metric is
-// corrupt. mu is
+// sample, on half of today's store or less), and reports whether it
+// trained one: the graph then walks other codes than it was saved with.
+// A saved quantizer of the wrong dimension or metric is corrupt. mu is
 // not needed: ix is not shared yet.
-func (ix *Index) loadCodes(qz *quant.Quantizer) error {
+func (ix *Index) loadCodes(qz *quant.Quantizer) (trained bool, err error) {
 	if ix.opts.Quantize == QuantizeNone || ix.live == 0 {
-		return nil
+		return false, nil
 	}
 	if qz != nil {
 		if err := qz.Check(ix.dim, ix.metric); err != nil {
-			return fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
+			return false, fmt.Errorf("%w: %w", vector.ErrCorrupt, err)
 		}
 		if qz.Bits() != ix.opts.Quantize.bits() || qz.Coded() != ix.coded() {
-			return fmt.Errorf("%w: codes of %d bits of %d components saved with quantization %v of %d",
+			return false, fmt.Errorf("%w: codes of %d bits of %d components saved with quantization %v of %d",
 				vector.ErrCorrupt, qz.Bits(), qz.Coded(), ix.opts.Quantize, ix.coded())
 		}
 	}
@@ -468,16 +475,16 @@ func (ix *Index) loadCodes(qz *quant.Quantizer) error {
 	// trained (refreshCodes leaves such an index on the float32 walk):
 	// it loads as it was saved, without them.
 	if qz == nil && ix.coded() > quant.MaxDim {
-		return nil
+		return false, nil
 	}
 	// A saved quantizer trained on a store since grown past its sample
 	// (Stale's growth rule; no drift is known at load) is trained again.
 	if qz == nil || qz.Stale(ix.live, 0, 0) {
-		var err error
 		if qz, err = quant.Train(context.Background(), ix.store, ix.opts.trainOptions()); err != nil {
-			return fmt.Errorf("%w: training the codes: %w", ErrStoreMismatch, err)
+			return false, fmt.Errorf("%w: training the codes: %w", ErrStoreMismatch, err)
 		}
+		trained = true
 	}
 	ix.installQuantizerLocked(qz)
-	return nil
+	return trained, nil
 }

@@ -536,7 +536,7 @@ func TestQuantizedReadBad(t *testing.T) {
 		{"damaged quantizer", mutate(func(b []byte) { b[qAt+40] ^= 1 }), vector.ErrCorrupt},
 		{"unknown quantization", mutate(func(b []byte) { b[qAt-5] = 7 }), vector.ErrCorrupt},
 		{"quantizer too long", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[qAt-4:], 1<<30) }), vector.ErrCorrupt},
-		{"newer graph", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 4) }), vector.ErrUnsupportedVersion},
+		{"newer graph", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 5) }), vector.ErrUnsupportedVersion},
 		{"int8 codes in version 3", mutate(func(b []byte) { binary.LittleEndian.PutUint32(b[8:], 3) }), vector.ErrCorrupt},
 	} {
 		t.Run(c.name, func(t *testing.T) {
