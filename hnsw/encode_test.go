@@ -149,8 +149,11 @@ func TestReadFromBad(t *testing.T) {
 
 // FuzzReadFrom feeds damaged graphs to ReadFrom: it must never panic, and
 // any error must wrap ErrCorrupt or ErrUnsupportedVersion. The seed corpus
-// is the golden graph (the checksum is recomputed by the fuzz body when the
-// input asks for it, so mutations also reach the structural checks).
+// is the golden graph and a graph saved with its calibration (the checksum
+// is recomputed by the fuzz body when the input asks for it, so mutations
+// also reach the structural checks). The index reading them has the
+// calibrated graph's target, so that a calibration that decodes is put to
+// use.
 func FuzzReadFrom(f *testing.F) {
 	golden, err := os.ReadFile(filepath.Join("testdata", "tiny.hnsw"))
 	if err != nil {
@@ -159,6 +162,10 @@ func FuzzReadFrom(f *testing.F) {
 	f.Add(golden, false)
 	f.Add(golden[:len(golden)/2], true)
 	f.Add([]byte("cairnHNS"), false)
+	calibrated := calibratedTiny(f)
+	f.Add(calibrated, false)
+	f.Add(calibrated, true)
+	f.Add(calibrated[:len(calibrated)-20], true)
 	ds := recall.Clustered(40, 1, 4, 3)
 	f.Fuzz(func(t *testing.T, data []byte, fixCRC bool) {
 		s, _ := vector.NewMemStore(4, vector.L2)
@@ -170,7 +177,7 @@ func FuzzReadFrom(f *testing.F) {
 		if fixCRC && len(data) >= 24 {
 			data = fixChecksum(data)
 		}
-		ix, err := hnsw.New(s, nil)
+		ix, err := hnsw.New(s, &hnsw.Options{TargetRecall: 0.9})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -179,6 +186,9 @@ func FuzzReadFrom(f *testing.F) {
 				t.Fatalf("ReadFrom: %v does not wrap ErrCorrupt", err)
 			}
 			return
+		}
+		if c, ok := ix.Calibration(); ok && (c.Target != 0.9 || c.K != hnsw.DefaultTargetK) {
+			t.Fatalf("calibration for another target restored: %+v", c)
 		}
 		if err := ix.Verify(); err != nil {
 			t.Fatalf("loaded graph fails Verify: %v", err)
