@@ -262,9 +262,10 @@ func (db *DB) GetOrCreateCollection(ctx context.Context, name string, cfg Collec
 // Collection returns the collection name, or an error wrapping
 // [vector.ErrNotFound]. A persistent collection is loaded from the file on
 // first use (its index rebuilt if no up-to-date one was saved and, with a
-// recall target, calibrated: the calibration is not saved, and takes
-// seconds at 100,000 vectors of 768 dimensions), which can take a while
-// for a large collection; later calls return the same value.
+// recall target, calibrated, which takes seconds at 100,000 vectors of
+// 768 dimensions; a saved graph brings its calibration back instead,
+// unless an older build saved it), which can take a while for a large
+// collection; later calls return the same value.
 // A load holds up no other call on the DB; calls for the collection being
 // loaded wait for that one load (or for ctx to end).
 func (db *DB) Collection(ctx context.Context, name string) (*Collection, error) {

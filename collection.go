@@ -256,9 +256,11 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	} else if err := track(ctx, idx, ids); err != nil {
 		return nil, err
 	}
-	// A graph loaded or built here has no calibration yet, and would
-	// answer at the default beam width, not under its target, until the
-	// one its load started ends.
+	// A graph built here, or loaded without a calibration it can keep
+	// (saved by an older build, or for another target), has none yet,
+	// and would answer at the default beam width, not under its target,
+	// until the one its load started ends. A graph loaded with its
+	// calibration answers under the target at once: no wait.
 	if err := calibrated(ctx, idx); err != nil {
 		return nil, err
 	}

@@ -176,3 +176,52 @@ func TestLoadKeepsTargetCalibrated(t *testing.T) {
 		t.Fatalf("the graph loaded has no calibration of its %d nodes (%v, %+v): its queries go at the default beam width", len(items), ok, cal)
 	}
 }
+
+// TestLoadRestoresCalibration: a collection with a recall target saves its
+// graph's calibration with the graph, and the next Open puts it back: the
+// graph answers at the beam width it chose from its first query, and no
+// calibration runs at the load (one would end with another Took), which
+// at 100,000 × 768 used to hold up every Open for seconds.
+func TestLoadRestoresCalibration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "c.cairn")
+	db, err := Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 8, Index: HNSW,
+		HNSW: hnsw.Options{TargetRecall: 0.9, M: 4, EfConstruction: 16}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(7, 8))
+	items := make([]Item, 600)
+	for i := range items {
+		items[i] = Item{ID: fmt.Sprint(i), Embedding: randVec(r, 8)}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	want, ok, err := c.IndexForTest().(*hnsw.Index).WaitCalibration(ctx)
+	if err != nil || !ok || want.Len != len(items) {
+		t.Fatalf("calibration before the Close: %+v, %v, %v", want, ok, err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, err = Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err = db.Collection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	h := c.IndexForTest().(*hnsw.Index)
+	if got, ok := h.Calibration(); !ok || got != want {
+		t.Fatalf("calibration after the Open: %+v, %v; want the saved %+v", got, ok, want)
+	}
+	if got, _, _ := h.WaitCalibration(ctx); got != want {
+		t.Fatalf("a calibration ran after the Open: %+v, want the saved %+v", got, want)
+	}
+}

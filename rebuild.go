@@ -209,7 +209,11 @@ func (c *Collection) buildGraph(ctx context.Context, b graphBuild) (*builtIndex,
 // at the default beam width, whatever its target, so a graph put in use
 // before that would answer below the target (the graph it replaces, or
 // the one the file saved, was calibrated to meet it: at a target no beam
-// reaches, by searching exactly).
+// reaches, by searching exactly). A graph loaded with the calibration it
+// was saved with (hnsw.Index.ReadFrom: saved for the same target) starts
+// none, and this returns at once; one the rules redo at once (the graph
+// doubled or lost a quarter since it was measured) is waited for as a
+// first one is.
 func calibrated(ctx context.Context, idx vector.Index) error {
 	h, ok := idx.(*hnsw.Index)
 	if !ok || h.Options().TargetRecall == 0 {
