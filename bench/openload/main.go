@@ -105,15 +105,15 @@ func write(ctx context.Context, path string, n, dim int, target float64) error {
 	if err != nil {
 		return err
 	}
+	// One Add: one batch, after which the graph calibrates on all of it
+	// (a graph calibrates again only once it has doubled).
 	ds := recall.Clustered(n, 0, dim, 1)
-	for lo := 0; lo < n; lo += 5000 {
-		items := make([]cairn.Item, 0, 5000)
-		for i := lo; i < min(lo+5000, n); i++ {
-			items = append(items, cairn.Item{ID: fmt.Sprint(i), Embedding: ds.Base[i]})
-		}
-		if err := c.Add(ctx, items...); err != nil {
-			return err
-		}
+	items := make([]cairn.Item, n)
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: ds.Base[i]}
+	}
+	if err := c.Add(ctx, items...); err != nil {
+		return err
 	}
 	for {
 		info, err := c.Info(ctx)
