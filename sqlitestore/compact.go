@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/cairndb/cairn/internal/crashpoint"
 )
 
 // Compact rewrites the database without its free pages (SQLite's VACUUM),
@@ -20,10 +22,23 @@ import (
 // checkpoints (a later Compact, or the Close of a writer).
 func (db *DB) Compact(ctx context.Context) error {
 	err := db.withWriteConn(func(conn *sql.Conn) error {
+		crashpoint.Hit(crashpoint.CompactVacuum)
 		if _, err := conn.ExecContext(ctx, "VACUUM"); err != nil {
 			return mapErr(err)
 		}
+		crashpoint.Hit(crashpoint.CompactVacuumed)
 		var busy, logged, done int64
+		if crashpoint.Enabled {
+			// A crash-point build copies the log first, so that the
+			// torture can kill between the copy and the truncation, a
+			// moment the one TRUNCATE checkpoint below also passes.
+			if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(FULL)").Scan(&busy, &logged, &done); err != nil {
+				return mapErr(err)
+			}
+			if busy == 0 && done == logged {
+				crashpoint.Hit(crashpoint.CompactCopied)
+			}
+		}
 		if err := conn.QueryRowContext(ctx, "PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &logged, &done); err != nil {
 			return mapErr(err)
 		}

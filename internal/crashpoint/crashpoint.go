@@ -21,4 +21,14 @@ const (
 	// SaveIndex is hit when a saved index's chunks are written, before the
 	// transaction that holds them commits.
 	SaveIndex = "save-index"
+	// CompactVacuum is hit when Compact holds the write connection, before
+	// its VACUUM begins.
+	CompactVacuum = "compact-vacuum"
+	// CompactVacuumed is hit when Compact's VACUUM has committed (the
+	// rewritten pages are in the write-ahead log), before the checkpoint
+	// that copies them into the file.
+	CompactVacuumed = "compact-vacuumed"
+	// CompactCopied is hit when Compact's checkpoint has copied the log
+	// into the file and synced it, before the log is truncated.
+	CompactCopied = "compact-copied"
 )
