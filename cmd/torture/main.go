@@ -85,6 +85,8 @@ func main() {
 		childPath  = flag.String("path", "", "database of the child (internal)")
 		childTrial = flag.Int("trial", 0, "trial number of the child (internal)")
 		childLog   = flag.String("powerlog", "", "record the child's I/O to this log (internal)")
+		compact    = flag.Bool("compact", false, "instead of the workload, kill children running cairn.Compact on a file of known content and check that it lists as before (with -powerloss, images of what a power cut could leave)")
+		compactMB  = flag.Int("compact-mb", 40, "size of the file -compact builds, in MiB")
 		powerloss  = flag.Bool("powerloss", false, "check, instead of the files a kill leaves, images of what a power cut could leave (writes no fsync covered lost, kept in order up to a torn sector, or kept at random)")
 	)
 	flag.Parse()
@@ -109,6 +111,10 @@ func main() {
 				os.Exit(3)
 			}
 			vfsname.Name = powerfail.VFSName
+		}
+		if *compact {
+			runCompactChild(*childPath)
+			return
 		}
 		runChild(*childPath, *childTrial, *seed, syncMode)
 		return
@@ -136,7 +142,9 @@ func main() {
 		return
 	}
 	var ok bool
-	if *powerloss {
+	if *compact {
+		ok = runCompact(*trials, *dir, *seed, *compactMB, *powerloss, *verbose)
+	} else if *powerloss {
 		ok = runPower(*trials, *dir, *seed, *syncFlag, *verbose)
 	} else {
 		ok = run(*trials, *dir, *seed, *chain, *syncFlag, *verbose, *keep)
