@@ -60,8 +60,10 @@ gotest plain -run '^TestTargetReport$' ./cmd/vecbench/ & pids+=($!)
 gotest purego -tags purego ./vector/... ./flat/... ./qflat/... & pids+=($!)
 
 # Crash torture (RELIABILITY.md): children killed at random and at crash
-# points, every acknowledged write checked; then power-cut images. About a
-# minute and 10 s; the long runs are in RELIABILITY.md.
+# points, every acknowledged write checked; then power-cut images; then
+# Compact killed at random and at its crash points, and power-cut images
+# of it, each file checked against a listing taken before. About a minute
+# and 30 s; the long runs are in RELIABILITY.md.
 torture() {
 	local name=$1; shift
 	if ! go run "$@" > "$tmp/$name" 2>&1; then
@@ -72,6 +74,8 @@ torture() {
 (
 	torture torture -tags cairn_crashpoint ./cmd/torture -trials 30 -kill-within 1s
 	torture powerloss ./cmd/torture -powerloss -trials 8 -kill-within 1s
+	torture compact -tags cairn_crashpoint ./cmd/torture -compact -compact-mb 8 -trials 6
+	torture compact-powerloss ./cmd/torture -compact -powerloss -compact-mb 8 -trials 3
 ) & pids+=($!)
 
 # Every report (filtered and concurrent included) and both plot kinds.
