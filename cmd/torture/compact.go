@@ -4,11 +4,13 @@ package main
 // known content (collections, tenants, kept history, items deleted), lists
 // it, and in each trial copies it, starts a child that runs cairn.Compact
 // on the copy and kills it (at a random moment, mid-checkpoint, at the
-// crash points inside sqlitestore's Compact, or once it returned). The
-// file the kill left (with -powerloss: images of what a power cut could
-// have left) must open read-only and writable, pass cairn.Check, and list
-// exactly as before: every collection, tenant, item (id, text, metadata,
-// embedding bits, times) and kept version.
+// crash points inside sqlitestore's Compact, or once it returned; in a
+// third of the trials a second child then compacts the file as the kill
+// left it, its log not recovered, and is killed too). The file the kill
+// left (with -powerloss: images of what a power cut could have left) must
+// open read-only and writable, pass cairn.Check, and list exactly as
+// before: every collection, tenant, item (id, text, metadata, embedding
+// bits, times) and kept version.
 
 import (
 	"bufio"
@@ -323,9 +325,11 @@ func graphs(ctx context.Context, path string) (string, error) {
 func (v *compactVerdict) failed() bool { return v.refused != nil || len(v.problems) > 0 }
 
 // checkCompacted checks the file at path after a kill against want (the
-// listing before Compact): read-only first, as a reader beside a dead
-// writer; then Check; then writable, which recovers the log and, closing,
-// checkpoints it. before is the file's size before Compact.
+// listing before Compact) and wantGraphs (its graphs): read-only first,
+// Inspect and a DB, as readers beside a dead writer; then Check; then
+// writable, which recovers the log and, closing, checkpoints it. before
+// is the file's size before Compact: a file smaller once checkpointed is
+// compacted.
 func checkCompacted(ctx context.Context, path string, want listing, wantGraphs string, ids map[string][]string, before int64) *compactVerdict {
 	v := &compactVerdict{}
 	g, err := graphs(ctx, path)
@@ -660,6 +664,28 @@ func runCompact(trials int, dir string, seed uint64, mb int, power, verbose bool
 			fmt.Printf("%sCompact never returned\n", line)
 			continue
 		}
+		if !power && kill != killCompacted && r.IntN(3) == 0 {
+			// Compact again the file as the kill left it, its log not
+			// recovered, and kill that too.
+			kill2 := compactKills()[r.IntN(len(compactKills()))]
+			byKill["then "+kill2]++
+			res2 := runCompactChildOnce(self, path, kill2, est, r)
+			line = fmt.Sprintf("trial %d (killed %s after %v, then %s after %v): ", trial, kill, res.after.Round(time.Millisecond), kill2, res2.after.Round(time.Millisecond))
+			if res2.childErr != "" {
+				childErrs++
+				fmt.Printf("%schild failed: %s\n", line, res2.childErr)
+				continue
+			}
+			if res2.took != 0 {
+				returned++
+			}
+			if kill2 == killCompacted && res2.took == 0 {
+				childErrs++
+				fmt.Printf("%sCompact never returned\n", line)
+				continue
+			}
+			kill = kill2
+		}
 		if !power {
 			v := checkCompacted(ctx, path, want, wantGraphs, ids, size)
 			if kill == killCompacted && !v.failed() && !v.compacted {
@@ -696,9 +722,11 @@ func runCompact(trials int, dir string, seed uint64, mb int, power, verbose bool
 		}
 	}
 	var kills []string
-	for _, k := range append([]string{killRandom, killCheckpoint, killCompacted}, crashpoint.CompactVacuum, crashpoint.CompactVacuumed, crashpoint.CompactCopied) {
-		if byKill[k] > 0 {
-			kills = append(kills, fmt.Sprintf("%s %d", k, byKill[k]))
+	for _, then := range []string{"", "then "} {
+		for _, k := range []string{killRandom, killCheckpoint, killCompacted, crashpoint.CompactVacuum, crashpoint.CompactVacuumed, crashpoint.CompactCopied} {
+			if byKill[then+k] > 0 {
+				kills = append(kills, fmt.Sprintf("%s%s %d", then, k, byKill[then+k]))
+			}
 		}
 	}
 	what := "files"
