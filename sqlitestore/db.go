@@ -879,11 +879,17 @@ func checkHeaderOnce(f *os.File, path string) error {
 	// counts no more pages than the last commit (every commit that
 	// changes the size rewrites page 1): a header from a commit the log
 	// has lost means the file holds pages the log no longer explains.
+	// Unless the log holds every page of the database, as after a VACUUM
+	// (Compact): SQLite then reads no page from the file. A power cut in
+	// the checkpoint after one can keep the file's truncation to the new
+	// size and lose the write of page 1 before it (neither is synced
+	// until the checkpoint ends), leaving the old header, which counts
+	// the pages the file had before.
 	w, err := readWAL(path+"-wal", int(ps))
 	if err != nil {
 		return err
 	}
-	if w.pages > 0 && w.covers(complete+1, int64(w.pages)) && (counted <= int64(w.pages) || w.headers[h]) {
+	if w.pages > 0 && w.covers(complete+1, int64(w.pages)) && (counted <= int64(w.pages) || w.headers[h] || w.covers(1, int64(w.pages))) {
 		return nil
 	}
 	if fi.Size()%ps != 0 {
