@@ -437,3 +437,92 @@ func TestOpenCompactCutBeforePageOne(t *testing.T) {
 		t.Fatalf("%d items, want 800", rc.Len())
 	}
 }
+
+// TestOpenShrinkCutBeforePageOne checks a file a power cut can leave in
+// the checkpoint after a commit that shrank the database (a delete of
+// more than a quarter of the items, which vacuums incrementally): the
+// file was truncated to the new size, but the write of page 1, unsynced
+// like the truncation, was lost, so the file's header still counts the
+// pages it had before, and the log, unlike after a VACUUM, holds only
+// the pages the commits changed. SQLite reads page 1 from the log and
+// the other pages from the file: the file is good. Open refused it as
+// truncated ("file holds 48 of its 48 pages, and its write-ahead log
+// lacks the others").
+func TestOpenShrinkCutBeforePageOne(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.cairn")
+	db, err := Open(ctx, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mustCollection(t, db, "c", ckptDim, vector.L2)
+	var items []Item
+	for id := 1; id <= 1000; id++ {
+		items = append(items, itemFor(vector.ID(id), ckptDim))
+	}
+	if err := c.PutItems(ctx, items); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil { // checkpoints: the log is empty
+		t.Fatal(err)
+	}
+	if db, err = Open(ctx, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if c, err = db.Collection(ctx, "c"); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.withWriteConn(func(conn *sql.Conn) error {
+		// The commits stay in the log, as a crash before the checkpoint
+		// leaves them.
+		_, err := conn.ExecContext(ctx, "PRAGMA wal_autocheckpoint=0")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var gone []vector.ID
+	for id := 1; id <= 600; id++ {
+		gone = append(gone, vector.ID(id))
+	}
+	if err := c.DeleteItems(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "cut.cairn")
+	copyFile(t, src, path)
+	copyFile(t, src+"-wal", path+"-wal")
+
+	ps, commits := logCommits(t, path)
+	last := commits[len(commits)-1].size
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size()/int64(ps) <= int64(last) {
+		t.Fatalf("the delete did not shrink the database (%d pages, log's last commit %d)", fi.Size()/int64(ps), last)
+	}
+	w, err := readWAL(path+"-wal", ps)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if w.covers(1, int64(last)) {
+		t.Fatal("the log holds every page: this is the VACUUM's case, not a shrinking commit's")
+	}
+	// The checkpoint's truncation reached the disk, its page 1 did not.
+	if err := os.Truncate(path, int64(last)*int64(ps)); err != nil {
+		t.Fatal(err)
+	}
+	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	defer rdb.Close()
+	rc, err := rdb.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rc.Len() != 400 {
+		t.Fatalf("%d items, want 400", rc.Len())
+	}
+}

@@ -879,17 +879,19 @@ func checkHeaderOnce(f *os.File, path string) error {
 	// counts no more pages than the last commit (every commit that
 	// changes the size rewrites page 1): a header from a commit the log
 	// has lost means the file holds pages the log no longer explains.
-	// Unless the log holds every page of the database, as after a VACUUM
-	// (Compact): SQLite then reads no page from the file. A power cut in
-	// the checkpoint after one can keep the file's truncation to the new
-	// size and lose the write of page 1 before it (neither is synced
-	// until the checkpoint ends), leaving the old header, which counts
-	// the pages the file had before.
+	// Unless the header is older than a commit of the log (its change
+	// counter below that of a page 1 the log holds), as a power cut in a
+	// checkpoint after the database shrank leaves it (a delete's
+	// incremental vacuum, Compact's VACUUM): the checkpoint truncates the
+	// file to the new size and writes page 1 before either is synced, and
+	// the disk may keep the truncation and lose the page, so the file's
+	// header still counts the pages it had before; SQLite reads page 1
+	// from the log.
 	w, err := readWAL(path+"-wal", int(ps))
 	if err != nil {
 		return err
 	}
-	if w.pages > 0 && w.covers(complete+1, int64(w.pages)) && (counted <= int64(w.pages) || w.headers[h] || w.covers(1, int64(w.pages))) {
+	if w.pages > 0 && w.covers(complete+1, int64(w.pages)) && (counted <= int64(w.pages) || w.headers[h] || w.follows(h)) {
 		return nil
 	}
 	if fi.Size()%ps != 0 {

@@ -128,6 +128,22 @@ func ignoreEOF(err error) error {
 	return err
 }
 
+// follows reports whether a commit of the log wrote page 1 with a change
+// counter above that of the database header h, which is then older than
+// that commit: in WAL mode every commit that writes page 1 writes the
+// counter one above the one it read (pager_write_changecounter), and a
+// log restarts only after a checkpoint has copied its page 1 into the
+// file. A header from a commit the log has lost counts above all of its.
+func (w walState) follows(h [100]byte) bool {
+	c := binary.BigEndian.Uint32(h[24:])
+	for lh := range w.headers {
+		if binary.BigEndian.Uint32(lh[24:]) > c {
+			return true
+		}
+	}
+	return false
+}
+
 // covers reports whether the log holds every page from first to last
 // (1-based, inclusive) in a committed frame.
 func (w walState) covers(first, last int64) bool {
