@@ -92,6 +92,8 @@ var graph = map[string]rule{
 	"bench/history":  {cairn: []string{""}},
 	"bench/agentmem": {cairn: []string{"", "recall", "vector"}},
 	"bench/pagedram": {cairn: []string{"hnsw", "recall", "sqlitestore", "vector"}},
+	// bench/openload times an Open through the API.
+	"bench/openload": {cairn: []string{"", "hnsw", "recall", "vector"}},
 	"weaviate": {
 		cairn: []string{"", "vector", "hnsw", "internal/metavalue"},
 		third: []string{"google.golang.org/grpc", "google.golang.org/protobuf/encoding/protowire"},
