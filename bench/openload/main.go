@@ -115,7 +115,11 @@ func write(ctx context.Context, path string, n, dim int, target float64) error {
 	if err := c.Add(ctx, items...); err != nil {
 		return err
 	}
+	deadline := time.Now().Add(10 * time.Minute)
 	for {
+		if time.Now().After(deadline) {
+			return errors.New("no calibration on all the vectors after 10 minutes")
+		}
 		info, err := c.Info(ctx)
 		if err != nil {
 			return err
