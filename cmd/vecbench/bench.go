@@ -49,8 +49,10 @@ type result struct {
 	OpenS       float64 `json:"open_s,omitempty"`
 	Pareto      bool    `json:"pareto,omitempty"`
 	// RSSBytes is the process's resident-memory growth across the build
-	// (recall.BuildStats.RSS), as the C++ peers measure index_bytes.
-	RSSBytes int64 `json:"rss_bytes,omitempty"`
+	// (recall.BuildStats.RSS), as the C++ peers measure index_bytes; 0
+	// where no build was measured, and where the build's growth was none
+	// (a small one), so it is in every row whatever the measure gives.
+	RSSBytes int64 `json:"rss_bytes"`
 	// AccountedBytes is the sweep's own count of the bytes of the store
 	// and the graph, MemoryParts its parts ("store."/"graph." + field of
 	// vector.StoreMemory or hnsw.Memory).

@@ -202,9 +202,10 @@
 // the C++ peers' harnesses print them (bench/peers.sh), so the two join on dataset, n, M,
 // ef_construction and ef — and report ("memory", "indexes", "peers",
 // "sweep", "filtered", "clients" or "target"), queries, mean_us, recall_at_1,
-// qps_all_cores (0 when not measured), threads, and rss_bytes where the
-// row's index was built in this process (the resident-memory growth across
-// the build, as the peers report index_bytes). Some reports add:
+// qps_all_cores (0 when not measured), threads, and rss_bytes (the
+// resident-memory growth across the build, as the peers report
+// index_bytes, where the row's index was built in this process; else 0).
+// Some reports add:
 //
 //	memory    open_s: the time to reopen the SQLite file
 //	sweep     pareto: true on the Pareto front of recall against QPS;
