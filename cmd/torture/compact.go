@@ -630,6 +630,23 @@ func runCompact(trials int, dir string, seed uint64, mb int, power, verbose bool
 			}
 		}
 	}
+	// ended counts how a child's Compact ended, and reports whether the
+	// trial has a file to check.
+	ended := func(res compactRun, kill, line string) bool {
+		switch {
+		case res.childErr != "":
+			childErrs++
+			fmt.Printf("%schild failed: %s\n", line, res.childErr)
+			return false
+		case res.took != 0:
+			returned++
+		case kill == killCompacted:
+			childErrs++
+			fmt.Printf("%sCompact never returned\n", line)
+			return false
+		}
+		return true
+	}
 	for trial := 1; trial <= trials; trial++ {
 		removeCompactDB(path)
 		if err := copyFile(path, base); err != nil {
@@ -648,21 +665,11 @@ func runCompact(trials int, dir string, seed uint64, mb int, power, verbose bool
 		}
 		res := runCompactChildOnce(self, path, kill, est, r, extra...)
 		line := fmt.Sprintf("trial %d (killed %s after %v): ", trial, kill, res.after.Round(time.Millisecond))
-		if res.childErr != "" {
-			childErrs++
-			fmt.Printf("%schild failed: %s\n", line, res.childErr)
+		if !ended(res, kill, line) {
 			continue
 		}
-		if res.took != 0 {
-			returned++
-			if res.took > 0 {
-				est = res.took
-			}
-		}
-		if kill == killCompacted && res.took == 0 {
-			childErrs++
-			fmt.Printf("%sCompact never returned\n", line)
-			continue
+		if res.took > 0 {
+			est = res.took
 		}
 		if !power && kill != killCompacted && r.IntN(3) == 0 {
 			// Compact again the file as the kill left it, its log not
@@ -671,17 +678,7 @@ func runCompact(trials int, dir string, seed uint64, mb int, power, verbose bool
 			byKill["then "+kill2]++
 			res2 := runCompactChildOnce(self, path, kill2, est, r)
 			line = fmt.Sprintf("trial %d (killed %s after %v, then %s after %v): ", trial, kill, res.after.Round(time.Millisecond), kill2, res2.after.Round(time.Millisecond))
-			if res2.childErr != "" {
-				childErrs++
-				fmt.Printf("%schild failed: %s\n", line, res2.childErr)
-				continue
-			}
-			if res2.took != 0 {
-				returned++
-			}
-			if kill2 == killCompacted && res2.took == 0 {
-				childErrs++
-				fmt.Printf("%sCompact never returned\n", line)
+			if !ended(res2, kill2, line) {
 				continue
 			}
 			kill = kill2
