@@ -149,6 +149,87 @@ func checkpointPrefix(t *testing.T, path string) (oldPages, newPages int64) {
 	return oldPages, newPages
 }
 
+// putBatch puts items from to to (inclusive) into c in one call.
+func putBatch(t *testing.T, c *Collection, from, to int) {
+	t.Helper()
+	var items []Item
+	for id := from; id <= to; id++ {
+		items = append(items, itemFor(vector.ID(id), ckptDim))
+	}
+	if err := c.PutItems(context.Background(), items); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// checkpointed makes src with a collection "c" of n items, closes it (a
+// checkpoint: the log is empty) and opens it again. The DB is closed
+// when the test ends.
+func checkpointed(t *testing.T, src string, n int) (*DB, *Collection) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, src, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	putBatch(t, mustCollection(t, db, "c", ckptDim, vector.L2), 1, n)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = Open(ctx, src, nil); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c, err := db.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return db, c
+}
+
+// cutBeforePageOne copies src and its log to path, then truncates the
+// copy to the size of the log's last commit, as a power cut in the
+// checkpoint leaves a file whose truncation reached the disk and whose
+// page 1 did not. It fails t unless the commits shrank the database.
+// It returns the page size and the last commit's size in pages.
+func cutBeforePageOne(t *testing.T, src, path string) (ps int, last uint32) {
+	t.Helper()
+	copyFile(t, src, path)
+	copyFile(t, src+"-wal", path+"-wal")
+	ps, commits := logCommits(t, path)
+	last = commits[len(commits)-1].size
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Size()/int64(ps) <= int64(last) {
+		t.Fatalf("the database did not shrink (%d pages, log's last commit %d)", fi.Size()/int64(ps), last)
+	}
+	if err := os.Truncate(path, int64(last)*int64(ps)); err != nil {
+		t.Fatal(err)
+	}
+	return ps, last
+}
+
+// wantOpens checks that path opens, passes an integrity check and holds
+// n items in its collection "c".
+func wantOpens(t *testing.T, path string, n int) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, path, &Options{CheckIntegrity: true})
+	if err != nil {
+		t.Fatalf("Open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	c, err := db.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != n {
+		t.Fatalf("%d items, want %d", c.Len(), n)
+	}
+	return db
+}
+
 func TestOpenAfterCrashMidCheckpoint(t *testing.T) {
 	ctx := context.Background()
 	path, n := walPair(t)
@@ -194,30 +275,10 @@ func TestOpenHeaderCountsMoreThanLog(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.cairn")
-	db, err := Open(ctx, src, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(c *Collection, from, to int) {
-		var items []Item
-		for id := from; id <= to; id++ {
-			items = append(items, itemFor(vector.ID(id), ckptDim))
-		}
-		if err := c.PutItems(ctx, items); err != nil {
-			t.Fatal(err)
-		}
-	}
-	put(mustCollection(t, db, "c", ckptDim, vector.L2), 1, 200)
-	if err := db.Close(); err != nil { // checkpoints: the log is empty
-		t.Fatal(err)
-	}
-	if db, err = Open(ctx, src, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
+	db, _ := checkpointed(t, src, 200)
 	big := mustCollection(t, db, "big", ckptDim, vector.L2)
 	for from := 1; from <= 1600; from += 200 {
-		put(big, from, from+199)
+		putBatch(t, big, from, from+199)
 	}
 	if err := db.DropCollection(ctx, "big"); err != nil { // and vacuums: the database shrinks
 		t.Fatal(err)
@@ -240,18 +301,7 @@ func TestOpenHeaderCountsMoreThanLog(t *testing.T) {
 	copyPages(t, path, ps, commits[:held+1], int64(last))
 	t.Logf("header %d pages, log's last commit %d", commits[held].size, last)
 
-	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer rdb.Close()
-	c, err := rdb.Collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Len() != 200 {
-		t.Fatalf("%d items, want 200", c.Len())
-	}
+	rdb := wantOpens(t, path, 200)
 	if _, err := rdb.Collection(ctx, "big"); !errors.Is(err, vector.ErrNotFound) {
 		t.Fatalf("the deleted collection: %v, want ErrNotFound", err)
 	}
@@ -359,31 +409,7 @@ func TestOpenCompactCutBeforePageOne(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.cairn")
-	db, err := Open(ctx, src, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	put := func(c *Collection, from, to int) {
-		var items []Item
-		for id := from; id <= to; id++ {
-			items = append(items, itemFor(vector.ID(id), ckptDim))
-		}
-		if err := c.PutItems(ctx, items); err != nil {
-			t.Fatal(err)
-		}
-	}
-	c := mustCollection(t, db, "c", ckptDim, vector.L2)
-	put(c, 1, 1000)
-	if err := db.Close(); err != nil { // checkpoints: the log is empty
-		t.Fatal(err)
-	}
-	if db, err = Open(ctx, src, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if c, err = db.Collection(ctx, "c"); err != nil {
-		t.Fatal(err)
-	}
+	db, c := checkpointed(t, src, 1000)
 	var gone []vector.ID
 	for id := 1; id <= 1000; id += 5 { // a fifth: free pages stay
 		gone = append(gone, vector.ID(id))
@@ -406,36 +432,8 @@ func TestOpenCompactCutBeforePageOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "cut.cairn")
-	copyFile(t, src, path)
-	copyFile(t, src+"-wal", path+"-wal")
-
-	ps, commits := logCommits(t, path)
-	last := commits[len(commits)-1].size
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size()/int64(ps) <= int64(last) {
-		t.Fatalf("the VACUUM did not shrink the database (%d pages, log's last commit %d)", fi.Size()/int64(ps), last)
-	}
-	// The checkpoint's truncation reached the disk, its page 1 did not.
-	if err := os.Truncate(path, int64(last)*int64(ps)); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("file of %d pages cut to %d, its header counting %d", fi.Size()/int64(ps), last, fi.Size()/int64(ps))
-
-	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer rdb.Close()
-	rc, err := rdb.Collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rc.Len() != 800 {
-		t.Fatalf("%d items, want 800", rc.Len())
-	}
+	cutBeforePageOne(t, src, path)
+	wantOpens(t, path, 800)
 }
 
 // TestOpenShrinkCutBeforePageOne checks a file a power cut can leave in
@@ -452,28 +450,7 @@ func TestOpenShrinkCutBeforePageOne(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	src := filepath.Join(dir, "src.cairn")
-	db, err := Open(ctx, src, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := mustCollection(t, db, "c", ckptDim, vector.L2)
-	var items []Item
-	for id := 1; id <= 1000; id++ {
-		items = append(items, itemFor(vector.ID(id), ckptDim))
-	}
-	if err := c.PutItems(ctx, items); err != nil {
-		t.Fatal(err)
-	}
-	if err := db.Close(); err != nil { // checkpoints: the log is empty
-		t.Fatal(err)
-	}
-	if db, err = Open(ctx, src, nil); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if c, err = db.Collection(ctx, "c"); err != nil {
-		t.Fatal(err)
-	}
+	db, c := checkpointed(t, src, 1000)
 	if err := db.withWriteConn(func(conn *sql.Conn) error {
 		// The commits stay in the log, as a crash before the checkpoint
 		// leaves them.
@@ -490,18 +467,7 @@ func TestOpenShrinkCutBeforePageOne(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "cut.cairn")
-	copyFile(t, src, path)
-	copyFile(t, src+"-wal", path+"-wal")
-
-	ps, commits := logCommits(t, path)
-	last := commits[len(commits)-1].size
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if fi.Size()/int64(ps) <= int64(last) {
-		t.Fatalf("the delete did not shrink the database (%d pages, log's last commit %d)", fi.Size()/int64(ps), last)
-	}
+	ps, last := cutBeforePageOne(t, src, path)
 	w, err := readWAL(path+"-wal", ps)
 	if err != nil {
 		t.Fatal(err)
@@ -509,20 +475,5 @@ func TestOpenShrinkCutBeforePageOne(t *testing.T) {
 	if w.covers(1, int64(last)) {
 		t.Fatal("the log holds every page: this is the VACUUM's case, not a shrinking commit's")
 	}
-	// The checkpoint's truncation reached the disk, its page 1 did not.
-	if err := os.Truncate(path, int64(last)*int64(ps)); err != nil {
-		t.Fatal(err)
-	}
-	rdb, err := Open(ctx, path, &Options{CheckIntegrity: true})
-	if err != nil {
-		t.Fatalf("Open: %v", err)
-	}
-	defer rdb.Close()
-	rc, err := rdb.Collection(ctx, "c")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if rc.Len() != 400 {
-		t.Fatalf("%d items, want 400", rc.Len())
-	}
+	wantOpens(t, path, 400)
 }
