@@ -135,15 +135,11 @@ func TestLoadHoldsUpNoOther(t *testing.T) {
 	db.Close()
 }
 
-// TestLoadKeepsTargetCalibrated: a collection with a recall target whose
-// graph is loaded from the file answers under the target from its first
-// query. The loaded graph used to be searched at the default beam width
-// until the calibration its load started ended: in a probe of 4,000 ×
-// 32-d uniform vectors at a target of 0.99, which the graph met before the
-// Close by searching exactly, recall@10 0.57 after the Open.
-func TestLoadKeepsTargetCalibrated(t *testing.T) {
+// targetFile makes a file at path with a collection "c" of 600 items in
+// a graph with a recall target, and returns its DB, open.
+func targetFile(t *testing.T, path string) *DB {
+	t.Helper()
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "c.cairn")
 	db, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -154,26 +150,50 @@ func TestLoadKeepsTargetCalibrated(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(7, 8))
-	items := make([]Item, 600)
+	items := make([]Item, targetItems)
 	for i := range items {
 		items[i] = Item{ID: fmt.Sprint(i), Embedding: randVec(r, 8)}
 	}
 	if err := c.Add(ctx, items...); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// targetItems is how many items targetFile writes.
+const targetItems = 600
+
+// reopened closes db and returns its file's collection "c", opened
+// again; its DB is closed when the test ends.
+func reopened(t *testing.T, db *DB, path string) *Collection {
+	t.Helper()
+	ctx := context.Background()
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	db, err = Open(ctx, path, nil)
+	db, err := Open(ctx, path, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
-	if c, err = db.Collection(ctx, "c"); err != nil {
+	t.Cleanup(func() { db.Close() })
+	c, err := db.Collection(ctx, "c")
+	if err != nil {
 		t.Fatal(err)
 	}
-	if cal, ok := c.IndexForTest().(*hnsw.Index).Calibration(); !ok || cal.Len != len(items) {
-		t.Fatalf("the graph loaded has no calibration of its %d nodes (%v, %+v): its queries go at the default beam width", len(items), ok, cal)
+	return c
+}
+
+// TestLoadKeepsTargetCalibrated: a collection with a recall target whose
+// graph is loaded from the file answers under the target from its first
+// query. The loaded graph used to be searched at the default beam width
+// until the calibration its load started ended: in a probe of 4,000 ×
+// 32-d uniform vectors at a target of 0.99, which the graph met before the
+// Close by searching exactly, recall@10 0.57 after the Open.
+func TestLoadKeepsTargetCalibrated(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.cairn")
+	c := reopened(t, targetFile(t, path), path)
+	if cal, ok := c.IndexForTest().(*hnsw.Index).Calibration(); !ok || cal.Len != targetItems {
+		t.Fatalf("the graph loaded has no calibration of its %d nodes (%v, %+v): its queries go at the default beam width", targetItems, ok, cal)
 	}
 }
 
@@ -185,39 +205,16 @@ func TestLoadKeepsTargetCalibrated(t *testing.T) {
 func TestLoadRestoresCalibration(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "c.cairn")
-	db, err := Open(ctx, path, nil)
+	db := targetFile(t, path)
+	c, err := db.Collection(ctx, "c")
 	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := db.CreateCollection(ctx, "c", CollectionConfig{Dim: 8, Index: HNSW,
-		HNSW: hnsw.Options{TargetRecall: 0.9, M: 4, EfConstruction: 16}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r := rand.New(rand.NewPCG(7, 8))
-	items := make([]Item, 600)
-	for i := range items {
-		items[i] = Item{ID: fmt.Sprint(i), Embedding: randVec(r, 8)}
-	}
-	if err := c.Add(ctx, items...); err != nil {
 		t.Fatal(err)
 	}
 	want, ok, err := c.IndexForTest().(*hnsw.Index).WaitCalibration(ctx)
-	if err != nil || !ok || want.Len != len(items) {
+	if err != nil || !ok || want.Len != targetItems {
 		t.Fatalf("calibration before the Close: %+v, %v, %v", want, ok, err)
 	}
-	if err := db.Close(); err != nil {
-		t.Fatal(err)
-	}
-	db, err = Open(ctx, path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	if c, err = db.Collection(ctx, "c"); err != nil {
-		t.Fatal(err)
-	}
-	h := c.IndexForTest().(*hnsw.Index)
+	h := reopened(t, db, path).IndexForTest().(*hnsw.Index)
 	if got, ok := h.Calibration(); !ok || got != want {
 		t.Fatalf("calibration after the Open: %+v, %v; want the saved %+v", got, ok, want)
 	}
