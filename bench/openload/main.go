@@ -44,6 +44,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	target := fs.Float64("target", 0.95, "the collection's TargetRecall")
 	file := fs.String("file", "", "the cairn file: written if absent, else reused (required)")
 	rounds := fs.Int("rounds", 3, "opens timed")
+	index := fs.String("index", "hnsw", "the collection's index when the file is written: hnsw, or auto (an Auto collection, which measures its ways to the target)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -51,7 +52,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("-file is required")
 	}
 	if _, err := os.Stat(*file); errors.Is(err, os.ErrNotExist) {
-		if err := write(ctx, *file, *n, *dim, *target); err != nil {
+		kind := cairn.HNSW
+		switch *index {
+		case "hnsw":
+		case "auto":
+			kind = cairn.Auto
+		default:
+			return fmt.Errorf("-index %q: want hnsw or auto", *index)
+		}
+		if err := write(ctx, *file, *n, *dim, *target, kind); err != nil {
 			return err
 		}
 	} else if err != nil {
@@ -78,10 +87,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			return err
 		}
 		took = append(took, d)
-		cal := "none"
+		cal := ""
+		if info.Recall != nil && info.Recall.Route != nil {
+			cal = fmt.Sprintf("route %v at %d; ", info.Recall.Route.Index, info.Recall.Route.Len)
+		}
 		if info.Recall != nil && info.Recall.Calibration != nil {
 			k := info.Recall.Calibration
-			cal = fmt.Sprintf("ef %d, exact %v, on %d vectors, took %v", k.Ef, k.Exact, k.Len, k.Took.Round(time.Millisecond))
+			cal += fmt.Sprintf("ef %d, exact %v, on %d vectors, took %v", k.Ef, k.Exact, k.Len, k.Took.Round(time.Millisecond))
 		}
 		fmt.Fprintf(out, "round %d: Open + Collection %v (%d items; calibration: %s)\n", r+1, d.Round(time.Millisecond), info.Count, cal)
 	}
@@ -93,14 +105,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // write makes the file: n clustered vectors of dimension dim in the HNSW
 // collection "c" with recall target target, closed once calibrated on
 // all of them, so that the graph saved at Close carries that calibration.
-func write(ctx context.Context, path string, n, dim int, target float64) error {
+func write(ctx context.Context, path string, n, dim int, target float64, kind cairn.IndexKind) error {
 	start := time.Now()
 	db, err := cairn.Open(ctx, path, nil)
 	if err != nil {
 		return err
 	}
 	defer db.Close()
-	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Metric: vector.Cosine, Index: cairn.HNSW,
+	c, err := db.CreateCollection(ctx, "c", cairn.CollectionConfig{Dim: dim, Metric: vector.Cosine, Index: kind,
 		HNSW: hnsw.Options{TargetRecall: target}})
 	if err != nil {
 		return err
