@@ -15,7 +15,8 @@ import (
 // [IndexInfo] reports it. A snapshot value.
 //
 // The collection measures when it first reaches its AutoThreshold (on the
-// path of the write that reached it) and on reopen; while a scan wins, it
+// path of the write that reached it), and on reopen only where its file
+// keeps no verdict that still holds (measuredRoute.holds); while a scan wins, it
 // measures again in the background, beside queries and writes, when it has
 // doubled (2 × Len), and once a scan that won on held-out vectors has answered
 // [hnsw.MinRealQueries] distinct queries. It measures on the queries it
@@ -47,6 +48,21 @@ type Route struct {
 type measuredRoute struct {
 	Route
 	next int
+}
+
+// holds reports whether r, a verdict the collection's file kept, still
+// stands for the collection at n items, so that its load measures
+// nothing: a scan's until the collection has doubled (next), the graph's
+// until it has halved. A measurement at load would be no better informed
+// than the one kept: it has no real queries to measure on.
+func (r *measuredRoute) holds(n int) bool {
+	switch {
+	case r == nil:
+		return false
+	case r.Index == HNSW:
+		return r.Len > 0 && 2*n >= r.Len
+	}
+	return n < r.next
 }
 
 // onQueries reports whether r was measured on enough real queries that

@@ -95,8 +95,8 @@ type backend interface {
 	saveGraph(ctx context.Context, g graph) error
 	loadGraph(ctx context.Context, g graph) error
 	// route and saveRoute keep an Auto collection's last routing verdict
-	// across reopen, when a scan (Flat or QFlat) won it: route returns nil
-	// if none is kept or the graph won. The in-memory backend keeps none.
+	// across reopen: route returns nil if none is kept. The in-memory
+	// backend keeps none.
 	route() *measuredRoute
 	saveRoute(ctx context.Context, r *measuredRoute) error
 	close() error

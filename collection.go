@@ -232,9 +232,9 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 		return nil, err
 	}
 	kind := cfg.initialKind(len(ids))
-	if r := be.route(); kind == HNSW && cfg.routed() && r != nil && len(ids) < r.next {
-		// A scan won the last measurement and the collection has not
-		// doubled since: no graph to build and measure again.
+	if r := be.route(); kind == HNSW && cfg.routed() && r.holds(len(ids)) {
+		// The last measurement stands: no graph to build for a scan that
+		// won, and nothing to measure again.
 		kind, c.life.route = r.Index, r
 	}
 	idx, err := newIndex(kind, c.indexConfig(), c.st)
@@ -264,7 +264,7 @@ func newCollection(ctx context.Context, db *DB, name string, cfg CollectionConfi
 	if err := calibrated(ctx, idx); err != nil {
 		return nil, err
 	}
-	if kind == HNSW && cfg.routed() {
+	if kind == HNSW && cfg.routed() && c.life.route == nil {
 		r, err := chooseRouteFunc(ctx, idx.(*hnsw.Index), c.st, ids, &cfg.QFlat, nil, false)
 		if err != nil {
 			return nil, err

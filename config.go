@@ -39,9 +39,10 @@ const (
 	// data without structure, such as uniform vectors, a scan usually stays
 	// the faster way to a high recall), and once a scan that won on held-out
 	// vectors has answered enough queries to measure on them ([Route]). A
-	// file remembers a scan's win: reopened before it has
-	// doubled, the collection goes on with that scan without building a
-	// graph; a reopened collection that was using its graph measures again.
+	// file remembers the verdict: reopened before it has doubled since a
+	// scan won, the collection goes on with that scan without building a
+	// graph; before it has halved since the graph won, with its graph,
+	// measuring nothing.
 	Auto IndexKind = iota
 	// Flat always searches exactly: every query scores every item (in
 	// parallel, with SIMD kernels). Writes cost nothing beyond storing.

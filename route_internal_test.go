@@ -70,17 +70,17 @@ func addRange(t *testing.T, c *Collection, base []vector.Vector, lo, hi int) {
 // TestAutoTargetRouting checks what an Auto collection with a recall target
 // does with route.Choose's verdict (stubbed here; the timing itself is
 // measured by vecbench): it stays exact while a scan wins, measures again
-// in the background once it has doubled, switches when the graph wins, decides again on
-// reopen, and remembers across reopen that a scan won (once a write has
-// saved the verdict: a session that only reads writes nothing), measuring
-// again only once the collection has doubled.
+// in the background once it has doubled, and switches when the graph wins.
+// Its file keeps the verdict (once a write has saved it: a session that
+// only reads writes nothing): reopened, it measures again only once the
+// collection has halved since the graph won, or doubled since a scan won.
 func TestAutoTargetRouting(t *testing.T) {
 	ctx := context.Background()
 	verdict, calls := Flat, 0
 	stubRoute(t, &verdict, &calls)
 	path := filepath.Join(t.TempDir(), "auto.db")
 	db, c := routedCollection(t, path, "c")
-	base := recall.Clustered(3100, 0, 16, 3).Base
+	base := recall.Clustered(2200, 0, 16, 3).Base
 	addRange(t, c, base, 0, 700)
 	if got := mustInfo(t, c); calls != 1 || got.Index != Flat || got.Recall.Calibration != nil {
 		t.Fatalf("after 700 items, the exact scan winning: %d measurements, %+v", calls, got)
@@ -99,13 +99,28 @@ func TestAutoTargetRouting(t *testing.T) {
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// On reopen the graph is measured again: now the scan wins.
+	// Reopened, the graph's verdict stands: nothing is measured.
 	verdict = Flat
 	db, c = routedCollection(t, path, "c")
-	if got := mustInfo(t, c); calls != 3 || got.Index != Flat || got.Config.HNSW.TargetRecall != 0.9 {
-		t.Fatalf("reopened, the exact scan winning: %d measurements, %+v", calls, got)
+	if got := mustInfo(t, c); calls != 2 || got.Index != HNSW || got.Recall.Route == nil || got.Recall.Route.Len != 1500 {
+		t.Fatalf("reopened after the graph won: %d measurements, %+v", calls, got)
 	}
-	hits, err := c.Query(ctx, base[5], 3, nil)
+	// Halved since: the next open measures again, and the scan wins.
+	var gone []string
+	for i := range 800 {
+		gone = append(gone, fmt.Sprint("k", i))
+	}
+	if err := c.Delete(ctx, gone...); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	db, c = routedCollection(t, path, "c")
+	if got := mustInfo(t, c); calls != 3 || got.Index != Flat || got.Config.HNSW.TargetRecall != 0.9 {
+		t.Fatalf("reopened at 700 items, the exact scan winning: %d measurements, %+v", calls, got)
+	}
+	hits, err := c.Query(ctx, base[805], 3, nil)
 	if err != nil || len(hits) != 3 || hits[0].Similarity < 0.999 {
 		t.Fatalf("query after reopen: %v, %v", hits, err)
 	}
@@ -119,7 +134,7 @@ func TestAutoTargetRouting(t *testing.T) {
 		t.Fatalf("reopened after a session that only read: %d measurements, %+v", calls, got)
 	}
 	// A write saves the verdict with it.
-	if err := c.Upsert(ctx, Item{ID: "k5", Embedding: base[5]}); err != nil {
+	if err := c.Upsert(ctx, Item{ID: "k805", Embedding: base[805]}); err != nil {
 		t.Fatal(err)
 	}
 	// Reopened again, before doubling: the verdict is remembered, nothing
@@ -133,14 +148,14 @@ func TestAutoTargetRouting(t *testing.T) {
 	if got := mustInfo(t, c); calls != 4 || got.Index != Flat {
 		t.Fatalf("reopened after the exact scan won: %d measurements, %+v", calls, got)
 	}
-	addRange(t, c, base, 1500, 2900) // 2,900 < 2 × 1,500: still no measurement
+	addRange(t, c, base, 1500, 2099) // 1,299 < 2 × 700: still no measurement
 	if calls != 4 || mustInfo(t, c).Index != Flat {
-		t.Fatalf("after 2,900 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
+		t.Fatalf("after 1,299 items: %d measurements, index %v", calls, mustInfo(t, c).Index)
 	}
-	addRange(t, c, base, 2900, 3100) // ≥ 3,000: measured again, and the graph wins
+	addRange(t, c, base, 2099, 2200) // ≥ 1,400: measured again, and the graph wins
 	waitRemeasured(t, c)
 	if got := mustInfo(t, c); calls != 5 || got.Index != HNSW {
-		t.Fatalf("after 3,100 items: %d measurements, %+v", calls, got)
+		t.Fatalf("after 1,400 items: %d measurements, %+v", calls, got)
 	}
 }
 

@@ -90,7 +90,7 @@ type settings struct {
 		Clip    float64 `json:"clip,omitempty"`
 	} `json:"qflat,omitzero"`
 	// AutoRoute is the verdict of an Auto collection with a recall
-	// target's last measurement, when a scan won it. It is state, not
+	// target's last measurement. It is state, not
 	// configuration: written by the collection, never by encodeSettings.
 	AutoRoute *savedRoute `json:"auto_route,omitempty"`
 	TTL       string      `json:"ttl,omitempty"` // a time.Duration, as its String writes it
@@ -100,10 +100,10 @@ type settings struct {
 	} `json:"history,omitempty"`
 }
 
-// savedRoute is the scan an Auto collection with a recall target measured
-// as the fastest way to the target, kept until it holds Below items
-// ("hnsw" once the graph has won): measured at Len items, on Queries
-// recorded queries.
+// savedRoute is the way an Auto collection with a recall target measured
+// as the fastest to the target, measured at Len items, on Queries
+// recorded queries: a scan, kept until the collection holds Below items,
+// or "hnsw" (Below 0), kept until it has halved (measuredRoute.holds).
 type savedRoute struct {
 	Index   string `json:"index"` // "flat", "qflat" or "hnsw"
 	Below   int    `json:"below"`
@@ -312,7 +312,7 @@ func (b *sqlBackend) load(ctx context.Context, fn func(row) error) error {
 	})
 }
 
-// route returns the scan saveRoute stored, or nil for none.
+// route returns the verdict saveRoute stored, or nil for none.
 func (b *sqlBackend) route() *measuredRoute {
 	var s settings
 	if json.Unmarshal(b.c.Settings(), &s) != nil || s.AutoRoute == nil {
@@ -325,17 +325,18 @@ func (b *sqlBackend) route() *measuredRoute {
 		r.Index = Flat
 	case "qflat":
 		r.Index = QFlat
+	case "hnsw":
+		r.Index = HNSW
 	default:
 		return nil
 	}
 	return r
 }
 
-// saveRoute stores r with the collection's settings when a scan won it,
-// and clears a stored scan when the graph won: the settings are written
+// saveRoute stores r with the collection's settings; they are written
 // only if the verdict kept changes.
 func (b *sqlBackend) saveRoute(ctx context.Context, r *measuredRoute) error {
-	if r.Index == HNSW && b.route() == nil {
+	if old := b.route(); old != nil && *old == *r {
 		return nil
 	}
 	var s map[string]json.RawMessage
