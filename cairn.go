@@ -399,7 +399,8 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 // in flight on the collection, which complete before it takes effect;
 // every call on a handle to it returns an error wrapping
 // [vector.ErrNotFound] from then on. If it fails (ctx ends, the file
-// refuses), the collection is left as it was.
+// refuses), the collection is left as it was. On a store opened
+// read-only it returns an error wrapping [sqlitestore.ErrReadOnly].
 func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	db.mu.Lock()
 	for l := db.loading[name]; l != nil; l = db.loading[name] {
@@ -414,6 +415,11 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	defer db.mu.Unlock()
 	if db.closed {
 		return errClosed
+	}
+	if db.readOnly {
+		// Refused before its tenants are closed: the drop would fail,
+		// and the calls in flight on them would have met a deletion.
+		return fmt.Errorf("cairn: delete collection %q: %w", name, errReadOnly)
 	}
 	if err := ctx.Err(); err != nil { // as a file's store would fail
 		return fmt.Errorf("cairn: delete collection %q: %w", name, err)

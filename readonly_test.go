@@ -236,3 +236,61 @@ func TestReadOnlyHistory(t *testing.T) {
 		t.Fatal("reading the history through a read-only open changed the file")
 	}
 }
+
+// TestReadOnlyDeleteCollectionLeavesTenants: a reader's DeleteCollection
+// is refused before it touches anything: the collection's loaded tenants
+// stay loaded, and a call in flight on one (an iteration, read page by
+// page) goes on to its end, not "collection deleted" halfway.
+func TestReadOnlyDeleteCollectionLeavesTenants(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "ro.cairn")
+	w, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn, err := mustCollection(t, w, "c", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat}).CreateTenant(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 600 // more than a page of Items
+	items := make([]cairn.Item, n)
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: []float32{1, float32(i)}}
+	}
+	if err := tn.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	r, err := cairn.Open(ctx, path, &cairn.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	c, err := r.Collection(ctx, "c")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tn, err = c.Tenant(ctx, "u"); err != nil {
+		t.Fatal(err)
+	}
+	seen := 0
+	for _, err := range tn.Items(ctx, nil) {
+		if err != nil {
+			t.Fatalf("item %d of the iteration: %v", seen, err)
+		}
+		if seen++; seen == 1 {
+			if err := r.DeleteCollection(ctx, "c"); !errors.Is(err, sqlitestore.ErrReadOnly) {
+				t.Fatalf("DeleteCollection on a reader: %v, want ErrReadOnly", err)
+			}
+			if loaded, _ := r.LoadedTenantsForTest(); loaded != 1 {
+				t.Errorf("after the refused delete, %d tenants loaded, want 1", loaded)
+			}
+		}
+	}
+	if seen != n {
+		t.Errorf("the iteration gave %d items, want %d", seen, n)
+	}
+}
