@@ -401,6 +401,9 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 // [vector.ErrNotFound] from then on. If it fails (ctx ends, the file
 // refuses), the collection is left as it was. On a store opened
 // read-only it returns an error wrapping [sqlitestore.ErrReadOnly].
+// Its tenants and the history of it and of them go with it: a collection
+// created again under the name starts empty, whatever its configuration,
+// and its history begins at its creation.
 func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	db.mu.Lock()
 	for l := db.loading[name]; l != nil; l = db.loading[name] {

@@ -204,6 +204,13 @@ func (c *Collection) GetOrCreateTenant(ctx context.Context, name string) (*Tenan
 // on the tenant; calls on it from then on return an error wrapping
 // [vector.ErrNotFound]. If it fails, the tenant is left as it was. Its cost
 // grows with the tenant's items, not with the number of tenants.
+//
+// The tenant's history goes with it: a tenant created again under the
+// name starts empty, with a history of its own from its creation, so
+// that its AsOf and Restore reach no further back (an error wrapping
+// [ErrBeforeHistory]) and its History holds none of the deleted one's
+// versions. Neither the collection's history, which is of its own items
+// only, nor a Restore of it brings a deleted tenant back.
 func (c *Collection) DeleteTenant(ctx context.Context, name string) error {
 	if c.db.readOnly {
 		return errReadOnly

@@ -649,3 +649,125 @@ func TestDeleteTenantRacingHistory(t *testing.T) {
 		}
 	}
 }
+
+// TestMadeAgainHasNoPast: a tenant, and a collection, deleted and made
+// again under its name, with history kept, starts empty and with a
+// history of its own: History has none of the deleted one's versions,
+// and AsOf and Restore to a time the deleted one knew are
+// ErrBeforeHistory, not a merge of the two. In a file the new one even
+// gets the deleted one's row id. The same in memory, in a file and in a
+// file reopened between the delete and the create.
+func TestMadeAgainHasNoPast(t *testing.T) {
+	type space interface {
+		Add(context.Context, ...cairn.Item) error
+		Find(context.Context, *cairn.Filter, int) ([]cairn.Item, error)
+		History(context.Context, string) ([]cairn.Version, error)
+		AsOf(context.Context, time.Time) (*cairn.Snapshot, error)
+		Restore(context.Context, time.Time, *cairn.RestoreOptions) (cairn.Restored, error)
+	}
+	for _, mode := range []string{"memory", "file", "reopened"} {
+		t.Run(mode, func(t *testing.T) {
+			ctx := context.Background()
+			clk := cairn.NewFakeClock()
+			path := filepath.Join(t.TempDir(), "again.cairn")
+			open := func() *cairn.DB {
+				if mode == "memory" {
+					db := cairn.OpenMemory(nil)
+					db.SetClockForTest(clk.Now)
+					return db
+				}
+				db, err := cairn.Open(ctx, path, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				db.SetClockForTest(clk.Now)
+				return db
+			}
+			db := open()
+			defer func() { db.Close() }()
+			cfg := cairn.CollectionConfig{Dim: 2, Index: cairn.Flat, KeepHistory: &cairn.HistoryPolicy{}}
+			// fill writes the first lineage's items; check makes s
+			// again with made and checks it.
+			fill := func(s space) time.Time {
+				t.Helper()
+				if err := s.Add(ctx, cairn.Item{ID: "old", Text: "old", Embedding: []float32{1, 0}},
+					cairn.Item{ID: "both", Text: "old", Embedding: []float32{1, 1}}); err != nil {
+					t.Fatal(err)
+				}
+				clk.Advance(time.Second)
+				then := clk.Now()
+				clk.Advance(time.Second)
+				return then
+			}
+			check := func(what string, then time.Time, del func(), made func() space) {
+				t.Helper()
+				del()
+				if mode == "reopened" {
+					db.Close()
+					db = open()
+				}
+				clk.Advance(time.Second)
+				s := made()
+				clk.Advance(time.Second)
+				if items, err := s.Find(ctx, nil, 0); err != nil || len(items) != 0 {
+					t.Fatalf("%s made again: Find %v, %v; want none", what, items, err)
+				}
+				if err := s.Add(ctx, cairn.Item{ID: "both", Text: "new", Embedding: []float32{1, 1}}); err != nil {
+					t.Fatal(err)
+				}
+				if vs, err := s.History(ctx, "old"); !errors.Is(err, vector.ErrNotFound) {
+					t.Errorf("%s: History of an id only the deleted one had: %v, %v; want ErrNotFound", what, vs, err)
+				}
+				vs, err := s.History(ctx, "both")
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, v := range vs {
+					if !v.Absent && v.Item.Text != "new" {
+						t.Errorf("%s: History of an id both had holds the deleted one's version %+v", what, v)
+					}
+				}
+				if _, err := s.AsOf(ctx, then); !errors.Is(err, cairn.ErrBeforeHistory) {
+					t.Errorf("%s: AsOf a time of the deleted one: %v, want ErrBeforeHistory", what, err)
+				}
+				for _, dry := range []bool{true, false} {
+					if r, err := s.Restore(ctx, then, &cairn.RestoreOptions{DryRun: dry}); !errors.Is(err, cairn.ErrBeforeHistory) {
+						t.Errorf("%s: Restore (dry run %v) to a time of the deleted one: %+v, %v; want ErrBeforeHistory", what, dry, r, err)
+					}
+				}
+			}
+			collection := func() *cairn.Collection {
+				c, err := db.Collection(ctx, "c")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return c
+			}
+
+			c := mustCollection(t, db, "c", cfg)
+			tn, err := c.CreateTenant(ctx, "alice")
+			if err != nil {
+				t.Fatal(err)
+			}
+			then := fill(tn)
+			check("tenant", then, func() {
+				if err := c.DeleteTenant(ctx, "alice"); err != nil {
+					t.Fatal(err)
+				}
+			}, func() space {
+				tn, err := collection().CreateTenant(ctx, "alice")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return tn
+			})
+
+			then = fill(collection())
+			check("collection", then, func() {
+				if err := db.DeleteCollection(ctx, "c"); err != nil {
+					t.Fatal(err)
+				}
+			}, func() space { return mustCollection(t, db, "c", cfg) })
+		})
+	}
+}
