@@ -14,8 +14,18 @@ type Pacer struct {
 	sleep func(time.Duration)
 }
 
-// New returns a Pacer that rests if on, counting work from now.
-func New(on bool) *Pacer { return newPacer(on, time.Now, time.Sleep) }
+// Resting says whether a Pacer made by New(true) rests. Only tests turn
+// it off: under the race detector, where the paced work (a background
+// calibration, a graph built beside queries) runs some 20 times slower,
+// resting as long again left the core of a test that waits for that work
+// idle for half of its time (the race_test.go of the root and hnsw). The
+// work still runs on its own goroutine beside the queries and writes,
+// which is what the race detector checks; plain go test keeps it on.
+var Resting = true
+
+// New returns a Pacer that rests if on (and Resting), counting work from
+// now.
+func New(on bool) *Pacer { return newPacer(on && Resting, time.Now, time.Sleep) }
 
 // newPacer is New on the clock now and sleep, which tests replace.
 func newPacer(on bool, now func() time.Time, sleep func(time.Duration)) *Pacer {

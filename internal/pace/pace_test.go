@@ -105,3 +105,16 @@ func TestProgress(t *testing.T) {
 		t.Fatalf("nil next: rested %v, want [5ms]", c.slept)
 	}
 }
+
+// TestNotResting: with Resting off (as the tests under the race detector
+// set it), New(true) makes a Pacer that never rests, and with it on, one
+// that does.
+func TestNotResting(t *testing.T) {
+	defer func(was bool) { Resting = was }(Resting)
+	for _, on := range []bool{false, true} {
+		Resting = on
+		if p := New(true); p.on != on {
+			t.Errorf("Resting %v: New(true) rests %v", on, p.on)
+		}
+	}
+}
