@@ -21,10 +21,14 @@ import (
 // from run to run at the size the race detector runs).
 func TestBuildCodesRecall(t *testing.T) {
 	n := 4000
+	metrics := []vector.Metric{vector.Cosine, vector.L2, vector.Dot}
 	if raceEnabled {
-		n = 1500
+		// One worker builds, so the race detector has nothing to check
+		// but the one goroutine: 1,500 vectors and one metric there
+		// (2 s rather than 7); the plain run checks all three at 4,000.
+		n, metrics = 1500, metrics[:1]
 	}
-	for _, m := range []vector.Metric{vector.Cosine, vector.L2, vector.Dot} {
+	for _, m := range metrics {
 		t.Run(m.String(), func(t *testing.T) {
 			ds := recall.Clustered(n, 200, 256, 3)
 			ds.Metric = m
@@ -256,7 +260,13 @@ func seqIDs(lo, hi int) []vector.ID {
 // never walks codes.
 func TestBuildCodesDrift(t *testing.T) {
 	ctx := context.Background()
-	const n, more = 6000, 2000
+	n, more := 6000, 2000
+	if raceEnabled {
+		// One worker builds (nothing for the race detector to check but
+		// the one goroutine): half the vectors there, 3 s rather than 6;
+		// the plain run checks the full drift.
+		n, more = 3000, 1000
+	}
 	ds := driftSet(n, more)
 	truth, err := recall.GroundTruth(ctx, ds, 10)
 	if err != nil {
