@@ -454,7 +454,7 @@ func TestFileErrors(t *testing.T) {
 			line := strings.TrimSuffix(r.stderr, "\n")
 			want := "cairn: " + tt.path + ": " + tt.reason
 			if r.code != exitFail || strings.Contains(line, "\n") || !strings.HasPrefix(line, want) ||
-				strings.Count(line, filepath.Base(tt.path)) != 1 || strings.Contains(line, "sqlitestore") || strings.Count(line, "cairn: ") != 1 {
+				strings.Count(line, tt.path) != 1 || strings.Contains(line, "sqlitestore") || strings.Count(line, "cairn: ") != 1 {
 				t.Errorf("%s %s: status %d, stderr %q; want one line starting %q", cmd[0], filepath.Base(tt.path), r.code, r.stderr, want)
 			}
 		}
