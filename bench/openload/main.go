@@ -6,9 +6,10 @@
 //	go run ./bench/openload -n 100000 -dim 768 -file /tmp/openload.cairn
 //
 // The first run writes the file (clustered vectors, an HNSW collection
-// with TargetRecall, closed once the calibration covers every vector);
-// later runs reuse it, so that two builds of cairn can be timed in turn
-// on one file. A file saved by a build that keeps no calibration is
+// with TargetRecall, or with -index auto an Auto one, which measures its
+// ways to the target and keeps the verdict; closed once the calibration
+// covers every vector); later runs reuse it, so that two builds of cairn
+// can be timed in turn on one file. A file saved by a build that keeps no calibration is
 // loaded by one that does as an older file: its calibration runs again.
 // Each round opens the file, loads the collection, reads its calibration
 // and closes; the report gives every round's time and the median.
