@@ -15,11 +15,13 @@ import (
 // [IndexInfo] reports it. A snapshot value.
 //
 // The collection measures when it first reaches its AutoThreshold (on the
-// path of the write that reached it), and on reopen only where its file
-// keeps no verdict that still holds (measuredRoute.holds); while a scan wins, it
-// measures again in the background, beside queries and writes, when it has
-// doubled (2 × Len), and once a scan that won on held-out vectors has answered
-// [hnsw.MinRealQueries] distinct queries. It measures on the queries it
+// path of the write that reached it). While a scan wins, it measures again
+// in the background, beside queries and writes, when it has doubled
+// (2 × Len), and once a scan that won on held-out vectors has answered
+// [hnsw.MinRealQueries] distinct queries. A file keeps the latest verdict
+// (once a write has come since it), and a reopen measures again only if
+// the collection has doubled since a scan won, or halved since the graph
+// won. It measures on the queries it
 // answered, if it has kept that many (queries with a filter, or in keyword
 // or hybrid mode, are not kept), else on its own vectors held out, which on
 // real embeddings read lower recall than real queries and so favour the
