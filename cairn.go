@@ -398,9 +398,13 @@ func (db *DB) loadAll(ctx context.Context) ([]*Collection, error) {
 // returns an error wrapping [vector.ErrNotFound]. It waits for the writes
 // in flight on the collection, which complete before it takes effect;
 // every call on a handle to it returns an error wrapping
-// [vector.ErrNotFound] from then on. If it fails (ctx ends, the file
-// refuses), the collection is left as it was. On a store opened
-// read-only it returns an error wrapping [sqlitestore.ErrReadOnly].
+// [vector.ErrNotFound] from then on. ctx counts until the delete begins
+// (a load of the collection in progress is waited for first); once begun,
+// with the collection's loaded tenants closed, it goes to its end. If the
+// file refuses it (a full or failing disk), the collection is left as it
+// was, though calls in flight on its tenants may have failed as if it
+// had gone. On a store opened read-only it returns an error wrapping
+// [sqlitestore.ErrReadOnly], having touched nothing.
 // Its tenants and the history of it and of them go with it: a collection
 // created again under the name starts empty, whatever its configuration,
 // and its history begins at its creation.
@@ -431,11 +435,14 @@ func (db *DB) DeleteCollection(ctx context.Context, name string) error {
 	if !ok && db.persist == nil {
 		return fmt.Errorf("cairn: delete collection %q: %w", name, vector.ErrNotFound)
 	}
+	// Begun: an end of ctx now would leave the tenants closed below for a
+	// collection kept.
+	begun := context.WithoutCancel(ctx)
 	drop := func() error {
 		if db.persist == nil {
 			return nil
 		}
-		return db.persist.drop(ctx, name)
+		return db.persist.drop(begun, name)
 	}
 	var err error
 	if ok {

@@ -251,8 +251,8 @@ func deleteRacingRound(t *testing.T, db *cairn.DB, cfg cairn.CollectionConfig, r
 const deleteDim = 8
 
 // TestDeleteCollectionFails checks that a delete that fails (its ctx
-// ended) leaves the collection as it was: the handle goes on working, and
-// the file keeps it.
+// ended before it began) leaves the collection as it was: the handle goes
+// on working, and the file keeps it.
 func TestDeleteCollectionFails(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "cairn.db")
@@ -290,5 +290,83 @@ func TestDeleteCollectionFails(t *testing.T) {
 	}
 	if n, err := c.Count(ctx); n != 2 || err != nil {
 		t.Errorf("reopened: Count: got %d, %v; want 2", n, err)
+	}
+}
+
+// endingCtx is a context that has not ended when first asked (Err), and
+// has from then on: one that ends while a call is under way.
+type endingCtx struct {
+	context.Context
+	asked atomic.Bool
+}
+
+func (c *endingCtx) Done() <-chan struct{} {
+	if !c.asked.Load() {
+		return nil
+	}
+	done := make(chan struct{})
+	close(done)
+	return done
+}
+
+func (c *endingCtx) Err() error {
+	if c.asked.Swap(true) {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestDeleteCollectionGoesToItsEnd: a delete whose ctx ends once it has
+// begun, with the collection's tenants closed and a call in flight on one,
+// goes to its end. It used to fail with the ctx's error at the file's
+// drop, leaving the collection in place and the call in flight failed as
+// if it had gone ("collection deleted" at the iteration's next page).
+func TestDeleteCollectionGoesToItsEnd(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "cairn.db")
+	db, err := cairn.Open(ctx, path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { db.Close() }()
+	tn, err := mustCollection(t, db, "c", cairn.CollectionConfig{Dim: 2, Index: cairn.Flat}).CreateTenant(ctx, "u")
+	if err != nil {
+		t.Fatal(err)
+	}
+	items := make([]cairn.Item, 600) // more than a page of Items
+	for i := range items {
+		items[i] = cairn.Item{ID: fmt.Sprint(i), Embedding: []float32{1, float32(i)}}
+	}
+	if err := tn.Add(ctx, items...); err != nil {
+		t.Fatal(err)
+	}
+	var iterErr error
+	deleted := false
+	for _, err := range tn.Items(ctx, nil) {
+		if err != nil {
+			iterErr = err
+			break
+		}
+		if !deleted {
+			if err := db.DeleteCollection(&endingCtx{Context: ctx}, "c"); err != nil {
+				t.Fatalf("a delete whose ctx ended once begun: %v, want it done", err)
+			}
+			deleted = true
+		}
+	}
+	if !errors.Is(iterErr, vector.ErrNotFound) {
+		t.Errorf("the iteration in flight: %v, want ErrNotFound (its collection deleted)", iterErr)
+	}
+	if _, err := db.Collection(ctx, "c"); !errors.Is(err, vector.ErrNotFound) {
+		t.Fatalf("Collection after the delete: %v, want ErrNotFound", err)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if db, err = cairn.Open(ctx, path, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Collection(ctx, "c"); !errors.Is(err, vector.ErrNotFound) {
+		t.Errorf("reopened: Collection: %v, want ErrNotFound", err)
 	}
 }
