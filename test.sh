@@ -12,7 +12,7 @@
 #   vecbench --quick  every report at small sizes, and both plot kinds.
 #
 # Each package is printed as it starts and ends, with its time; a failing
-# test's output is printed in full and fails the script. About 9.5 minutes
+# test's output is printed in full and fails the script. About 10 minutes
 # on 2 cores with a warm build cache (CONTRIBUTING.md). Needs Go 1.26 and a C
 # compiler (the race detector's runtime uses cgo); modules come from the
 # proxy. The last line, "packages: N passed, 0 failed", is what CI reads.
